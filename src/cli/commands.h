@@ -1,0 +1,12 @@
+// cli/commands.h - the subcommands of `llmco2`, each registered on the app by one function.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace llmco2::cli {
+
+void add_graph_command(CLI::App& app);
+void add_models_command(CLI::App& app);
+void add_gpus_command(CLI::App& app);
+
+}  // namespace llmco2::cli

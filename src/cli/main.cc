@@ -1,0 +1,40 @@
+// cli/main.cc - the llmco2 command line: the one place errors are caught and turned into a line on stderr.
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+namespace {
+
+constexpr int kUsageOrInputError = 2;
+constexpr int kInternalError = 3;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"llmco2: energy, latency and carbon of an LLM inference request, before it runs"};
+  app.require_subcommand(1);
+  llmco2::cli::add_graph_command(app);
+  llmco2::cli::add_models_command(app);
+  llmco2::cli::add_gpus_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "llmco2: error: " << e.what() << "\n";
+    return kUsageOrInputError;
+  } catch (const llmco2::Error& e) {
+    std::cerr << "llmco2: error: " << e.what() << "\n";
+    return kUsageOrInputError;
+  } catch (const std::exception& e) {
+    std::cerr << "llmco2: internal error: " << e.what() << "\n";
+    return kInternalError;
+  }
+  return 0;
+}

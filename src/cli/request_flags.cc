@@ -1,0 +1,41 @@
+// cli/request_flags.cc - shared request flags.
+#include "cli/request_flags.h"
+
+#include "features/memory_fit.h"
+#include "hardware/gpu_catalog.h"
+#include "model/model_catalog.h"
+
+namespace llmco2::cli {
+
+void add_request_flags(CLI::App& c, RequestFlags& f) {
+  c.add_option("--model", f.model, "bundled model id, HF repo id or path of a config.json")->capture_default_str();
+  c.add_option("--gpu", f.gpu, "GPU id, alias, nvidia-smi name or path of a GPU JSON file")->capture_default_str();
+  c.add_option("--gpus", f.gpus, "number of GPUs (tensor parallelism)")->capture_default_str();
+  c.add_option("--batch", f.batch, "sequences per batch")->capture_default_str();
+  c.add_option("--prompt", f.prompt, "prompt tokens per sequence")->capture_default_str();
+  c.add_option("--gen", f.gen, "generated tokens per sequence")->capture_default_str();
+  c.add_option("--dtype", f.dtype, "precision: bf16, fp16, fp8, int8, ... or per class, e.g. w8a16kv16 "
+                                   "(default: the config's torch_dtype)");
+  c.add_flag("--flash,!--no-flash", f.flash, "fused flash attention (default) or eager attention kernels");
+  c.add_option("--engine", f.engine, "serving engine: vllm, hf-transformers, trt-llm, sglang, tgi, llama.cpp")
+      ->capture_default_str();
+}
+
+ResolvedRequest resolve_request(const RequestFlags& f) {
+  ModelSpec model = ModelCatalog::bundled().resolve(f.model);
+  Gpu gpu = GpuCatalog::bundled().resolve(f.gpu);
+  Request r;
+  r.batch = f.batch;
+  r.prompt_tokens = f.prompt;
+  r.gen_tokens = f.gen;
+  r.gpus = f.gpus;
+  r.precision = f.dtype.empty() ? Precision{model.default_dtype, model.default_dtype, model.default_dtype}
+                                : parse_precision(f.dtype, model.default_dtype);
+  r.flash_attention = f.flash;
+  r.engine = f.engine;
+  validate_request(r, model);
+  check_memory_fit(model, r, gpu);
+  return {std::move(model), std::move(gpu), std::move(r)};
+}
+
+}  // namespace llmco2::cli

@@ -1,0 +1,37 @@
+// cli/request_flags.h - the request flags shared by every command (--model --gpu --gpus --batch --prompt --gen ...).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "graph/request.h"
+#include "hardware/gpu.h"
+#include "model/model_spec.h"
+
+namespace llmco2::cli {
+
+struct RequestFlags {
+  std::string model = "llama-3.1-8b";
+  std::string gpu = "h100-sxm";
+  int gpus = 1;
+  long batch = 1;
+  long prompt = 1024;
+  long gen = 128;
+  std::string dtype;  // empty: the config's torch_dtype
+  bool flash = true;
+  std::string engine = "vllm";
+};
+
+void add_request_flags(CLI::App& command, RequestFlags& flags);
+
+struct ResolvedRequest {
+  ModelSpec model;
+  Gpu gpu;
+  Request request;
+};
+
+// Looks up the model and GPU, parses the precision and checks the request fits (throws Error).
+ResolvedRequest resolve_request(const RequestFlags& flags);
+
+}  // namespace llmco2::cli

@@ -1,0 +1,94 @@
+// core/json_io.cc - JSON file reading with located errors, and write-then-rename file output.
+#include "core/json_io.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "core/error.h"
+
+namespace llmco2 {
+
+Json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) fail("{}: cannot open file", path.string());
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  try {
+    return Json::parse(buffer.str());
+  } catch (const Json::parse_error& e) {
+    fail("{}: malformed JSON at byte {}", path.string(), e.byte);
+  }
+}
+
+JsonReader::JsonReader(const Json& object, std::string source) : object_(object), source_(std::move(source)) {
+  if (!object_.is_object()) fail("{}: expected a JSON object", source_);
+}
+
+bool JsonReader::has(std::string_view key) const {
+  const auto it = object_.find(key);
+  return it != object_.end() && !it->is_null();
+}
+
+const Json& JsonReader::at(std::string_view key) const {
+  const auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) fail("{}: missing key '{}'", source_, key);
+  return *it;
+}
+
+double JsonReader::number(std::string_view key) const {
+  const Json& value = at(key);
+  if (!value.is_number()) fail("{}: key '{}' must be a number, found {}", source_, key, value.dump());
+  return value.get<double>();
+}
+
+double JsonReader::positive_number(std::string_view key) const {
+  const double value = number(key);
+  if (!(value > 0)) fail("{}: key '{}' must be positive, found {}", source_, key, value);
+  return value;
+}
+
+std::optional<double> JsonReader::optional_number(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return number(key);
+}
+
+std::string JsonReader::string(std::string_view key) const {
+  const Json& value = at(key);
+  if (!value.is_string()) fail("{}: key '{}' must be a string, found {}", source_, key, value.dump());
+  return value.get<std::string>();
+}
+
+std::optional<std::string> JsonReader::optional_string(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return string(key);
+}
+
+std::optional<bool> JsonReader::optional_bool(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  const Json& value = at(key);
+  if (!value.is_boolean()) fail("{}: key '{}' must be true or false, found {}", source_, key, value.dump());
+  return value.get<bool>();
+}
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail("{}: cannot write file", tmp.string());
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) fail("{}: write failed", tmp.string());
+  }
+  if (FILE* f = std::fopen(tmp.c_str(), "rb")) {
+    ::fsync(fileno(f));
+    std::fclose(f);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) fail("{}: cannot rename temporary file: {}", path.string(), ec.message());
+}
+
+}  // namespace llmco2

@@ -1,0 +1,62 @@
+// core/names.cc - edit distance based suggestions.
+#include "core/names.h"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+namespace llmco2 {
+namespace {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string normalize_name(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (const char c : name) {
+    if (c == '_' || c == ' ') out.push_back('-');
+    else out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates,
+                                       size_t count) {
+  const std::string key = normalize_name(name);
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& candidate : candidates) {
+    const std::string norm = normalize_name(candidate);
+    const bool contains = !key.empty() && (norm.find(key) != std::string::npos || key.find(norm) != std::string::npos);
+    scored.emplace_back(contains ? 0 : 1 + edit_distance(key, norm), candidate);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && out.size() < count; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+std::string join_or(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += (i + 1 == names.size()) ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+}  // namespace llmco2

@@ -1,0 +1,11 @@
+// core/paths.h - where the bundled catalogs live (data/ of the source tree, or $LLMCO2_DATA_DIR).
+#pragma once
+
+#include <filesystem>
+
+namespace llmco2 {
+
+// The folder holding models/ and gpus/: $LLMCO2_DATA_DIR if set, else the source tree's data/ baked in at build time.
+std::filesystem::path data_dir();
+
+}  // namespace llmco2

@@ -1,0 +1,45 @@
+// features/features.cc - Roofline features per node and phase.
+#include "features/features.h"
+
+namespace llmco2 {
+namespace {
+
+bool is_matrix_kernel(KernelType type) {
+  return type == KernelType::linear || type == KernelType::router || type == KernelType::lm_head;
+}
+bool is_attention_matrix_kernel(KernelType type) {
+  return type == KernelType::matmul_qk || type == KernelType::matmul_sv || type == KernelType::fused_attention;
+}
+
+NodeFeatures node_features(const KernelNode& node, const Roofs& roofs) {
+  const auto point = [&](const KernelCost& c) { return roofline(c.ops, c.mem_bytes(), c.net_bytes, roofs); };
+  return {point(node.prefill), point(node.decode)};
+}
+
+}  // namespace
+
+Roofs kernel_roofs(KernelType type, const GraphFeatures& f, const Gpu& gpu) {
+  Roofs roofs;
+  roofs.peak_ops_per_s = is_matrix_kernel(type)             ? f.matrix_peak.ops_per_s
+                         : is_attention_matrix_kernel(type) ? f.attention_peak.ops_per_s
+                                                            : f.vector_peak_ops_per_s;
+  roofs.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s;
+  roofs.network_bytes_per_s = f.network ? f.network->bandwidth_bytes_per_s : 0.0;
+  return roofs;
+}
+
+GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const Request& request) {
+  GraphFeatures f;
+  f.matrix_peak = gpu.matrix_peak(request.precision.compute_dtype());
+  f.attention_peak = gpu.matrix_peak(request.precision.activations);
+  f.vector_peak_ops_per_s = gpu.vector_peak_ops_per_s();
+  if (request.gpus > 1) f.network = gpu.network_link(request.gpus);
+  for (const auto& note : {f.matrix_peak.note, f.attention_peak.note})
+    if (!note.empty() && (f.notes.empty() || f.notes.back() != note)) f.notes.push_back(note);
+  for (const auto& node : graph.nodes) f.nodes.push_back(node_features(node, kernel_roofs(node.type, f, gpu)));
+  for (const auto& node : graph.step_nodes)
+    f.step_nodes.push_back(node_features(node, kernel_roofs(node.type, f, gpu)));
+  return f;
+}
+
+}  // namespace llmco2

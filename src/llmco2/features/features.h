@@ -1,0 +1,35 @@
+// features/features.h - a kernel graph priced on a GPU: each node's Roofline performance and bound (paper eq. 9).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/kernel_graph.h"
+#include "hardware/gpu.h"
+#include "hardware/roofline.h"
+
+namespace llmco2 {
+
+struct NodeFeatures {
+  RooflinePoint prefill;
+  RooflinePoint decode;
+  const RooflinePoint& at(Phase phase) const { return phase == Phase::prefill ? prefill : decode; }
+};
+
+struct GraphFeatures {
+  ComputePeak matrix_peak;  // tensor units at the request's compute type (after fallbacks)
+  ComputePeak attention_peak;  // attention math runs at the activation type
+  double vector_peak_ops_per_s = 0;
+  std::optional<Link> network;  // absent on one GPU
+  std::vector<NodeFeatures> nodes;       // parallel to KernelGraph::nodes
+  std::vector<NodeFeatures> step_nodes;  // parallel to KernelGraph::step_nodes
+  std::vector<std::string> notes;        // fallbacks and assumptions the user should know
+};
+
+// The roofs a kernel of `type` runs under: matrix kernels on tensor units, the rest on vector units.
+Roofs kernel_roofs(KernelType type, const GraphFeatures& features, const Gpu& gpu);
+
+GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const Request& request);
+
+}  // namespace llmco2

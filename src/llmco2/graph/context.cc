@@ -1,0 +1,59 @@
+// graph/context.cc - closed-form sums over causal (and sliding-window) attention.
+#include "graph/context.h"
+
+#include <algorithm>
+
+namespace llmco2 {
+namespace {
+
+// Sum of c for c = a..b (0 when b < a).
+double sum_range(double a, double b) { return b < a ? 0.0 : (a + b) * (b - a + 1) / 2.0; }
+
+// FlashAttention prefill: each tile of query rows reads every key any of its rows can see.
+double flash_prefill_loaded_keys(long prompt, const LayerAttention& attention) {
+  double keys = 0;
+  for (long first = 1; first <= prompt; first += kFlashQueryTile) {
+    const long last = std::min(prompt, first + kFlashQueryTile - 1);
+    const double last_context = static_cast<double>(last);
+    keys += std::min(last_context, keys_seen(last_context, attention) + static_cast<double>(last - first));
+  }
+  return keys;
+}
+
+}  // namespace
+
+double keys_seen(double context, const LayerAttention& attention) {
+  const double window = static_cast<double>(attention.window_tokens);
+  if (attention.window_tokens == 0 || context <= window) return context;
+  const double strided = attention.vertical_stride > 0 ? (context - window) / attention.vertical_stride : 0.0;
+  return window + strided;
+}
+
+double sum_keys_seen(long first, long last, const LayerAttention& attention) {
+  if (last < first) return 0.0;
+  const double a = static_cast<double>(first), b = static_cast<double>(last);
+  if (attention.window_tokens == 0) return sum_range(a, b);
+  const double w = static_cast<double>(attention.window_tokens);
+  const double inside = sum_range(a, std::min(b, w));  // contexts within the window see all keys
+  const double beyond_first = std::max(a, w + 1);
+  const double beyond_count = std::max(0.0, b - beyond_first + 1);
+  double beyond = beyond_count * w;
+  if (attention.vertical_stride > 0) beyond += sum_range(beyond_first - w, b - w) / attention.vertical_stride;
+  return inside + beyond;
+}
+
+AttentionSpan attention_span(Phase phase, const Request& r, const LayerAttention& attention) {
+  AttentionSpan span;
+  if (phase == Phase::prefill) {
+    const double causal = sum_keys_seen(1, r.prompt_tokens, attention);
+    const double prompt = static_cast<double>(r.prompt_tokens);
+    span.computed_keys = r.flash_attention ? causal : prompt * prompt;
+    span.loaded_keys = r.flash_attention ? flash_prefill_loaded_keys(r.prompt_tokens, attention) : prompt;
+    return span;
+  }
+  span.computed_keys = sum_keys_seen(r.prompt_tokens + 1, r.prompt_tokens + r.gen_tokens - 1, attention);
+  span.loaded_keys = span.computed_keys;
+  return span;
+}
+
+}  // namespace llmco2

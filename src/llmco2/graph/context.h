@@ -1,0 +1,29 @@
+// graph/context.h - how many keys the queries of a phase attend to, summed in closed form (causal, windowed).
+#pragma once
+
+#include "graph/request.h"
+#include "model/model_spec.h"
+
+namespace llmco2 {
+
+// Keys one query sees when the sequence holds `context` tokens (itself included): all of them, or the sliding
+// window, plus 1 in `vertical_stride` of the older ones for block-sparse layers.
+double keys_seen(double context, const LayerAttention& attention);
+
+// Sum of keys_seen(c) for c = first..last (inclusive, first >= 1); O(1).
+double sum_keys_seen(long first, long last, const LayerAttention& attention);
+
+// Per-sequence key counts of one layer in one phase.
+struct AttentionSpan {
+  double computed_keys = 0;  // query-key pairs the kernels compute (eager prefill computes the masked half too)
+  double loaded_keys = 0;    // key (and value) rows read from memory (flash: once per query tile)
+};
+
+// Prefill: queries 1..prompt. Flash skips masked tiles; eager computes the full prompt x prompt matrix.
+// Decode: steps s = 1..gen-1, each one query with context prompt + s, keys read once per step.
+AttentionSpan attention_span(Phase phase, const Request& request, const LayerAttention& attention);
+
+// Query rows per FlashAttention tile (FlashAttention-2's block size on A100/H100).
+inline constexpr long kFlashQueryTile = 128;
+
+}  // namespace llmco2

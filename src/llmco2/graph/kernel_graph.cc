@@ -1,0 +1,300 @@
+// graph/kernel_graph.cc - assembles the layer graph (nodes, edges, both phases) and the once-per-step kernels.
+#include "graph/kernel_graph.h"
+
+#include <functional>
+#include <map>
+
+#include "core/error.h"
+#include "graph/layer_kernels.h"
+
+namespace llmco2 {
+namespace {
+
+using CostFn = std::function<KernelCost(const PhaseShape&)>;
+
+// Appends nodes with both phases' costs and the edges from their inputs.
+class GraphBuilder {
+ public:
+  GraphBuilder(const Request& r) : prefill_(phase_shape(Phase::prefill, r)), decode_(phase_shape(Phase::decode, r)) {}
+
+  int add(std::string kernel, KernelType type, std::vector<int> inputs, const CostFn& cost, long d_in = 0,
+          long d_out = 0, std::string expert = "") {
+    KernelNode node{std::move(kernel), type, std::move(expert), d_in, d_out, 0, 0, cost(prefill_), cost(decode_)};
+    const int index = static_cast<int>(graph_.nodes.size());
+    graph_.nodes.push_back(std::move(node));
+    for (const int input : inputs)
+      if (input >= 0) graph_.edges.emplace_back(input, index);
+    return index;
+  }
+  KernelNode& node(int index) { return graph_.nodes[index]; }
+  const PhaseShape& shape(Phase phase) const { return phase == Phase::prefill ? prefill_ : decode_; }
+  KernelGraph take() { return std::move(graph_); }
+
+ private:
+  PhaseShape prefill_, decode_;
+  KernelGraph graph_;
+};
+
+struct LayerContext {
+  const ModelSpec& m;
+  const Request& r;
+  const LayerAttention& attention;
+  int n() const { return r.gpus; }
+  long q_width() const { return static_cast<long>(m.heads / n()) * m.head_dim; }
+  long kv_width() const { return static_cast<long>(kv_heads_per_gpu(attention.kv_heads, n())) * m.head_dim; }
+  bool layer_norm() const { return m.norm == NormKind::layer_norm; }
+};
+
+// norm -> q, k, v -> (rope) -> attention -> o_proj. Returns the o_proj node.
+int add_attention(GraphBuilder& b, const LayerContext& c, int norm) {
+  const long h = c.m.hidden, qw = c.q_width(), kvw = c.kv_width();
+  const bool bias = c.m.qkv_bias;
+  const int q = b.add("q_proj", KernelType::linear, {norm},
+                      [&](const PhaseShape& s) { return linear_cost(s, h, qw, bias, false); }, h, qw);
+  const int k = b.add("k_proj", KernelType::linear, {norm},
+                      [&](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
+  const int v = b.add("v_proj", KernelType::linear, {norm},
+                      [&](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
+  std::vector<int> attention_inputs{q, k, v};
+  if (c.m.position == PositionKind::rotary) {
+    const int rope = b.add("rope", KernelType::rope, {q, k},
+                           [&](const PhaseShape& s) { return rope_cost(s, qw, kvw); }, qw + kvw, qw + kvw);
+    attention_inputs = {rope, v};
+  }
+  auto shape_for = [&](const PhaseShape& s) {
+    return AttentionShape{c.m.heads / c.n(), kv_heads_per_gpu(c.attention.kv_heads, c.n()), c.m.head_dim,
+                          attention_span(s.phase, c.r, c.attention)};
+  };
+  int attention_out;
+  if (c.r.flash_attention) {
+    attention_out = b.add("fused_attention", KernelType::fused_attention, attention_inputs,
+                          [&](const PhaseShape& s) { return fused_attention_cost(s, shape_for(s)); }, qw, qw);
+  } else {
+    const int qk = b.add("matmul_qk", KernelType::matmul_qk, {attention_inputs[0]},
+                         [&](const PhaseShape& s) { return matmul_qk_cost(s, shape_for(s)); }, qw, qw);
+    const int softmax = b.add("softmax", KernelType::softmax, {qk},
+                              [&](const PhaseShape& s) { return softmax_cost(s, shape_for(s)); }, qw, qw);
+    attention_out = b.add("matmul_sv", KernelType::matmul_sv, {softmax, v},
+                          [&](const PhaseShape& s) { return matmul_sv_cost(s, shape_for(s)); }, qw, qw);
+  }
+  return b.add("o_proj", KernelType::linear, {attention_out},
+               [&](const PhaseShape& s) { return linear_cost(s, qw, h, c.m.o_bias, false); }, qw, h);
+}
+
+// gate/up -> act -> down for one (dense or shared) MLP of per-GPU width `width`. Returns the down_proj node.
+int add_mlp(GraphBuilder& b, const LayerContext& c, int input, long width, const std::string& expert) {
+  const long h = c.m.hidden;
+  const bool gated = c.m.mlp == MlpKind::gated, bias = c.m.mlp_bias;
+  auto linear = [&](long din, long dout) {
+    return [=](const PhaseShape& s) { return linear_cost(s, din, dout, bias, false); };
+  };
+  std::vector<int> act_inputs;
+  if (gated) act_inputs.push_back(b.add("gate_proj", KernelType::linear, {input}, linear(h, width), h, width, expert));
+  act_inputs.push_back(b.add("up_proj", KernelType::linear, {input}, linear(h, width), h, width, expert));
+  const Activation activation = c.m.activation;
+  const int act = b.add("act_mlp", KernelType::activation, act_inputs,
+                        [=](const PhaseShape& s) { return activation_cost(s, width, activation, gated); }, width,
+                        width, expert);
+  return b.add("down_proj", KernelType::linear, {act}, linear(width, h), width, h, expert);
+}
+
+// Distinct experts whose weights a phase loads in total, and per step.
+std::pair<double, double> experts_loaded(const MoeSpec& moe, const PhaseShape& s) {
+  const double tokens_per_step = s.tokens / s.steps;
+  const double per_step = s.steps > 0 ? expected_distinct_experts(moe.experts, moe.experts_per_token, tokens_per_step)
+                                       : 0.0;
+  return {per_step * s.steps, per_step};
+}
+
+// router -> routed experts (gate/up -> act -> down) [+ shared expert]. Returns the nodes whose outputs are summed.
+std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
+  const MoeSpec& moe = *c.m.moe;
+  const long h = c.m.hidden, width = moe.expert_intermediate / c.n();
+  const bool gated = c.m.mlp == MlpKind::gated, bias = c.m.mlp_bias;
+  const int router = b.add("router", KernelType::router, {input},
+                           [&](const PhaseShape& s) { return linear_cost(s, h, moe.experts, moe.router_bias, false); },
+                           h, moe.experts);
+  auto expert = [&](long din, long dout) {
+    return [=, &moe](const PhaseShape& s) {
+      return expert_linear_cost(s, din, dout, bias, experts_loaded(moe, s).first, s.tokens * moe.experts_per_token);
+    };
+  };
+  std::vector<int> act_inputs;
+  if (gated) act_inputs.push_back(b.add("gate_proj", KernelType::linear, {router}, expert(h, width), h, width, "routed"));
+  act_inputs.push_back(b.add("up_proj", KernelType::linear, {router}, expert(h, width), h, width, "routed"));
+  const Activation activation = c.m.activation;
+  const int k = moe.experts_per_token;
+  const int act = b.add("act_mlp", KernelType::activation, act_inputs, [=](const PhaseShape& s) {
+    PhaseShape routed = s;
+    routed.tokens = s.tokens * k;
+    return activation_cost(routed, width, activation, gated);
+  }, width, width, "routed");
+  const int down = b.add("down_proj", KernelType::linear, {act}, expert(width, h), width, h, "routed");
+  for (const int index : act_inputs) {
+    b.node(index).experts_loaded_prefill = experts_loaded(moe, b.shape(Phase::prefill)).second;
+    b.node(index).experts_loaded_decode = experts_loaded(moe, b.shape(Phase::decode)).second;
+  }
+  b.node(down).experts_loaded_prefill = b.node(act_inputs[0]).experts_loaded_prefill;
+  b.node(down).experts_loaded_decode = b.node(act_inputs[0]).experts_loaded_decode;
+  std::vector<int> outputs{down};
+  if (moe.shared_intermediate > 0) {
+    outputs.push_back(add_mlp(b, c, input, moe.shared_intermediate / c.n(), "shared"));
+    outputs.push_back(b.add("shared_expert_gate", KernelType::linear, {input},
+                            [&](const PhaseShape& s) { return linear_cost(s, h, 1, false, false); }, h, 1, "shared"));
+  }
+  return outputs;
+}
+
+std::vector<int> add_ffn(GraphBuilder& b, const LayerContext& c, int input) {
+  if (c.m.moe) return add_moe(b, c, input);
+  return {add_mlp(b, c, input, c.m.intermediate / c.n(), "")};
+}
+
+int add_norm(GraphBuilder& b, const LayerContext& c, const std::string& name, int input) {
+  const long h = c.m.hidden;
+  const bool layer_norm = c.layer_norm();
+  return b.add(name, KernelType::norm, {input}, [=](const PhaseShape& s) { return norm_cost(s, h, layer_norm); }, h, h);
+}
+
+// Ends a residual block: [allreduce] -> add. `inputs` are the block's outputs; `residual` the skip connection.
+int add_residual(GraphBuilder& b, const LayerContext& c, const std::string& name, std::vector<int> inputs,
+                 int residual, int summed_inputs) {
+  const long h = c.m.hidden;
+  if (c.n() > 1) {
+    const int reduce = b.add("allreduce", KernelType::allreduce, inputs,
+                             [=](const PhaseShape& s) { return allreduce_cost(s, h); }, h, h);
+    inputs = {reduce};
+  }
+  inputs.push_back(residual);
+  return b.add(name, KernelType::add, inputs,
+               [=](const PhaseShape& s) { return add_cost(s, h, summed_inputs); }, h, h);
+}
+
+// Sequential block: norm -> attention -> add -> norm -> FFN -> add (Gemma2/3 add post-norms before each add).
+void add_sequential_layer(GraphBuilder& b, const LayerContext& c) {
+  const bool post_norms = c.m.norms_per_layer == 4;
+  const int norm_attn = add_norm(b, c, "norm_attn", -1);
+  int attn_out = add_attention(b, c, norm_attn);
+  if (post_norms) attn_out = add_norm(b, c, "post_norm_attn", attn_out);
+  const int add_attn = add_residual(b, c, "add_attn", {attn_out}, -1, 2);
+  const int norm_mlp = add_norm(b, c, "norm_mlp", add_attn);
+  std::vector<int> ffn_out = add_ffn(b, c, norm_mlp);
+  if (post_norms) ffn_out = {add_norm(b, c, "post_norm_mlp", ffn_out[0])};
+  add_residual(b, c, "add_mlp", ffn_out, add_attn, 2);
+}
+
+// Parallel block (Falcon): one norm feeds attention and MLP; one all-reduce and one add of x + attn + mlp.
+void add_parallel_layer(GraphBuilder& b, const LayerContext& c) {
+  const int norm = add_norm(b, c, "norm_attn", -1);
+  const int attn_out = add_attention(b, c, norm);
+  std::vector<int> outputs = add_ffn(b, c, norm);
+  outputs.insert(outputs.begin(), attn_out);
+  add_residual(b, c, "add", outputs, -1, 3);
+}
+
+KernelGraph build_layer(const ModelSpec& m, const Request& r, const LayerAttention& attention) {
+  GraphBuilder b(r);
+  const LayerContext c{m, r, attention};
+  if (m.parallel_attention) add_parallel_layer(b, c);
+  else add_sequential_layer(b, c);
+  return b.take();
+}
+
+// Adds `weight` x (src's costs) into dst, node by node.
+void accumulate(KernelGraph& dst, const KernelGraph& src, double weight) {
+  for (size_t i = 0; i < dst.nodes.size(); ++i) {
+    dst.nodes[i].prefill += src.nodes[i].prefill.scaled(weight);
+    dst.nodes[i].decode += src.nodes[i].decode.scaled(weight);
+  }
+}
+
+// The mean layer over the model's distinct layer kinds (attention window and KV heads).
+KernelGraph mean_layer(const ModelSpec& m, const Request& r) {
+  std::map<std::tuple<int, long, int>, int> counts;
+  for (const auto& a : m.layer_attention) ++counts[{a.kv_heads, a.window_tokens, a.vertical_stride}];
+  KernelGraph mean;
+  bool first = true;
+  for (const auto& [key, count] : counts) {
+    const LayerAttention attention{std::get<0>(key), std::get<1>(key), std::get<2>(key)};
+    KernelGraph layer = build_layer(m, r, attention);
+    const double weight = static_cast<double>(count) / m.layers;
+    if (first) {
+      mean = layer;
+      for (auto& node : mean.nodes) node.prefill = node.prefill.scaled(weight), node.decode = node.decode.scaled(weight);
+      first = false;
+    } else {
+      accumulate(mean, layer, weight);
+    }
+  }
+  return mean;
+}
+
+std::vector<KernelNode> build_step_nodes(const ModelSpec& m, const Request& r) {
+  const PhaseShape prefill = phase_shape(Phase::prefill, r), decode = phase_shape(Phase::decode, r);
+  const long h = m.hidden, vocab_per_gpu = m.vocab / r.gpus;
+  const bool layer_norm = m.norm == NormKind::layer_norm;
+  auto embedding = [&](const PhaseShape& s) {  // vocab-parallel look-up, then an all-reduce of the rows
+    KernelCost c = allreduce_cost(s, h);
+    c.weight_bytes = s.tokens * static_cast<double>(h) * s.weight_bytes / s.gpus;
+    c.act_store_bytes += s.tokens * static_cast<double>(h) * s.act_bytes;
+    c.tokens = s.tokens;
+    return c;
+  };
+  auto lm_head = [&](const PhaseShape& s) {  // logits of the last position of each sequence, then all-gathered
+    PhaseShape last = s;
+    last.tokens = s.batch * s.steps;
+    KernelCost c = linear_cost(last, h, vocab_per_gpu, false, false);
+    if (s.gpus > 1) c.net_bytes = (s.gpus - 1.0) / s.gpus * last.tokens * static_cast<double>(m.vocab) * s.act_bytes;
+    return c;
+  };
+  auto norm = [&](const PhaseShape& s) { return norm_cost(s, h, layer_norm); };
+  return {
+      {"embedding", KernelType::embedding, "", m.vocab, h, 0, 0, embedding(prefill), embedding(decode)},
+      {"final_norm", KernelType::norm, "", h, h, 0, 0, norm(prefill), norm(decode)},
+      {"lm_head", KernelType::lm_head, "", h, vocab_per_gpu, 0, 0, lm_head(prefill), lm_head(decode)},
+  };
+}
+
+}  // namespace
+
+std::string_view kernel_type_name(KernelType type) {
+  static constexpr std::string_view names[kKernelTypeCount] = {
+      "embedding", "norm", "linear", "rope", "matmul_qk", "softmax", "matmul_sv", "fused_attention", "add",
+      "activation", "router", "allreduce", "lm_head"};
+  return names[static_cast<int>(type)];
+}
+
+KernelCost& KernelCost::operator+=(const KernelCost& o) {
+  ops += o.ops;
+  weight_bytes += o.weight_bytes;
+  act_load_bytes += o.act_load_bytes;
+  act_store_bytes += o.act_store_bytes;
+  kv_load_bytes += o.kv_load_bytes;
+  kv_store_bytes += o.kv_store_bytes;
+  net_bytes += o.net_bytes;
+  tokens += o.tokens;
+  return *this;
+}
+
+KernelCost KernelCost::scaled(double f) const {
+  return {ops * f, weight_bytes * f, act_load_bytes * f, act_store_bytes * f, kv_load_bytes * f, kv_store_bytes * f,
+          net_bytes * f, tokens * f};
+}
+
+PhaseTotals KernelGraph::totals(Phase phase) const {
+  KernelCost sum;
+  for (const auto& node : nodes) sum += node.cost(phase).scaled(layers);
+  for (const auto& node : step_nodes) sum += node.cost(phase);
+  return {sum.ops * gpus, sum.mem_bytes() * gpus, sum.net_bytes * gpus};
+}
+
+KernelGraph build_kernel_graph(const ModelSpec& model, const Request& request) {
+  validate_request(request, model);
+  KernelGraph graph = mean_layer(model, request);
+  graph.layers = model.layers;
+  graph.gpus = request.gpus;
+  graph.step_nodes = build_step_nodes(model, request);
+  return graph;
+}
+
+}  // namespace llmco2

@@ -1,0 +1,162 @@
+// graph/layer_kernels.cc - operation and byte counts of each kernel kind, per GPU, over a whole phase.
+#include "graph/layer_kernels.h"
+
+#include <cmath>
+
+namespace llmco2 {
+namespace {
+
+constexpr double kNormOpsPerElement = 7;     // square, sum, mean, rsqrt, scale, gain (+ LayerNorm's centring)
+constexpr double kSoftmaxOpsPerElement = 5;  // max, subtract, exp, sum, divide
+
+double activation_ops(Activation activation) {
+  switch (activation) {
+    case Activation::relu: return 1;       // max(x, 0)
+    case Activation::silu: return 5;       // x / (1 + exp(-x)): negate, exp, add, divide, multiply
+    case Activation::gelu: return 8;       // erf form
+    case Activation::gelu_tanh: return 9;  // 0.5 x (1 + tanh(c (x + 0.044715 x^3)))
+  }
+  return 1;
+}
+
+}  // namespace
+
+PhaseShape phase_shape(Phase phase, const Request& r) {
+  PhaseShape s;
+  s.phase = phase;
+  s.batch = static_cast<double>(r.batch);
+  s.steps = phase == Phase::prefill ? 1.0 : static_cast<double>(r.gen_tokens - 1);
+  s.tokens = phase == Phase::prefill ? s.batch * static_cast<double>(r.prompt_tokens) : s.batch * s.steps;
+  s.gpus = r.gpus;
+  s.weight_bytes = dtype_bytes(r.precision.weights);
+  s.act_bytes = dtype_bytes(r.precision.activations);
+  s.kv_bytes = dtype_bytes(r.precision.kv_cache);
+  return s;
+}
+
+KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv) {
+  const double in = static_cast<double>(d_in), out = static_cast<double>(d_out);
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = 2.0 * s.tokens * in * out + (bias ? s.tokens * out : 0.0);
+  c.weight_bytes = s.steps * (in * out * s.weight_bytes + (bias ? out * s.act_bytes : 0.0));
+  c.act_load_bytes = s.tokens * in * s.act_bytes;
+  (stores_kv ? c.kv_store_bytes : c.act_store_bytes) = s.tokens * out * (stores_kv ? s.kv_bytes : s.act_bytes);
+  return c;
+}
+
+KernelCost norm_cost(const PhaseShape& s, long width, bool layer_norm) {
+  const double w = static_cast<double>(width);
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = kNormOpsPerElement * s.tokens * w;
+  c.weight_bytes = s.steps * w * s.act_bytes * (layer_norm ? 2.0 : 1.0);  // gain (and bias) vectors
+  c.act_load_bytes = s.tokens * w * s.act_bytes;
+  c.act_store_bytes = s.tokens * w * s.act_bytes;
+  return c;
+}
+
+KernelCost add_cost(const PhaseShape& s, long width, int inputs) {
+  const double w = static_cast<double>(width);
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = (inputs - 1) * s.tokens * w;
+  c.act_load_bytes = inputs * s.tokens * w * s.act_bytes;
+  c.act_store_bytes = s.tokens * w * s.act_bytes;
+  return c;
+}
+
+KernelCost activation_cost(const PhaseShape& s, long width, Activation activation, bool gated) {
+  const double w = static_cast<double>(width);
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = (activation_ops(activation) + (gated ? 1.0 : 0.0)) * s.tokens * w;
+  c.act_load_bytes = (gated ? 2.0 : 1.0) * s.tokens * w * s.act_bytes;
+  c.act_store_bytes = s.tokens * w * s.act_bytes;
+  return c;
+}
+
+KernelCost rope_cost(const PhaseShape& s, long q_width, long kv_width) {
+  const double elements = s.tokens * static_cast<double>(q_width + kv_width);
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = 3.0 * elements;  // x cos + rotate(x) sin
+  c.act_load_bytes = elements * s.act_bytes;
+  c.act_store_bytes = elements * s.act_bytes;
+  return c;
+}
+
+KernelCost allreduce_cost(const PhaseShape& s, long width) {
+  KernelCost c;
+  if (s.gpus <= 1) return c;
+  const double n = s.gpus, elements = s.tokens * static_cast<double>(width);
+  const double tensor_bytes = elements * s.act_bytes;
+  c.tokens = s.tokens;
+  c.ops = (n - 1) / n * elements;                              // reduce-scatter additions
+  c.net_bytes = 2.0 * (n - 1) / n * tensor_bytes;              // ring: reduce-scatter + all-gather
+  c.act_load_bytes = c.net_bytes + (n - 1) / n * tensor_bytes;  // chunks sent + local operands of the additions
+  c.act_store_bytes = c.net_bytes;                              // chunks received
+  return c;
+}
+
+KernelCost fused_attention_cost(const PhaseShape& s, const AttentionShape& a) {
+  const double pairs = s.batch * a.heads * a.span.computed_keys;  // query-key pairs over all heads
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = pairs * (4.0 * a.head_dim + kSoftmaxOpsPerElement);  // QK^T and SV (2 d each) + softmax
+  c.act_load_bytes = s.tokens * a.heads * a.head_dim * s.act_bytes;   // Q
+  c.kv_load_bytes = 2.0 * s.batch * a.span.loaded_keys * a.kv_heads * a.head_dim * s.kv_bytes;  // K and V once
+  c.act_store_bytes = s.tokens * a.heads * a.head_dim * s.act_bytes;  // O
+  return c;
+}
+
+KernelCost matmul_qk_cost(const PhaseShape& s, const AttentionShape& a) {
+  const double scores = s.batch * a.heads * a.span.computed_keys;
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = 2.0 * a.head_dim * scores;
+  c.act_load_bytes = s.tokens * a.heads * a.head_dim * s.act_bytes;  // Q
+  c.kv_load_bytes = s.batch * a.span.loaded_keys * a.kv_heads * a.head_dim * s.kv_bytes;  // K
+  c.act_store_bytes = scores * s.act_bytes;  // the score matrix
+  return c;
+}
+
+KernelCost softmax_cost(const PhaseShape& s, const AttentionShape& a) {
+  const double scores = s.batch * a.heads * a.span.computed_keys;
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = kSoftmaxOpsPerElement * scores;
+  c.act_load_bytes = scores * s.act_bytes;
+  c.act_store_bytes = scores * s.act_bytes;
+  return c;
+}
+
+KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a) {
+  const double scores = s.batch * a.heads * a.span.computed_keys;
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = 2.0 * a.head_dim * scores;
+  c.act_load_bytes = scores * s.act_bytes;
+  c.kv_load_bytes = s.batch * a.span.loaded_keys * a.kv_heads * a.head_dim * s.kv_bytes;  // V
+  c.act_store_bytes = s.tokens * a.heads * a.head_dim * s.act_bytes;                      // O
+  return c;
+}
+
+KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, double experts_loaded_total,
+                              double routed_tokens) {
+  const double in = static_cast<double>(d_in), out = static_cast<double>(d_out);
+  KernelCost c;
+  c.tokens = routed_tokens;
+  c.ops = 2.0 * routed_tokens * in * out + (bias ? routed_tokens * out : 0.0);
+  c.weight_bytes = experts_loaded_total * (in * out * s.weight_bytes + (bias ? out * s.act_bytes : 0.0));
+  c.act_load_bytes = routed_tokens * in * s.act_bytes;
+  c.act_store_bytes = routed_tokens * out * s.act_bytes;
+  return c;
+}
+
+double expected_distinct_experts(int experts, int top_k, double tokens) {
+  const double e = experts, miss = 1.0 - static_cast<double>(top_k) / e;
+  return e * (1.0 - std::pow(miss, tokens));
+}
+
+}  // namespace llmco2

@@ -1,0 +1,50 @@
+// graph/layer_kernels.h - the cost formulas of each kernel kind (docs/kernels.md gives them with their derivation).
+#pragma once
+
+#include "graph/context.h"
+#include "graph/kernel_graph.h"
+
+namespace llmco2 {
+
+// Sizes shared by every kernel of one phase on one GPU.
+struct PhaseShape {
+  Phase phase = Phase::prefill;
+  double batch = 1;
+  double tokens = 0;  // token rows processed over the phase: batch x prompt, or batch x (gen - 1)
+  double steps = 0;   // forward passes: 1, or gen - 1 (weights are re-read every step)
+  int gpus = 1;
+  double weight_bytes = 2, act_bytes = 2, kv_bytes = 2;  // bytes per element of each tensor class
+};
+PhaseShape phase_shape(Phase phase, const Request& request);
+
+// y = x W (+ b) over all tokens: 2 tokens d_in d_out ops; W read once per step.
+KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv);
+// RMSNorm/LayerNorm over `width` on every token (replicated across GPUs).
+KernelCost norm_cost(const PhaseShape& s, long width, bool layer_norm);
+// Element-wise residual add of `inputs` tensors of `width`.
+KernelCost add_cost(const PhaseShape& s, long width, int inputs);
+// Activation of `width` (per GPU); gated: act(gate) * up.
+KernelCost activation_cost(const PhaseShape& s, long width, Activation activation, bool gated);
+// Rotary embedding applied in place to q and k.
+KernelCost rope_cost(const PhaseShape& s, long q_width, long kv_width);
+// Ring all-reduce of a tokens x width tensor across s.gpus GPUs (zero cost on one GPU).
+KernelCost allreduce_cost(const PhaseShape& s, long width);
+
+// Attention of one layer on one GPU with `heads` query heads and `kv_heads` KV heads of `head_dim`.
+struct AttentionShape {
+  int heads = 0, kv_heads = 0, head_dim = 0;
+  AttentionSpan span;  // per-sequence key counts
+};
+KernelCost fused_attention_cost(const PhaseShape& s, const AttentionShape& a);
+KernelCost matmul_qk_cost(const PhaseShape& s, const AttentionShape& a);
+KernelCost softmax_cost(const PhaseShape& s, const AttentionShape& a);
+KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a);
+
+// Routed experts: `routed_tokens` = tokens x top-k rows; weights of `experts_loaded` experts read over the phase.
+KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, double experts_loaded_total,
+                              double routed_tokens);
+
+// Expected distinct experts hit when `tokens` tokens each pick top-k of E experts: E (1 - (1 - k/E)^tokens).
+double expected_distinct_experts(int experts, int top_k, double tokens);
+
+}  // namespace llmco2

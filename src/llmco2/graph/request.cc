@@ -1,0 +1,57 @@
+// graph/request.cc - request validation.
+#include "graph/request.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/names.h"
+
+namespace llmco2 {
+namespace {
+
+constexpr long kMaxBatch = 65536;
+constexpr long kMaxTokens = 1L << 22;  // 4M tokens: beyond any context window of the bundled models
+constexpr int kMaxGpus = 64;
+
+void check_range(std::string_view flag, long value, long max) {
+  if (value < 1) fail("--{} must be at least 1, found {}", flag, value);
+  if (value > max) fail("--{} {} is absurd (at most {})", flag, value, max);
+}
+
+}  // namespace
+
+std::string_view phase_name(Phase phase) { return phase == Phase::prefill ? "prefill" : "decode"; }
+
+const std::vector<std::string>& known_engines() {
+  static const std::vector<std::string> engines{"vllm", "hf-transformers", "trt-llm", "sglang", "tgi", "llama.cpp"};
+  return engines;
+}
+
+int kv_heads_per_gpu(int kv_heads, int gpus) { return kv_heads >= gpus ? kv_heads / gpus : 1; }
+
+void validate_request(const Request& r, const ModelSpec& m) {
+  check_range("batch", r.batch, kMaxBatch);
+  check_range("prompt", r.prompt_tokens, kMaxTokens);
+  check_range("gen", r.gen_tokens, kMaxTokens);
+  check_range("gpus", r.gpus, kMaxGpus);
+  const auto& engines = known_engines();
+  if (std::find(engines.begin(), engines.end(), r.engine) == engines.end())
+    fail("--engine '{}' is unknown (expected {})", r.engine, join_or(engines));
+  if (m.max_positions && r.prompt_tokens + r.gen_tokens > *m.max_positions)
+    fail("prompt + gen = {} tokens exceeds {}'s context window of {} tokens", r.prompt_tokens + r.gen_tokens, m.id,
+         *m.max_positions);
+  if (m.heads % r.gpus != 0)
+    fail("{} has {} attention heads, which {} GPUs cannot split evenly (use a divisor of {})", m.id, m.heads, r.gpus,
+         m.heads);
+  for (const auto& layer : m.layer_attention) {
+    const bool splits = layer.kv_heads % r.gpus == 0;
+    const bool replicates = r.gpus % layer.kv_heads == 0;
+    if (!splits && !replicates)
+      fail("{} has {} key-value heads, which {} GPUs can neither split nor replicate evenly", m.id, layer.kv_heads,
+           r.gpus);
+  }
+  if (m.moe && r.gpus > 1 && m.moe->expert_intermediate % r.gpus != 0)
+    fail("{}: expert width {} is not divisible by {} GPUs", m.id, m.moe->expert_intermediate, r.gpus);
+}
+
+}  // namespace llmco2

@@ -1,0 +1,34 @@
+// graph/request.h - one inference request: batch, prompt and generated tokens, GPU count, precision, engine.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "model/model_spec.h"
+
+namespace llmco2 {
+
+enum class Phase { prefill, decode };
+std::string_view phase_name(Phase phase);
+
+struct Request {
+  long batch = 1;            // sequences processed together
+  long prompt_tokens = 1024; // per sequence
+  long gen_tokens = 128;     // generated per sequence; the first comes from prefill, gen-1 from decode steps
+  int gpus = 1;              // tensor-parallel degree
+  Precision precision;
+  bool flash_attention = true;
+  std::string engine = "vllm";
+};
+
+// Serving engines llmco2 knows ("vllm", "hf-transformers", "trt-llm", ...).
+const std::vector<std::string>& known_engines();
+
+// Checks counts and divisibility against the model. Throws Error with one clear sentence.
+void validate_request(const Request& request, const ModelSpec& model);
+
+// KV heads held by each GPU: kv/gpus, or 1 when GPUs outnumber KV heads (vLLM replicates them).
+int kv_heads_per_gpu(int kv_heads, int gpus);
+
+}  // namespace llmco2

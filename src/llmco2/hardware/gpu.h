@@ -1,0 +1,56 @@
+// hardware/gpu.h - one GPU type: dense peak throughput per data type, memory, links, power and die facts.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace llmco2 {
+
+struct Link {
+  std::string kind;                       // "nvlink4", "pcie-gen4-x16", ...
+  double bandwidth_bytes_per_s = 0;       // per direction (half the vendor's bidirectional figure)
+  int max_gpus = 0;                       // GPUs one link domain joins (a bridge joins 2)
+};
+
+// The throughput a kernel class can reach: the tensor (matrix) units at a data type, or the vector units.
+struct ComputePeak {
+  DType dtype = DType::fp16;  // the type actually used after fallbacks
+  double ops_per_s = 0;
+  std::string note;           // non-empty when the requested type fell back, e.g. "t4 has no bf16: runs fp16"
+};
+
+struct Gpu {
+  std::string id;
+  std::string name;
+  std::vector<std::string> nvidia_smi_names;
+  std::vector<std::string> aliases;
+  std::string vendor;
+  std::string architecture;
+  std::map<DType, double> dense_peak_ops_per_s;  // tensor-core peak per type; fp32 is the vector (CUDA-core) peak
+  double memory_bytes = 0;
+  double memory_bandwidth_bytes_per_s = 0;
+  std::optional<Link> gpu_link;  // NVLink / Infinity Fabric; absent on PCIe-only cards
+  Link host_link;                // PCIe
+  double tdp_w = 0;
+  double idle_w = 0;
+  std::optional<double> die_area_mm2;
+  std::string process;
+  std::optional<double> process_nm;
+  std::optional<double> llmcarbon_cpa_kgco2e_per_cm2;
+  std::vector<std::string> notes;
+  std::string source;  // file it was read from
+
+  // Peak of the matrix units for `dtype`, falling back to the nearest supported wider type
+  // (bf16 -> fp16 on T4, fp8 -> fp16 on A100, int4 -> int8 on H100).
+  ComputePeak matrix_peak(DType dtype) const;
+  // Peak of the vector units (norms, softmax, element-wise kernels): the fp32 CUDA-core rate.
+  double vector_peak_ops_per_s() const;
+  // The link `gpus` GPUs of this type talk over: the GPU link when it joins that many, else PCIe.
+  const Link& network_link(int gpus) const;
+};
+
+}  // namespace llmco2

@@ -1,0 +1,31 @@
+// hardware/gpu_catalog.h - the bundled GPU catalog (data/gpus/*.json) and look-up by id, alias, nvidia-smi name or path.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "hardware/gpu.h"
+
+namespace llmco2 {
+
+// Reads one GPU file; every value field must name its source in "sources". Throws Error naming file and key.
+Gpu gpu_from_json(const Json& json, const std::string& source);
+Gpu read_gpu_file(const std::filesystem::path& path);
+
+class GpuCatalog {
+ public:
+  static GpuCatalog load(const std::filesystem::path& dir);  // every *.json in dir, sorted by id
+  static const GpuCatalog& bundled();                          // data_dir()/gpus, loaded once
+
+  const std::vector<Gpu>& gpus() const { return gpus_; }
+  // Resolves an id ("h100-sxm"), an alias ("h100"), an nvidia-smi name ("NVIDIA H100 80GB HBM3") or a JSON path.
+  // Unknown names throw Error suggesting the nearest ids.
+  Gpu resolve(const std::string& name) const;
+
+ private:
+  std::vector<Gpu> gpus_;
+};
+
+}  // namespace llmco2

@@ -1,0 +1,66 @@
+// model/model_catalog.cc - index of the bundled config.json files.
+#include "model/model_catalog.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/names.h"
+#include "core/paths.h"
+#include "model/hf_config.h"
+
+namespace llmco2 {
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream stream(line);
+  std::string field;
+  while (std::getline(stream, field, ',')) fields.push_back(field);
+  return fields;
+}
+
+bool looks_like_path(const std::string& name) {
+  return name.find('/') != std::string::npos && (name.ends_with(".json") || std::filesystem::exists(name));
+}
+
+}  // namespace
+
+ModelCatalog ModelCatalog::load(const std::filesystem::path& dir) {
+  const auto index = dir / "index.csv";
+  std::ifstream in(index);
+  if (!in) fail("{}: cannot open model index", index.string());
+  ModelCatalog catalog;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (number == 1 || line.empty()) continue;  // header
+    const auto fields = split_csv_line(line);
+    if (fields.size() != 3) fail("{}:{}: expected 3 fields (id,file,hf_repo), found {}", index.string(), number,
+                                 fields.size());
+    catalog.entries_.push_back({fields[0], fields[2], dir / fields[1]});
+  }
+  return catalog;
+}
+
+const ModelCatalog& ModelCatalog::bundled() {
+  static const ModelCatalog catalog = load(data_dir() / "models");
+  return catalog;
+}
+
+ModelSpec ModelCatalog::resolve(const std::string& name) const {
+  const std::string key = normalize_name(name);
+  for (const auto& entry : entries_) {
+    if (entry.id == key || normalize_name(entry.hf_repo) == key) {
+      ModelSpec spec = read_hf_config(entry.config_path);
+      spec.id = entry.id;
+      return spec;
+    }
+  }
+  if (looks_like_path(name)) return read_hf_config(name);
+  std::vector<std::string> ids;
+  for (const auto& entry : entries_) ids.push_back(entry.id);
+  fail("unknown model '{}' (did you mean {}? `llmco2 models` lists all; a config.json path also works)", name,
+       join_or(nearest_names(name, ids)));
+}
+
+}  // namespace llmco2

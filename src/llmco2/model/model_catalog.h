@@ -1,0 +1,34 @@
+// model/model_catalog.h - the bundled model architectures (data/models/index.csv) and look-up by id, HF id or path.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/model_spec.h"
+
+namespace llmco2 {
+
+struct ModelEntry {
+  std::string id;       // e.g. "llama-3.1-8b"
+  std::string hf_repo;  // e.g. "meta-llama/Llama-3.1-8B"
+  std::filesystem::path config_path;
+};
+
+class ModelCatalog {
+ public:
+  // Reads <dir>/index.csv (columns id,file,hf_repo). Throws Error naming the file and line on a bad row.
+  static ModelCatalog load(const std::filesystem::path& dir);
+  static const ModelCatalog& bundled();  // loaded once from data_dir()/models
+
+  const std::vector<ModelEntry>& entries() const { return entries_; }
+
+  // Resolves a bundled id, a HF repo id (case-insensitive) or the path of a config.json.
+  // Unknown names throw Error suggesting the nearest ids.
+  ModelSpec resolve(const std::string& name) const;
+
+ private:
+  std::vector<ModelEntry> entries_;
+};
+
+}  // namespace llmco2
