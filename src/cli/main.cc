@@ -14,12 +14,24 @@ constexpr int kInternalError = 3;
 
 }  // namespace
 
+// CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
+bool is_unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return false;
+  for (const auto* command : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (command->get_name() == argv[1]) return false;
+  return true;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"llmco2: energy, latency and carbon of an LLM inference request, before it runs"};
   app.require_subcommand(1);
   llmco2::cli::add_graph_command(app);
   llmco2::cli::add_models_command(app);
   llmco2::cli::add_gpus_command(app);
+  if (is_unknown_command(app, argc, argv)) {
+    std::cerr << "llmco2: error: unknown command '" << argv[1] << "' (expected graph, models or gpus; see --help)\n";
+    return kUsageOrInputError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -113,10 +113,18 @@ Gpu GpuCatalog::resolve(const std::string& name) const {
   };
   for (const auto& gpu : gpus_) if (matches(gpu)) return gpu;
   if (name.ends_with(".json")) return read_gpu_file(name);
-  std::vector<std::string> ids;
-  for (const auto& gpu : gpus_) ids.push_back(gpu.id);
+  std::vector<std::string> names, owners;  // ids and short aliases (both accepted by --gpu), and their GPU ids
+  for (const auto& gpu : gpus_) {
+    names.push_back(gpu.id), owners.push_back(gpu.id);
+    for (const auto& alias : gpu.aliases) names.push_back(alias), owners.push_back(gpu.id);
+  }
+  std::vector<std::string> ids;  // the nearest names' GPU ids, nearest first, without repeats
+  for (const auto& near : nearest_names(name, names, names.size())) {
+    const auto& id = owners[std::find(names.begin(), names.end(), near) - names.begin()];
+    if (std::find(ids.begin(), ids.end(), id) == ids.end() && ids.size() < 3) ids.push_back(id);
+  }
   fail("unknown GPU '{}' (did you mean {}? `llmco2 gpus` lists all; a GPU JSON file path also works)", name,
-       join_or(nearest_names(name, ids)));
+       join_or(ids));
 }
 
 }  // namespace llmco2

@@ -1,0 +1,107 @@
+// The llmco2 binary end to end: JSON/DOT output and one clear stderr line with exit code 2 for bad input.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Result run(const std::string& args) {
+  const std::string err_path = testing::TempDir() + "/llmco2_stderr.txt";
+  const std::string command = std::string(LLMCO2_BIN) + " " + args + " 2>" + err_path;
+  Result result;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_path);
+  std::stringstream err;
+  err << in.rdbuf();
+  result.err = err.str();
+  return result;
+}
+
+int lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+
+void expect_clean_error(const std::string& args, const std::string& fragment) {
+  const Result r = run(args);
+  EXPECT_EQ(r.exit_code, 2) << args;
+  EXPECT_EQ(lines(r.err), 1) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
+  EXPECT_TRUE(r.out.empty()) << args;
+}
+
+const std::string kRequest = "--model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128";
+
+TEST(Cli, GraphJsonFollowsTheSchema) {
+  const Result r = run("graph " + kRequest + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["layers"], 32);
+  EXPECT_EQ(j["model"]["id"], "llama-3.1-8b");
+  EXPECT_EQ(j["gpu"]["id"], "h100-sxm");
+  EXPECT_EQ(j["request"]["prompt_tokens"], 1024);
+  for (const char* phase : {"prefill", "decode"}) {
+    const auto& p = j["phases"][phase];
+    ASSERT_FALSE(p["nodes"].empty());
+    for (const auto& node : p["nodes"])
+      for (const char* key : {"kernel", "type", "ops", "mem_bytes", "weight_bytes", "net_bytes", "perf_ops_per_s",
+                              "bound"})
+        EXPECT_TRUE(node.contains(key)) << phase << " " << key;
+    EXPECT_FALSE(p["edges"].empty());
+    EXPECT_GT(p["totals"]["ops"].get<double>(), 0);
+  }
+  EXPECT_EQ(j["phases"]["prefill"]["nodes"][1]["kernel"], "q_proj");
+  EXPECT_EQ(j["phases"]["prefill"]["nodes"][1]["ops"].get<double>(), 2.0 * 1024 * 4096 * 4096);
+}
+
+TEST(Cli, GraphDotAndSummary) {
+  const Result dot = run("graph " + kRequest + " --format dot --phase decode");
+  ASSERT_EQ(dot.exit_code, 0) << dot.err;
+  EXPECT_EQ(dot.out.rfind("digraph", 0), 0u);
+  EXPECT_NE(dot.out.find("n0 -> n1"), std::string::npos);
+  const Result summary = run("graph " + kRequest + " --format summary");
+  ASSERT_EQ(summary.exit_code, 0);
+  EXPECT_NE(summary.out.find("decode:"), std::string::npos);
+}
+
+TEST(Cli, CatalogListings) {
+  const Result models = run("models");
+  ASSERT_EQ(models.exit_code, 0) << models.err;
+  EXPECT_EQ(lines(models.out), 53);  // header + 52 configs
+  const Result gpus = run("gpus --format json");
+  ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
+  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 14u);
+}
+
+TEST(Cli, BadInputIsOneLineAndExitCode2) {
+  expect_clean_error("graph --model llama-3.1-9b", "did you mean llama-3.1-8b");
+  expect_clean_error("graph --gpu h1000", "unknown GPU 'h1000'");
+  expect_clean_error("graph --model " + std::string(LLMCO2_TESTDATA) + "/configs/missing_hidden.json",
+                     "missing_hidden.json: missing key 'hidden_size'");
+  expect_clean_error("graph --model " + std::string(LLMCO2_TESTDATA) + "/configs/truncated.json", "malformed JSON");
+  expect_clean_error("graph --batch 0", "--batch must be at least 1");
+  expect_clean_error("graph --batch abc", "--batch");
+  expect_clean_error("graph --gen -4", "--gen");
+  expect_clean_error("graph --gpus 3", "cannot split evenly");
+  expect_clean_error("graph --model llama-3.1-70b --gpu h100-sxm", "needs --gpus 2 or more");
+  expect_clean_error("graph --dtype fp64", "--dtype 'fp64'");
+  expect_clean_error("graph --format xml", "--format");
+  expect_clean_error("frobnicate", "frobnicate");
+}
+
+}  // namespace

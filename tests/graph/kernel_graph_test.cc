@@ -1,0 +1,175 @@
+// The acceptance checks on real models, plus structure, tensor parallelism, MoE and layer averaging.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "graph/kernel_graph.h"
+#include "graph/layer_kernels.h"
+#include "model/model_catalog.h"
+
+namespace llmco2 {
+namespace {
+
+ModelSpec model(const std::string& id) { return ModelCatalog::bundled().resolve(id); }
+
+Request request(long batch, long prompt, long gen, int gpus = 1) {
+  Request r;
+  r.batch = batch;
+  r.prompt_tokens = prompt;
+  r.gen_tokens = gen;
+  r.gpus = gpus;
+  return r;
+}
+
+std::vector<const KernelNode*> nodes_of(const KernelGraph& g, KernelType type) {
+  std::vector<const KernelNode*> out;
+  for (const auto& n : g.nodes) if (n.type == type) out.push_back(&n);
+  return out;
+}
+
+const KernelNode& node(const KernelGraph& g, const std::string& kernel, const std::string& expert = "") {
+  for (const auto& n : g.nodes) if (n.kernel == kernel && n.expert == expert) return n;
+  throw std::runtime_error("no node " + kernel);
+}
+
+// Llama-3.1-8B layer by hand: q 4096x4096, k and v 4096x1024, o 4096x4096, gate/up/down 4096x14336.
+constexpr double kLlamaLinearWeights = 4096.0 * 4096 * 2 + 4096.0 * 1024 * 2 + 3 * 4096.0 * 14336;  // 218103808
+constexpr double kLlamaNormWeights = 2 * 4096.0;
+
+TEST(KernelGraph, LlamaPrefillLinearOpsAre2BLTimesTheLayersWeights) {
+  const KernelGraph g = build_kernel_graph(model("llama-3.1-8b"), request(1, 1024, 128));
+  double ops = 0;
+  for (const auto* n : nodes_of(g, KernelType::linear)) ops += n->prefill.ops;
+  EXPECT_EQ(ops, 2.0 * 1 * 1024 * kLlamaLinearWeights);
+}
+
+TEST(KernelGraph, LlamaDecodeReadsTheLayersWeightsOncePerStep) {
+  const KernelGraph g = build_kernel_graph(model("llama-3.1-8b"), request(1, 1024, 128));
+  double weight_bytes = 0;
+  for (const auto& n : g.nodes) weight_bytes += n.decode.weight_bytes;
+  EXPECT_EQ(weight_bytes, 127.0 * (kLlamaLinearWeights + kLlamaNormWeights) * 2);  // bf16
+}
+
+TEST(KernelGraph, TwoGpusHalveLinearOpsAndAddTwoRingAllReduces) {
+  const KernelGraph one = build_kernel_graph(model("llama-3.1-8b"), request(1, 1024, 128, 1));
+  const KernelGraph two = build_kernel_graph(model("llama-3.1-8b"), request(1, 1024, 128, 2));
+  for (const char* kernel : {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}) {
+    EXPECT_EQ(node(two, kernel).prefill.ops, node(one, kernel).prefill.ops / 2) << kernel;
+    EXPECT_EQ(node(two, kernel).decode.ops, node(one, kernel).decode.ops / 2) << kernel;
+  }
+  EXPECT_TRUE(nodes_of(one, KernelType::allreduce).empty());
+  const auto reduces = nodes_of(two, KernelType::allreduce);
+  ASSERT_EQ(reduces.size(), 2u);
+  for (const auto* r : reduces) {
+    EXPECT_EQ(r->kernel, "allreduce");
+    EXPECT_EQ(r->prefill.net_bytes, 2.0 * (2 - 1) / 2 * 1024 * 4096 * 2);  // ring: 2(N-1)/N of the tensor
+    EXPECT_EQ(r->decode.net_bytes, 2.0 * (2 - 1) / 2 * 127 * 4096 * 2);
+  }
+}
+
+TEST(KernelGraph, MixtralLoadsTwoExpertsPerDecodeStepAndAllInPrefill) {
+  const KernelGraph g = build_kernel_graph(model("mixtral-8x7b"), request(1, 1024, 128));
+  const KernelNode& gate = node(g, "gate_proj", "routed");
+  EXPECT_DOUBLE_EQ(gate.experts_loaded_decode, 2.0);
+  EXPECT_NEAR(gate.experts_loaded_prefill, 8.0, 1e-9);
+  EXPECT_DOUBLE_EQ(gate.decode.weight_bytes, 127.0 * 2 * 4096 * 14336 * 2);
+  EXPECT_NEAR(gate.prefill.weight_bytes, 8.0 * 4096 * 14336 * 2, 1e-3);
+  EXPECT_DOUBLE_EQ(gate.prefill.ops, 2.0 * 1024 * 2 * 4096 * 14336);  // every token through its 2 experts
+  EXPECT_EQ(node(g, "router").d_out, 8);
+}
+
+TEST(KernelGraph, MoeDecodeIsBatchAware) {
+  const KernelGraph g = build_kernel_graph(model("mixtral-8x7b"), request(4, 128, 16));
+  EXPECT_DOUBLE_EQ(node(g, "up_proj", "routed").experts_loaded_decode, 8.0 * (1 - 0.75 * 0.75 * 0.75 * 0.75));
+}
+
+TEST(KernelGraph, QwenMoeHasASharedExpert) {
+  const KernelGraph g = build_kernel_graph(model("qwen2-57b-a14b"), request(1, 256, 16));
+  EXPECT_EQ(node(g, "down_proj", "shared").d_in, 20480);
+  EXPECT_EQ(node(g, "shared_expert_gate", "shared").d_out, 1);
+}
+
+TEST(KernelGraph, GemmaHeadDim256) {
+  const KernelGraph g = build_kernel_graph(model("gemma-2b"), request(1, 512, 32));
+  EXPECT_EQ(node(g, "q_proj").d_out, 8 * 256);  // 2048 = hidden, by coincidence
+  EXPECT_EQ(node(g, "k_proj").d_out, 256);      // one KV head of 256
+  const KernelGraph g7 = build_kernel_graph(model("gemma-7b"), request(1, 512, 32));
+  EXPECT_EQ(node(g7, "q_proj").d_out, 16 * 256);  // 4096 != hidden 3072
+  EXPECT_EQ(node(g7, "o_proj").d_in, 4096);
+}
+
+TEST(KernelGraph, Gemma2MeanLayerGivesTheExactSumOverLocalAndGlobalLayers) {
+  const ModelSpec m = model("gemma-2-9b");
+  const Request r = request(1, 8000, 100);
+  const KernelGraph g = build_kernel_graph(m, r);
+  const PhaseShape s = phase_shape(Phase::decode, r);
+  double expected = 0;
+  for (const auto& layer : m.layer_attention)
+    expected += fused_attention_cost(s, {16, 8, 256, attention_span(Phase::decode, r, layer)}).ops;
+  EXPECT_NEAR(node(g, "fused_attention").decode.ops * m.layers, expected, expected * 1e-12);
+  EXPECT_NE(node(g, "post_norm_attn").kernel, "");  // Gemma2's extra norms
+}
+
+TEST(KernelGraph, TotalsCoverAllLayersStepKernelsAndGpus) {
+  const KernelGraph g = build_kernel_graph(model("llama-3.1-8b"), request(2, 512, 64, 2));
+  double layer_ops = 0, step_ops = 0;
+  for (const auto& n : g.nodes) layer_ops += n.prefill.ops;
+  for (const auto& n : g.step_nodes) step_ops += n.prefill.ops;
+  EXPECT_DOUBLE_EQ(g.totals(Phase::prefill).ops, 2 * (32 * layer_ops + step_ops));
+  // The LM head runs on the last position of each sequence only: 2 x batch x hidden x vocab / GPUs.
+  EXPECT_DOUBLE_EQ(g.step_nodes[2].prefill.ops, 2.0 * 2 * 4096 * 128256 / 2);
+}
+
+TEST(KernelGraph, EagerAttentionHasThreeKernels) {
+  Request r = request(1, 64, 8);
+  r.flash_attention = false;
+  const KernelGraph g = build_kernel_graph(model("llama-3.1-8b"), r);
+  EXPECT_EQ(nodes_of(g, KernelType::fused_attention).size(), 0u);
+  EXPECT_EQ(nodes_of(g, KernelType::matmul_qk).size(), 1u);
+  EXPECT_EQ(nodes_of(g, KernelType::softmax).size(), 1u);
+  EXPECT_EQ(nodes_of(g, KernelType::matmul_sv).size(), 1u);
+}
+
+TEST(KernelGraph, EdgesFormADagInNodeOrder) {
+  for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "qwen2-57b-a14b", "bloom-7b1"}) {
+    const KernelGraph g = build_kernel_graph(model(id), request(1, 128, 8));
+    for (const auto& [from, to] : g.edges) {
+      EXPECT_LT(from, to) << id;
+      EXPECT_LT(to, static_cast<int>(g.nodes.size())) << id;
+    }
+    for (int i = 1; i < static_cast<int>(g.nodes.size()); ++i)  // every node but the first has an input
+      EXPECT_TRUE(std::any_of(g.edges.begin(), g.edges.end(), [&](auto e) { return e.second == i; })) << id << i;
+  }
+}
+
+TEST(KernelGraph, FalconParallelBlockHasOneResidualAdd) {
+  const KernelGraph g = build_kernel_graph(model("falcon-7b"), request(1, 128, 8));
+  const auto adds = nodes_of(g, KernelType::add);
+  ASSERT_EQ(adds.size(), 1u);
+  EXPECT_DOUBLE_EQ(adds[0]->prefill.ops, 2.0 * 128 * 4544);  // x + attention + MLP
+}
+
+void expect_error(const std::string& id, const Request& r, const std::string& fragment) {
+  try {
+    build_kernel_graph(model(id), r);
+    FAIL() << "expected an error containing " << fragment;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(KernelGraph, AbsurdRequestsAreClearErrors) {
+  expect_error("llama-3.1-8b", request(0, 128, 8), "--batch must be at least 1");
+  expect_error("llama-3.1-8b", request(1, -5, 8), "--prompt must be at least 1");
+  expect_error("llama-3.1-8b", request(1, 128, 0), "--gen must be at least 1");
+  expect_error("llama-3.1-8b", request(1000000, 128, 8), "--batch 1000000 is absurd");
+  expect_error("llama-3.1-8b", request(1, 128, 8, 3), "32 attention heads, which 3 GPUs cannot split");
+  expect_error("llama-2-7b", request(1, 4000, 200), "exceeds llama-2-7b's context window of 4096");
+  Request r = request(1, 128, 8);
+  r.engine = "foo";
+  expect_error("llama-3.1-8b", r, "--engine 'foo' is unknown");
+}
+
+}  // namespace
+}  // namespace llmco2
