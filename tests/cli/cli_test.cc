@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,9 @@ struct Result {
 };
 
 Result run(const std::string& args) {
-  const std::string err_path = testing::TempDir() + "/llmco2_stderr.txt";
+  static int calls = 0;  // ctest runs tests in parallel processes: one stderr file per process and call
+  const std::string err_path =
+      testing::TempDir() + "/llmco2_stderr_" + std::to_string(getpid()) + "_" + std::to_string(++calls) + ".txt";
   const std::string command = std::string(LLMCO2_BIN) + " " + args + " 2>" + err_path;
   Result result;
   FILE* pipe = popen(command.c_str(), "r");
@@ -31,6 +34,7 @@ Result run(const std::string& args) {
   std::stringstream err;
   err << in.rdbuf();
   result.err = err.str();
+  std::remove(err_path.c_str());
   return result;
 }
 

@@ -99,46 +99,55 @@ KernelCost allreduce_cost(const PhaseShape& s, long width) {
   return c;
 }
 
+namespace {
+
+// Query-key pairs of the phase over all heads of this GPU.
+double score_pairs(const PhaseShape& s, const AttentionShape& a) { return s.batch * a.heads * a.span.computed_keys; }
+// Bytes of Q (read) or O (written): one head_dim vector per token and query head.
+double query_bytes(const PhaseShape& s, const AttentionShape& a) { return s.tokens * a.heads * a.head_dim * s.act_bytes; }
+// Bytes of K (or of V) read from the cache.
+double cache_bytes(const PhaseShape& s, const AttentionShape& a) {
+  return s.batch * a.span.loaded_keys * a.kv_heads * a.head_dim * s.kv_bytes;
+}
+
+}  // namespace
+
 KernelCost fused_attention_cost(const PhaseShape& s, const AttentionShape& a) {
-  const double pairs = s.batch * a.heads * a.span.computed_keys;  // query-key pairs over all heads
   KernelCost c;
   c.tokens = s.tokens;
-  c.ops = pairs * (4.0 * a.head_dim + kSoftmaxOpsPerElement);  // QK^T and SV (2 d each) + softmax
-  c.act_load_bytes = s.tokens * a.heads * a.head_dim * s.act_bytes;   // Q
-  c.kv_load_bytes = 2.0 * s.batch * a.span.loaded_keys * a.kv_heads * a.head_dim * s.kv_bytes;  // K and V once
-  c.act_store_bytes = s.tokens * a.heads * a.head_dim * s.act_bytes;  // O
+  c.ops = score_pairs(s, a) * (4.0 * a.head_dim + kSoftmaxOpsPerElement);  // QK^T and SV (2 d each) + softmax
+  c.act_load_bytes = query_bytes(s, a);      // Q
+  c.kv_load_bytes = 2.0 * cache_bytes(s, a);  // K and V, once
+  c.act_store_bytes = query_bytes(s, a);     // O
   return c;
 }
 
 KernelCost matmul_qk_cost(const PhaseShape& s, const AttentionShape& a) {
-  const double scores = s.batch * a.heads * a.span.computed_keys;
   KernelCost c;
   c.tokens = s.tokens;
-  c.ops = 2.0 * a.head_dim * scores;
-  c.act_load_bytes = s.tokens * a.heads * a.head_dim * s.act_bytes;  // Q
-  c.kv_load_bytes = s.batch * a.span.loaded_keys * a.kv_heads * a.head_dim * s.kv_bytes;  // K
-  c.act_store_bytes = scores * s.act_bytes;  // the score matrix
+  c.ops = 2.0 * a.head_dim * score_pairs(s, a);
+  c.act_load_bytes = query_bytes(s, a);                 // Q
+  c.kv_load_bytes = cache_bytes(s, a);                  // K
+  c.act_store_bytes = score_pairs(s, a) * s.act_bytes;  // the score matrix
   return c;
 }
 
 KernelCost softmax_cost(const PhaseShape& s, const AttentionShape& a) {
-  const double scores = s.batch * a.heads * a.span.computed_keys;
   KernelCost c;
   c.tokens = s.tokens;
-  c.ops = kSoftmaxOpsPerElement * scores;
-  c.act_load_bytes = scores * s.act_bytes;
-  c.act_store_bytes = scores * s.act_bytes;
+  c.ops = kSoftmaxOpsPerElement * score_pairs(s, a);
+  c.act_load_bytes = score_pairs(s, a) * s.act_bytes;
+  c.act_store_bytes = score_pairs(s, a) * s.act_bytes;
   return c;
 }
 
 KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a) {
-  const double scores = s.batch * a.heads * a.span.computed_keys;
   KernelCost c;
   c.tokens = s.tokens;
-  c.ops = 2.0 * a.head_dim * scores;
-  c.act_load_bytes = scores * s.act_bytes;
-  c.kv_load_bytes = s.batch * a.span.loaded_keys * a.kv_heads * a.head_dim * s.kv_bytes;  // V
-  c.act_store_bytes = s.tokens * a.heads * a.head_dim * s.act_bytes;                      // O
+  c.ops = 2.0 * a.head_dim * score_pairs(s, a);
+  c.act_load_bytes = score_pairs(s, a) * s.act_bytes;  // the score matrix
+  c.kv_load_bytes = cache_bytes(s, a);                 // V
+  c.act_store_bytes = query_bytes(s, a);               // O
   return c;
 }
 
