@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "graph/layer_kernels.h"
+
 namespace llmco2 {
 namespace {
 
@@ -42,8 +44,7 @@ Json phase_json(const PricedGraph& g, Phase phase) {
     steps.push_back(node_json(g.graph.step_nodes[i], g.features.step_nodes[i], phase, static_cast<int>(i)));
   for (const auto& [from, to] : g.graph.edges) edges.push_back({from, to});
   const PhaseTotals t = g.graph.totals(phase);
-  const double gen_steps = static_cast<double>(g.request.gen_tokens - 1);
-  return {{"steps", phase == Phase::prefill ? 1.0 : gen_steps},
+  return {{"steps", phase_shape(phase, g.request).steps},
           {"nodes", nodes},
           {"edges", edges},
           {"step_nodes", steps},
