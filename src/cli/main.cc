@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   llmco2::cli::add_graph_command(app);
   llmco2::cli::add_models_command(app);
   llmco2::cli::add_gpus_command(app);
+  llmco2::cli::add_simulate_command(app);
+  llmco2::cli::add_import_command(app);
+  llmco2::cli::add_calibrate_command(app);
   if (is_unknown_command(app, argc, argv)) {
     std::cerr << "llmco2: error: unknown command '" << argv[1] << "' (expected "
               << llmco2::join_or(command_names(app)) << "; see --help)\n";

@@ -89,7 +89,7 @@ TEST(Cli, CatalogListings) {
   EXPECT_EQ(lines(models.out), 53);  // header + 52 configs
   const Result gpus = run("gpus --format json");
   ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
-  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 14u);
+  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 15u);
 }
 
 TEST(Cli, BadInputIsOneLineAndExitCode2) {
@@ -109,3 +109,45 @@ TEST(Cli, BadInputIsOneLineAndExitCode2) {
 }
 
 }  // namespace
+
+namespace llmco2 {
+namespace {
+
+TEST(CliSimulate, JsonHasEnergyAndLatencyPerPhase) {
+  const Result r = run("simulate " + kRequest + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"energy_j", "latency_s"}) {
+    const auto& v = j.at(key);
+    EXPECT_GT(v.at("prefill").get<double>(), 0) << key;
+    EXPECT_GT(v.at("decode").get<double>(), 0) << key;
+    EXPECT_NEAR(v.at("total").get<double>(), v.at("prefill").get<double>() + v.at("decode").get<double>(), 1e-9);
+  }
+}
+
+TEST(CliSimulate, PlanLabelsGoodRowsAndRejectsBadOnesByLine) {
+  const std::string dir = testing::TempDir();
+  const std::string plan = dir + "/plan_" + std::to_string(getpid()) + ".csv";
+  const std::string out = dir + "/labelled_" + std::to_string(getpid()) + ".csv";
+  std::ofstream(plan) << "model,gpu,gpus,batch,prompt,gen\nllama-3.1-8b,h100,1,1,128,16\nno-such-model,h100,1,1,8,8\n"
+                         "llama-3.1-8b,a100-80gb-sxm,2,8,512,32\n";
+  const Result r = run("simulate --plan " + plan + " --out " + out + " --repeats 3 --seed 5");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(plan + ":3: unknown model 'no-such-model'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("wrote 2 rows"), std::string::npos) << r.err;
+  std::ifstream in(out);
+  std::string header, first, second;
+  std::getline(in, header), std::getline(in, first), std::getline(in, second);
+  EXPECT_EQ(header.rfind("source,source_ref,model,", 0), 0u);
+  EXPECT_EQ(first.rfind("sim,", 0), 0u);
+  EXPECT_NE(second.find(",a100-80gb-sxm,2,nvlink3,"), std::string::npos) << second;
+  std::remove(plan.c_str()), std::remove(out.c_str());
+}
+
+TEST(CliSimulate, BadPlanAndUnknownSourceAreCleanErrors) {
+  expect_clean_error("simulate --plan /no/such/plan.csv --out /tmp/x.csv", "/no/such/plan.csv: cannot open file");
+  expect_clean_error("import mlenergy-v2 --from /no/such/dir", "source folder /no/such/dir/mlenergy_leaderboard_v2");
+}
+
+}  // namespace
+}  // namespace llmco2

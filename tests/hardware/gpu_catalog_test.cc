@@ -11,9 +11,9 @@ const GpuCatalog& catalog() { return GpuCatalog::bundled(); }
 
 TEST(GpuCatalog, BundlesTheIssuesGpus) {
   for (const char* id : {"t4", "l4", "a10g", "a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie",
-                         "h100-sxm", "h100-pcie", "h200", "b200", "l40s", "v100-sxm2", "mi300x"})
+                         "h100-sxm", "h100-pcie", "h100-nvl", "h200", "b200", "l40s", "v100-sxm2", "mi300x"})
     EXPECT_EQ(catalog().resolve(id).id, id);
-  EXPECT_EQ(catalog().gpus().size(), 14u);
+  EXPECT_EQ(catalog().gpus().size(), 15u);
 }
 
 TEST(GpuCatalog, DensePeaksNotSparse) {

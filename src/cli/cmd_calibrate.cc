@@ -1,0 +1,107 @@
+// cli/cmd_calibrate.cc - `llmco2 calibrate`: fit the simulator on data/measured, with leave-one-source-out scores.
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "calibration/report.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/paths.h"
+
+namespace llmco2::cli {
+namespace {
+
+struct CalibrateOptions {
+  std::string data_dir, params_out, report = "docs/calibration.md";
+  int max_evaluations = 2500;
+  unsigned threads = 0;
+};
+
+// Every dataset CSV of the folder except the importers' *.rejects.csv, sorted by name.
+std::vector<std::filesystem::path> dataset_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".csv" && name.find(".rejects.") == std::string::npos && name != "model_map.csv")
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) fail("{}: no dataset CSV files (run `llmco2 import all` first)", dir.string());
+  return files;
+}
+
+// Fits one parameter set per held-out source (in parallel) and fills the held-out predictions.
+void leave_one_source_out(const CalibrationSet& set, const FitOptions& fit, unsigned threads,
+                          std::vector<Prediction>& out) {
+  const auto sources = set.sources();
+  std::vector<std::thread> pool;
+  std::atomic<size_t> next{0}, done{0};
+  auto worker = [&] {
+    for (size_t k; (k = next++) < sources.size();) {
+      std::vector<size_t> train, test;
+      for (size_t s = 0; s < set.samples.size(); ++s)
+        (set.rows[set.samples[s].row].source == sources[k] ? test : train).push_back(s);
+      const SimParams params = fit_params(set, train, SimParams{}, fit);
+      for (size_t s : test) out[s] = predict(set.samples[s], params);
+      std::cerr << fmt::format("calibrate: held out {} ({} rows), {}/{} sources done\n", sources[k], test.size(),
+                               ++done, sources.size());
+    }
+  };
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& thread : pool) thread.join();
+}
+
+void run_calibrate(const CalibrateOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::filesystem::path dir = o.data_dir.empty() ? data_dir() / "measured" : std::filesystem::path(o.data_dir);
+  std::vector<DatasetRow> rows;
+  CalibrationReport report;
+  for (const auto& file : dataset_files(dir)) {
+    DatasetReadResult read = read_dataset(file);
+    rows.insert(rows.end(), std::make_move_iterator(read.rows.begin()), std::make_move_iterator(read.rows.end()));
+    report.read_rejects.insert(report.read_rejects.end(), read.rejects.begin(), read.rejects.end());
+  }
+  const CalibrationSet set = prepare_calibration(std::move(rows));
+  std::cerr << fmt::format("calibrate: {} rows, {} simulatable, {} skipped\n", set.rows.size(), set.samples.size(),
+                           set.skipped.size());
+  FitOptions fit;
+  fit.max_evaluations = o.max_evaluations;
+  const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  report.set = &set;
+  report.leave_one_out.resize(set.samples.size());
+  leave_one_source_out(set, fit, threads, report.leave_one_out);
+  std::vector<size_t> all(set.samples.size());
+  for (size_t s = 0; s < all.size(); ++s) all[s] = s;
+  report.params = fit_params(set, all, SimParams{}, fit);
+  for (const auto& sample : set.samples) report.fit.push_back(predict(sample, report.params));
+  const auto params_path = o.params_out.empty() ? default_sim_params_path() : std::filesystem::path(o.params_out);
+  std::filesystem::create_directories(params_path.parent_path());
+  write_file_atomic(params_path, sim_params_to_json(report.params).dump(2) + "\n");
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.command = "llmco2 calibrate";
+  const std::filesystem::path md = o.report;
+  const std::string warning = write_calibration_report(report, md, md.parent_path() / "calibration");
+  if (!warning.empty()) std::cerr << "calibrate: " << warning << "\n";
+  std::cerr << fmt::format("calibrate: wrote {} and {} in {:.0f} s\n", params_path.string(), md.string(),
+                           report.seconds);
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto* command = app.add_subcommand("calibrate", "fit the reference simulator on the imported measurements");
+  auto o = std::make_shared<CalibrateOptions>();
+  command->add_option("--data", o->data_dir, "folder of dataset CSVs (default: data/measured)");
+  command->add_option("--params-out", o->params_out, "fitted parameters (default: data/sim/params.json)");
+  command->add_option("--report", o->report, "markdown report; plots go to <its folder>/calibration/")
+      ->capture_default_str();
+  command->add_option("--max-evaluations", o->max_evaluations, "objective evaluations per fit")
+      ->check(CLI::Range(10, 1000000))->capture_default_str();
+  command->add_option("--threads", o->threads, "parallel leave-one-source-out fits (default: all cores)");
+  command->callback([o] { run_calibrate(*o); });
+}
+
+}  // namespace llmco2::cli

@@ -1,0 +1,61 @@
+// calibration/calibration.h - fitting the simulator's free parameters to measured rows, and scoring the fit.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dataset/record.h"
+#include "sim/simulator.h"
+
+namespace llmco2 {
+
+// A measured row the simulator can label, with its workload prepared once.
+struct CalibrationSample {
+  size_t row = 0;  // index into CalibrationSet::rows
+  SimWorkload workload;
+  double batch_scale = 1;
+  std::optional<double> energy_j;   // measured total energy
+  std::optional<double> latency_s;  // measured total latency
+};
+
+struct SkippedRow {
+  size_t row = 0;
+  std::string reason;
+};
+
+struct CalibrationSet {
+  std::vector<DatasetRow> rows;
+  std::vector<CalibrationSample> samples;
+  std::vector<SkippedRow> skipped;  // rows the simulator cannot label, with the reason
+  std::vector<std::string> sources() const;  // in first-seen order
+};
+
+// Resolves every row against the catalogs and prepares its workload; rows that cannot be simulated are skipped.
+CalibrationSet prepare_calibration(std::vector<DatasetRow> rows);
+
+struct Prediction {
+  double energy_j = 0, latency_s = 0;
+};
+Prediction predict(const CalibrationSample& sample, const SimParams& params);
+
+struct FitOptions {
+  int max_evaluations = 2500;
+  size_t min_rows_per_group = 20;  // a GPU or engine gets its own parameters from this many training rows
+};
+
+// Minimises the mean squared log error of energy and latency (each source weighted equally, errors beyond 3x
+// capped) over the samples in `train` by a pattern search over bounded parameters.
+SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train, const SimParams& start,
+                     const FitOptions& options);
+
+struct AccuracyStats {
+  size_t n = 0;
+  double mape = 0, eba10 = 0, eba30 = 0;  // fractions
+};
+enum class Quantity { energy, latency };
+// Accuracy of `predictions` (parallel to set.samples) over the chosen samples that measured `quantity`.
+AccuracyStats accuracy(const CalibrationSet& set, const std::vector<size_t>& samples,
+                       const std::vector<Prediction>& predictions, Quantity quantity);
+
+}  // namespace llmco2

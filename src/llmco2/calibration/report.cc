@@ -1,0 +1,136 @@
+// calibration/report.cc - markdown tables and gnuplot plots of the calibration.
+#include "calibration/report.h"
+
+#include <cstdio>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/json_io.h"
+
+namespace llmco2 {
+namespace {
+
+std::vector<size_t> samples_of(const CalibrationSet& set, const std::string& source) {
+  std::vector<size_t> out;
+  for (size_t s = 0; s < set.samples.size(); ++s)
+    if (set.rows[set.samples[s].row].source == source) out.push_back(s);
+  return out;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+std::string accuracy_cells(const AccuracyStats& fit, const AccuracyStats& loso) {
+  if (fit.n == 0) return "0 | - | - | - | - | - | -";
+  return fmt::format("{} | {} | {} | {} | {} | {} | {}", fit.n, percent(fit.mape), percent(loso.mape),
+                     percent(fit.eba10), percent(loso.eba10), percent(fit.eba30), percent(loso.eba30));
+}
+
+std::string data_section(const CalibrationReport& r) {
+  const CalibrationSet& set = *r.set;
+  std::string out = "## Data\n\nRows of `data/measured/*.csv` (written by `llmco2 import`), and the rows the simulator "
+                    "cannot label (model or GPU not in the catalogs, or a request the model does not allow).\n\n"
+                    "| source | rows | used | skipped | most common reason for skipping |\n|---|---|---|---|---|\n";
+  for (const auto& source : set.sources()) {
+    size_t rows = 0, skipped = 0;
+    std::map<std::string, int> reasons;
+    for (const auto& row : set.rows) rows += row.source == source;
+    for (const auto& s : set.skipped)
+      if (set.rows[s.row].source == source) ++skipped, ++reasons[s.reason];
+    std::string top;
+    int top_count = 0;
+    for (const auto& [reason, count] : reasons)
+      if (count > top_count) top = reason, top_count = count;
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", source, rows, rows - skipped, skipped,
+                       top.empty() ? "" : fmt::format("{} x {}", top_count, top));
+  }
+  if (!r.read_rejects.empty())
+    out += fmt::format("\n{} rows were refused by the dataset reader (first: {}).\n", r.read_rejects.size(),
+                       r.read_rejects.front().message());
+  return out;
+}
+
+std::string accuracy_section(const CalibrationReport& r) {
+  const CalibrationSet& set = *r.set;
+  std::string out =
+      "## Accuracy\n\n`fit`: parameters fitted on all sources, scored on the same rows (how well the simulator can "
+      "describe the data). `held out`: parameters fitted on all *other* sources, scored on this one (how it does on a "
+      "source it never saw; per-GPU and per-engine parameters exist only where the other sources have 20 rows of "
+      "that GPU or engine, otherwise the shared values are used). MAPE = mean |predicted - measured| / measured; "
+      "EBA(d) = share of rows within +-d. Totals per row: energy of all GPUs for the row's requests; latency as "
+      "defined per row in docs/data.md.\n\n";
+  for (const bool energy : {true, false}) {
+    out += fmt::format("### {}\n\n| source | rows | MAPE fit | MAPE held out | EBA(10%) fit | EBA(10%) held out | "
+                       "EBA(30%) fit | EBA(30%) held out |\n|---|---|---|---|---|---|---|---|\n",
+                       energy ? "Energy" : "Latency");
+    for (const auto& source : set.sources()) {
+      const auto samples = samples_of(set, source);
+      const Quantity q = energy ? Quantity::energy : Quantity::latency;
+      out += fmt::format("| {} | {} |\n", source,
+                         accuracy_cells(accuracy(set, samples, r.fit, q), accuracy(set, samples, r.leave_one_out, q)));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string params_section(const CalibrationReport& r) {
+  return fmt::format("## Fitted parameters\n\nShipped in `data/sim/params.json` (fitted on all sources):\n\n```json\n{}\n"
+                     "```\n",
+                     sim_params_to_json(r.params).dump(2));
+}
+
+// One data file per source ("measured predicted" lines) and a gnuplot script; returns "" or a warning.
+std::string plot(const CalibrationReport& r, bool energy, const std::filesystem::path& svg) {
+  const CalibrationSet& set = *r.set;
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("llmco2-calibration-{}", energy ? "e" : "l");
+  std::filesystem::create_directories(dir);
+  std::string script = fmt::format(
+      "set terminal svg size 760,620 font 'sans,12'\nset output '{}'\nset logscale xy\nset grid\nset key left top\n"
+      "set xlabel 'measured {}'\nset ylabel 'simulated {}, source held out'\nset title '{} (each source predicted "
+      "with parameters fitted on the others)'\nplot x title 'y = x' lc rgb 'black'",
+      svg.string(), energy ? "energy (J)" : "latency (s)", energy ? "energy (J)" : "latency (s)",
+      energy ? "Energy" : "Latency");
+  for (const auto& source : set.sources()) {
+    std::string points;
+    for (size_t s : samples_of(set, source)) {
+      const auto& measured = energy ? set.samples[s].energy_j : set.samples[s].latency_s;
+      const double predicted = energy ? r.leave_one_out[s].energy_j : r.leave_one_out[s].latency_s;
+      if (measured && predicted > 0) points += fmt::format("{} {}\n", *measured, predicted);
+    }
+    if (points.empty()) continue;
+    const auto file = dir / (source + ".dat");
+    write_file_atomic(file, points);
+    script += fmt::format(", '{}' using 1:2 title '{}' pt 7 ps 0.4", file.string(), source);
+  }
+  FILE* gnuplot = popen("gnuplot 2>/dev/null", "w");
+  if (!gnuplot) return "gnuplot not found: plots not written";
+  std::fputs((script + "\n").c_str(), gnuplot);
+  if (pclose(gnuplot) != 0) return "gnuplot failed or is not installed: plots not written (install gnuplot-nox)";
+  return "";
+}
+
+}  // namespace
+
+std::string write_calibration_report(const CalibrationReport& r, const std::filesystem::path& markdown,
+                                     const std::filesystem::path& plot_dir) {
+  std::filesystem::create_directories(plot_dir);
+  std::string warning = plot(r, true, plot_dir / "energy.svg");
+  if (warning.empty()) warning = plot(r, false, plot_dir / "latency.svg");
+  const auto relative = plot_dir.filename().string();
+  std::string md = fmt::format(
+      "# Calibration of the reference simulator\n\nWritten by `{}` in {:.0f} s; do not edit by hand. The simulator and "
+      "its parameters are described in docs/simulator.md, the dataset format and every source's caveats in "
+      "docs/data.md.\n\nAll figures below are on **measured** data (the public sources imported into data/measured), "
+      "never on simulated data. The `held out` columns are leave-one-source-out: the honest figure for a source the "
+      "simulator was not fitted on.\n\n",
+      r.command, r.seconds);
+  md += data_section(r) + "\n" + accuracy_section(r);
+  md += warning.empty() ? fmt::format("## Plots\n\n![energy]({0}/energy.svg)\n\n![latency]({0}/latency.svg)\n\n", relative)
+                        : fmt::format("## Plots\n\nNot written: {}.\n\n", warning);
+  md += params_section(r);
+  write_file_atomic(markdown, md);
+  return warning;
+}
+
+}  // namespace llmco2

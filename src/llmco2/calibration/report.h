@@ -1,0 +1,28 @@
+// calibration/report.h - the calibration report (docs/calibration.md) with predicted-vs-measured plots.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "calibration/calibration.h"
+#include "dataset/dataset_csv.h"
+
+namespace llmco2 {
+
+struct CalibrationReport {
+  const CalibrationSet* set = nullptr;
+  std::vector<RowReject> read_rejects;       // rows the dataset reader refused
+  std::vector<Prediction> fit;               // per sample, parameters fitted on all sources
+  std::vector<Prediction> leave_one_out;     // per sample, parameters fitted without the sample's source
+  SimParams params;                          // fitted on all sources (shipped)
+  double seconds = 0;                        // wall time of the whole calibration
+  std::string command;                       // how to reproduce it
+};
+
+// Writes the markdown report and, when gnuplot is installed, energy.svg and latency.svg into `plot_dir`
+// (log-log predicted vs measured, one colour per source). Returns a warning, or "" when all was written.
+std::string write_calibration_report(const CalibrationReport& report, const std::filesystem::path& markdown,
+                                     const std::filesystem::path& plot_dir);
+
+}  // namespace llmco2

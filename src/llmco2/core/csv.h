@@ -1,0 +1,41 @@
+// core/csv.h - reading and writing CSV (RFC 4180 quoting) with the file and line of every record.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmco2 {
+
+// One CSV file: a header and records, each record remembering the line it started on.
+struct CsvTable {
+  std::string source;  // the path, for messages
+  std::vector<std::string> header;
+  struct Record {
+    long line = 0;  // 1-based line of the file where the record starts
+    std::vector<std::string> cells;
+  };
+  std::vector<Record> records;
+
+  // Index of `column` in the header, or nullopt.
+  std::optional<size_t> find_column(std::string_view column) const;
+  // Index of `column`; throws Error "<source>: missing column '<column>'" when absent.
+  size_t column(std::string_view column) const;
+};
+
+// Parses CSV text. Quoted fields may hold commas, quotes ("") and newlines. Throws Error on an unterminated quote.
+CsvTable parse_csv(std::string_view text, std::string source);
+// Reads and parses a CSV file; throws Error naming the file when it cannot be read.
+CsvTable read_csv_file(const std::filesystem::path& path);
+
+// Quotes a cell when it needs it (comma, quote, newline, leading/trailing space).
+std::string csv_escape(std::string_view cell);
+// Appends one record with a trailing newline.
+void append_csv_record(std::string& out, const std::vector<std::string>& cells);
+
+// Reads the whole file as text; throws Error naming the file.
+std::string read_text_file(const std::filesystem::path& path);
+
+}  // namespace llmco2

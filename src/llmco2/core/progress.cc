@@ -1,0 +1,38 @@
+// core/progress.cc - progress line.
+#include "core/progress.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace llmco2 {
+
+Progress::Progress(std::string what, long total, bool enabled)
+    : what_(std::move(what)), total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()), last_(start_) {}
+
+void Progress::update(long done) {
+  if (!enabled_ || (done & 255) != 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_ < std::chrono::milliseconds(250)) return;
+  last_ = now;
+  print(done, false);
+}
+
+void Progress::finish() {
+  if (enabled_) print(total_, true);
+}
+
+void Progress::print(long done, bool final) {
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double done_d = static_cast<double>(done), total_d = static_cast<double>(total_);
+  const double rate = elapsed_s > 0 ? done_d / elapsed_s : 0.0;
+  const double eta_s = rate > 0 ? (total_d - done_d) / rate : 0.0;
+  const double percent = total_ > 0 ? 100.0 * done_d / total_d : 100.0;
+  std::string line = final ? fmt::format("{}: {}/{} in {:.1f} s ({:.0f}/s)", what_, done, total_, elapsed_s, rate)
+                           : fmt::format("{}: {}/{} ({:.0f}%) {:.0f}/s ETA {:.1f} s", what_, done, total_, percent,
+                                         rate, eta_s);
+  std::fprintf(stderr, "\r%-78s%s", line.c_str(), final ? "\n" : "");
+  std::fflush(stderr);
+}
+
+}  // namespace llmco2

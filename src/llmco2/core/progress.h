@@ -1,0 +1,23 @@
+// core/progress.h - a progress line on stderr for long work: done/total, rate and ETA, redrawn at most 4 times a second.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace llmco2 {
+
+class Progress {
+ public:
+  Progress(std::string what, long total, bool enabled = true);
+  void update(long done);  // cheap when called often
+  void finish();           // prints the final line with the elapsed time
+
+ private:
+  void print(long done, bool final);
+  std::string what_;
+  long total_;
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+}  // namespace llmco2

@@ -1,0 +1,229 @@
+// dataset/dataset_csv.cc - one table of columns drives both writing and reading the dataset CSV.
+#include "dataset/dataset_csv.h"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/json_io.h"
+
+namespace llmco2 {
+namespace {
+
+std::string format_number(double value) { return fmt::format("{}", value); }
+template <typename T>
+std::string format_optional(const std::optional<T>& value) { return value ? fmt::format("{}", *value) : ""; }
+
+double parse_number(const std::string& text) {
+  double value = 0;
+  const auto* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) throw std::invalid_argument("expected a number");
+  return value;
+}
+long parse_integer(const std::string& text) {
+  const double value = parse_number(text);
+  if (value != std::floor(value)) throw std::invalid_argument("expected a whole number");
+  return static_cast<long>(value);
+}
+template <typename T>
+std::optional<T> parse_optional(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if constexpr (std::is_same_v<T, long>) return parse_integer(text);
+  else return parse_number(text);
+}
+
+std::vector<std::string> split_caveats(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+struct Column {
+  std::string name;
+  bool required;
+  std::function<std::string(const DatasetRow&)> write;
+  std::function<void(DatasetRow&, const std::string&)> read;  // throws std::invalid_argument with the reason
+};
+
+#define TEXT(field) [](const DatasetRow& r) { return r.field; }, [](DatasetRow& r, const std::string& s) { r.field = s; }
+#define OPT(type, field) \
+  [](const DatasetRow& r) { return format_optional(r.field); }, \
+  [](DatasetRow& r, const std::string& s) { r.field = parse_optional<type>(s); }
+#define NUM(field) \
+  [](const DatasetRow& r) { return format_number(r.field); }, \
+  [](DatasetRow& r, const std::string& s) { r.field = parse_number(s); }
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> table = {
+      {"source", true, TEXT(source)},
+      {"source_ref", false, TEXT(source_ref)},
+      {"model", true, TEXT(model)},
+      {"model_source_name", false, TEXT(model_source_name)},
+      {"model_relation", false, TEXT(model_relation)},
+      {"params_b", false, OPT(double, arch.params_b)},
+      {"active_params_b", false, OPT(double, arch.active_params_b)},
+      {"layers", false, OPT(long, arch.layers)},
+      {"hidden", false, OPT(long, arch.hidden)},
+      {"heads", false, OPT(long, arch.heads)},
+      {"kv_heads", false, OPT(long, arch.kv_heads)},
+      {"intermediate", false, OPT(long, arch.intermediate)},
+      {"experts", false, OPT(long, arch.experts)},
+      {"experts_per_token", false, OPT(long, arch.experts_per_token)},
+      {"dtype", false, TEXT(dtype)},
+      {"gpu", true, TEXT(gpu)},
+      {"gpus", true, [](const DatasetRow& r) { return std::to_string(r.gpus); },
+       [](DatasetRow& r, const std::string& s) { r.gpus = static_cast<int>(parse_integer(s)); }},
+      {"interconnect", false, TEXT(interconnect)},
+      {"parallelism", false, [](const DatasetRow& r) { return std::string(parallelism_name(r.parallelism)); },
+       [](DatasetRow& r, const std::string& s) {
+         if (s.empty()) return;
+         auto p = parse_parallelism(s);
+         if (!p) throw std::invalid_argument("parallelism must be tensor or layer_split");
+         r.parallelism = *p;
+       }},
+      {"tensor_parallel", false, [](const DatasetRow& r) { return std::to_string(r.tensor_parallel); },
+       [](DatasetRow& r, const std::string& s) { if (!s.empty()) r.tensor_parallel = static_cast<int>(parse_integer(s)); }},
+      {"data_parallel", false, [](const DatasetRow& r) { return std::to_string(r.data_parallel); },
+       [](DatasetRow& r, const std::string& s) { if (!s.empty()) r.data_parallel = static_cast<int>(parse_integer(s)); }},
+      {"engine", true, TEXT(engine)},
+      {"batch", true, NUM(batch)},
+      {"max_batch", false, OPT(double, max_batch)},
+      {"prompt_tokens", true, NUM(prompt_tokens)},
+      {"gen_tokens", true, NUM(gen_tokens)},
+      {"measures", true, [](const DatasetRow& r) { return std::string(measures_name(r.measures)); },
+       [](DatasetRow& r, const std::string& s) {
+         auto m = parse_measures(s);
+         if (!m) throw std::invalid_argument("measures must be isolated, fixed_batch or steady_state");
+         r.measures = *m;
+       }},
+      {"energy_prefill_j", false, OPT(double, energy_j.prefill)},
+      {"energy_decode_j", false, OPT(double, energy_j.decode)},
+      {"energy_total_j", false, OPT(double, energy_j.total)},
+      {"latency_prefill_s", false, OPT(double, latency_s.prefill)},
+      {"latency_decode_s", false, OPT(double, latency_s.decode)},
+      {"latency_total_s", false, OPT(double, latency_s.total)},
+      {"repeats", false, OPT(double, repeats)},
+      {"energy_spread", false, OPT(double, energy_spread)},
+      {"latency_spread", false, OPT(double, latency_spread)},
+      {"caveats", false,
+       [](const DatasetRow& r) {
+         std::string out;
+         for (const auto& c : r.caveats) out += (out.empty() ? "" : ";") + c;
+         return out;
+       },
+       [](DatasetRow& r, const std::string& s) { r.caveats = split_caveats(s); }},
+      {"notes", false, TEXT(notes)},
+  };
+  return table;
+}
+
+#undef TEXT
+#undef OPT
+#undef NUM
+
+std::string check_phase_values(const PhaseValues& v, std::string_view what) {
+  for (auto [value, name] : {std::pair{v.prefill, "prefill"}, {v.decode, "decode"}, {v.total, "total"}})
+    if (value && *value < 0) return fmt::format("{}_{} is negative ({})", what, name, *value);
+  if (v.prefill && v.decode && v.total) {
+    const double sum = *v.prefill + *v.decode;
+    if (std::abs(sum - *v.total) > 0.01 * std::max(*v.total, 1e-12))
+      return fmt::format("{}_total {} is not prefill + decode = {}", what, *v.total, sum);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string RowReject::message() const { return fmt::format("{}:{}: {}", file, line, reason); }
+
+const std::vector<std::string>& dataset_columns() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& c : columns()) out.push_back(c.name);
+    return out;
+  }();
+  return names;
+}
+
+std::string validate_row(const DatasetRow& r) {
+  if (r.source.empty()) return "source is empty";
+  if (r.model.empty()) return "model is empty";
+  if (r.gpu.empty()) return "gpu is empty";
+  if (r.engine.empty()) return "engine is empty";
+  if (r.gpus < 1) return fmt::format("gpus must be at least 1, got {}", r.gpus);
+  if (r.tensor_parallel < 1 || r.data_parallel < 1) return "tensor_parallel and data_parallel must be at least 1";
+  if (r.parallelism == Parallelism::tensor && r.tensor_parallel * r.data_parallel != r.gpus)
+    return fmt::format("gpus {} is not tensor_parallel {} x data_parallel {}", r.gpus, r.tensor_parallel,
+                       r.data_parallel);
+  if (!(r.batch > 0)) return fmt::format("batch must be positive, got {}", r.batch);
+  if (r.prompt_tokens < 0) return fmt::format("prompt_tokens must be >= 0, got {}", r.prompt_tokens);
+  if (!(r.gen_tokens >= 1)) return fmt::format("gen_tokens must be >= 1, got {}", r.gen_tokens);
+  if (auto e = check_phase_values(r.energy_j, "energy"); !e.empty()) return e;
+  if (auto e = check_phase_values(r.latency_s, "latency"); !e.empty()) return e;
+  const bool any_energy = r.energy_j.prefill || r.energy_j.decode || r.energy_j.total;
+  const bool any_latency = r.latency_s.prefill || r.latency_s.decode || r.latency_s.total;
+  if (!any_energy && !any_latency) return "no energy and no latency value";
+  for (const auto& c : r.caveats)
+    if (std::find(known_caveats().begin(), known_caveats().end(), c) == known_caveats().end())
+      return fmt::format("unknown caveat '{}' (see docs/data.md)", c);
+  return "";
+}
+
+DatasetReadResult parse_dataset(const CsvTable& table) {
+  std::vector<std::optional<size_t>> index;
+  for (const auto& c : columns()) {
+    index.push_back(table.find_column(c.name));
+    if (c.required && !index.back()) fail("{}: missing column '{}' (see docs/data.md)", table.source, c.name);
+  }
+  DatasetReadResult result;
+  for (const auto& record : table.records) {
+    if (record.cells.size() != table.header.size()) {
+      result.rejects.push_back({table.source, record.line,
+                                fmt::format("{} cells, the header has {}", record.cells.size(), table.header.size())});
+      continue;
+    }
+    DatasetRow row;
+    std::string reason;
+    for (size_t c = 0; c < columns().size() && reason.empty(); ++c) {
+      if (!index[c]) continue;
+      try {
+        columns()[c].read(row, record.cells[*index[c]]);
+      } catch (const std::exception& e) {
+        reason = fmt::format("column '{}': {}, got '{}'", columns()[c].name, e.what(), record.cells[*index[c]]);
+      }
+    }
+    if (reason.empty()) reason = validate_row(row);
+    if (reason.empty()) result.rows.push_back(std::move(row));
+    else result.rejects.push_back({table.source, record.line, reason});
+  }
+  return result;
+}
+
+DatasetReadResult read_dataset(const std::filesystem::path& path) { return parse_dataset(read_csv_file(path)); }
+
+std::string dataset_to_csv(const std::vector<DatasetRow>& rows) {
+  std::string out;
+  append_csv_record(out, dataset_columns());
+  std::vector<std::string> cells(columns().size());
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < columns().size(); ++c) cells[c] = columns()[c].write(row);
+    append_csv_record(out, cells);
+  }
+  return out;
+}
+
+void write_dataset(const std::filesystem::path& path, const std::vector<DatasetRow>& rows) {
+  write_file_atomic(path, dataset_to_csv(rows));
+}
+
+}  // namespace llmco2

@@ -1,0 +1,42 @@
+// dataset/dataset_csv.h - the dataset CSV format (docs/data.md): writing rows, and reading them with per-row validation.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/csv.h"
+#include "dataset/record.h"
+
+namespace llmco2 {
+
+// A row that was not kept, and why: "<file>:<line>: <reason>".
+struct RowReject {
+  std::string file;
+  long line = 0;
+  std::string reason;
+  std::string message() const;
+};
+
+struct DatasetReadResult {
+  std::vector<DatasetRow> rows;
+  std::vector<RowReject> rejects;
+};
+
+// The columns of the format, in the order they are written.
+const std::vector<std::string>& dataset_columns();
+
+// Checks one row's values (counts positive, energies non-negative, totals consistent, caveats known).
+// Returns the reason it is invalid, or "" when it is valid.
+std::string validate_row(const DatasetRow& row);
+
+// Parses a dataset file. Missing required columns are an error for the whole file (throws Error);
+// a bad row is rejected with its line and reason and the rest are kept.
+DatasetReadResult read_dataset(const std::filesystem::path& path);
+DatasetReadResult parse_dataset(const CsvTable& table);
+
+// The CSV text of `rows` with the header; write_dataset writes it atomically.
+std::string dataset_to_csv(const std::vector<DatasetRow>& rows);
+void write_dataset(const std::filesystem::path& path, const std::vector<DatasetRow>& rows);
+
+}  // namespace llmco2

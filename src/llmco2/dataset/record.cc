@@ -1,0 +1,55 @@
+// dataset/record.cc - names of the enums of a dataset row and the caveat vocabulary.
+#include "dataset/record.h"
+
+#include <algorithm>
+
+namespace llmco2 {
+
+std::string_view measures_name(Measures m) {
+  switch (m) {
+    case Measures::isolated: return "isolated";
+    case Measures::fixed_batch: return "fixed_batch";
+    case Measures::steady_state: return "steady_state";
+  }
+  return "?";
+}
+
+std::optional<Measures> parse_measures(std::string_view text) {
+  for (auto m : {Measures::isolated, Measures::fixed_batch, Measures::steady_state})
+    if (measures_name(m) == text) return m;
+  return std::nullopt;
+}
+
+std::string_view parallelism_name(Parallelism p) { return p == Parallelism::tensor ? "tensor" : "layer_split"; }
+
+std::optional<Parallelism> parse_parallelism(std::string_view text) {
+  for (auto p : {Parallelism::tensor, Parallelism::layer_split})
+    if (parallelism_name(p) == text) return p;
+  return std::nullopt;
+}
+
+const std::vector<std::string>& known_caveats() {
+  static const std::vector<std::string> caveats = {
+      "no_kv_cache",              // decode recomputes the whole sequence at every step
+      "aggregated_mean",          // a mean over many requests of different lengths
+      "prompt_tokens_estimated",  // prompt length not recorded by the source: estimated (see notes)
+      "gen_tokens_is_limit",      // gen is the max_new_tokens setting; the real count is 0.9-1.0 of it
+      "gen_tokens_inferred",      // gen inferred from the timings (generation stopped early)
+      "power_normalised",         // energy from normalised power x an assumed reference power
+      "power_capped",             // GPUs ran under a power cap
+      "idle_gpus_subtracted",     // idle GPUs of the node were in the source's sum; their power was removed
+      "gpu_variant_assumed",      // the source names the GPU family only; the variant is our assumption
+      "dtype_emulated",           // the dtype has no tensor-core support on this GPU (bf16 on V100)
+      "short_run",                // runs of a few seconds: NVML power averaging error is large
+      "tail_included",            // energy includes some time after the load ended
+      "energy_missing",           // latency only: the source recorded no power
+      "model_substituted",        // the source's model is not in the catalog; a same-architecture model stands in
+  };
+  return caveats;
+}
+
+bool DatasetRow::has_caveat(std::string_view caveat) const {
+  return std::find(caveats.begin(), caveats.end(), caveat) != caveats.end();
+}
+
+}  // namespace llmco2

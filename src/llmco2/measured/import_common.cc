@@ -1,0 +1,98 @@
+// measured/import_common.cc - shared importer helpers.
+#include "measured/import_common.h"
+
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/json_io.h"
+#include "core/paths.h"
+#include "hardware/gpu_catalog.h"
+#include "model/model_catalog.h"
+
+namespace llmco2 {
+
+const ModelMap& ModelMap::bundled() {
+  static const ModelMap map(data_dir() / "measured" / "model_map.csv");
+  return map;
+}
+
+ModelMap::ModelMap(const std::filesystem::path& path) {
+  const CsvTable table = read_csv_file(path);
+  const size_t name = table.column("source_name"), model = table.column("model"), relation = table.column("relation");
+  for (const auto& r : table.records) {
+    if (r.cells.size() != table.header.size()) fail("{}:{}: expected {} cells", path.string(), r.line, table.header.size());
+    entries_[r.cells[name]] = {r.cells[model], r.cells[relation]};
+  }
+}
+
+void ModelMap::apply(DatasetRow& row, const std::string& source_name) const {
+  row.model_source_name = source_name;
+  auto it = entries_.find(source_name);
+  if (it == entries_.end()) {
+    row.model = source_name;
+    row.model_relation = "not-in-catalog";
+    return;
+  }
+  row.model = it->second.model;
+  row.model_relation = it->second.relation;
+  if (row.model_relation == "same-architecture") row.caveats.push_back("model_substituted");
+  const ModelSpec spec = ModelCatalog::bundled().resolve(row.model);
+  row.arch.params_b = spec.total_params() / 1e9;
+  if (spec.moe) {
+    const double inactive = (spec.moe->experts - spec.moe->experts_per_token) * spec.expert_params() * spec.layers;
+    row.arch.active_params_b = (spec.total_params() - inactive) / 1e9;
+    row.arch.experts = spec.moe->experts;
+    row.arch.experts_per_token = spec.moe->experts_per_token;
+  } else {
+    row.arch.active_params_b = row.arch.params_b;
+  }
+  row.arch.layers = spec.layers;
+  row.arch.hidden = spec.hidden;
+  row.arch.heads = spec.heads;
+  row.arch.kv_heads = spec.max_kv_heads();
+  row.arch.intermediate = spec.moe ? spec.moe->expert_intermediate : spec.intermediate;
+}
+
+const std::string& CsvRowView::text(std::string_view column) const {
+  const size_t index = table_.column(column);
+  if (index >= record_.cells.size())
+    throw std::invalid_argument(fmt::format("{} cells, the header has {}", record_.cells.size(), table_.header.size()));
+  return record_.cells[index];
+}
+
+double CsvRowView::number(std::string_view column) const {
+  const std::string& cell = text(column);
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+  if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size() || !std::isfinite(value))
+    throw std::invalid_argument(fmt::format("column '{}': expected a number, got '{}'", column, cell));
+  return value;
+}
+
+void set_interconnect(DatasetRow& row) {
+  if (row.gpus < 2 || !row.interconnect.empty()) return;
+  for (const Gpu& gpu : GpuCatalog::bundled().gpus())
+    if (gpu.id == row.gpu) row.interconnect = gpu.network_link(row.gpus).kind;
+}
+
+std::string source_ref(const std::filesystem::path& file, long line) {
+  return fmt::format("{}/{}:{}", file.parent_path().filename().string(), file.filename().string(), line);
+}
+
+double sharegpt_mean_prompt_tokens(const std::filesystem::path& file) {
+  const Json prompts = read_json_file(file);
+  double chars = 0, count = 0;
+  for (const auto& p : prompts) {
+    if (!p.contains("conversations") || p["conversations"].empty()) continue;
+    chars += static_cast<double>(p["conversations"][0].value("value", std::string()).size());
+    ++count;
+  }
+  if (count == 0) fail("{}: no prompts with a first conversation turn", file.string());
+  return chars / count / 4.0;
+}
+
+}  // namespace llmco2

@@ -1,0 +1,167 @@
+// measured/mlenergy.cc - ML.ENERGY leaderboard v1 (HF, batch 1 and an A40 batch sweep), v2 and v3 (vLLM steady state).
+#include "measured/sources.h"
+
+#include <cmath>
+#include <regex>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "measured/import_common.h"
+
+namespace llmco2 {
+namespace {
+
+namespace fs = std::filesystem;
+
+// v1 names the GPU family only.
+void set_v1_gpu(DatasetRow& row, const std::string& gpu) {
+  if (gpu == "A100") row.gpu = "a100-40gb-sxm", row.caveats.push_back("gpu_variant_assumed");
+  else if (gpu == "V100") row.gpu = "v100-sxm2", row.caveats.push_back("gpu_variant_assumed");
+  else row.gpu = "a40";  // not in the GPU catalog: kept, not simulated
+}
+
+DatasetRow v1_row(const CsvRowView& v, const fs::path& file, const std::string& gpu, const std::string& task,
+                  double prompt_tokens) {
+  DatasetRow row;
+  row.source = "mlenergy-v1";
+  row.source_ref = source_ref(file, v.line());
+  ModelMap::bundled().apply(row, v.text("model"));
+  row.dtype = "fp16";
+  set_v1_gpu(row, gpu);
+  row.engine = "hf-transformers";
+  const double batch = v.has("batch_size") ? v.number("batch_size") : 1.0;  // final_bs1 files have no column
+  row.batch = batch;
+  row.measures = batch > 1 ? Measures::fixed_batch : Measures::isolated;
+  row.prompt_tokens = prompt_tokens;
+  row.gen_tokens = v.number("response_length");
+  row.energy_j.total = v.number("energy") * batch;  // the source stores batch energy / batch size
+  row.latency_s.total = v.number("latency");        // wall time of the batch
+  row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated"});
+  row.notes = fmt::format("task {}; prompt = mean characters/4 of the ShareGPT prompt file (no chat template)", task);
+  return row;
+}
+
+ImportResult import_v1(const fs::path& folder) {
+  const double prompt = sharegpt_mean_prompt_tokens(
+      folder / "sharegpt_prompts_sg_90k_part1_html_cleaned_lang_first_sampled_sorted.json");
+  const std::regex name(R"(([A-Z0-9]+)_(.+)_benchmark\.csv)");
+  ImportResult out;
+  for (const char* sub : {"final_bs1", "a40_batch_sweep"}) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(folder / sub)) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      std::smatch m;
+      const std::string filename = file.filename().string();
+      if (!std::regex_match(filename, m, name)) fail("{}: expected <GPU>_<task>_benchmark.csv", file.string());
+      const CsvTable table = read_csv_file(file);
+      convert_records(table, out, [&](const CsvRowView& v) { return v1_row(v, file, m[1], m[2], prompt); });
+    }
+  }
+  return out;
+}
+
+// Prompts of the v2 code task (HumanEval+) are not in the copied files: an assumed mean (docs/data.md).
+constexpr double kHumanEvalPromptTokens = 130;
+
+DatasetRow v2_row(const CsvRowView& v, const fs::path& file, double chat_prompt_tokens) {
+  DatasetRow row;
+  row.source = "mlenergy-v2";
+  row.source_ref = source_ref(file, v.line());
+  ModelMap::bundled().apply(row, v.text("model"));
+  const std::string& gpu = v.text("gpu");
+  if (gpu == "NVIDIA A100-SXM4-40GB") row.gpu = "a100-40gb-sxm";
+  else if (gpu == "NVIDIA H100 80GB HBM3") row.gpu = "h100-sxm";
+  else throw std::invalid_argument(fmt::format("unknown GPU '{}'", gpu));
+  const int tp = static_cast<int>(v.number("tp")), pp = static_cast<int>(v.number("pp"));
+  if (pp != 1) throw std::invalid_argument(fmt::format("pipeline parallelism (pp={}) over two nodes: not a "
+                                                       "configuration the dataset format describes", pp));
+  row.gpus = tp;
+  row.tensor_parallel = tp;
+  row.engine = "vllm";
+  row.measures = Measures::steady_state;
+  row.batch = v.number("Avg BS (reqs)");
+  row.max_batch = v.number("Max BS (reqs)");
+  const bool chat = v.text("task") == "chat";
+  row.prompt_tokens = chat ? chat_prompt_tokens : kHumanEvalPromptTokens;
+  row.gen_tokens = v.number("Avg Output Tokens");
+  row.energy_j.total = v.number("Energy/req (J)") * row.batch;
+  row.latency_s.total = v.number("Avg TPOT (s)") * std::max(row.gen_tokens - 1, 1.0);
+  row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated"});
+  row.notes = fmt::format("task {}; prompt {}; latency_total = Avg TPOT x (gen - 1)", v.text("task"),
+                          chat ? "= mean characters/4 of the 500 ShareGPT prompts" : "assumed (HumanEval+)");
+  return row;
+}
+
+ImportResult import_v2(const fs::path& folder) {
+  const double chat_prompt = sharegpt_mean_prompt_tokens(folder / "chat_prompts_ShareGPT_V3_filtered_500.json");
+  const fs::path file = folder / "mlenergy_v2_llm_configs_flat.csv";
+  ImportResult out;
+  convert_records(read_csv_file(file), out, [&](const CsvRowView& v) { return v2_row(v, file, chat_prompt); });
+  return out;
+}
+
+// v3 stores no prompt lengths: assumed means per task (docs/data.md). Chat uses the ShareGPT estimate of v2.
+double v3_prompt_tokens(const std::string& task, double chat_prompt_tokens) {
+  if (task == "lm-arena-chat") return chat_prompt_tokens;
+  if (task == "gpqa") return 300;
+  if (task == "sourcegraph-fim") return 1500;
+  throw std::invalid_argument(fmt::format("unknown task '{}'", task));
+}
+
+std::string v3_dtype(const std::string& precision) {
+  if (precision == "bfloat16") return "bf16";
+  if (precision == "fp8") return "wfp8afp8kvbf16";
+  if (precision == "mxfp4") return "w4a16kv16";
+  throw std::invalid_argument(fmt::format("unknown weight_precision '{}'", precision));
+}
+
+DatasetRow v3_row(const CsvRowView& v, const fs::path& file, double chat_prompt_tokens) {
+  DatasetRow row;
+  row.source = "mlenergy-v3";
+  row.source_ref = source_ref(file, v.line());
+  ModelMap::bundled().apply(row, v.text("model_id"));
+  row.dtype = v3_dtype(v.text("weight_precision"));
+  const std::string& gpu = v.text("gpu_model");
+  if (gpu == "H100") row.gpu = "h100-sxm", row.caveats.push_back("gpu_variant_assumed");
+  else if (gpu == "B200") row.gpu = "b200";
+  else throw std::invalid_argument(fmt::format("unknown gpu_model '{}'", gpu));
+  row.gpus = static_cast<int>(v.number("num_gpus"));
+  row.data_parallel = static_cast<int>(v.number("data_parallel"));
+  // Expert-parallel rows record tensor_parallel 1: the experts are sharded over all GPUs and the attention is split
+  // over the GPUs of one data-parallel replica, which the format describes as tensor parallelism.
+  const int ep = static_cast<int>(v.number("expert_parallel"));
+  row.tensor_parallel = ep > 1 ? row.gpus / row.data_parallel : static_cast<int>(v.number("tensor_parallel"));
+  row.engine = "vllm";
+  row.measures = Measures::steady_state;
+  row.batch = v.number("avg_batch_size");
+  row.max_batch = v.number("max_num_seqs");
+  row.prompt_tokens = v3_prompt_tokens(v.text("task"), chat_prompt_tokens);
+  row.gen_tokens = v.number("avg_output_len_tokens");
+  row.energy_j.total = v.number("energy_per_request_joules") * row.batch;
+  row.latency_s.total = v.number("median_itl_ms") / 1000 * std::max(row.gen_tokens - 1, 1.0);
+  row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated"});
+  row.notes = fmt::format("task {}; prompt assumed; latency_total = median ITL x (gen - 1){}", v.text("task"),
+                          ep > 1 ? fmt::format("; expert_parallel {} over data_parallel {} replicas", ep, row.data_parallel) : "");
+  return row;
+}
+
+ImportResult import_v3(const fs::path& folder) {
+  // The chat prompt estimate comes from v2's ShareGPT file, beside this folder in ../shared/data/measured.
+  const fs::path v2_prompts = folder.parent_path() / "mlenergy_leaderboard_v2" / "chat_prompts_ShareGPT_V3_filtered_500.json";
+  const double chat_prompt = sharegpt_mean_prompt_tokens(v2_prompts);
+  const fs::path file = folder / "mlenergy_v3_llm_configs_flat.csv";
+  ImportResult out;
+  convert_records(read_csv_file(file), out, [&](const CsvRowView& v) { return v3_row(v, file, chat_prompt); });
+  return out;
+}
+
+}  // namespace
+
+ImportResult import_mlenergy_v1(const fs::path& folder) { return import_v1(folder); }
+ImportResult import_mlenergy_v2(const fs::path& folder) { return import_v2(folder); }
+ImportResult import_mlenergy_v3(const fs::path& folder) { return import_v3(folder); }
+
+}  // namespace llmco2

@@ -1,0 +1,59 @@
+// measured/splitwise.cc - SplitwiseSim's profiling database: fixed batches of Llama-2-70B / BLOOM-176B under TP.
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "measured/import_common.h"
+#include "measured/sources.h"
+
+namespace llmco2 {
+namespace {
+
+// The power columns are normalised; we read them as fractions of the board TDP (SOURCE.md: peak ~1.0).
+constexpr double kA100TdpW = 400;
+
+DatasetRow splitwise_row(const CsvRowView& v, const std::filesystem::path& file) {
+  DatasetRow row;
+  row.source = "splitwise";
+  row.source_ref = source_ref(file, v.line());
+  ModelMap::bundled().apply(row, v.text("model"));
+  row.dtype = "fp16";
+  const std::string& hardware = v.text("hardware");
+  if (hardware == "a100-80gb") row.gpu = "a100-80gb-sxm";
+  else if (hardware == "h100-80gb") row.gpu = "h100-sxm";
+  else if (hardware == "h100-80gb-pcap") row.gpu = "h100-sxm", row.caveats.push_back("power_capped");
+  else throw std::invalid_argument(fmt::format("unknown hardware '{}'", hardware));
+  row.gpus = row.tensor_parallel = static_cast<int>(v.number("tensor_parallel"));
+  row.engine = "unknown";
+  row.batch = v.number("batch_size");
+  row.measures = row.batch > 1 ? Measures::fixed_batch : Measures::isolated;
+  row.prompt_tokens = v.number("prompt_size");
+  const double requested = v.number("token_size");
+  const double prefill_s = v.number("prompt_time") / 1000, total_s = v.number("e2e_time") / 1000;
+  const double step_s = v.number("token_time") / 1000;
+  const double steps = (total_s - prefill_s) / step_s;
+  row.gen_tokens = requested;
+  if (steps + 1 < 0.95 * requested) {  // generation stopped early: count the steps that ran
+    row.gen_tokens = std::round(steps) + 1;
+    row.caveats.push_back("gen_tokens_inferred");
+  }
+  row.latency_s = {prefill_s, total_s - prefill_s, total_s};
+  const double power = v.number("average_power");
+  if (power > 0) {
+    row.energy_j.total = power * kA100TdpW * row.gpus * total_s;
+    row.caveats.push_back("power_normalised");
+  } else {
+    row.caveats.push_back("energy_missing");
+  }
+  row.repeats = 1;
+  return row;
+}
+
+}  // namespace
+
+ImportResult import_splitwise(const std::filesystem::path& folder) {
+  return import_csv_file(folder / "perf_model.csv", splitwise_row);
+}
+
+}  // namespace llmco2

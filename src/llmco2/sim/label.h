@@ -1,0 +1,49 @@
+// sim/label.h - from dataset rows and plan rows to simulator inputs, and simulator results back to dataset rows.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "dataset/plan.h"
+#include "dataset/record.h"
+#include "sim/simulator.h"
+
+namespace llmco2 {
+
+// A configuration ready to simulate.
+struct SimConfig {
+  std::shared_ptr<const ModelSpec> model;
+  std::shared_ptr<const Gpu> gpu;
+  Request request;
+  SimScenario scenario;
+  double batch_scale = 1;  // the row's (mean) batch over the integer batch simulated
+};
+
+// Resolves model and GPU names through the bundled catalogs once per name.
+class CatalogCache {
+ public:
+  std::shared_ptr<const ModelSpec> model(const std::string& name);
+  std::shared_ptr<const Gpu> gpu(const std::string& name);
+
+ private:
+  std::map<std::string, std::shared_ptr<const ModelSpec>> models_;
+  std::map<std::string, std::shared_ptr<const Gpu>> gpus_;
+};
+
+// The simulation of what a dataset row measured. Throws Error when its model or GPU is not in the catalogs or the
+// request is invalid for the model.
+SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs);
+
+// The simulation of a plan row: an isolated run of its batch. Checks the request (throws Error).
+SimConfig config_for_plan(const PlanRow& row, CatalogCache& catalogs);
+
+// The simulated values comparable with the row's measured ones (energies scaled to the row's batch; for
+// steady_state rows only the total latency, a request's generation time, is set).
+PhaseValues simulated_energy(const SimResult& result, const SimConfig& config);
+PhaseValues simulated_latency(const SimResult& result, const SimConfig& config);
+
+// A dataset row (source "sim") for a simulated configuration.
+DatasetRow simulated_row(const SimConfig& config, const SimResult& result, std::string source_ref);
+
+}  // namespace llmco2

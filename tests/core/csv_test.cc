@@ -1,0 +1,53 @@
+// Tests of CSV parsing: quoting, embedded newlines, line numbers, escaping round trip.
+#include <gtest/gtest.h>
+
+#include "core/csv.h"
+#include "core/error.h"
+
+namespace llmco2 {
+namespace {
+
+TEST(Csv, ParsesQuotedFieldsAndKeepsTheLineOfEachRecord) {
+  const CsvTable t = parse_csv("a,b\n1,\"x, \"\"y\"\"\"\n\"multi\nline\",2\n3,\n", "t.csv");
+  ASSERT_EQ(t.header, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(t.records.size(), 3u);
+  EXPECT_EQ(t.records[0].cells[1], "x, \"y\"");
+  EXPECT_EQ(t.records[0].line, 2);
+  EXPECT_EQ(t.records[1].cells[0], "multi\nline");
+  EXPECT_EQ(t.records[1].line, 3);
+  EXPECT_EQ(t.records[2].line, 5);  // the quoted newline took line 4
+  EXPECT_EQ(t.records[2].cells, (std::vector<std::string>{"3", ""}));
+}
+
+TEST(Csv, HandlesCrLfAndAByteOrderMark) {
+  const CsvTable t = parse_csv("\xEF\xBB\xBFx,y\r\n1,2\r\n", "t.csv");
+  EXPECT_EQ(t.header[0], "x");
+  EXPECT_EQ(t.records[0].cells[1], "2");
+}
+
+TEST(Csv, RejectsAnUnterminatedQuoteWithItsLine) {
+  try {
+    parse_csv("a\n\"open\n", "bad.csv");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "bad.csv:2: unterminated quoted field");
+  }
+}
+
+TEST(Csv, EscapeRoundTrips) {
+  const std::vector<std::string> cells{"plain", "a,b", "say \"hi\"", "two\nlines", " padded "};
+  std::string text;
+  append_csv_record(text, cells);
+  EXPECT_EQ(text, "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",\" padded \"\n");
+  const CsvTable t = parse_csv("h1,h2,h3,h4,h5\n" + text, "t");
+  EXPECT_EQ(t.records[0].cells, cells);
+}
+
+TEST(Csv, MissingColumnIsAnErrorNamingTheFile) {
+  const CsvTable t = parse_csv("a\n1\n", "f.csv");
+  EXPECT_THROW(t.column("b"), Error);
+  EXPECT_EQ(t.column("a"), 0u);
+}
+
+}  // namespace
+}  // namespace llmco2

@@ -1,0 +1,144 @@
+// Tests of each importer on small fixture files copied from ../shared/data/measured (tests/testdata/measured):
+// converted values worked out by hand from the fixture rows and each source's SOURCE.md.
+#include <gtest/gtest.h>
+
+#include "measured/importer.h"
+
+namespace llmco2 {
+namespace {
+
+const std::filesystem::path kFixtures = std::filesystem::path(LLMCO2_TESTDATA) / "measured";
+
+ImportResult run(const std::string& id) {
+  const Importer& importer = find_importer(id);
+  return importer.run(kFixtures / importer.folder);
+}
+
+bool has(const DatasetRow& row, const char* caveat) { return row.has_caveat(caveat); }
+
+TEST(Importers, MlEnergyV1KeepsPerResponseEnergyAtBatch1AndScalesTheBatchSweep) {
+  const ImportResult r = run("mlenergy-v1");
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_TRUE(r.rejects.empty());
+  const DatasetRow& koala7 = r.rows[1];  // final_bs1/A100_chat line 3 (a40_batch_sweep is read after final_bs1)
+  EXPECT_EQ(koala7.model, "llama-2-7b");
+  EXPECT_EQ(koala7.model_relation, "same-architecture");
+  EXPECT_TRUE(has(koala7, "model_substituted"));
+  EXPECT_EQ(koala7.gpu, "a100-40gb-sxm");
+  EXPECT_TRUE(has(koala7, "gpu_variant_assumed"));
+  EXPECT_EQ(koala7.measures, Measures::isolated);
+  EXPECT_DOUBLE_EQ(*koala7.energy_j.total, 1345.554839153794);
+  EXPECT_DOUBLE_EQ(koala7.prompt_tokens, (8 + 16) / 2.0 / 4.0);  // fixture prompts of 8 and 16 characters
+  const DatasetRow& vicuna = r.rows[2];  // A40 batch 4: the source stores energy per request
+  EXPECT_EQ(vicuna.gpu, "a40");
+  EXPECT_EQ(vicuna.measures, Measures::fixed_batch);
+  EXPECT_DOUBLE_EQ(*vicuna.energy_j.total, 905.0992419354778 * 4);
+  EXPECT_DOUBLE_EQ(*vicuna.latency_s.total, 25.87752078999064);
+}
+
+TEST(Importers, MlEnergyV2IsSteadyStateEnergyForTheMeanBatchAndRejectsPipelineRows) {
+  const ImportResult r = run("mlenergy-v2");
+  ASSERT_EQ(r.rows.size(), 1u);
+  ASSERT_EQ(r.rejects.size(), 1u);
+  EXPECT_EQ(r.rejects[0].line, 3);
+  EXPECT_NE(r.rejects[0].reason.find("pipeline parallelism (pp=2)"), std::string::npos);
+  const DatasetRow& g = r.rows[0];
+  EXPECT_EQ(g.model, "gemma-2-27b");
+  EXPECT_EQ(g.model_relation, "fine-tune");
+  EXPECT_EQ(g.gpus, 4);
+  EXPECT_EQ(g.interconnect, "nvlink3");
+  EXPECT_EQ(g.measures, Measures::steady_state);
+  EXPECT_DOUBLE_EQ(g.batch, 127.72361537073786);
+  EXPECT_DOUBLE_EQ(*g.max_batch, 128);
+  EXPECT_DOUBLE_EQ(*g.energy_j.total, 230.644433524673 * 127.72361537073786);
+  EXPECT_DOUBLE_EQ(*g.latency_s.total, 0.11220224938943191 * (392.47133333333335 - 1));
+}
+
+TEST(Importers, MlEnergyV3ReadsExpertParallelRowsAsOneTensorParallelGroup) {
+  const ImportResult r = run("mlenergy-v3");
+  ASSERT_EQ(r.rows.size(), 2u);
+  const DatasetRow& moe = r.rows[1];
+  EXPECT_EQ(moe.model, "qwen3-235b-a22b");
+  EXPECT_EQ(moe.dtype, "wfp8afp8kvbf16");
+  EXPECT_EQ(moe.gpus, 8);
+  EXPECT_EQ(moe.tensor_parallel, 8);
+  EXPECT_EQ(moe.data_parallel, 1);
+  EXPECT_DOUBLE_EQ(*moe.energy_j.total, 9984.831726816567 * 7.992145662263478);
+  EXPECT_DOUBLE_EQ(moe.prompt_tokens, (8 + 16) / 2.0 / 4.0);  // chat: the estimate from the v2 prompt file
+  EXPECT_DOUBLE_EQ(r.rows[0].prompt_tokens, 300);              // gpqa: assumed
+}
+
+TEST(Importers, SplitwiseScalesNormalisedPowerByTdpAndInfersEarlyStops) {
+  const ImportResult r = run("splitwise");
+  ASSERT_EQ(r.rows.size(), 3u);
+  const DatasetRow& llama = r.rows[0];
+  EXPECT_EQ(llama.model, "llama-2-70b");
+  EXPECT_EQ(llama.gpu, "a100-80gb-sxm");
+  EXPECT_DOUBLE_EQ(*llama.energy_j.total, 0.73599375 * 400 * 2 * 7.168983697891235);
+  EXPECT_DOUBLE_EQ(*llama.latency_s.prefill, 0.1962532191537321);
+  EXPECT_DOUBLE_EQ(llama.gen_tokens, 128);  // (7169.0 - 196.3) / 54.88 = 127.1 steps + the prefill token
+  const DatasetRow& bloom = r.rows[1];
+  EXPECT_EQ(bloom.model_relation, "not-in-catalog");
+  EXPECT_DOUBLE_EQ(bloom.gen_tokens, 342);  // (16974.76 - 174.58) / 49.249 = 341.1 steps, not 2048
+  EXPECT_TRUE(has(bloom, "gen_tokens_inferred"));
+  EXPECT_TRUE(has(bloom, "energy_missing"));
+  EXPECT_FALSE(bloom.energy_j.total.has_value());
+  EXPECT_TRUE(has(r.rows[2], "power_capped"));
+  EXPECT_EQ(r.rows[2].gpu, "h100-sxm");
+}
+
+TEST(Importers, WilkinsKeepsRequestRowsAndRejectsStartupRows) {
+  const ImportResult r = run("wilkins");
+  EXPECT_EQ(r.rows.size(), 10u);    // 2 request rows from each of the 5 files
+  EXPECT_EQ(r.rejects.size(), 5u);  // 1 startup row each
+  EXPECT_NE(r.rejects[0].reason.find("not a request row"), std::string::npos);
+  const DatasetRow& last = r.rows[9];  // independence-test: energy in mJ
+  EXPECT_DOUBLE_EQ(*last.energy_j.total, 70.278);
+  EXPECT_DOUBLE_EQ(last.gen_tokens, 16);
+  EXPECT_DOUBLE_EQ(last.prompt_tokens, 8);
+  EXPECT_TRUE(has(last, "no_kv_cache"));
+  EXPECT_TRUE(has(last, "gen_tokens_is_limit"));
+  for (const auto& row : r.rows)
+    if (row.gpus > 1) {
+      EXPECT_EQ(row.parallelism, Parallelism::layer_split);
+    }
+}
+
+TEST(Importers, TokenPowerBenchCountsOnlyTheServingGpu) {
+  const ImportResult r = run("tokenpowerbench");
+  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_EQ(r.rejects.size(), 1u);  // the fixture row without per-GPU power
+  EXPECT_EQ(r.rejects[0].line, 4);
+  const DatasetRow& d = r.rows[0];
+  EXPECT_EQ(d.engine, "deepspeed");
+  EXPECT_DOUBLE_EQ(d.batch, 256);
+  const double per_response_j = 269.02680149439965 * 11184.960287332535 / 52002;
+  EXPECT_DOUBLE_EQ(*d.energy_j.total, per_response_j * 256);
+  EXPECT_DOUBLE_EQ(d.gen_tokens, 26001000.0 / 52002);
+  EXPECT_TRUE(has(d, "idle_gpus_subtracted"));
+}
+
+TEST(Importers, ChuyishangTakesTheMeanBatchFromLittlesLaw) {
+  const ImportResult r = run("chuyishang");
+  ASSERT_EQ(r.rows.size(), 1u);
+  const DatasetRow& q = r.rows[0];
+  EXPECT_EQ(q.gpu, "a100-80gb-sxm");
+  EXPECT_NEAR(q.batch, 4135 * 1.161 / 600, 1e-12);  // = 8.001
+  EXPECT_NEAR(*q.energy_j.total, 183155.23 / 4135 * q.batch, 1e-9);
+  EXPECT_EQ(q.model_relation, "not-in-catalog");  // Qwen2.5-3B
+}
+
+TEST(Importers, BenchlabIsRejectedBecauseItsTokenCountIsMissing) {
+  const ImportResult r = run("benchlab");
+  EXPECT_TRUE(r.rows.empty());
+  ASSERT_EQ(r.rejects.size(), 1u);
+  EXPECT_NE(r.rejects[0].reason.find("generated-token count not recorded"), std::string::npos);
+}
+
+TEST(Importers, NonMeasurementSourcesAreListedWithTheirReason) {
+  EXPECT_FALSE(find_importer("vidur").run);
+  EXPECT_FALSE(find_importer("ecologits").run);
+}
+
+}  // namespace
+}  // namespace llmco2

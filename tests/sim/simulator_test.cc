@@ -1,0 +1,109 @@
+// Tests of the reference simulator: one step worked out by hand, and the physical invariants it must keep
+// under both the built-in and the calibrated (data/sim/params.json) parameters.
+#include <gtest/gtest.h>
+
+#include "hardware/gpu_catalog.h"
+#include "model/model_catalog.h"
+#include "sim/simulator.h"
+
+namespace llmco2 {
+namespace {
+
+TEST(Simulator, OneSegmentByHand) {
+  SimWorkload w;
+  SimSegment s;
+  s.steps = 10;
+  s.kernels.push_back({SimKernelClass::matrix, 2, 1e12, 1e9, 0, 1e9, 1e15});
+  w.prefill.push_back(s);
+  w.memory_bytes_per_s = 2e12;
+  w.tdp_w = 700, w.idle_w = 100;
+  SimParams p;
+  p.matrix_efficiency = 0.5, p.matrix_half_rows = 1e-9;     // efficiency 0.5 at 1e9 rows
+  p.memory_efficiency = 0.5, p.memory_half_bytes = 1e-9;
+  p.kernel_gap_s = 1e-5;
+  p.default_engine = {1e-3, 1e-6};
+  p.power_active = 0.2, p.power_compute = 0.5, p.power_memory = 0.4;
+  // kernel: max(1e12 / (1e15 x 0.5), 1e9 / (2e12 x 0.5)) + 1e-5 = 2.01e-3 s; 2 launches: 4.02e-3 s busy;
+  // step: 4.02e-3 + 1e-3 host = 5.02e-3 s. Ideal compute 2 x 1e-3 s, ideal memory 2 x 0.5e-3 s.
+  // energy/step = 100 W x 5.02e-3 s + 600 W x (0.2 x 4.02e-3 + 0.5 x 2e-3 + 0.4 x 1e-3) s = 0.502 + 1.3224 J.
+  const SimResult r = run_workload(w, p);
+  EXPECT_NEAR(r.latency_s.prefill, 10 * 5.02e-3, 1e-12);
+  EXPECT_NEAR(r.energy_j.prefill, 10 * 1.8244, 1e-9);
+  EXPECT_NEAR(r.mean_power_w, 1.8244 / 5.02e-3, 1e-6);
+  EXPECT_EQ(r.energy_j.decode, 0);
+}
+
+class Invariants : public ::testing::TestWithParam<bool> {
+ protected:
+  SimParams params() const { return GetParam() ? load_sim_params(default_sim_params_path()) : SimParams{}; }
+  SimResult run(const std::string& model, long batch, long prompt, long gen, int gpus, const SimScenario& sc = {}) {
+    Request r;
+    r.batch = batch, r.prompt_tokens = prompt, r.gen_tokens = gen, r.gpus = gpus;
+    const ModelSpec m = ModelCatalog::bundled().resolve(model);
+    r.precision = {m.default_dtype, m.default_dtype, m.default_dtype};
+    return simulate(m, GpuCatalog::bundled().resolve("h100-sxm"), r, sc, params());
+  }
+};
+
+TEST_P(Invariants, EnergyGrowsWithPromptGenAndBatch) {
+  const double base = run("llama-3.1-8b", 4, 512, 128, 1).energy_j.total();
+  EXPECT_GT(run("llama-3.1-8b", 4, 2048, 128, 1).energy_j.total(), base);
+  EXPECT_GT(run("llama-3.1-8b", 4, 512, 512, 1).energy_j.total(), base);
+  EXPECT_GT(run("llama-3.1-8b", 16, 512, 128, 1).energy_j.total(), base);
+  // ...but batching amortises the weights: per request, batch 16 costs less than batch 4.
+  EXPECT_LT(run("llama-3.1-8b", 16, 512, 128, 1).energy_j.total() / 16, base / 4);
+}
+
+TEST_P(Invariants, MoreGpusCostMoreForATinyRequest) {
+  const double one = run("llama-3.1-8b", 1, 16, 8, 1).energy_j.total();
+  const double two = run("llama-3.1-8b", 1, 16, 8, 2).energy_j.total();
+  const double eight = run("llama-3.1-8b", 1, 16, 8, 8).energy_j.total();
+  EXPECT_GT(two, one);
+  EXPECT_GT(eight, two);
+}
+
+TEST_P(Invariants, MoreGpusLowerPerGpuEnergyForALargeBatchAndLongPrompt) {
+  const double four = run("llama-3.1-70b", 64, 4096, 256, 4).energy_j.total() / 4;
+  const double eight = run("llama-3.1-70b", 64, 4096, 256, 8).energy_j.total() / 8;
+  EXPECT_LT(eight, four);
+}
+
+TEST_P(Invariants, PowerStaysBetweenIdleAndTdp) {
+  for (long batch : {1L, 64L}) {
+    const SimResult r = run("llama-3.1-8b", batch, 1024, 128, 1);
+    EXPECT_GE(r.mean_power_w, 75.0);   // H100 SXM idle
+    EXPECT_LE(r.mean_power_w, 700.0);  // TDP
+  }
+}
+
+TEST_P(Invariants, RecomputingWithoutAKvCacheCostsMore) {
+  SimScenario no_cache;
+  no_cache.kv_cache = false;
+  EXPECT_GT(run("llama-3.1-8b", 1, 512, 256, 1, no_cache).energy_j.decode,
+            2 * run("llama-3.1-8b", 1, 512, 256, 1).energy_j.decode);
+}
+
+TEST_P(Invariants, LayerSplitPaysIdlePowerOfTheWaitingGpus) {
+  SimScenario split;
+  split.parallelism = Parallelism::layer_split;
+  split.layer_split_gpus = 4;
+  const SimResult one = run("llama-3.1-8b", 1, 512, 64, 1);
+  const SimResult four = run("llama-3.1-8b", 1, 512, 64, 1, split);
+  EXPECT_DOUBLE_EQ(four.latency_s.total(), one.latency_s.total());
+  EXPECT_NEAR(four.energy_j.total() - one.energy_j.total(), 3 * 75.0 * one.latency_s.total(), 1e-6);
+}
+
+TEST_P(Invariants, NoiseIsSeededAndCentredOnTheCleanValue) {
+  const SimResult clean = run("llama-3.1-8b", 1, 512, 64, 1);
+  SimParams p = params();
+  EXPECT_DOUBLE_EQ(add_noise(clean, p, 7).energy_j.total(), add_noise(clean, p, 7).energy_j.total());
+  EXPECT_NE(add_noise(clean, p, 7).energy_j.total(), add_noise(clean, p, 8).energy_j.total());
+  double log_sum = 0;
+  for (uint64_t seed = 0; seed < 2000; ++seed) log_sum += std::log(add_noise(clean, p, seed).energy_j.decode);
+  EXPECT_NEAR(log_sum / 2000, std::log(clean.energy_j.decode), 4 * p.energy_noise / std::sqrt(2000.0));
+}
+
+INSTANTIATE_TEST_SUITE_P(BuiltInAndCalibrated, Invariants, ::testing::Bool());
+
+}  // namespace
+}  // namespace llmco2
