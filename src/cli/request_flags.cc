@@ -29,8 +29,7 @@ ResolvedRequest resolve_request(const RequestFlags& f) {
   r.prompt_tokens = f.prompt;
   r.gen_tokens = f.gen;
   r.gpus = f.gpus;
-  r.precision = f.dtype.empty() ? Precision{model.default_dtype, model.default_dtype, model.default_dtype}
-                                : parse_precision(f.dtype, model.default_dtype);
+  r.precision = precision_or_default(f.dtype, model.default_dtype);
   r.flash_attention = f.flash;
   r.engine = f.engine;
   validate_request(r, model);

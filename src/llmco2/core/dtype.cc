@@ -102,4 +102,9 @@ Precision parse_precision(std::string_view spec, DType default16) {
           parse_class_token(spec, kv, default16)};
 }
 
+Precision precision_or_default(std::string_view spec, DType model_default) {
+  if (spec.empty()) return {model_default, model_default, model_default};
+  return parse_precision(spec, model_default);
+}
+
 }  // namespace llmco2

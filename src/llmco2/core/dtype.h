@@ -35,4 +35,7 @@ struct Precision {
 // Throws Error naming the spec and what was expected.
 Precision parse_precision(std::string_view spec, DType default16);
 
+// A model's precision: the spec when given, else `model_default` (the config's torch_dtype) for every class.
+Precision precision_or_default(std::string_view spec, DType model_default);
+
 }  // namespace llmco2

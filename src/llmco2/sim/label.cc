@@ -21,15 +21,6 @@ std::shared_ptr<const Gpu> CatalogCache::gpu(const std::string& name) {
   return slot;
 }
 
-namespace {
-
-Precision precision_of(const std::string& dtype, const ModelSpec& model) {
-  if (dtype.empty()) return {model.default_dtype, model.default_dtype, model.default_dtype};
-  return parse_precision(dtype, model.default_dtype);
-}
-
-}  // namespace
-
 SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   SimConfig c;
   c.model = catalogs.model(row.model);
@@ -41,7 +32,7 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   r.prompt_tokens = std::max(1L, std::lround(row.prompt_tokens));
   r.gen_tokens = std::max(1L, std::lround(row.gen_tokens));
   r.gpus = layer_split ? 1 : row.tensor_parallel;
-  r.precision = precision_of(row.dtype, *c.model);
+  r.precision = precision_or_default(row.dtype, c.model->default_dtype);
   r.engine = row.engine;
   validate_request(r, *c.model);
   c.scenario.measures = row.measures;
@@ -62,7 +53,7 @@ SimConfig config_for_plan(const PlanRow& row, CatalogCache& catalogs) {
   r.prompt_tokens = row.prompt;
   r.gen_tokens = row.gen;
   r.gpus = row.gpus;
-  r.precision = precision_of(row.dtype, *c.model);
+  r.precision = precision_or_default(row.dtype, c.model->default_dtype);
   if (!row.engine.empty()) r.engine = row.engine;
   validate_request(r, *c.model);
   c.scenario.measures = row.batch > 1 ? Measures::fixed_batch : Measures::isolated;
