@@ -71,7 +71,7 @@ DatasetRow repeated_row(const SimConfig& config, const SimResult& clean, const S
   return row;
 }
 
-int run_plan(const SimulateOptions& o, const SimParams& params) {
+void run_plan(const SimulateOptions& o, const SimParams& params) {
   if (o.out.empty()) fail("simulate --plan needs --out FILE for the labelled dataset");
   PlanReadResult plan = read_plan(o.plan);
   CatalogCache catalogs;
@@ -94,7 +94,6 @@ int run_plan(const SimulateOptions& o, const SimParams& params) {
   write_dataset(o.out, rows);
   for (const auto& r : rejects) std::cerr << "rejected " << r.message() << "\n";
   std::cerr << fmt::format("wrote {} rows to {} ({} rejected)\n", rows.size(), o.out, rejects.size());
-  return 0;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json_io.h"
 #include "core/paths.h"
+#include "dataset/architecture.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 
@@ -25,7 +26,8 @@ ModelMap::ModelMap(const std::filesystem::path& path) {
   const size_t name = table.column("source_name"), model = table.column("model"), relation = table.column("relation");
   for (const auto& r : table.records) {
     if (r.cells.size() != table.header.size()) fail("{}:{}: expected {} cells", path.string(), r.line, table.header.size());
-    entries_[r.cells[name]] = {r.cells[model], r.cells[relation]};
+    entries_[r.cells[name]] = {r.cells[model], r.cells[relation],
+                               architecture_fields(ModelCatalog::bundled().resolve(r.cells[model]))};
   }
 }
 
@@ -40,21 +42,7 @@ void ModelMap::apply(DatasetRow& row, const std::string& source_name) const {
   row.model = it->second.model;
   row.model_relation = it->second.relation;
   if (row.model_relation == "same-architecture") row.caveats.push_back("model_substituted");
-  const ModelSpec spec = ModelCatalog::bundled().resolve(row.model);
-  row.arch.params_b = spec.total_params() / 1e9;
-  if (spec.moe) {
-    const double inactive = (spec.moe->experts - spec.moe->experts_per_token) * spec.expert_params() * spec.layers;
-    row.arch.active_params_b = (spec.total_params() - inactive) / 1e9;
-    row.arch.experts = spec.moe->experts;
-    row.arch.experts_per_token = spec.moe->experts_per_token;
-  } else {
-    row.arch.active_params_b = row.arch.params_b;
-  }
-  row.arch.layers = spec.layers;
-  row.arch.hidden = spec.hidden;
-  row.arch.heads = spec.heads;
-  row.arch.kv_heads = spec.max_kv_heads();
-  row.arch.intermediate = spec.moe ? spec.moe->expert_intermediate : spec.intermediate;
+  row.arch = it->second.arch;
 }
 
 const std::string& CsvRowView::text(std::string_view column) const {

@@ -23,6 +23,7 @@ class ModelMap {
  private:
   struct Entry {
     std::string model, relation;
+    ArchitectureFields arch;  // of the catalog model, resolved once when the map is read
   };
   std::map<std::string, Entry> entries_;
 };

@@ -4,14 +4,20 @@
 
 #include <fmt/format.h>
 
+#include "hardware/gpu_catalog.h"
 #include "measured/import_common.h"
 #include "measured/sources.h"
 
 namespace llmco2 {
 namespace {
 
-// The power columns are normalised; we read them as fractions of the board TDP (SOURCE.md: peak ~1.0).
-constexpr double kA100TdpW = 400;
+// The power columns are normalised; we read them as fractions of the board TDP from the GPU catalog
+// (SOURCE.md: peak ~1.0). Only a100-80gb-sxm rows have power.
+double tdp_w(const std::string& gpu_id) {
+  for (const Gpu& gpu : GpuCatalog::bundled().gpus())
+    if (gpu.id == gpu_id) return gpu.tdp_w;
+  throw std::invalid_argument(fmt::format("GPU '{}' is not in the catalog", gpu_id));
+}
 
 DatasetRow splitwise_row(const CsvRowView& v, const std::filesystem::path& file) {
   DatasetRow row;
@@ -41,7 +47,7 @@ DatasetRow splitwise_row(const CsvRowView& v, const std::filesystem::path& file)
   row.latency_s = {prefill_s, total_s - prefill_s, total_s};
   const double power = v.number("average_power");
   if (power > 0) {
-    row.energy_j.total = power * kA100TdpW * row.gpus * total_s;
+    row.energy_j.total = power * tdp_w(row.gpu) * row.gpus * total_s;
     row.caveats.push_back("power_normalised");
   } else {
     row.caveats.push_back("energy_missing");

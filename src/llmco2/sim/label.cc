@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "dataset/architecture.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 
@@ -77,13 +78,7 @@ DatasetRow simulated_row(const SimConfig& c, const SimResult& result, std::strin
   row.model = c.model->id;
   row.model_source_name = c.model->id;
   row.model_relation = "same";
-  row.arch.params_b = c.model->total_params() / 1e9;
-  row.arch.layers = c.model->layers;
-  row.arch.hidden = c.model->hidden;
-  row.arch.heads = c.model->heads;
-  row.arch.kv_heads = c.model->max_kv_heads();
-  row.arch.intermediate = c.model->intermediate;
-  if (c.model->moe) row.arch.experts = c.model->moe->experts, row.arch.experts_per_token = c.model->moe->experts_per_token;
+  row.arch = architecture_fields(*c.model);
   row.dtype = c.request.precision.to_string();
   row.gpu = c.gpu->id;
   row.gpus = c.request.gpus;
