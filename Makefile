@@ -3,7 +3,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 BIN    := $(BUILD)/src/cli/llmco2
 
-.PHONY: setup configure build demo test bench clean
+.PHONY: setup configure build demo test bench clean default-model eval
 
 setup:
 	@bash scripts/setup.sh
@@ -17,12 +17,22 @@ build: setup configure
 	cmake --build --preset $(PRESET)
 
 demo: build
-	@echo "== llmco2 gpus"; $(BIN) gpus
+	@echo "== llmco2 predict --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128"
+	@$(BIN) predict --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128
+	@echo; echo "== llmco2 gpus"; $(BIN) gpus
 	@echo; echo "== llmco2 graph --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128 --format summary"
 	@$(BIN) graph --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128 --format summary
 
 test: build
 	ctest --preset $(PRESET) -j2
+
+# The bundled predictors (data/predictors): focused-sampled simulations + the public measurements.
+default-model: build
+	bash scripts/train_default_model.sh
+
+# The accuracy report (docs/accuracy.md): every predictor on both test sets.
+eval: build
+	$(BIN) eval --train-count 20000 --test-count 5000
 
 bench: build
 	$(BUILD)/bench/llmco2_bench --benchmark_min_time=0.2

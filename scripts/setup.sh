@@ -7,7 +7,9 @@ packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
+  libtorch-dev libopenblas0-openmp libxgboost-dev
 )
+# Never libopenblas-dev/libopenblas0: their pthread BLAS wins the alternatives and fights libtorch's OpenMP.
 
 missing=()
 for p in "${packages[@]}"; do

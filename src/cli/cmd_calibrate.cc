@@ -20,22 +20,9 @@ struct CalibrateOptions {
   unsigned threads = 0;
 };
 
-// Every dataset CSV of the folder except the importers' *.rejects.csv, sorted by name.
-std::vector<std::filesystem::path> dataset_files(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.path().extension() == ".csv" && name.find(".rejects.") == std::string::npos && name != "model_map.csv")
-      files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  if (files.empty()) fail("{}: no dataset CSV files (run `llmco2 import all` first)", dir.string());
-  return files;
-}
-
 // Fits one parameter set per held-out source (in parallel) and fills the held-out predictions.
 void leave_one_source_out(const CalibrationSet& set, const FitOptions& fit, unsigned threads,
-                          std::vector<Prediction>& out) {
+                          std::vector<SimEstimate>& out) {
   const auto sources = set.sources();
   std::vector<std::thread> pool;
   std::atomic<size_t> next{0}, done{0};

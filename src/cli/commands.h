@@ -11,5 +11,7 @@ void add_gpus_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
+void add_sample_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
 
 }  // namespace llmco2::cli

@@ -1,38 +1,40 @@
-// cli/main.cc - the llmco2 command line: the one place errors are caught and turned into a line on stderr.
-#include <algorithm>
-#include <exception>
-#include <string>
-#include <vector>
+// cli/main.cc - the llmco2 command line. `train` and `eval` run in llmco2-train, the only program linking libtorch
+// (a libtorch process costs ~0.4 s before main; predict must not pay it).
+#include <filesystem>
 #include <iostream>
+#include <string_view>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "core/error.h"
-#include "core/names.h"
+#include "cli/run_app.h"
 
 namespace {
 
-constexpr int kUsageOrInputError = 2;
-constexpr int kInternalError = 3;
-
-std::vector<std::string> command_names(const CLI::App& app) {
-  std::vector<std::string> names;
-  for (const auto* command : app.get_subcommands([](const CLI::App*) { return true; }))
-    names.push_back(command->get_name());
-  return names;
+bool runs_in_trainer(int argc, char** argv) {
+  if (argc < 2) return false;
+  const std::string_view command = argv[1];
+  return command == "train" || command == "eval";
 }
 
-// CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
-bool is_unknown_command(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return false;
-  const auto names = command_names(app);
-  return std::find(names.begin(), names.end(), argv[1]) == names.end();
+// Replaces this process with llmco2-train (installed beside llmco2), passing the arguments on.
+int exec_trainer(char** argv) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto trainer = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "llmco2-train";
+  argv[0] = const_cast<char*>("llmco2");
+  execv(trainer.c_str(), argv);
+  std::cerr << "llmco2: error: '" << argv[1] << "' needs " << trainer.string()
+            << ", which could not be run (build it with make build)\n";
+  return llmco2::cli::kUsageOrInputError;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (runs_in_trainer(argc, argv)) return exec_trainer(argv);
   CLI::App app{"llmco2: energy, latency and carbon of an LLM inference request, before it runs"};
   app.require_subcommand(1);
   llmco2::cli::add_graph_command(app);
@@ -41,26 +43,9 @@ int main(int argc, char** argv) {
   llmco2::cli::add_simulate_command(app);
   llmco2::cli::add_import_command(app);
   llmco2::cli::add_calibrate_command(app);
-  if (is_unknown_command(app, argc, argv)) {
-    std::cerr << "llmco2: error: unknown command '" << argv[1] << "' (expected "
-              << llmco2::join_or(command_names(app)) << "; see --help)\n";
-    return kUsageOrInputError;
-  }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "llmco2: error: " << e.what() << "\n";
-    return kUsageOrInputError;
-  } catch (const llmco2::Error& e) {
-    std::cerr << "llmco2: error: " << e.what() << "\n";
-    return kUsageOrInputError;
-  } catch (const std::exception& e) {
-    std::cerr << "llmco2: internal error: " << e.what() << "\n";
-    return kInternalError;
-  }
-  return 0;
+  llmco2::cli::add_sample_command(app);
+  llmco2::cli::add_predict_command(app);
+  app.add_subcommand("train", "train a predictor (runs llmco2-train; see llmco2 train --help)");
+  app.add_subcommand("eval", "evaluate every predictor on both test sets (runs llmco2-train)");
+  return llmco2::cli::run_app(app, "llmco2", argc, argv);
 }

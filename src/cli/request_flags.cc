@@ -1,6 +1,8 @@
 // cli/request_flags.cc - shared request flags.
 #include "cli/request_flags.h"
 
+#include <fmt/format.h>
+
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
@@ -35,6 +37,23 @@ ResolvedRequest resolve_request(const RequestFlags& f) {
   validate_request(r, model);
   check_memory_fit(model, r, gpu);
   return {std::move(model), std::move(gpu), std::move(r)};
+}
+
+Json request_json(const ResolvedRequest& r) {
+  return {{"model", r.model.id},
+          {"gpu", r.gpu.id},
+          {"gpus", r.request.gpus},
+          {"batch", r.request.batch},
+          {"prompt_tokens", r.request.prompt_tokens},
+          {"gen_tokens", r.request.gen_tokens},
+          {"dtype", r.request.precision.to_string()},
+          {"engine", r.request.engine}};
+}
+
+std::string request_line(const ResolvedRequest& r) {
+  return fmt::format("{} on {} x {} ({}), batch {}, prompt {}, gen {}, {}", r.model.id, r.request.gpus, r.gpu.id,
+                     r.request.engine, r.request.batch, r.request.prompt_tokens, r.request.gen_tokens,
+                     r.request.precision.to_string());
 }
 
 }  // namespace llmco2::cli

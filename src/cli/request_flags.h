@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/json_io.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "model/model_spec.h"
@@ -33,5 +34,9 @@ struct ResolvedRequest {
 
 // Looks up the model and GPU, parses the precision and checks the request fits (throws Error).
 ResolvedRequest resolve_request(const RequestFlags& flags);
+
+// The request as JSON fields (model, gpu, gpus, batch, prompt_tokens, gen_tokens, dtype, engine) and as one line.
+Json request_json(const ResolvedRequest& r);
+std::string request_line(const ResolvedRequest& r);
 
 }  // namespace llmco2::cli

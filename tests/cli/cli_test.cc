@@ -149,5 +149,47 @@ TEST(CliSimulate, BadPlanAndUnknownSourceAreCleanErrors) {
   expect_clean_error("import mlenergy-v2 --from /no/such/dir", "source folder /no/such/dir/mlenergy_leaderboard_v2");
 }
 
+TEST(CliPredict, DefaultModelJsonHasPhasesThatSum) {
+  const Result r = run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --batch 2 --prompt 512 --gen 64 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("predictor"), "llmco2");
+  for (const char* q : {"energy_j", "latency_s"}) {
+    const auto& v = j.at(q);
+    EXPECT_GT(v.at("prefill").get<double>(), 0);
+    EXPECT_GT(v.at("decode").get<double>(), 0);
+    EXPECT_NEAR(v.at("total").get<double>(), v.at("prefill").get<double>() + v.at("decode").get<double>(),
+                1e-9 * v.at("total").get<double>());
+  }
+}
+
+TEST(CliPredict, SimPredictorIsTheNoiselessSimulator) {
+  const std::string request = "--model qwen2-7b --gpu l4 --gpus 2 --batch 1 --prompt 300 --gen 20 --format json";
+  const auto p = nlohmann::json::parse(run("predict --predictor sim " + request).out);
+  const auto s = nlohmann::json::parse(run("simulate " + request).out);
+  EXPECT_DOUBLE_EQ(p.at("energy_j").at("total").get<double>(), s.at("energy_j").at("total").get<double>());
+  EXPECT_DOUBLE_EQ(p.at("latency_s").at("decode").get<double>(), s.at("latency_s").at("decode").get<double>());
+}
+
+TEST(CliPredict, BadModelFilesAreCleanErrors) {
+  const std::string garbage = testing::TempDir() + "/garbage.model";
+  std::ofstream(garbage) << "not a model";
+  expect_clean_error("predict --model-file " + garbage, garbage + ": not an llmco2 model file");
+  expect_clean_error("predict --model-file /no/such.model", "/no/such.model");
+}
+
+TEST(CliTrain, TrainsAModelThatPredictAnswersWith) {
+  // Sample, label, train two epochs in llmco2-train (exec'd by llmco2 train), then predict with the file.
+  const std::string dir = testing::TempDir() + "/llmco2_train_" + std::to_string(getpid());
+  ASSERT_EQ(run("sample --count 120 --models qwen2-0.5b,gemma-2b --gpus l4 --seed 3 --out " + dir + "-plan.csv").exit_code, 0);
+  ASSERT_EQ(run("simulate --plan " + dir + "-plan.csv --out " + dir + "-data.csv").exit_code, 0);
+  const Result t = run("train --data " + dir + "-data.csv --out " + dir + ".model --epochs 2 --quiet");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const Result p = run("predict --model-file " + dir + ".model --model qwen2-0.5b --gpu l4 --format json");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_GT(nlohmann::json::parse(p.out).at("energy_j").at("total").get<double>(), 0);
+  expect_clean_error("train --data /no/such.csv --out " + dir + "-x.model", "/no/such.csv");
+}
+
 }  // namespace
 }  // namespace llmco2

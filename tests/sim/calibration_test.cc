@@ -30,7 +30,7 @@ TEST(Calibration, FitRecoversSimulatedGroundTruth) {
   std::vector<size_t> all(set.samples.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   auto predictions = [&](const SimParams& p) {
-    std::vector<Prediction> out;
+    std::vector<SimEstimate> out;
     for (const auto& s : set.samples) out.push_back(predict(s, p));
     return out;
   };
@@ -54,7 +54,7 @@ TEST(Calibration, AccuracyFiguresByHand) {
     set.samples.push_back(s);
   }
   // errors: 5%, 20%, 50%, 0% -> MAPE 18.75%, EBA(10%) 2/4, EBA(30%) 3/4; no latencies measured
-  const std::vector<Prediction> p = {{105, 0}, {80, 0}, {150, 0}, {200, 0}};
+  const std::vector<SimEstimate> p = {{105, 0}, {80, 0}, {150, 0}, {200, 0}};
   const AccuracyStats a = accuracy(set, {0, 1, 2, 3}, p, Quantity::energy);
   EXPECT_EQ(a.n, 4u);
   EXPECT_NEAR(a.mape, 0.1875, 1e-12);

@@ -42,7 +42,7 @@ CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
   return set;
 }
 
-Prediction predict(const CalibrationSample& sample, const SimParams& params) {
+SimEstimate predict(const CalibrationSample& sample, const SimParams& params) {
   const SimResult r = run_workload(sample.workload, params);
   return {r.energy_j.total() * sample.batch_scale, r.latency_s.total()};
 }
@@ -126,7 +126,7 @@ class Objective {
     double loss = 0;
     for (size_t i = 0; i < train_.size(); ++i) {
       const CalibrationSample& sample = set_.samples[train_[i]];
-      const Prediction p = predict(sample, params);
+      const SimEstimate p = predict(sample, params);
       if (sample.energy_j) loss += weights_[i] * squared_log_error(p.energy_j, *sample.energy_j);
       if (sample.latency_s) loss += weights_[i] * squared_log_error(p.latency_s, *sample.latency_s);
     }
@@ -172,23 +172,14 @@ SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train
 }
 
 AccuracyStats accuracy(const CalibrationSet& set, const std::vector<size_t>& samples,
-                       const std::vector<Prediction>& predictions, Quantity quantity) {
-  AccuracyStats s;
+                       const std::vector<SimEstimate>& predictions, Quantity quantity) {
+  AccuracyCounter counter;
   for (size_t k : samples) {
     const bool energy = quantity == Quantity::energy;
     const auto& measured = energy ? set.samples[k].energy_j : set.samples[k].latency_s;
-    if (!measured) continue;
-    const double predicted = energy ? predictions[k].energy_j : predictions[k].latency_s;
-    const double error = std::abs(predicted - *measured) / *measured;
-    ++s.n;
-    s.mape += error;
-    s.eba10 += error <= 0.10;
-    s.eba30 += error <= 0.30;
+    if (measured) counter.add(energy ? predictions[k].energy_j : predictions[k].latency_s, *measured);
   }
-  if (s.n == 0) return s;
-  const double n = static_cast<double>(s.n);
-  s.mape /= n, s.eba10 /= n, s.eba30 /= n;
-  return s;
+  return counter.result();
 }
 
 }  // namespace llmco2

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dataset/record.h"
+#include "core/accuracy.h"
 #include "sim/simulator.h"
 
 namespace llmco2 {
@@ -34,10 +35,10 @@ struct CalibrationSet {
 // Resolves every row against the catalogs and prepares its workload; rows that cannot be simulated are skipped.
 CalibrationSet prepare_calibration(std::vector<DatasetRow> rows);
 
-struct Prediction {
+struct SimEstimate {
   double energy_j = 0, latency_s = 0;
 };
-Prediction predict(const CalibrationSample& sample, const SimParams& params);
+SimEstimate predict(const CalibrationSample& sample, const SimParams& params);
 
 struct FitOptions {
   int max_evaluations = 2500;
@@ -49,13 +50,10 @@ struct FitOptions {
 SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train, const SimParams& start,
                      const FitOptions& options);
 
-struct AccuracyStats {
-  size_t n = 0;
-  double mape = 0, eba10 = 0, eba30 = 0;  // fractions
-};
+using AccuracyStats = Accuracy;
 enum class Quantity { energy, latency };
 // Accuracy of `predictions` (parallel to set.samples) over the chosen samples that measured `quantity`.
 AccuracyStats accuracy(const CalibrationSet& set, const std::vector<size_t>& samples,
-                       const std::vector<Prediction>& predictions, Quantity quantity);
+                       const std::vector<SimEstimate>& predictions, Quantity quantity);
 
 }  // namespace llmco2

@@ -1,12 +1,12 @@
 // calibration/report.cc - markdown tables and gnuplot plots of the calibration.
 #include "calibration/report.h"
 
-#include <cstdio>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "core/json_io.h"
+#include "core/plot.h"
 
 namespace llmco2 {
 namespace {
@@ -103,11 +103,7 @@ std::string plot(const CalibrationReport& r, bool energy, const std::filesystem:
     write_file_atomic(file, points);
     script += fmt::format(", '{}' using 1:2 title '{}' pt 7 ps 0.4", file.string(), source);
   }
-  FILE* gnuplot = popen("gnuplot 2>/dev/null", "w");
-  if (!gnuplot) return "gnuplot not found: plots not written";
-  std::fputs((script + "\n").c_str(), gnuplot);
-  if (pclose(gnuplot) != 0) return "gnuplot failed or is not installed: plots not written (install gnuplot-nox)";
-  return "";
+  return run_gnuplot(script);
 }
 
 }  // namespace

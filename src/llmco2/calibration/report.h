@@ -13,8 +13,8 @@ namespace llmco2 {
 struct CalibrationReport {
   const CalibrationSet* set = nullptr;
   std::vector<RowReject> read_rejects;       // rows the dataset reader refused
-  std::vector<Prediction> fit;               // per sample, parameters fitted on all sources
-  std::vector<Prediction> leave_one_out;     // per sample, parameters fitted without the sample's source
+  std::vector<SimEstimate> fit;               // per sample, parameters fitted on all sources
+  std::vector<SimEstimate> leave_one_out;     // per sample, parameters fitted without the sample's source
   SimParams params;                          // fitted on all sources (shipped)
   double seconds = 0;                        // wall time of the whole calibration
   std::string command;                       // how to reproduce it

@@ -1,6 +1,7 @@
 // dataset/dataset_csv.cc - one table of columns drives both writing and reading the dataset CSV.
 #include "dataset/dataset_csv.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -224,6 +225,18 @@ std::string dataset_to_csv(const std::vector<DatasetRow>& rows) {
 
 void write_dataset(const std::filesystem::path& path, const std::vector<DatasetRow>& rows) {
   write_file_atomic(path, dataset_to_csv(rows));
+}
+
+std::vector<std::filesystem::path> dataset_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".csv" && name.find(".rejects.") == std::string::npos && name != "model_map.csv")
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) fail("{}: no dataset CSV files (run `llmco2 import all` first)", dir.string());
+  return files;
 }
 
 }  // namespace llmco2

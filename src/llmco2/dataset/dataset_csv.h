@@ -39,4 +39,8 @@ DatasetReadResult parse_dataset(const CsvTable& table);
 std::string dataset_to_csv(const std::vector<DatasetRow>& rows);
 void write_dataset(const std::filesystem::path& path, const std::vector<DatasetRow>& rows);
 
+// Every dataset CSV of a folder (data/measured) except the importers' *.rejects.csv and model_map.csv, sorted by
+// name. Throws Error when there is none.
+std::vector<std::filesystem::path> dataset_files(const std::filesystem::path& dir);
+
 }  // namespace llmco2

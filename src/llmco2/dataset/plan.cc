@@ -1,9 +1,11 @@
-// dataset/plan.cc - reading plan CSVs.
+// dataset/plan.cc - reading and writing plan CSVs.
 #include "dataset/plan.h"
 
 #include <charconv>
 
 #include <fmt/format.h>
+
+#include "core/json_io.h"
 
 namespace llmco2 {
 namespace {
@@ -57,5 +59,18 @@ PlanReadResult parse_plan(const CsvTable& table) {
 }
 
 PlanReadResult read_plan(const std::filesystem::path& path) { return parse_plan(read_csv_file(path)); }
+
+std::string plan_to_csv(const std::vector<PlanRow>& rows) {
+  std::string out;
+  append_csv_record(out, {"model", "gpu", "gpus", "batch", "prompt", "gen", "dtype", "engine"});
+  for (const auto& r : rows)
+    append_csv_record(out, {r.model, r.gpu, std::to_string(r.gpus), std::to_string(r.batch), std::to_string(r.prompt),
+                            std::to_string(r.gen), r.dtype, r.engine});
+  return out;
+}
+
+void write_plan(const std::filesystem::path& path, const std::vector<PlanRow>& rows) {
+  write_file_atomic(path, plan_to_csv(rows));
+}
 
 }  // namespace llmco2

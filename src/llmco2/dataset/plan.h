@@ -27,4 +27,8 @@ struct PlanReadResult {
 PlanReadResult read_plan(const std::filesystem::path& path);
 PlanReadResult parse_plan(const CsvTable& table);
 
+// The plan as CSV (model,gpu,gpus,batch,prompt,gen,dtype,engine), and written atomically.
+std::string plan_to_csv(const std::vector<PlanRow>& rows);
+void write_plan(const std::filesystem::path& path, const std::vector<PlanRow>& rows);
+
 }  // namespace llmco2

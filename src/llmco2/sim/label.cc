@@ -3,7 +3,10 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
+#include "core/progress.h"
 #include "dataset/architecture.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
@@ -92,6 +95,55 @@ DatasetRow simulated_row(const SimConfig& c, const SimResult& result, std::strin
   row.energy_j = simulated_energy(result, c);
   row.latency_s = simulated_latency(result, c);
   return row;
+}
+
+namespace {
+
+// Mean and relative spread of `repeats` noisy runs.
+DatasetRow repeated_row(const SimConfig& config, const SimResult& clean, const SimParams& params, int repeats,
+                        uint64_t seed, std::string ref) {
+  if (repeats <= 1) return simulated_row(config, clean, std::move(ref));
+  std::vector<SimResult> runs;
+  SimResult mean;
+  for (int i = 0; i < repeats; ++i) {
+    runs.push_back(add_noise(clean, params, seed * 1000003u + static_cast<uint64_t>(i)));
+    mean.energy_j.prefill += runs.back().energy_j.prefill / repeats;
+    mean.energy_j.decode += runs.back().energy_j.decode / repeats;
+    mean.latency_s.prefill += runs.back().latency_s.prefill / repeats;
+    mean.latency_s.decode += runs.back().latency_s.decode / repeats;
+  }
+  double energy_var = 0, latency_var = 0;
+  for (const auto& run : runs) {
+    energy_var += std::pow(run.energy_j.total() - mean.energy_j.total(), 2) / (repeats - 1);
+    latency_var += std::pow(run.latency_s.total() - mean.latency_s.total(), 2) / (repeats - 1);
+  }
+  DatasetRow row = simulated_row(config, mean, std::move(ref));
+  row.repeats = repeats;
+  row.energy_spread = std::sqrt(energy_var) / mean.energy_j.total();
+  row.latency_spread = std::sqrt(latency_var) / mean.latency_s.total();
+  return row;
+}
+
+}  // namespace
+
+LabelledPlan label_plan(const std::vector<PlanRow>& plan, const SimParams& params, const LabelOptions& o) {
+  CatalogCache catalogs;
+  LabelledPlan out;
+  Progress progress("simulate", static_cast<long>(plan.size()), o.progress);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const PlanRow& p = plan[i];
+    try {
+      const SimConfig config = config_for_plan(p, catalogs);
+      const SimResult clean = simulate(*config.model, *config.gpu, config.request, config.scenario, params);
+      out.rows.push_back(
+          repeated_row(config, clean, params, o.repeats, o.seed + i, fmt::format("{}:{}", o.plan_name, p.line)));
+    } catch (const Error& e) {
+      out.rejects.push_back({o.plan_name, p.line, e.what()});
+    }
+    progress.update(static_cast<long>(i + 1));
+  }
+  progress.finish();
+  return out;
 }
 
 }  // namespace llmco2

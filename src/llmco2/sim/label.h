@@ -3,7 +3,9 @@
 
 #include <map>
 #include <memory>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dataset/plan.h"
 #include "dataset/record.h"
@@ -45,5 +47,19 @@ PhaseValues simulated_latency(const SimResult& result, const SimConfig& config);
 
 // A dataset row (source "sim") for a simulated configuration.
 DatasetRow simulated_row(const SimConfig& config, const SimResult& result, std::string source_ref);
+
+// Labelling a plan: each configuration is simulated, then measured `repeats` times with the noise model (the row keeps
+// the mean and the spread, like a real campaign's repeats). repeats = 1 keeps the noiseless value.
+struct LabelOptions {
+  int repeats = 1;
+  uint64_t seed = 1;
+  std::string plan_name = "plan";  // source_ref prefix: <plan_name>:<line>
+  bool progress = false;
+};
+struct LabelledPlan {
+  std::vector<DatasetRow> rows;
+  std::vector<RowReject> rejects;  // configurations the simulator cannot run (unknown model, invalid request)
+};
+LabelledPlan label_plan(const std::vector<PlanRow>& plan, const SimParams& params, const LabelOptions& options);
 
 }  // namespace llmco2

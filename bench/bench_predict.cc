@@ -1,0 +1,64 @@
+// bench/bench_predict.cc - prediction speed: the Eigen GNN forward pass in process, and `llmco2 predict` as a user
+// runs it, process start included (issue: under 50 ms of wall time for a default request).
+#include <benchmark/benchmark.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include "core/paths.h"
+#include "predictor/gnn.h"
+#include "predictor/predictor.h"
+
+extern char** environ;
+
+namespace llmco2 {
+namespace {
+
+SimConfig default_request() {
+  CatalogCache catalogs;
+  SimConfig c;
+  c.model = catalogs.model("llama-3.1-8b");
+  c.gpu = catalogs.gpu("h100-sxm");
+  c.request.precision = precision_or_default("", c.model->default_dtype);
+  return c;
+}
+
+// Encoding the kernel graph (build, Roofline, simulator offset) and the forward pass of the bundled model.
+void BM_PredictInProcess(benchmark::State& state) {
+  const SimParams params = load_sim_params(default_sim_params_path());
+  const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params);
+  const SimConfig c = default_request();
+  for (auto _ : state) benchmark::DoNotOptimize(predictor->predict(c));
+}
+BENCHMARK(BM_PredictInProcess)->Unit(benchmark::kMicrosecond);
+
+// The whole command: exec, catalog and model loading, prediction, JSON output (to /dev/null).
+void BM_PredictCommand(benchmark::State& state) {
+  const std::string binary = LLMCO2_BIN;
+  std::vector<std::string> args = {binary, "predict", "--format", "json"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  for (auto _ : state) {
+    pid_t pid = 0;
+    if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+      state.SkipWithError("cannot start llmco2");
+      break;
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      state.SkipWithError("llmco2 predict failed");
+      break;
+    }
+  }
+  posix_spawn_file_actions_destroy(&actions);
+}
+BENCHMARK(BM_PredictCommand)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace llmco2

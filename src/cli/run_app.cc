@@ -1,0 +1,57 @@
+// cli/run_app.cc - unknown commands, parse errors, input errors and internal errors, each as one line on stderr.
+#include "cli/run_app.h"
+
+#include <algorithm>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/names.h"
+
+namespace llmco2::cli {
+namespace {
+
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const auto* command : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(command->get_name());
+  return names;
+}
+
+// CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
+bool is_unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return false;
+  const auto names = command_names(app);
+  return std::find(names.begin(), names.end(), argv[1]) == names.end();
+}
+
+}  // namespace
+
+int run_app(CLI::App& app, const char* program, int argc, char** argv) {
+  if (is_unknown_command(app, argc, argv)) {
+    std::cerr << program << ": error: unknown command '" << argv[1] << "' (expected " << join_or(command_names(app))
+              << "; see --help)\n";
+    return kUsageOrInputError;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return kUsageOrInputError;
+  } catch (const Error& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return kUsageOrInputError;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": internal error: " << e.what() << "\n";
+    return kInternalError;
+  }
+  return 0;
+}
+
+}  // namespace llmco2::cli

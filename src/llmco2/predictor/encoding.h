@@ -1,0 +1,45 @@
+// predictor/encoding.h - a configuration as the GNN sees it: node features of the kernel graph, its edges, the global
+// features, and the simulator's physics estimate (the offset of the sim-ratio target scaling).
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/label.h"
+
+namespace llmco2 {
+
+// Which features a GNN gets (paper Table 6):
+//   merged:      one feature set per node, prefill + decode summed, no hardware features (NNLQP, "no phase split")
+//   phases:      separate prefill and decode feature sets, no hardware features ("+prefill/decode")
+//   llmco2:      phases + each node's Roofline performance and the GPU's roofs and power ("+Roofline")
+enum class FeatureSet { merged, phases, llmco2 };
+std::string_view feature_set_name(FeatureSet set);
+FeatureSet parse_feature_set(std::string_view name);  // throws Error
+
+// The four regression outputs, in this order, in log space.
+enum Output { energy_prefill = 0, energy_decode = 1, latency_prefill = 2, latency_decode = 3 };
+inline constexpr int kOutputs = 4;
+
+struct EncodedGraph {
+  int nodes = 0;
+  std::vector<float> x;                    // nodes x node_width, row-major, before normalisation
+  std::vector<std::pair<int, int>> edges;  // source -> destination
+  std::vector<float> globals;              // global_width, before normalisation
+  std::array<double, kOutputs> physics_log{};  // log of the calibrated simulator's estimate (0 where it is 0)
+  bool has_decode = false;                 // gen > 1: there is a decode phase
+};
+
+int node_width(FeatureSet set);
+int global_width(FeatureSet set);
+// Names of the node and global feature columns, for the model file and docs.
+std::vector<std::string> node_feature_names(FeatureSet set);
+std::vector<std::string> global_feature_names(FeatureSet set);
+
+// Encodes a configuration (its request, scenario and batch scale); `params` give the physics estimate.
+EncodedGraph encode_graph(const SimConfig& config, FeatureSet set, const SimParams& params);
+
+}  // namespace llmco2

@@ -1,0 +1,45 @@
+// predictor/predictor.h - one interface for every energy/latency predictor: the LLMCO2 GNN, its baselines
+// (LLMCarbon, DeepEn, NNLQP) and the calibrated simulator. Predictions are for what a configuration measures: the
+// row's batch, all its GPUs.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dataset/record.h"
+#include "sim/label.h"
+
+namespace llmco2 {
+
+struct Prediction {
+  PhaseValues energy_j;   // all GPUs; phases unset when the predictor only knows totals
+  PhaseValues latency_s;
+};
+
+class Predictor {
+ public:
+  virtual ~Predictor() = default;
+  virtual std::string name() const = 0;
+  virtual Prediction predict(const SimConfig& config) const = 0;
+  // Many at once (DeepEn batches its forest calls); the default loops.
+  virtual std::vector<Prediction> predict_all(const std::vector<SimConfig>& configs) const;
+};
+
+// The calibrated simulator as a predictor (noiseless).
+std::unique_ptr<Predictor> make_sim_predictor(const SimParams& params);
+
+// LLMCarbon: time = FLOPs / (GPUs x peak x utilisation), energy = time x GPUs x TDP.
+std::unique_ptr<Predictor> make_llmcarbon_predictor(double utilisation);
+
+// A trained predictor from its model file (kind gnn, llmcarbon or deepen). The GNN's physics offsets and features use
+// `params`. Throws Error naming the file.
+std::unique_ptr<Predictor> load_predictor(const std::filesystem::path& model_file, const SimParams& params);
+
+// Prediction assembled from per-phase values; decode is 0 when the request has no decode step.
+Prediction phase_prediction(double energy_prefill_j, double energy_decode_j, double latency_prefill_s,
+                            double latency_decode_s);
+Prediction total_prediction(double energy_j, double latency_s);
+
+}  // namespace llmco2

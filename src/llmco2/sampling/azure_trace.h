@@ -1,0 +1,20 @@
+// sampling/azure_trace.h - the (prompt, generated) token pairs of the Azure LLM inference traces (data/azure).
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+namespace llmco2 {
+
+struct TraceRequest {
+  long prompt_tokens = 0;
+  long gen_tokens = 0;
+};
+
+// Reads one trace CSV (columns ContextTokens, GeneratedTokens). Throws Error naming the file and line of a bad row.
+std::vector<TraceRequest> read_azure_trace(const std::filesystem::path& path);
+
+// Both bundled traces (code and conversation), read once.
+const std::vector<TraceRequest>& bundled_azure_requests();
+
+}  // namespace llmco2

@@ -1,0 +1,85 @@
+// training/training_set.cc - rows to examples.
+#include "training/training_set.h"
+
+#include <cmath>
+#include <iostream>
+
+#include "core/error.h"
+#include "core/progress.h"
+
+namespace llmco2 {
+namespace {
+
+void set_phase(Targets& t, int output, const std::optional<double>& value) {
+  if (value && *value > 0) {
+    t.log_phase[output] = static_cast<float>(std::log(*value));
+    t.phase_known[output] = true;
+  }
+}
+
+std::optional<double> total_of(const PhaseValues& v) {
+  if (v.total) return v.total;
+  if (v.prefill && v.decode) return *v.prefill + *v.decode;
+  return std::nullopt;
+}
+
+Targets targets_of(const DatasetRow& row, bool has_decode) {
+  Targets t;
+  set_phase(t, energy_prefill, row.energy_j.prefill);
+  set_phase(t, latency_prefill, row.latency_s.prefill);
+  if (has_decode) {
+    set_phase(t, energy_decode, row.energy_j.decode);
+    set_phase(t, latency_decode, row.latency_s.decode);
+  }
+  if (const auto e = total_of(row.energy_j); e && *e > 0) {
+    t.log_energy_total = static_cast<float>(std::log(*e));
+    t.energy_total_known = true;
+  }
+  if (const auto l = total_of(row.latency_s); l && *l > 0) {
+    t.log_latency_total = static_cast<float>(std::log(*l));
+    t.latency_total_known = true;
+  }
+  return t;
+}
+
+}  // namespace
+
+ExampleSet make_examples(const std::vector<DatasetRow>& rows, FeatureSet features, const SimParams& params,
+                         bool progress) {
+  ExampleSet set;
+  set.features = features;
+  CatalogCache catalogs;
+  Progress bar("encode", static_cast<long>(rows.size()), progress);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const DatasetRow& row = rows[i];
+    bar.update(static_cast<long>(i + 1));
+    try {
+      Example ex;
+      ex.config = config_for_row(row, catalogs);
+      ex.graph = encode_graph(ex.config, features, params);
+      ex.targets = targets_of(row, ex.graph.has_decode);
+      if (!ex.targets.energy_total_known) {
+        set.skipped.push_back({row.source_ref, 0, "no energy"});
+        continue;
+      }
+      ex.row = &row;
+      set.examples.push_back(std::move(ex));
+    } catch (const Error& e) {
+      set.skipped.push_back({row.source_ref, 0, e.what()});
+    }
+  }
+  bar.finish();
+  return set;
+}
+
+std::vector<DatasetRow> read_datasets(const std::vector<std::string>& paths) {
+  std::vector<DatasetRow> rows;
+  for (const auto& path : paths) {
+    DatasetReadResult result = read_dataset(path);
+    for (const auto& reject : result.rejects) std::cerr << "rejected " << reject.message() << "\n";
+    rows.insert(rows.end(), std::make_move_iterator(result.rows.begin()), std::make_move_iterator(result.rows.end()));
+  }
+  return rows;
+}
+
+}  // namespace llmco2

@@ -1,0 +1,105 @@
+// train_cli/cmd_train.cc - `llmco2 train`: fits one predictor on dataset CSVs and writes its model file.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "train_cli/commands.h"
+#include "training/baselines_fit.h"
+#include "training/gnn_trainer.h"
+
+namespace llmco2::cli {
+namespace {
+
+struct TrainOptions {
+  std::vector<std::string> data;
+  std::string out, predictor = "llmco2", features, scaling, params;
+  int epochs = 150, patience = 20, hidden = 64, threads = 2;
+  uint64_t seed = 1;
+  bool quiet = false;
+};
+
+std::vector<const Example*> pointers(const ExampleSet& set) {
+  std::vector<const Example*> out;
+  for (const auto& e : set.examples) out.push_back(&e);
+  return out;
+}
+
+}  // namespace
+
+PredictorRecipe recipe_for(const std::string& predictor) {
+  if (predictor == "llmco2") return {FeatureSet::llmco2, TargetScaling::sim_ratio, true};
+  if (predictor == "llmco2-log") return {FeatureSet::llmco2, TargetScaling::log, true};
+  if (predictor == "nnlqp") return {FeatureSet::merged, TargetScaling::log, false};
+  if (predictor == "phases") return {FeatureSet::phases, TargetScaling::log, true};
+  fail("unknown GNN predictor '{}' (expected llmco2, llmco2-log, nnlqp or phases)", predictor);
+}
+
+ModelFile train_predictor(const std::string& predictor, const std::vector<DatasetRow>& rows, const SimParams& params,
+                          const TrainSettings& s) {
+  if (predictor == "llmcarbon" || predictor == "deepen") {
+    const ExampleSet set = make_examples(rows, FeatureSet::merged, params, s.progress);
+    if (predictor == "llmcarbon") return llmcarbon_model_file(fit_llmcarbon_utilisation(pointers(set)));
+    DeepEnOptions o;
+    o.seed = s.seed;
+    o.threads = s.threads;
+    return fit_deepen(pointers(set), o);
+  }
+  PredictorRecipe recipe = recipe_for(predictor);
+  if (s.features) recipe.features = *s.features;
+  if (s.scaling) recipe.scaling = *s.scaling;
+  const ExampleSet set = make_examples(rows, recipe.features, params, s.progress);
+  if (s.progress)
+    std::cerr << fmt::format("{}: {} examples ({} rows skipped: no catalog model/GPU or no energy)\n", predictor,
+                             set.examples.size(), set.skipped.size());
+  GnnTrainOptions o;
+  o.name = predictor;
+  o.scaling = recipe.scaling;
+  o.phase_outputs = recipe.phase_outputs;
+  o.hidden = s.hidden;
+  o.max_epochs = s.epochs;
+  o.patience = s.patience;
+  o.seed = s.seed;
+  o.threads = s.threads;
+  o.progress = s.progress;
+  return gnn_to_file(train_gnn(pointers(set), recipe.features, o));
+}
+
+void add_train_command(CLI::App& app) {
+  auto* command = app.add_subcommand("train", "train a predictor on dataset CSVs and write its model file");
+  auto o = std::make_shared<TrainOptions>();
+  command->add_option("--data", o->data, "dataset CSVs (llmco2 simulate --plan, llmco2 import)")->required()
+      ->delimiter(',');
+  command->add_option("--out", o->out, "model file to write")->required();
+  command->add_option("--predictor", o->predictor, "llmco2, llmco2-log, phases, nnlqp, deepen or llmcarbon")
+      ->capture_default_str();
+  command->add_option("--features", o->features, "GNN features: llmco2, phases or merged (default: the predictor's)");
+  command->add_option("--scaling", o->scaling, "GNN target: log or sim_ratio (default: the predictor's)");
+  command->add_option("--epochs", o->epochs, "most epochs")->check(CLI::Range(1, 100000))->capture_default_str();
+  command->add_option("--patience", o->patience, "epochs without validation gain before stopping")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  command->add_option("--hidden", o->hidden, "hidden width")->check(CLI::Range(4, 1024))->capture_default_str();
+  command->add_option("--threads", o->threads, "CPU threads")->check(CLI::Range(1, 256))->capture_default_str();
+  command->add_option("--seed", o->seed, "seed (split, initialisation, batches)")->capture_default_str();
+  command->add_option("--params", o->params, "simulator parameters for the physics features (default: data/sim/params.json)");
+  command->add_flag("--quiet", o->quiet, "no progress lines");
+  command->callback([o] {
+    const SimParams params = load_sim_params(o->params.empty() ? default_sim_params_path() : std::filesystem::path(o->params));
+    const std::vector<DatasetRow> rows = read_datasets(o->data);
+    TrainSettings s;
+    if (!o->features.empty()) s.features = parse_feature_set(o->features);
+    if (!o->scaling.empty()) s.scaling = parse_target_scaling(o->scaling);
+    s.epochs = o->epochs;
+    s.patience = o->patience;
+    s.hidden = o->hidden;
+    s.threads = o->threads;
+    s.seed = o->seed;
+    s.progress = !o->quiet;
+    ModelFile file = train_predictor(o->predictor, rows, params, s);
+    file.header["info"]["data"] = o->data;
+    write_model_file(o->out, file);
+    std::cerr << fmt::format("wrote {} ({} model)\n", o->out, file.header.value("kind", ""));
+  });
+}
+
+}  // namespace llmco2::cli

@@ -1,0 +1,39 @@
+// train_cli/commands.h - the subcommands of llmco2-train (the libtorch half of the CLI: train and eval).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "predictor/gnn.h"
+#include "predictor/model_file.h"
+#include "training/training_set.h"
+
+namespace llmco2::cli {
+
+// What a named GNN predictor is made of.
+struct PredictorRecipe {
+  FeatureSet features;
+  TargetScaling scaling;
+  bool phase_outputs;
+};
+PredictorRecipe recipe_for(const std::string& predictor);  // throws Error for a non-GNN name
+
+struct TrainSettings {
+  std::optional<FeatureSet> features;
+  std::optional<TargetScaling> scaling;
+  int epochs = 150, patience = 20, hidden = 64, threads = 2;
+  uint64_t seed = 1;
+  bool progress = true;
+};
+
+// Fits `predictor` (llmco2, llmco2-log, phases, nnlqp, deepen, llmcarbon) on `rows`.
+ModelFile train_predictor(const std::string& predictor, const std::vector<DatasetRow>& rows, const SimParams& params,
+                          const TrainSettings& settings);
+
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+
+}  // namespace llmco2::cli
