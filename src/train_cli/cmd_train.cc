@@ -14,7 +14,7 @@ namespace {
 struct TrainOptions {
   std::vector<std::string> data;
   std::string out, predictor = "llmco2", features, scaling, params;
-  int epochs = 150, patience = 20, hidden = 64, threads = 2;
+  int epochs = 150, patience = 20, hidden = 64, threads = 2, trees = 100, depth = 12;
   uint64_t seed = 1;
   bool quiet = false;
 };
@@ -41,6 +41,8 @@ ModelFile train_predictor(const std::string& predictor, const std::vector<Datase
     const ExampleSet set = make_examples(rows, FeatureSet::merged, params, s.progress);
     if (predictor == "llmcarbon") return llmcarbon_model_file(fit_llmcarbon_utilisation(pointers(set)));
     DeepEnOptions o;
+    o.trees = s.trees;
+    o.max_depth = s.depth;
     o.seed = s.seed;
     o.threads = s.threads;
     return fit_deepen(pointers(set), o);
@@ -79,6 +81,9 @@ void add_train_command(CLI::App& app) {
   command->add_option("--patience", o->patience, "epochs without validation gain before stopping")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   command->add_option("--hidden", o->hidden, "hidden width")->check(CLI::Range(4, 1024))->capture_default_str();
+  command->add_option("--trees", o->trees, "DeepEn: trees per forest")->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  command->add_option("--depth", o->depth, "DeepEn: tree depth")->check(CLI::Range(1, 32))->capture_default_str();
   command->add_option("--threads", o->threads, "CPU threads")->check(CLI::Range(1, 256))->capture_default_str();
   command->add_option("--seed", o->seed, "seed (split, initialisation, batches)")->capture_default_str();
   command->add_option("--params", o->params, "simulator parameters for the physics features (default: data/sim/params.json)");
@@ -93,6 +98,8 @@ void add_train_command(CLI::App& app) {
     s.patience = o->patience;
     s.hidden = o->hidden;
     s.threads = o->threads;
+    s.trees = o->trees;
+    s.depth = o->depth;
     s.seed = o->seed;
     s.progress = !o->quiet;
     ModelFile file = train_predictor(o->predictor, rows, params, s);

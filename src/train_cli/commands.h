@@ -25,6 +25,7 @@ struct TrainSettings {
   std::optional<FeatureSet> features;
   std::optional<TargetScaling> scaling;
   int epochs = 150, patience = 20, hidden = 64, threads = 2;
+  int trees = 100, depth = 12;  // DeepEn's forests
   uint64_t seed = 1;
   bool progress = true;
 };

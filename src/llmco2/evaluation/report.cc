@@ -78,14 +78,21 @@ std::string ablation_table(const EvalReport& r) {
   return md;
 }
 
+// Text for a double-quoted gnuplot string: no double quotes or backslashes.
+std::string gnuplot_text(std::string text) {
+  for (char& c : text)
+    if (c == '"' || c == '\\') c = '\'';
+  return text;
+}
+
 std::string plot(const TestResult& t, const std::filesystem::path& svg) {
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("llmco2-eval-{}", t.id);
   std::filesystem::create_directories(dir);
   std::string script = fmt::format(
       "set terminal svg size 800,640 font 'sans,12'\nset output '{}'\nset logscale xy\nset grid\nset key left top\n"
-      "set xlabel 'measured energy (J)'\nset ylabel 'predicted energy (J)'\nset title 'Test set ({}): {}'\n"
+      "set xlabel 'measured energy (J)'\nset ylabel 'predicted energy (J)'\nset title \"Test set ({}): {}\"\n"
       "plot x title 'y = x' lc rgb 'black'",
-      svg.string(), t.id, t.title);
+      svg.string(), t.id, gnuplot_text(t.title));
   for (const auto& p : t.predictors) {
     std::string points;
     for (size_t i = 0; i < t.rows.size(); ++i) {
