@@ -188,7 +188,7 @@ void add_eval_command(CLI::App& app) {
   command->add_option("--measured", o->measured_dir, "folder of imported measurements (default: data/measured)");
   command->add_option("--predictors", o->predictors, "predictors to evaluate")->delimiter(',')->capture_default_str();
   command->add_option("--report", o->report, "Markdown report to write")->capture_default_str();
-  command->add_option("--plots", o->plots, "folder for the SVG plots")->capture_default_str();
+  command->add_option("--plots", o->plots, "folder for the PNG plots")->capture_default_str();
   command->add_option("--max-evaluations", o->max_evaluations, "simulator refit budget for (b)")->capture_default_str();
   command->add_option("--epochs", o->train.epochs, "most GNN epochs")->capture_default_str();
   command->add_option("--patience", o->train.patience, "GNN early-stopping patience")->capture_default_str();

@@ -85,14 +85,14 @@ std::string gnuplot_text(std::string text) {
   return text;
 }
 
-std::string plot(const TestResult& t, const std::filesystem::path& svg) {
+std::string plot(const TestResult& t, const std::filesystem::path& png) {
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("llmco2-eval-{}", t.id);
   std::filesystem::create_directories(dir);
   std::string script = fmt::format(
-      "set terminal svg size 800,640 font 'sans,12'\nset output '{}'\nset logscale xy\nset grid\nset key left top\n"
+      "set terminal pngcairo size 900,700 font 'sans,11'\nset output '{}'\nset logscale xy\nset grid\nset key left top\n"
       "set xlabel 'measured energy (J)'\nset ylabel 'predicted energy (J)'\nset title \"Test set ({}): {}\"\n"
       "plot x title 'y = x' lc rgb 'black'",
-      svg.string(), t.id, gnuplot_text(t.title));
+      png.string(), t.id, gnuplot_text(t.title));
   for (const auto& p : t.predictors) {
     std::string points;
     for (size_t i = 0; i < t.rows.size(); ++i) {
@@ -122,10 +122,11 @@ std::string write_eval_report(const EvalReport& r, const std::filesystem::path& 
              {"EBA(30%)", &Accuracy::eba30}, {"EBA(10%)", &Accuracy::eba10}, {"EBA(5%)", &Accuracy::eba5}})
       md += "### " + label + " of the total energy (higher is better)\n\n" + metric_table(t, metric) + "\n";
     md += "### Latency and phases (all rows that measured them)\n\n" + phase_table(t) + "\n";
-    const auto svg = plot_dir / fmt::format("test-{}.svg", t.id);
-    const std::string w = plot(t, svg);
+    // PNG: a scatter of thousands of points per predictor makes a multi-megabyte SVG.
+    const auto png = plot_dir / fmt::format("test-{}.png", t.id);
+    const std::string w = plot(t, png);
     if (w.empty()) {
-      const auto relative = std::filesystem::relative(svg, markdown.parent_path().empty() ? "." : markdown.parent_path());
+      const auto relative = std::filesystem::relative(png, markdown.parent_path().empty() ? "." : markdown.parent_path());
       md += fmt::format("![predicted vs measured energy, test set ({})]({})\n\n", t.id, relative.string());
     } else {
       warning = w;

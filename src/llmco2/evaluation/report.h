@@ -38,7 +38,7 @@ struct EvalReport {
   double seconds = 0;
 };
 
-// Writes the Markdown report and one SVG per test set into `plot_dir` (linked relative to the report). Returns a
+// Writes the Markdown report and one PNG scatter per test set into `plot_dir` (linked relative to the report). Returns a
 // warning, or "" when everything was written.
 std::string write_eval_report(const EvalReport& report, const std::filesystem::path& markdown,
                               const std::filesystem::path& plot_dir);
