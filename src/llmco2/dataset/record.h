@@ -36,6 +36,12 @@ struct ArchitectureFields {
 // Energies are in J summed over all GPUs of the row; they cover the `batch` requests of the row.
 struct PhaseValues {
   std::optional<double> prefill, decode, total;
+  // The total, or prefill + decode when only the phases were measured.
+  std::optional<double> total_or_sum() const {
+    if (total) return total;
+    if (prefill && decode) return *prefill + *decode;
+    return std::nullopt;
+  }
 };
 
 struct DatasetRow {

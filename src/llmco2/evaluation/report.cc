@@ -96,8 +96,7 @@ std::string plot(const TestResult& t, const std::filesystem::path& png) {
   for (const auto& p : t.predictors) {
     std::string points;
     for (size_t i = 0; i < t.rows.size(); ++i) {
-      const auto& m = t.rows[i]->energy_j;
-      const auto measured = m.total ? m.total : (m.prefill && m.decode ? std::optional(*m.prefill + *m.decode) : std::nullopt);
+      const auto measured = t.rows[i]->energy_j.total_or_sum();
       if (measured && p.predictions[i].energy_j.total) points += fmt::format("{} {}\n", *measured, *p.predictions[i].energy_j.total);
     }
     const auto file = dir / (p.name + ".dat");

@@ -19,12 +19,6 @@ const std::map<std::string, std::string>& family_table() {
   return table;
 }
 
-std::optional<double> total_of(const PhaseValues& v) {
-  if (v.total) return v.total;
-  if (v.prefill && v.decode) return *v.prefill + *v.decode;
-  return std::nullopt;
-}
-
 void add_if_both(AccuracyCounter& counter, const std::optional<double>& predicted, const std::optional<double>& measured) {
   if (predicted && measured && *measured > 0) counter.add(*predicted, *measured);
 }
@@ -47,12 +41,12 @@ Score score(const std::vector<const DatasetRow*>& rows, const std::vector<Predic
   for (size_t i = 0; i < rows.size(); ++i) {
     const DatasetRow& row = *rows[i];
     const Prediction& p = predictions[i];
-    const auto measured = total_of(row.energy_j);
+    const auto measured = row.energy_j.total_or_sum();
     if (measured && *measured > 0 && p.energy_j.total) {
       by_family[family_of(row.model)].add(*p.energy_j.total, *measured);
       all.add(*p.energy_j.total, *measured);
     }
-    add_if_both(latency, p.latency_s.total, total_of(row.latency_s));
+    add_if_both(latency, p.latency_s.total, row.latency_s.total_or_sum());
     add_if_both(prefill, p.energy_j.prefill, row.energy_j.prefill);
     add_if_both(decode, p.energy_j.decode, row.energy_j.decode);
   }

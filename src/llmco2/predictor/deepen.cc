@@ -8,11 +8,10 @@
 #include "core/error.h"
 #include "features/features.h"
 #include "graph/kernel_graph.h"
+#include "predictor/encoding.h"
 
 namespace llmco2 {
 namespace {
-
-float log_feature(double value) { return static_cast<float>(std::log1p(std::max(value, 0.0))); }
 
 void check(int status, const char* what) {
   if (status != 0) fail("xgboost: {}: {}", what, XGBGetLastError());

@@ -11,8 +11,6 @@ namespace llmco2 {
 namespace {
 
 
-float log_feature(double value) { return static_cast<float>(std::log1p(std::max(value, 0.0))); }
-
 bool split_phases(FeatureSet set) { return set != FeatureSet::merged; }
 bool hardware_aware(FeatureSet set) { return set == FeatureSet::llmco2; }
 
@@ -167,6 +165,8 @@ std::vector<std::string> global_feature_names(FeatureSet set) {
       names.emplace_back(n);
   return names;
 }
+
+float log_feature(double value) { return static_cast<float>(std::log1p(std::max(value, 0.0))); }
 
 int node_width(FeatureSet set) { return static_cast<int>(node_feature_names(set).size()); }
 int global_width(FeatureSet set) { return static_cast<int>(global_feature_names(set).size()); }

@@ -33,6 +33,9 @@ struct EncodedGraph {
   bool has_decode = false;                 // gen > 1: there is a decode phase
 };
 
+// log(1 + x) of a non-negative magnitude (negatives clamp to 0): how every count, size and rate enters a model.
+float log_feature(double value);
+
 int node_width(FeatureSet set);
 int global_width(FeatureSet set);
 // Names of the node and global feature columns, for the model file and docs.

@@ -17,12 +17,6 @@ void set_phase(Targets& t, int output, const std::optional<double>& value) {
   }
 }
 
-std::optional<double> total_of(const PhaseValues& v) {
-  if (v.total) return v.total;
-  if (v.prefill && v.decode) return *v.prefill + *v.decode;
-  return std::nullopt;
-}
-
 Targets targets_of(const DatasetRow& row, bool has_decode) {
   Targets t;
   set_phase(t, energy_prefill, row.energy_j.prefill);
@@ -31,11 +25,11 @@ Targets targets_of(const DatasetRow& row, bool has_decode) {
     set_phase(t, energy_decode, row.energy_j.decode);
     set_phase(t, latency_decode, row.latency_s.decode);
   }
-  if (const auto e = total_of(row.energy_j); e && *e > 0) {
+  if (const auto e = row.energy_j.total_or_sum(); e && *e > 0) {
     t.log_energy_total = static_cast<float>(std::log(*e));
     t.energy_total_known = true;
   }
-  if (const auto l = total_of(row.latency_s); l && *l > 0) {
+  if (const auto l = row.latency_s.total_or_sum(); l && *l > 0) {
     t.log_latency_total = static_cast<float>(std::log(*l));
     t.latency_total_known = true;
   }
