@@ -1,6 +1,7 @@
 // The Eigen GraphSAGE forward pass on a graph small enough to compute by hand.
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "predictor/gnn.h"
 
 namespace llmco2 {
@@ -56,6 +57,27 @@ TEST(GnnForward, SimRatioAddsThePhysicsEstimate) {
   const auto y = gnn_forward(tiny_weights(TargetScaling::sim_ratio), tiny_graph());
   EXPECT_NEAR(y[0], 3.0, 1e-6);
   EXPECT_NEAR(y[2], -1.0, 1e-6);
+}
+
+std::string load_error(const ModelFile& file) {
+  try {
+    gnn_from_file(file, "m.model");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(GnnModelFile, MismatchedFeaturesOrShapesAreCleanErrors) {
+  // The tiny network claims the llmco2 feature set but has 1-wide inputs: its tensors do not fit those features.
+  ModelFile file = gnn_to_file(tiny_weights(TargetScaling::log));
+  EXPECT_NE(load_error(file).find("m.model: tensor 'node_norm_mean' has shape [1]"), std::string::npos)
+      << load_error(file);
+  // A file written by a build with other feature columns.
+  file.header["node_features"][0] = "renamed";
+  EXPECT_NE(load_error(file).find("feature columns differ"), std::string::npos) << load_error(file);
+  file.header["kind"] = "deepen";
+  EXPECT_NE(load_error(file).find("not a GNN model"), std::string::npos);
 }
 
 }  // namespace
