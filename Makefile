@@ -17,11 +17,10 @@ build: setup configure
 	cmake --build --preset $(PRESET)
 
 demo: build
-	@echo "== llmco2 predict --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128"
-	@$(BIN) predict --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128
-	@echo; echo "== llmco2 gpus"; $(BIN) gpus
-	@echo; echo "== llmco2 graph --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128 --format summary"
-	@$(BIN) graph --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128 --format summary
+	@echo "== llmco2 predict --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128 --region USA"
+	@$(BIN) predict --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128 --region USA
+	@echo; echo "== llmco2 compare --model llama-3.1-8b --batch 1 --prompt 1024 --gen 128 --region USA --slo-ms 2000 --plot build/demo-compare"
+	@$(BIN) compare --model llama-3.1-8b --batch 1 --prompt 1024 --gen 128 --region USA --slo-ms 2000 --plot build/demo-compare
 
 test: build
 	ctest --preset $(PRESET) -j2

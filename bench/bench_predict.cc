@@ -15,20 +15,12 @@ extern char** environ;
 namespace llmco2 {
 namespace {
 
-SimConfig default_request() {
-  CatalogCache catalogs;
-  SimConfig c;
-  c.model = catalogs.model("llama-3.1-8b");
-  c.gpu = catalogs.gpu("h100-sxm");
-  c.request.precision = precision_or_default("", c.model->default_dtype);
-  return c;
-}
-
 // Encoding the kernel graph (build, Roofline, simulator offset) and the forward pass of the bundled model.
 void BM_PredictInProcess(benchmark::State& state) {
   const SimParams params = load_sim_params(default_sim_params_path());
   const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params);
-  const SimConfig c = default_request();
+  CatalogCache catalogs;
+  const SimConfig c = default_config("llama-3.1-8b", "h100-sxm", catalogs);
   for (auto _ : state) benchmark::DoNotOptimize(predictor->predict(c));
 }
 BENCHMARK(BM_PredictInProcess)->Unit(benchmark::kMicrosecond);

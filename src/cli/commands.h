@@ -13,5 +13,7 @@ void add_import_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
+void add_trace_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace llmco2::cli

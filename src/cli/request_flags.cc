@@ -9,13 +9,15 @@
 
 namespace llmco2::cli {
 
-void add_request_flags(CLI::App& c, RequestFlags& f) {
+void add_request_flags(CLI::App& c, RequestFlags& f, bool with_tokens) {
   c.add_option("--model", f.model, "bundled model id, HF repo id or path of a config.json")->capture_default_str();
   c.add_option("--gpu", f.gpu, "GPU id, alias, nvidia-smi name or path of a GPU JSON file")->capture_default_str();
   c.add_option("--gpus", f.gpus, "number of GPUs (tensor parallelism)")->capture_default_str();
   c.add_option("--batch", f.batch, "sequences per batch")->capture_default_str();
-  c.add_option("--prompt", f.prompt, "prompt tokens per sequence")->capture_default_str();
-  c.add_option("--gen", f.gen, "generated tokens per sequence")->capture_default_str();
+  if (with_tokens) {
+    c.add_option("--prompt", f.prompt, "prompt tokens per sequence")->capture_default_str();
+    c.add_option("--gen", f.gen, "generated tokens per sequence")->capture_default_str();
+  }
   c.add_option("--dtype", f.dtype, "precision: bf16, fp16, fp8, int8, ... or per class, e.g. w8a16kv16 "
                                    "(default: the config's torch_dtype)");
   c.add_flag("--flash,!--no-flash", f.flash, "fused flash attention (default) or eager attention kernels");
@@ -23,7 +25,7 @@ void add_request_flags(CLI::App& c, RequestFlags& f) {
       ->capture_default_str();
 }
 
-ResolvedRequest resolve_request(const RequestFlags& f) {
+ResolvedRequest resolve_request(const RequestFlags& f, bool check_fit) {
   ModelSpec model = ModelCatalog::bundled().resolve(f.model);
   Gpu gpu = GpuCatalog::bundled().resolve(f.gpu);
   Request r;
@@ -35,7 +37,7 @@ ResolvedRequest resolve_request(const RequestFlags& f) {
   r.flash_attention = f.flash;
   r.engine = f.engine;
   validate_request(r, model);
-  check_memory_fit(model, r, gpu);
+  if (check_fit) check_memory_fit(model, r, gpu);
   return {std::move(model), std::move(gpu), std::move(r)};
 }
 

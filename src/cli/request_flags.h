@@ -24,7 +24,8 @@ struct RequestFlags {
   std::string engine = "vllm";
 };
 
-void add_request_flags(CLI::App& command, RequestFlags& flags);
+// `with_tokens`: also --prompt and --gen (commands that take tokens from a file leave them out).
+void add_request_flags(CLI::App& command, RequestFlags& flags, bool with_tokens = true);
 
 struct ResolvedRequest {
   ModelSpec model;
@@ -32,8 +33,9 @@ struct ResolvedRequest {
   Request request;
 };
 
-// Looks up the model and GPU, parses the precision and checks the request fits (throws Error).
-ResolvedRequest resolve_request(const RequestFlags& flags);
+// Looks up the model and GPU, parses the precision and checks the request against the model (and, with `check_fit`,
+// that it fits the GPUs' memory). Throws Error.
+ResolvedRequest resolve_request(const RequestFlags& flags, bool check_fit = true);
 
 // The request as JSON fields (model, gpu, gpus, batch, prompt_tokens, gen_tokens, dtype, engine) and as one line.
 Json request_json(const ResolvedRequest& r);

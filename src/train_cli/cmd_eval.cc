@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/paths.h"
 #include "evaluation/report.h"
+#include "predictor/error_band.h"
 #include "sampling/focused_sampling.h"
 #include "train_cli/commands.h"
 
@@ -19,6 +20,7 @@ namespace {
 struct EvalOptions {
   long train_count = 50000, test_count = 5000;
   std::string held_out = "mlenergy-v2", measured_dir, report = "docs/accuracy.md", plots = "docs/accuracy";
+  std::string error_bands = default_error_bands_path().string();
   std::vector<std::string> predictors = {"llmcarbon", "deepen", "nnlqp", "phases", "llmco2-log", "llmco2", "sim"};
   int max_evaluations = 1500, repeats = 5;
   TrainSettings train;
@@ -114,6 +116,33 @@ std::string test_b_description(const EvalOptions& o, size_t train_rows, size_t t
       o.held_out, o.held_out, o.train_count, o.held_out, train_rows, test_rows);
 }
 
+// Each predictor's 10th-90th percentile band of measured/predicted on the held-out measurements: the intervals of
+// predict, trace and compare.
+ErrorBands error_bands_of(const TestResult& test, const std::string& held_out) {
+  ErrorBands bands;
+  bands.evaluated_on = fmt::format("{} held out of training ({} rows; llmco2 eval test set (b))", held_out,
+                                   test.rows.size());
+  for (const auto& p : test.predictors) {
+    std::vector<double> energy_measured, energy_predicted, latency_measured, latency_predicted;
+    for (size_t i = 0; i < test.rows.size(); ++i) {
+      const auto energy = test.rows[i]->energy_j.total_or_sum(), latency = test.rows[i]->latency_s.total_or_sum();
+      const auto predicted_energy = p.predictions[i].energy_j.total_or_sum();
+      const auto predicted_latency = p.predictions[i].latency_s.total_or_sum();
+      if (energy && predicted_energy) {
+        energy_measured.push_back(*energy);
+        energy_predicted.push_back(*predicted_energy);
+      }
+      if (latency && predicted_latency) {
+        latency_measured.push_back(*latency);
+        latency_predicted.push_back(*predicted_latency);
+      }
+    }
+    bands.predictors[p.name] = {error_band(energy_measured, energy_predicted),
+                                error_band(latency_measured, latency_predicted)};
+  }
+  return bands;
+}
+
 void run_eval(const EvalOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const SimParams calibrated = load_sim_params(default_sim_params_path());
@@ -146,6 +175,10 @@ void run_eval(const EvalOptions& o) {
   b.title = "public measurements held out (" + o.held_out + ")";
   run_predictors(train_b, test_b, refit, o, b);
   b.description = test_b_description(o, train_b.size(), b.rows.size());
+  if (!o.error_bands.empty()) {
+    write_error_bands(o.error_bands, error_bands_of(b, o.held_out));
+    std::cerr << "wrote " << o.error_bands << "\n";
+  }
   report.tests.push_back(std::move(b));
 
   report.ablation = {{"no phase split (NNLQP)", "nnlqp"},
@@ -189,6 +222,9 @@ void add_eval_command(CLI::App& app) {
   command->add_option("--predictors", o->predictors, "predictors to evaluate")->delimiter(',')->capture_default_str();
   command->add_option("--report", o->report, "Markdown report to write")->capture_default_str();
   command->add_option("--plots", o->plots, "folder for the PNG plots")->capture_default_str();
+  command->add_option("--error-bands", o->error_bands,
+                      "where to write each predictor's error band on test set (b) (empty: do not write)")
+      ->capture_default_str();
   command->add_option("--max-evaluations", o->max_evaluations, "simulator refit budget for (b)")->capture_default_str();
   command->add_option("--epochs", o->train.epochs, "most GNN epochs")->capture_default_str();
   command->add_option("--patience", o->train.patience, "GNN early-stopping patience")->capture_default_str();

@@ -3,7 +3,9 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -11,32 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/run_cli.h"
+
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
+using llmco2::testing_support::Result;
 
-Result run(const std::string& args) {
-  static int calls = 0;  // ctest runs tests in parallel processes: one stderr file per process and call
-  const std::string err_path =
-      testing::TempDir() + "/llmco2_stderr_" + std::to_string(getpid()) + "_" + std::to_string(++calls) + ".txt";
-  const std::string command = std::string(LLMCO2_BIN) + " " + args + " 2>" + err_path;
-  Result result;
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_path);
-  std::stringstream err;
-  err << in.rdbuf();
-  result.err = err.str();
-  std::remove(err_path.c_str());
-  return result;
-}
+Result run(const std::string& args) { return llmco2::testing_support::run_llmco2(args); }
 
 int lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
@@ -193,3 +176,113 @@ TEST(CliTrain, TrainsAModelThatPredictAnswersWith) {
 
 }  // namespace
 }  // namespace llmco2
+
+TEST(CliCarbon, PredictJsonCarriesCarbonAndItsInputs) {
+  const Result r = run("predict " + kRequest + " --region gcp:us-central1 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("ci_g_per_kwh").get<double>(), 430);  // Google's Council Bluffs figure
+  EXPECT_EQ(j.at("pue").get<double>(), 1.10);           // Google's fleet PUE
+  EXPECT_EQ(j.at("embodied_basis"), "llmcarbon");
+  EXPECT_EQ(j.at("lifetime_years").get<double>(), 5);
+  EXPECT_NEAR(j.at("embodied_kg_per_gpu").get<double>(), 46.652, 1e-9);
+  for (const char* phase : {"prefill", "decode", "total"}) {
+    const double energy = j["energy_j"][phase], latency = j["latency_s"][phase];
+    EXPECT_NEAR(j["co2_g"]["operational"][phase].get<double>(), energy / 3.6e6 * 1.10 * 430, 1e-12) << phase;
+    EXPECT_NEAR(j["co2_g"]["embodied"][phase].get<double>(), 46652.0 * latency / 157680000.0, 1e-15) << phase;
+    EXPECT_NEAR(j["co2_g"]["total"][phase].get<double>(),
+                j["co2_g"]["operational"][phase].get<double>() + j["co2_g"]["embodied"][phase].get<double>(), 1e-15);
+    EXPECT_NEAR(j["energy_wh"][phase].get<double>(), energy / 3600, 1e-12);
+  }
+}
+
+TEST(CliCarbon, CiOverridesTheRegionAndTheTableNamesTheBasis) {
+  const Result r = run("predict " + kRequest + " --ci 100 --pue 1.5 --lifetime 4 --embodied-kg 200 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("ci_g_per_kwh").get<double>(), 100);
+  EXPECT_EQ(j.at("embodied_basis"), "user");
+  const double energy = j["energy_j"]["total"], latency = j["latency_s"]["total"];
+  EXPECT_NEAR(j["co2_g"]["operational"]["total"].get<double>(), energy / 3.6e6 * 1.5 * 100, 1e-12);
+  EXPECT_NEAR(j["co2_g"]["embodied"]["total"].get<double>(), 200000.0 * latency / (4 * 365 * 86400.0), 1e-15);
+  const Result table = run("predict " + kRequest + " --region FRA");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  for (const char* text : {"operational CO2 (g)", "embodied CO2 (g)", "total CO2 (g)", "energy (Wh)",
+                           "embodied basis llmcarbon", "France (FRA), 2023", "PUE 1 (unknown"})
+    EXPECT_NE(table.out.find(text), std::string::npos) << text << "\n" << table.out;
+}
+
+TEST(CliCarbon, BadCarbonInputIsOneLine) {
+  expect_clean_error("predict " + kRequest + " --region atlantis", "unknown region 'atlantis'");
+  expect_clean_error("predict " + kRequest + " --pue -1", "--pue");
+  expect_clean_error("predict " + kRequest + " --pue lots", "--pue");
+  expect_clean_error("predict " + kRequest + " --ci -5", "--ci");
+  expect_clean_error("predict " + kRequest + " --lifetime 0", "--lifetime");
+  expect_clean_error("predict " + kRequest + " --embodied-basis vendor", "no vendor product carbon footprint");
+  expect_clean_error("predict --gpu b200 --model llama-3.1-8b", "b200 has no LLMCarbon embodied figure");
+}
+
+TEST(CliTrace, ScoresTheGoodLinesAndReportsTheBadOnes) {
+  const std::string dir = testing::TempDir() + "/cli_trace";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream log(dir + "/log.csv");
+    log << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.5,512,64\n2023-11-16 18:00:01,x,1\n"
+           "2023-11-16 18:10:00,1024,128\n";
+  }
+  const Result r = run("trace " + dir + "/log.csv --out " + dir + "/report --by-request " + dir +
+                       "/requests.csv --format json --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("requests"), 2);
+  EXPECT_EQ(j.at("skipped_lines"), 1);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report/report.md"));
+  std::ifstream report(dir + "/report/report.md");
+  const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("line 3: column 'ContextTokens'"), std::string::npos) << text;
+  std::ifstream csv(dir + "/requests.csv");
+  EXPECT_EQ(std::count(std::istreambuf_iterator<char>(csv), std::istreambuf_iterator<char>(), '\n'), 3);
+  expect_clean_error("trace " + dir + "/missing.csv", "missing.csv");
+  expect_clean_error("trace " + dir + "/log.csv --grid 3", "--grid");
+}
+
+TEST(CliTrace, BothAzureTracesWriteTheirReportsAndPlots) {
+  for (const std::string name : {"code", "conv"}) {
+    const std::string out = testing::TempDir() + "/azure_" + name;
+    std::filesystem::remove_all(out);
+    const Result r = run("trace " + std::string(LLMCO2_DATA) + "/azure/AzureLLMInferenceTrace_" + name +
+                         ".csv --region USA --out " + out + " --quiet");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(name == "code" ? "8819 requests" : "19366 requests"), std::string::npos) << r.out;
+    for (const char* file : {"report.md", "summary.json", "histogram.png", "timeline.png"})
+      EXPECT_TRUE(std::filesystem::exists(out + "/" + file)) << name << " " << file;
+  }
+}
+
+TEST(CliCompare, MarksTheLowestCarbonSetupMeetingTheObjective) {
+  const std::string plots = testing::TempDir() + "/cli_compare";
+  const Result r = run("compare --model llama-3.1-8b --prompt 1024 --gen 128 --gpu-types h100-sxm,a100-80gb-sxm "
+                       "--slo-ms 2500 --plot " + plots + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("setups").size(), 8u);
+  int best = 0;
+  double best_co2 = 0;
+  for (const auto& s : j["setups"]) {
+    if (s.value("best", false)) {
+      ++best;
+      best_co2 = s["co2_g"]["total"];
+      EXPECT_LE(s["latency_s"].get<double>(), 2.5);
+    }
+  }
+  ASSERT_EQ(best, 1);
+  for (const auto& s : j["setups"]) {
+    if (s.contains("latency_s") && s["latency_s"].get<double>() <= 2.5) {
+      EXPECT_GE(s["co2_g"]["total"].get<double>(), best_co2);
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists(plots + "/co2-total.png"));
+  EXPECT_TRUE(std::filesystem::exists(plots + "/co2-per-gpu.png"));
+  expect_clean_error("compare --slo-ms -3", "--slo-ms");
+  expect_clean_error("compare --gpu-types nosuchgpu", "nosuchgpu");
+}

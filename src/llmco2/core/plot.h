@@ -1,11 +1,20 @@
 // core/plot.h - running a gnuplot script (plots are optional: a missing gnuplot is a warning, not an error).
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 namespace llmco2 {
 
 // Pipes `script` to gnuplot; returns "" on success, else a one-line warning.
 std::string run_gnuplot(const std::string& script);
+
+// Plots `script` (commands after the terminal and output lines) into `image` (.png: pngcairo, .svg: svg) of
+// width x height pixels, atomically: gnuplot writes a temporary file that is renamed over `image` on success.
+std::string plot_to_file(const std::string& script, const std::filesystem::path& image, int width = 900,
+                         int height = 600);
+
+// Text for a double-quoted gnuplot string: no double quotes or backslashes.
+std::string gnuplot_text(std::string text);
 
 }  // namespace llmco2

@@ -78,13 +78,6 @@ std::string ablation_table(const EvalReport& r) {
   return md;
 }
 
-// Text for a double-quoted gnuplot string: no double quotes or backslashes.
-std::string gnuplot_text(std::string text) {
-  for (char& c : text)
-    if (c == '"' || c == '\\') c = '\'';
-  return text;
-}
-
 std::string plot(const TestResult& t, const std::filesystem::path& png) {
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("llmco2-eval-{}", t.id);
   std::filesystem::create_directories(dir);

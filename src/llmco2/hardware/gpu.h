@@ -41,6 +41,8 @@ struct Gpu {
   std::string process;
   std::optional<double> process_nm;
   std::optional<double> llmcarbon_cpa_kgco2e_per_cm2;
+  // The vendor's product carbon footprint of one GPU (cradle to gate), where the vendor publishes one.
+  std::optional<double> vendor_pcf_kgco2e;
   std::vector<std::string> notes;
   std::string source;  // file it was read from
 

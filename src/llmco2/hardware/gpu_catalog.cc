@@ -23,6 +23,9 @@ void check_sources(const JsonReader& r) {
     if (!sources.has(field)) fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
   if (r.has("gpu_link") && !sources.has("gpu_link"))
     fail("{}: sources has no entry for 'gpu_link' (every value names its source)", r.source());
+  if (r.has("embodied") && JsonReader(r.at("embodied"), r.source()).has("vendor_pcf_kgco2e") &&
+      !sources.has("embodied.vendor_pcf_kgco2e"))
+    fail("{}: sources has no entry for 'embodied.vendor_pcf_kgco2e' (every value names its source)", r.source());
 }
 
 Link read_link(const Json& json, const std::string& source, int default_max_gpus) {
@@ -79,9 +82,13 @@ Gpu gpu_from_json(const Json& json, const std::string& source) {
   gpu.die_area_mm2 = r.optional_number("die_area_mm2");
   gpu.process = r.optional_string("process").value_or("");
   gpu.process_nm = r.optional_number("process_nm");
-  if (r.has("embodied"))
-    gpu.llmcarbon_cpa_kgco2e_per_cm2 =
-        JsonReader(r.at("embodied"), source + ": embodied").optional_number("llmcarbon_cpa_kgco2e_per_cm2");
+  if (r.has("embodied")) {
+    const JsonReader embodied(r.at("embodied"), source + ": embodied");
+    gpu.llmcarbon_cpa_kgco2e_per_cm2 = embodied.optional_number("llmcarbon_cpa_kgco2e_per_cm2");
+    gpu.vendor_pcf_kgco2e = embodied.optional_number("vendor_pcf_kgco2e");
+    if (gpu.vendor_pcf_kgco2e && !(*gpu.vendor_pcf_kgco2e > 0))
+      fail("{}: embodied.vendor_pcf_kgco2e must be positive, got {}", source, *gpu.vendor_pcf_kgco2e);
+  }
   gpu.notes = read_strings(r, "notes");
   check_sources(r);
   return gpu;

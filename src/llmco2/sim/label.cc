@@ -48,6 +48,23 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   return c;
 }
 
+SimConfig config_for_request(const ModelSpec& model, const Gpu& gpu, const Request& request) {
+  SimConfig c;
+  c.model = std::make_shared<const ModelSpec>(model);
+  c.gpu = std::make_shared<const Gpu>(gpu);
+  c.request = request;
+  c.scenario.measures = request.batch > 1 ? Measures::fixed_batch : Measures::isolated;
+  return c;
+}
+
+SimConfig default_config(const std::string& model, const std::string& gpu, CatalogCache& catalogs) {
+  SimConfig c;
+  c.model = catalogs.model(model);
+  c.gpu = catalogs.gpu(gpu);
+  c.request.precision = precision_or_default("", c.model->default_dtype);
+  return c;
+}
+
 SimConfig config_for_plan(const PlanRow& row, CatalogCache& catalogs) {
   SimConfig c;
   c.model = catalogs.model(row.model);

@@ -40,6 +40,12 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs);
 // The simulation of a plan row: an isolated run of its batch. Checks the request (throws Error).
 SimConfig config_for_plan(const PlanRow& row, CatalogCache& catalogs);
 
+// A resolved model, GPU and request as a configuration: an isolated run of its batch (fixed_batch when batch > 1).
+SimConfig config_for_request(const ModelSpec& model, const Gpu& gpu, const Request& request);
+
+// A catalog model on a catalog GPU with the default request (Request's defaults, the model's own precision).
+SimConfig default_config(const std::string& model, const std::string& gpu, CatalogCache& catalogs);
+
 // The simulated values comparable with the row's measured ones (energies scaled to the row's batch; for
 // steady_state rows only the total latency, a request's generation time, is set).
 PhaseValues simulated_energy(const SimResult& result, const SimConfig& config);

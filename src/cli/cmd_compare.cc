@@ -1,0 +1,176 @@
+// cli/cmd_compare.cc - `llmco2 compare`: one request (or a request log with --trace) on every GPU type and count
+// (1, 2, 4, 8 where the model fits): energy, latency, operational and embodied CO2, CO2 per GPU; --slo-ms marks the
+// lowest-carbon setup meeting the latency objective; plots of CO2 against GPU count (the paper's figures 12-14).
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/carbon_flags.h"
+#include "cli/commands.h"
+#include "cli/predictor_flags.h"
+#include "cli/request_flags.h"
+#include "compare/setup_comparison.h"
+#include "core/error.h"
+#include "hardware/gpu_catalog.h"
+
+namespace llmco2::cli {
+namespace {
+
+struct CompareFlags {
+  std::vector<std::string> gpu_types;  // empty: every bundled GPU with an embodied figure on the basis
+  std::vector<int> counts = {1, 2, 4, 8};
+  std::optional<double> slo_ms;
+  std::string trace, plot = "llmco2-compare", format = "table";
+  std::vector<long> sweep_batches = {1, 4, 16}, sweep_prompts = {64, 1024};
+  double grid_ratio = 1.1;
+};
+
+std::vector<Gpu> gpu_types(const CompareFlags& f, const CarbonFor& carbon, std::string& note) {
+  std::vector<Gpu> out;
+  if (!f.gpu_types.empty()) {
+    for (const auto& name : f.gpu_types) out.push_back(GpuCatalog::bundled().resolve(name));
+    return out;
+  }
+  std::vector<std::string> left_out;
+  for (const Gpu& gpu : GpuCatalog::bundled().gpus()) {
+    try {
+      carbon(gpu, 1);
+      out.push_back(gpu);
+    } catch (const Error&) {
+      left_out.push_back(gpu.id);
+    }
+  }
+  if (!left_out.empty())
+    note = fmt::format("left out (no embodied figure on this basis; give --gpu-types and --embodied-kg): {}",
+                       fmt::join(left_out, ", "));
+  return out;
+}
+
+std::string short_reason(std::string reason) {
+  if (reason.size() > 70) reason = reason.substr(0, 67) + "...";
+  return reason;
+}
+
+std::string table(const Comparison& c, std::optional<double> slo_ms) {
+  std::string out = fmt::format("  {:<16} {:>4} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu", "gpus",
+                                "energy_j", "latency_s", "co2_oper_g", "co2_emb_g", "co2_total_g", "co2_per_gpu",
+                                slo_ms ? "  slo" : "");
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const SetupRow& r = c.rows[i];
+    const char* mark = c.best && *c.best == i ? "*" : " ";
+    if (!r.unavailable.empty()) {
+      out += fmt::format("{} {:<16} {:>4}  cannot serve: {}\n", mark, r.gpu, r.gpus, short_reason(r.unavailable));
+      continue;
+    }
+    out += fmt::format("{} {:<16} {:>4} {:>11.4g} {:>10.4g} {:>11.4g} {:>11.4g} {:>11.4g} {:>11.4g}{}\n", mark, r.gpu,
+                       r.gpus, r.energy_j, r.latency_s, r.operational_g, r.embodied_g, r.total_g(), r.per_gpu_g(),
+                       slo_ms ? (r.meets_slo ? "  yes" : "  no") : "");
+  }
+  return out;
+}
+
+Json rows_json(const Comparison& c) {
+  Json rows = Json::array();
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const SetupRow& r = c.rows[i];
+    Json j = {{"gpu", r.gpu}, {"gpus", r.gpus}};
+    if (!r.unavailable.empty()) {
+      j["unavailable"] = r.unavailable;
+    } else {
+      j.update({{"energy_j", r.energy_j},
+                {"latency_s", r.latency_s},
+                {"co2_g", {{"operational", r.operational_g}, {"embodied", r.embodied_g}, {"total", r.total_g()}}},
+                {"co2_per_gpu_g", r.per_gpu_g()},
+                {"meets_slo", r.meets_slo},
+                {"best", c.best && *c.best == i}});
+    }
+    rows.push_back(j);
+  }
+  return rows;
+}
+
+void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorFlags& pf, const CarbonFlags& cf) {
+  const ResolvedRequest r = resolve_request(rf, false);
+  const CarbonInputs example = resolve_carbon(cf, r.gpu, 1);  // checks the carbon flags once, up front
+  const CarbonFor carbon = [&](const Gpu& gpu, int gpus) { return resolve_carbon(cf, gpu, gpus); };
+  const LoadedPredictor p = load_predictor_from_flags(pf);
+  std::string note;
+  const std::vector<Gpu> gpus = gpu_types(f, carbon, note);
+  for (int count : f.counts)
+    if (count < 1 || count > 64) fail("--counts: expected GPU counts between 1 and 64, got {}", count);
+  const std::optional<double> slo_s = f.slo_ms ? std::optional<double>(*f.slo_ms / 1000) : std::nullopt;
+  if (f.slo_ms && !(*f.slo_ms > 0)) fail("--slo-ms: expected a positive latency in milliseconds, got {}", *f.slo_ms);
+  Comparison c;
+  std::string subject;
+  if (f.trace.empty()) {
+    c = compare_request(*p.predictor, r.model, r.request, gpus, f.counts, carbon, slo_s);
+    subject = fmt::format("{}, batch {}, prompt {}, gen {}, {} ({})", r.model.id, r.request.batch,
+                          r.request.prompt_tokens, r.request.gen_tokens, r.request.precision.to_string(),
+                          r.request.engine);
+  } else {
+    const RequestLog log = read_request_log(f.trace);
+    c = compare_log(*p.predictor, r.model, r.request, log, gpus, f.counts, carbon, slo_s, f.grid_ratio);
+    subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log.requests.size(), log.source, r.model.id,
+                          r.request.batch, r.request.precision.to_string(), r.request.engine);
+  }
+  const std::vector<SweepPoint> sweep = sweep_gpu_counts(*p.predictor, r.model, r.request, r.gpu, f.sweep_batches,
+                                                         f.sweep_prompts, f.counts, carbon);
+  const std::string warning =
+      write_sweep(sweep, fmt::format("{} on {}, gen {}", r.model.id, r.gpu.id, r.request.gen_tokens), f.plot);
+  if (f.format == "json") {
+    Json j = {{"subject", subject}, {"predictor", p.predictor->name()}, {"latency", c.latency_meaning},
+              {"setups", rows_json(c)}, {"plot_dir", f.plot}};
+    if (f.slo_ms) j["slo_ms"] = *f.slo_ms;
+    const Json inputs = carbon_inputs_json(example);
+    for (const char* key : {"region", "ci_g_per_kwh", "pue", "embodied_basis", "lifetime_years"}) j[key] = inputs[key];
+    if (!note.empty()) j["note"] = note;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << subject << "; predictor " << p.predictor->name() << "; latency = " << c.latency_meaning << "\n"
+              << table(c, f.slo_ms);
+    if (c.best)
+      std::cout << fmt::format("  * lowest carbon{}: {} x {} ({:.4g} g)\n",
+                               f.slo_ms ? fmt::format(" meeting {} ms", *f.slo_ms) : "", c.rows[*c.best].gpus,
+                               c.rows[*c.best].gpu, c.rows[*c.best].total_g());
+    else if (f.slo_ms)
+      std::cout << fmt::format("  no setup meets {} ms\n", *f.slo_ms);
+    std::cout << fmt::format("  grid {:.4g} gCO2e/kWh ({}); PUE {:.3g} ({}); embodied basis {}, lifetime {:.3g} years\n",
+                             example.ci_g_per_kwh, example.ci_label, example.pue, example.pue_label,
+                             embodied_basis_name(example.embodied.basis), example.lifetime_years);
+    if (!note.empty()) std::cout << "  " << note << "\n";
+    std::cout << "  plots: " << f.plot << "/co2-per-gpu.png, " << f.plot << "/co2-total.png (GPU counts on "
+              << r.gpu.id << ")\n";
+  }
+  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "compare", "a request (or --trace log) on every GPU type and count: energy, latency, CO2; the best under --slo-ms");
+  auto f = std::make_shared<CompareFlags>();
+  auto request_flags = std::make_shared<RequestFlags>();
+  auto predictor_flags = std::make_shared<PredictorFlags>();
+  auto carbon_flags = std::make_shared<CarbonFlags>();
+  add_request_flags(*command, *request_flags);
+  add_predictor_flags(*command, *predictor_flags);
+  add_carbon_flags(*command, *carbon_flags);
+  command->add_option("--gpu-types", f->gpu_types, "GPU types to compare (default: every bundled GPU with an embodied "
+                                                    "figure); --gpu is the type of the GPU-count plots")
+      ->delimiter(',');
+  command->add_option("--counts", f->counts, "GPU counts")->delimiter(',')->capture_default_str();
+  command->add_option("--slo-ms", f->slo_ms, "latency objective in ms: mark the lowest-carbon setup meeting it");
+  command->add_option("--trace", f->trace, "compare on a whole request log instead of one request");
+  command->add_option("--grid", f->grid_ratio, "token grid ratio for --trace (see llmco2 trace)")->capture_default_str();
+  command->add_option("--plot", f->plot, "folder for the plots and their data")->capture_default_str();
+  command->add_option("--sweep-batches", f->sweep_batches, "batch sizes of the plots")->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--sweep-prompts", f->sweep_prompts, "prompt lengths of the plots")->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--format", f->format, "table or json")->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  command->callback([=] { run_compare(*f, *request_flags, *predictor_flags, *carbon_flags); });
+}
+
+}  // namespace llmco2::cli

@@ -1,0 +1,48 @@
+// carbon/footprint.h - the carbon of a predicted request: operational = energy x PUE x grid carbon intensity,
+// embodied = each GPU's embodied carbon x (latency / lifetime) x GPU count; with 80% intervals [P / f, P x f] from the
+// predictor's error factor f on held-out measurements.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "carbon/embodied.h"
+#include "predictor/error_band.h"
+#include "predictor/predictor.h"
+
+namespace llmco2 {
+
+// Everything the carbon of a request depends on besides its energy and latency, with where each value came from.
+struct CarbonInputs {
+  std::string region;          // region id, or "--ci" when the intensity was given
+  double ci_g_per_kwh = 0;
+  std::string ci_label;        // short: "France (FRA), 2023"
+  std::string ci_source;       // the label and the full source
+  double pue = 1;
+  std::string pue_label;       // short: "azure, 2024" or "unknown: 1.0 assumed"
+  std::string pue_source;
+  GpuEmbodied embodied;        // one GPU
+  double lifetime_years = 5;
+  int gpus = 1;
+};
+
+struct Interval {
+  double low = 0, high = 0;
+};
+struct PhaseIntervals {
+  std::optional<Interval> prefill, decode, total;
+};
+
+struct Footprint {
+  PhaseValues energy_j, latency_s, operational_g, embodied_g, total_g;
+  bool has_intervals = false;  // the predictor has error bands: the intervals below are set
+  PhaseIntervals energy_j_interval, latency_s_interval, operational_g_interval, embodied_g_interval, total_g_interval;
+};
+
+// g CO2e of `energy_j` drawn by the GPUs in a facility of `pue` on a grid of `ci_g_per_kwh`.
+double operational_g(double energy_j, double pue, double ci_g_per_kwh);
+
+// The footprint of a prediction. `bands` may be null (no intervals).
+Footprint footprint(const Prediction& prediction, const CarbonInputs& inputs, const PredictorErrorBands* bands);
+
+}  // namespace llmco2

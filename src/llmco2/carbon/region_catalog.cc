@@ -1,0 +1,137 @@
+// carbon/region_catalog.cc - reading and resolving the region and PUE catalogs.
+#include "carbon/region_catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "core/csv.h"
+#include "core/error.h"
+#include "core/names.h"
+#include "core/paths.h"
+
+namespace llmco2 {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+double parse_number(const std::string& cell, const CsvTable& table, long line, std::string_view column) {
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+  if (ec != std::errc() || ptr != cell.data() + cell.size())
+    fail("{}:{}: column '{}': expected a number, got '{}'", table.source, line, column, cell);
+  return value;
+}
+
+int parse_year(const std::string& cell, const CsvTable& table, long line) {
+  const double year = parse_number(cell, table, line, "year");
+  if (year < 1990 || year > 2100 || year != static_cast<int>(year))
+    fail("{}:{}: column 'year': expected a year, got '{}'", table.source, line, cell);
+  return static_cast<int>(year);
+}
+
+const std::string& required(const CsvTable::Record& record, size_t column, const CsvTable& table,
+                            std::string_view name) {
+  if (record.cells.size() != table.header.size())
+    fail("{}:{}: {} cells, the header has {}", table.source, record.line, record.cells.size(), table.header.size());
+  if (record.cells[column].empty()) fail("{}:{}: column '{}' is empty", table.source, record.line, name);
+  return record.cells[column];
+}
+
+std::vector<Region> read_regions(const std::filesystem::path& path) {
+  const CsvTable t = read_csv_file(path);
+  const size_t id = t.column("id"), kind = t.column("kind"), provider = t.column("provider"), name = t.column("name"),
+               ci = t.column("ci_g_per_kwh"), year = t.column("year"), source = t.column("source");
+  std::vector<Region> regions;
+  for (const auto& r : t.records) {
+    Region region;
+    region.id = required(r, id, t, "id");
+    region.kind = required(r, kind, t, "kind");
+    if (region.kind != "world" && region.kind != "country" && region.kind != "cloud")
+      fail("{}:{}: column 'kind': expected world, country or cloud, got '{}'", t.source, r.line, region.kind);
+    region.provider = r.cells[provider];
+    region.name = required(r, name, t, "name");
+    region.ci_g_per_kwh = parse_number(required(r, ci, t, "ci_g_per_kwh"), t, r.line, "ci_g_per_kwh");
+    if (region.ci_g_per_kwh < 0) fail("{}:{}: column 'ci_g_per_kwh' is negative", t.source, r.line);
+    region.year = parse_year(required(r, year, t, "year"), t, r.line);
+    region.source = required(r, source, t, "source");
+    regions.push_back(std::move(region));
+  }
+  return regions;
+}
+
+std::vector<PueEntry> read_pue(const std::filesystem::path& path) {
+  const CsvTable t = read_csv_file(path);
+  const size_t id = t.column("id"), pue = t.column("pue"), year = t.column("year"), source = t.column("source");
+  std::vector<PueEntry> entries;
+  for (const auto& r : t.records) {
+    PueEntry e{required(r, id, t, "id"), parse_number(required(r, pue, t, "pue"), t, r.line, "pue"),
+               parse_year(required(r, year, t, "year"), t, r.line), required(r, source, t, "source")};
+    if (e.pue < 1) fail("{}:{}: column 'pue': a PUE is at least 1, got {}", t.source, r.line, e.pue);
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+}  // namespace
+
+RegionCatalog RegionCatalog::load(const std::filesystem::path& regions_csv, const std::filesystem::path& pue_csv) {
+  RegionCatalog catalog;
+  catalog.regions_ = read_regions(regions_csv);
+  catalog.pue_ = read_pue(pue_csv);
+  return catalog;
+}
+
+const RegionCatalog& RegionCatalog::bundled() {
+  static const RegionCatalog catalog = load(data_dir() / "carbon" / "regions.csv", data_dir() / "carbon" / "pue.csv");
+  return catalog;
+}
+
+const Region& RegionCatalog::resolve(std::string_view name) const {
+  const std::string key = lower(name);
+  for (const auto& r : regions_)
+    if (lower(r.id) == key) return r;
+  const Region* bare = nullptr;
+  int bare_matches = 0;
+  for (const auto& r : regions_) {
+    const auto colon = r.id.find(':');
+    if (colon != std::string::npos && lower(r.id.substr(colon + 1)) == key) {
+      bare = &r;
+      ++bare_matches;
+    }
+  }
+  if (bare_matches == 1) return *bare;
+  if (bare_matches > 1) fail("region '{}' exists at several providers: prefix it, e.g. gcp:{} or aws:{}", name, key, key);
+  for (const auto& r : regions_)
+    if (r.kind != "cloud" && lower(r.name) == key) return r;
+  std::vector<std::string> ids;
+  for (const auto& r : regions_) ids.push_back(r.id);
+  fail("unknown region '{}' (a country code such as USA or FRA, a cloud region such as gcp:us-central1 or "
+       "aws:us-east-1, or WORLD); nearest: {}",
+       name, join_or(nearest_names(name, ids)));
+}
+
+const PueEntry* RegionCatalog::find_pue(std::string_view id) const {
+  for (const auto& e : pue_)
+    if (e.id == id) return &e;
+  return nullptr;
+}
+
+PueEntry RegionCatalog::resolve_pue(std::string_view text) const {
+  if (const PueEntry* e = find_pue(lower(text))) return *e;
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    std::vector<std::string> ids;
+    for (const auto& e : pue_) ids.push_back(e.id);
+    fail("--pue: expected a number of at least 1 or one of {}, got '{}'", join_or(ids), text);
+  }
+  if (!(value >= 1) || value > 5) fail("--pue: a PUE is between 1 and 5 (facility energy / IT energy), got {}", text);
+  return {"--pue", value, 0, "given with --pue"};
+}
+
+}  // namespace llmco2

@@ -1,0 +1,167 @@
+// compare/setup_comparison.cc - scoring GPU setups and choosing the lowest-carbon one under a latency objective.
+#include "compare/setup_comparison.h"
+
+#include <map>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/json_io.h"
+#include "core/plot.h"
+#include "features/memory_fit.h"
+
+namespace llmco2 {
+namespace {
+
+// Why `request` cannot run on `gpus` x `gpu` ("" when it can).
+std::string unavailable(const ModelSpec& model, const Request& request, const Gpu& gpu) {
+  try {
+    validate_request(request, model);
+    check_memory_fit(model, request, gpu);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void choose_best(Comparison& c, std::optional<double> slo_s) {
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    SetupRow& r = c.rows[i];
+    if (!r.unavailable.empty()) continue;
+    r.meets_slo = !slo_s || r.latency_s <= *slo_s;
+    if (r.meets_slo && (!c.best || r.total_g() < c.rows[*c.best].total_g())) c.best = i;
+  }
+}
+
+// Each setup that can serve `request` (tokens as given), with its carbon inputs; the rest marked unavailable.
+template <typename Score>
+Comparison for_each_setup(const ModelSpec& model, const Request& request, const std::vector<Gpu>& gpu_types,
+                          const std::vector<int>& counts, const CarbonFor& carbon, Score score) {
+  Comparison c;
+  for (const Gpu& gpu : gpu_types)
+    for (int gpus : counts) {
+      SetupRow row;
+      row.gpu = gpu.id;
+      row.gpus = gpus;
+      Request r = request;
+      r.gpus = gpus;
+      row.unavailable = unavailable(model, r, gpu);
+      if (row.unavailable.empty()) {
+        try {
+          score(row, gpu, r, carbon(gpu, gpus));
+        } catch (const Error& e) {
+          row.unavailable = e.what();
+        }
+      }
+      c.rows.push_back(std::move(row));
+    }
+  return c;
+}
+
+}  // namespace
+
+Comparison compare_request(const Predictor& predictor, const ModelSpec& model, const Request& request,
+                           const std::vector<Gpu>& gpu_types, const std::vector<int>& counts, const CarbonFor& carbon,
+                           std::optional<double> slo_s) {
+  Comparison c = for_each_setup(model, request, gpu_types, counts, carbon,
+                                [&](SetupRow& row, const Gpu& gpu, const Request& r, const CarbonInputs& in) {
+                                  const Footprint f = footprint(predictor.predict(config_for_request(model, gpu, r)), in, nullptr);
+                                  row.energy_j = f.energy_j.total_or_sum().value_or(0);
+                                  row.latency_s = f.latency_s.total_or_sum().value_or(0);
+                                  row.operational_g = f.operational_g.total_or_sum().value_or(0);
+                                  row.embodied_g = f.embodied_g.total_or_sum().value_or(0);
+                                });
+  c.latency_meaning = "request latency";
+  choose_best(c, slo_s);
+  return c;
+}
+
+Comparison compare_log(const Predictor& predictor, const ModelSpec& model, const Request& request,
+                       const RequestLog& log, const std::vector<Gpu>& gpu_types, const std::vector<int>& counts,
+                       const CarbonFor& carbon, std::optional<double> slo_s, double grid_ratio) {
+  TraceOptions options;
+  options.batch = request.batch;
+  options.grid_ratio = grid_ratio;
+  Request smallest = request;  // the setup must serve at least a 2-token request; longer ones are counted as skipped
+  smallest.prompt_tokens = 1;
+  smallest.gen_tokens = 1;
+  Comparison c = for_each_setup(model, smallest, gpu_types, counts, carbon,
+                                [&](SetupRow& row, const Gpu& gpu, const Request& r, const CarbonInputs& in) {
+                                  const TraceAccount a =
+                                      account_trace(log, predictor, config_for_request(model, gpu, r), in, nullptr, options);
+                                  if (a.skipped_shapes > 0)
+                                    row.unavailable = fmt::format("{} requests of the log are longer than it serves",
+                                                                  a.skipped_shapes);
+                                  row.energy_j = a.energy_j;
+                                  row.latency_s = a.latency_per_request_s.p90;
+                                  row.operational_g = a.operational_g;
+                                  row.embodied_g = a.embodied_g;
+                                });
+  c.latency_meaning = "p90 request latency of the log";
+  choose_best(c, slo_s);
+  return c;
+}
+
+std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const ModelSpec& model, const Request& request,
+                                         const Gpu& gpu, const std::vector<long>& batches,
+                                         const std::vector<long>& prompts, const std::vector<int>& counts,
+                                         const CarbonFor& carbon) {
+  std::vector<SweepPoint> points;
+  for (long batch : batches)
+    for (long prompt : prompts)
+      for (int gpus : counts) {
+        Request r = request;
+        r.batch = batch;
+        r.prompt_tokens = prompt;
+        r.gpus = gpus;
+        if (!unavailable(model, r, gpu).empty()) continue;
+        const Footprint f = footprint(predictor.predict(config_for_request(model, gpu, r)), carbon(gpu, gpus), nullptr);
+        const double operational = f.operational_g.total_or_sum().value_or(0);
+        const double embodied = f.embodied_g.total_or_sum().value_or(0);
+        points.push_back({batch, prompt, gpus, f.latency_s.total_or_sum().value_or(0), operational / gpus,
+                          operational + embodied, embodied});
+      }
+  return points;
+}
+
+std::string write_sweep(const std::vector<SweepPoint>& points, const std::string& title,
+                        const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::string csv = "batch,prompt_tokens,gpus,latency_s,co2_operational_per_gpu_g,co2_embodied_g,co2_total_g\n";
+  std::map<std::pair<long, long>, std::string> series;
+  for (const auto& p : points) {
+    csv += fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g}\n", p.batch, p.prompt_tokens, p.gpus, p.latency_s,
+                       p.operational_per_gpu_g, p.embodied_g, p.total_g);
+    series[{p.batch, p.prompt_tokens}] += fmt::format("{} {} {}\n", p.gpus, p.operational_per_gpu_g, p.total_g);
+  }
+  write_file_atomic(dir / "sweep.csv", csv);
+  std::string per_gpu = "plot ", total = "plot ";
+  int index = 0;
+  const auto scratch = std::filesystem::temp_directory_path() / fmt::format("llmco2-sweep-{}", getpid());
+  std::filesystem::create_directories(scratch);
+  for (const auto& [key, data] : series) {
+    const auto file = scratch / fmt::format("b{}-p{}.dat", key.first, key.second);
+    write_file_atomic(file, data);
+    const std::string sep = index++ ? ", " : "";
+    const std::string label = fmt::format("batch {}, prompt {}", key.first, key.second);
+    per_gpu += fmt::format("{}'{}' using 1:2 with linespoints lw 2 title '{}'", sep, file.string(), label);
+    total += fmt::format("{}'{}' using 1:3 with linespoints lw 2 title '{}'", sep, file.string(), label);
+  }
+  if (series.empty()) return "no setup of the sweep can serve the model: no plot";
+  const std::string axes = "set grid\nset logscale x 2\nset logscale y\nset xlabel 'GPUs'\nset key outside right\n";
+  std::string warning = plot_to_file(
+      axes + fmt::format("set ylabel 'operational CO2 per GPU (g)'\nset title \"{}: operational CO2 per GPU\"\n",
+                         gnuplot_text(title)) + per_gpu,
+      dir / "co2-per-gpu.png", 1000, 600);
+  const std::string second = plot_to_file(
+      axes + fmt::format("set ylabel 'total CO2 (g)'\nset title \"{}: total CO2 (operational + embodied)\"\n",
+                         gnuplot_text(title)) + total,
+      dir / "co2-total.png", 1000, 600);
+  std::error_code ec;
+  std::filesystem::remove_all(scratch, ec);
+  return warning.empty() ? second : warning;
+}
+
+}  // namespace llmco2

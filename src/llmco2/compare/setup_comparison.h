@@ -1,0 +1,61 @@
+// compare/setup_comparison.h - one request (or a whole log) on every GPU type and count that can serve it: energy,
+// latency, operational and embodied CO2, CO2 per GPU, and the lowest-carbon setup meeting a latency objective.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carbon/footprint.h"
+#include "trace/trace_account.h"
+
+namespace llmco2 {
+
+struct SetupRow {
+  std::string gpu;  // GPU id
+  int gpus = 1;
+  std::string unavailable;  // why the setup cannot serve (empty when it can)
+  double energy_j = 0, latency_s = 0, operational_g = 0, embodied_g = 0;
+  double total_g() const { return operational_g + embodied_g; }
+  double per_gpu_g() const { return total_g() / gpus; }
+  bool meets_slo = true;
+};
+
+struct Comparison {
+  std::vector<SetupRow> rows;      // GPU types in the order given, counts ascending
+  std::optional<size_t> best;      // lowest total CO2 among the rows that serve and meet the objective
+  std::string latency_meaning;     // "request latency" or "p90 request latency of the log"
+};
+
+// Carbon inputs of a setup (its GPU's embodied figure, the region); throws Error when it has none.
+using CarbonFor = std::function<CarbonInputs(const Gpu& gpu, int gpus)>;
+
+// `request` gives batch, tokens, precision, engine (its GPU count is replaced). `slo_s`: latency objective.
+Comparison compare_request(const Predictor& predictor, const ModelSpec& model, const Request& request,
+                           const std::vector<Gpu>& gpu_types, const std::vector<int>& counts, const CarbonFor& carbon,
+                           std::optional<double> slo_s);
+
+// The same over a request log: totals of the log, latency = the 90th-percentile request latency.
+Comparison compare_log(const Predictor& predictor, const ModelSpec& model, const Request& request,
+                       const RequestLog& log, const std::vector<Gpu>& gpu_types, const std::vector<int>& counts,
+                       const CarbonFor& carbon, std::optional<double> slo_s, double grid_ratio);
+
+// The paper's figures 12-14: for each (batch, prompt) pair and GPU count on one GPU type, a request's operational
+// CO2 per GPU and total CO2. Setups that cannot serve are left out.
+struct SweepPoint {
+  long batch = 1, prompt_tokens = 0;
+  int gpus = 1;
+  double latency_s = 0, operational_per_gpu_g = 0, total_g = 0, embodied_g = 0;
+};
+std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const ModelSpec& model, const Request& request,
+                                         const Gpu& gpu, const std::vector<long>& batches,
+                                         const std::vector<long>& prompts, const std::vector<int>& counts,
+                                         const CarbonFor& carbon);
+
+// Writes the two plots (operational CO2 per GPU and total CO2 against GPU count, one line per batch/prompt) and the
+// data as CSV into `dir`; returns "" or a warning about the plots.
+std::string write_sweep(const std::vector<SweepPoint>& points, const std::string& title,
+                        const std::filesystem::path& dir);
+
+}  // namespace llmco2

@@ -1,0 +1,41 @@
+// trace/request_log.h - a log of requests to account for: the Azure trace format (TIMESTAMP, ContextTokens,
+// GeneratedTokens) or the dataset format (prompt_tokens, gen_tokens). A bad line is skipped, counted and named; the
+// good ones are kept.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmco2 {
+
+struct LoggedRequest {
+  std::optional<double> time_s;  // arrival, seconds since 1970-01-01 UTC (Azure format only)
+  long prompt_tokens = 0;
+  long gen_tokens = 0;
+  long line = 0;  // 1-based line in the file
+};
+
+struct SkippedLine {
+  long line = 0;
+  std::string reason;
+};
+
+struct RequestLog {
+  std::string source;   // the path
+  std::string format;   // "azure" or "dataset"
+  std::vector<LoggedRequest> requests;
+  long skipped = 0;                   // lines not used
+  std::vector<SkippedLine> examples;  // the first few skipped lines with their reasons
+  bool has_time() const { return !requests.empty() && requests.front().time_s.has_value(); }
+};
+
+// Reads a log; throws Error naming the file when it cannot be read, has neither format's columns, or holds no good
+// request. `progress` draws a progress line while parsing.
+RequestLog read_request_log(const std::filesystem::path& path, bool progress = false);
+
+// Parses "2023-11-16 18:17:03.9799600" (or with 'T', or plain seconds) into seconds since 1970-01-01 UTC.
+std::optional<double> parse_timestamp(std::string_view text);
+
+}  // namespace llmco2

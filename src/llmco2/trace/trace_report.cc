@@ -1,0 +1,219 @@
+// trace/trace_report.cc - the trace report, its plots and the per-request CSV.
+#include "trace/trace_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "core/csv.h"
+#include "core/plot.h"
+
+namespace llmco2 {
+namespace {
+
+constexpr double kJoulesPerKwh = 3.6e6;
+
+std::string utc(double seconds) {
+  const auto t = static_cast<std::time_t>(std::floor(seconds));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &tm);
+  return text;
+}
+
+std::string optional_cell(const std::optional<double>& v, const char* format = "{:.6g}") {
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string();
+}
+
+std::string with_interval(double value, const std::optional<Interval>& iv, double scale) {
+  std::string s = fmt::format("{:.4g}", value * scale);
+  if (iv) s += fmt::format(" [{:.3g}-{:.3g}]", iv->low * scale, iv->high * scale);
+  return s;
+}
+
+Json distribution_json(const Distribution& d) {
+  return {{"mean", d.mean}, {"p10", d.p10}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
+}
+
+std::string distribution_row(const char* label, const Distribution& d) {
+  return fmt::format("| {} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.4g} |\n", label, d.mean, d.p10, d.p50,
+                     d.p90, d.p99, d.max);
+}
+
+double per_token(double value, long tokens) { return tokens > 0 ? value / static_cast<double>(tokens) : 0.0; }
+
+std::string histogram(const std::vector<RequestFigures>& figures, const std::filesystem::path& png) {
+  double low = 1e300, high = 0;
+  for (const auto& f : figures)
+    if (f.total_g() > 0) {
+      low = std::min(low, f.total_g());
+      high = std::max(high, f.total_g());
+    }
+  if (!(high > 0)) return "no positive CO2 to plot";
+  constexpr int kBins = 40;
+  const double l0 = std::log10(low), span = std::max(std::log10(high) - l0, 1e-9);
+  std::vector<long> counts(kBins, 0);
+  for (const auto& f : figures)
+    if (f.total_g() > 0)
+      ++counts[std::min(kBins - 1, static_cast<int>((std::log10(f.total_g()) - l0) / span * kBins))];
+  std::string data;
+  for (int b = 0; b < kBins; ++b)
+    data += fmt::format("{} {} {}\n", std::pow(10, l0 + span * b / kBins), std::pow(10, l0 + span * (b + 1) / kBins),
+                        counts[b]);
+  const auto file = png.parent_path() / "histogram.dat";
+  write_file_atomic(file, data);
+  return plot_to_file(fmt::format("set logscale x\nset xrange [{}:{}]\nset grid\nset xlabel 'CO2 per request (g)'\nset ylabel 'requests'\n"
+                                  "set style fill solid 0.6\nset title 'Requests by carbon'\n"
+                                  "plot '{}' using (sqrt($1*$2)):3:1:2 with boxes notitle lc rgb '#2a7ab0'",
+                                  low, high, file.string()),
+                      png);
+}
+
+std::string timeline(const TraceAccount& a, const std::filesystem::path& png) {
+  if (a.timeline.empty()) return "";
+  const double start = a.timeline.front().start_s, unit = a.timeline_bin_s >= 3600 ? 3600.0 : 60.0;
+  std::string data;
+  for (const auto& b : a.timeline) data += fmt::format("{} {} {}\n", (b.start_s - start) / unit, b.co2_g, b.requests);
+  const auto file = png.parent_path() / "timeline.dat";
+  write_file_atomic(file, data);
+  return plot_to_file(
+      fmt::format("set grid\nset xlabel '{} since {} UTC'\nset ylabel 'CO2 per {} (g)'\nset y2label 'requests'\n"
+                  "set ytics nomirror\nset y2tics\nset key left top\nset title 'Carbon over time'\n"
+                  "plot '{}' using 1:2 with steps lw 2 lc rgb '#c0392b' title 'CO2 (g)', "
+                  "'' using 1:3 axes x1y2 with steps lc rgb '#7f8c8d' title 'requests'",
+                  unit == 3600 ? "hours" : "minutes", utc(start), a.timeline_bin_s >= 3600 ? "hour" : "minute",
+                  file.string()),
+      png);
+}
+
+std::string markdown(const TraceAccount& a, const TraceContext& c, bool histogram_ok, bool timeline_ok) {
+  std::string md = fmt::format("# Carbon of `{}`\n\nSetup: {}; predictor {}; each request is charged 1/{} of a batch "
+                               "of {} requests of its shape.\n\n{}\n\n{}\n\n",
+                               c.log_source, c.setup, c.predictor, c.options.batch, c.options.batch, c.carbon,
+                               c.intervals);
+  md += "## Totals\n\n| requests | lines skipped (malformed) | requests skipped (too long) | prompt tokens | generated "
+        "tokens | energy (kWh) | operational CO2 (kg) | embodied CO2 (kg) | total CO2 (kg) | GPU-hours busy |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n";
+  md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g} | {} | {:.4g} |\n\n", a.requests, a.skipped_lines,
+                    a.skipped_shapes, a.prompt_tokens, a.gen_tokens,
+                    with_interval(a.energy_j, a.energy_j_interval, 1 / kJoulesPerKwh), a.operational_g / 1000,
+                    a.embodied_g / 1000, with_interval(a.total_g(), a.total_g_interval, 1e-3),
+                    a.gpu_busy_s / 3600);
+  md += fmt::format("Energy per generated token: {:.4g} J; per token processed (prompt + generated): {:.4g} J. CO2 per "
+                    "1,000 generated tokens: {:.4g} g.\n\n",
+                    per_token(a.energy_j, a.gen_tokens), per_token(a.energy_j, a.prompt_tokens + a.gen_tokens),
+                    1000 * per_token(a.total_g(), a.gen_tokens));
+  if (a.energy_prefill_j && a.energy_j > 0)
+    md += fmt::format("Prefill vs decode: prefill takes {:.1f}% of the energy and {:.1f}% of the CO2; decode {:.1f}% "
+                      "and {:.1f}%.\n\n",
+                      100 * *a.energy_prefill_j / a.energy_j, 100 * *a.co2_prefill_g / a.total_g(),
+                      100 * *a.energy_decode_j / a.energy_j, 100 * *a.co2_decode_g / a.total_g());
+  md += "## Per request\n\n| quantity | mean | p10 | p50 | p90 | p99 | max |\n|---|---|---|---|---|---|---|\n";
+  md += distribution_row("energy (J)", a.energy_per_request_j) + distribution_row("CO2 (g)", a.co2_per_request_g) +
+        distribution_row("latency (s)", a.latency_per_request_s) + "\n";
+  if (histogram_ok) md += "![requests by CO2](histogram.png)\n\n";
+  if (!a.hourly.empty()) {
+    md += "## Timeline\n\nEach request is counted in the bin of its arrival.\n\n";
+    if (timeline_ok) md += "![CO2 over time](timeline.png)\n\n";
+    md += "| hour (UTC) | requests | energy (kWh) | CO2 (g) |\n|---|---|---|---|\n";
+    for (const auto& b : a.hourly)
+      md += fmt::format("| {} | {} | {:.4g} | {:.4g} |\n", utc(b.start_s), b.requests, b.energy_j / kJoulesPerKwh,
+                        b.co2_g);
+    md += "\n";
+  }
+  if (!a.skipped_examples.empty()) {
+    md += "## Skipped\n\n";
+    for (const auto& s : a.skipped_examples) md += fmt::format("- line {}: {}\n", s.line, s.reason);
+  }
+  return md;
+}
+
+}  // namespace
+
+Json trace_summary_json(const TraceAccount& a, const TraceContext& c) {
+  Json j = {{"log", c.log_source},
+            {"format", c.log_format},
+            {"setup", c.setup},
+            {"predictor", c.predictor},
+            {"batch", c.options.batch},
+            {"grid_ratio", c.options.grid_ratio},
+            {"requests", a.requests},
+            {"skipped_lines", a.skipped_lines},
+            {"skipped_too_long", a.skipped_shapes},
+            {"prompt_tokens", a.prompt_tokens},
+            {"gen_tokens", a.gen_tokens},
+            {"energy_j", a.energy_j},
+            {"energy_kwh", a.energy_j / kJoulesPerKwh},
+            {"gpu_busy_s", a.gpu_busy_s},
+            {"co2_g", {{"operational", a.operational_g}, {"embodied", a.embodied_g}, {"total", a.total_g()}}},
+            {"energy_per_gen_token_j", per_token(a.energy_j, a.gen_tokens)},
+            {"energy_per_token_j", per_token(a.energy_j, a.prompt_tokens + a.gen_tokens)},
+            {"per_request",
+             {{"energy_j", distribution_json(a.energy_per_request_j)},
+              {"co2_g", distribution_json(a.co2_per_request_g)},
+              {"latency_s", distribution_json(a.latency_per_request_s)}}},
+            {"predictions_made", a.predictions_made},
+            {"intervals", c.intervals}};
+  if (a.energy_prefill_j)
+    j["share"] = {{"energy", {{"prefill", *a.energy_prefill_j / a.energy_j}, {"decode", *a.energy_decode_j / a.energy_j}}},
+                  {"co2", {{"prefill", *a.co2_prefill_g / a.total_g()}, {"decode", *a.co2_decode_g / a.total_g()}}}};
+  if (a.energy_j_interval) j["energy_j_interval"] = {a.energy_j_interval->low, a.energy_j_interval->high};
+  if (a.total_g_interval) j["co2_g_total_interval"] = {a.total_g_interval->low, a.total_g_interval->high};
+  Json hourly = Json::array();
+  for (const auto& b : a.hourly)
+    hourly.push_back({{"hour_utc", utc(b.start_s)}, {"requests", b.requests}, {"energy_j", b.energy_j}, {"co2_g", b.co2_g}});
+  j["hourly"] = hourly;
+  return j;
+}
+
+std::string trace_summary_text(const TraceAccount& a, const TraceContext& c) {
+  std::string s = fmt::format("{}: {} requests scored on {}; predictor {}\n", c.log_source, a.requests, c.setup,
+                              c.predictor);
+  if (a.skipped_lines || a.skipped_shapes)
+    s += fmt::format("  skipped {} malformed line(s) and {} request(s) longer than the setup serves{}\n",
+                     a.skipped_lines, a.skipped_shapes,
+                     a.skipped_examples.empty()
+                         ? ""
+                         : fmt::format(" (first: line {}: {})", a.skipped_examples[0].line, a.skipped_examples[0].reason));
+  s += fmt::format("  energy {} kWh; CO2 {} kg (operational {:.4g}, embodied {:.4g}); {:.4g} GPU-hours busy\n",
+                   with_interval(a.energy_j, a.energy_j_interval, 1 / kJoulesPerKwh),
+                   with_interval(a.total_g(), a.total_g_interval, 1e-3), a.operational_g / 1000, a.embodied_g / 1000,
+                   a.gpu_busy_s / 3600);
+  s += fmt::format("  per request: energy p50 {:.4g} J (p90 {:.4g}), CO2 p50 {:.4g} g (p90 {:.4g}); {:.4g} J per "
+                   "generated token\n",
+                   a.energy_per_request_j.p50, a.energy_per_request_j.p90, a.co2_per_request_g.p50,
+                   a.co2_per_request_g.p90, per_token(a.energy_j, a.gen_tokens));
+  if (a.energy_prefill_j && a.energy_j > 0)
+    s += fmt::format("  prefill {:.1f}% / decode {:.1f}% of the energy\n", 100 * *a.energy_prefill_j / a.energy_j,
+                     100 * *a.energy_decode_j / a.energy_j);
+  return s + c.carbon + "\n  " + c.intervals + "\n";
+}
+
+std::string write_trace_report(const TraceAccount& a, const std::vector<RequestFigures>& figures,
+                               const TraceContext& c, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::string warning = histogram(figures, dir / "histogram.png");
+  const bool histogram_ok = warning.empty();
+  const std::string timeline_warning = timeline(a, dir / "timeline.png");
+  if (warning.empty()) warning = timeline_warning;
+  write_file_atomic(dir / "summary.json", trace_summary_json(a, c).dump(2) + "\n");
+  write_file_atomic(dir / "report.md", markdown(a, c, histogram_ok, timeline_warning.empty() && !a.timeline.empty()));
+  return warning;
+}
+
+void write_request_csv(const std::vector<RequestFigures>& figures, const std::filesystem::path& path) {
+  std::string out = "line,time_utc_s,prompt_tokens,gen_tokens,energy_prefill_j,energy_decode_j,energy_j,latency_s,"
+                    "co2_operational_g,co2_embodied_g,co2_total_g\n";
+  out.reserve(figures.size() * 120);
+  for (const auto& f : figures)
+    out += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n", f.line,
+                       optional_cell(f.time_s, "{:.3f}"), f.prompt_tokens, f.gen_tokens,
+                       optional_cell(f.energy_prefill_j), optional_cell(f.energy_decode_j), f.energy_j, f.latency_s,
+                       f.operational_g, f.embodied_g, f.total_g());
+  write_file_atomic(path, out);
+}
+
+}  // namespace llmco2

@@ -1,0 +1,35 @@
+// trace/trace_report.h - what `llmco2 trace` writes: a Markdown report with a histogram and a timeline plot, a JSON
+// summary, a terminal summary, and the per-request CSV.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "trace/trace_account.h"
+
+namespace llmco2 {
+
+// What the report says about how it was made.
+struct TraceContext {
+  std::string log_source, log_format;
+  std::string setup;      // "llama-3.1-8b on 1 x h100-sxm (vllm), batch 1, bf16"
+  std::string predictor;
+  std::string carbon;     // the carbon inputs, one or two lines
+  std::string intervals;  // where the intervals come from, or why there are none
+  TraceOptions options;
+};
+
+Json trace_summary_json(const TraceAccount& account, const TraceContext& context);
+std::string trace_summary_text(const TraceAccount& account, const TraceContext& context);
+
+// Writes report.md, summary.json, histogram.png and timeline.png (when the log has timestamps) into `dir` (created),
+// each atomically. Returns "" or a warning about the plots.
+std::string write_trace_report(const TraceAccount& account, const std::vector<RequestFigures>& figures,
+                               const TraceContext& context, const std::filesystem::path& dir);
+
+// One line per scored request: line, time, tokens, energies, latency, CO2. Atomic.
+void write_request_csv(const std::vector<RequestFigures>& figures, const std::filesystem::path& path);
+
+}  // namespace llmco2

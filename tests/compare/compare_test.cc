@@ -1,0 +1,81 @@
+// Choosing a GPU setup: which setups serve a request, and the lowest-carbon one meeting a latency objective, with a
+// predictor whose answers are known.
+#include <gtest/gtest.h>
+
+#include "compare/setup_comparison.h"
+#include "hardware/gpu_catalog.h"
+#include "model/model_catalog.h"
+
+namespace llmco2 {
+namespace {
+
+// Energy grows with the GPU count (1 kWh per GPU), latency falls (8 s / GPUs).
+class ScalingPredictor final : public Predictor {
+ public:
+  std::string name() const override { return "scaling"; }
+  Prediction predict(const SimConfig& c) const override {
+    return phase_prediction(0, 3.6e6 * c.request.gpus, 0, 8.0 / c.request.gpus);
+  }
+};
+
+CarbonInputs carbon_for(const Gpu&, int gpus) {
+  CarbonInputs in;
+  in.ci_g_per_kwh = 100;
+  in.pue = 1;
+  in.embodied.kgco2e = 157.68;  // 0.001 g per GPU-second
+  in.lifetime_years = 5;
+  in.gpus = gpus;
+  return in;
+}
+
+TEST(Compare, LowestCarbonSetupMeetingTheObjective) {
+  const ModelSpec model = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  Request request;
+  request.precision = precision_or_default("", model.default_dtype);
+  const std::vector<Gpu> gpus = {GpuCatalog::bundled().resolve("h100-sxm")};
+  const ScalingPredictor predictor;
+  // Without an objective: 1 GPU (100 g + 0.008 g). Total CO2 = 100 x n + 0.008 g (embodied: 8/n s x n GPUs).
+  const Comparison any = compare_request(predictor, model, request, gpus, {1, 2, 4, 8}, carbon_for, std::nullopt);
+  ASSERT_EQ(any.rows.size(), 4u);
+  ASSERT_TRUE(any.best);
+  EXPECT_EQ(any.rows[*any.best].gpus, 1);
+  EXPECT_NEAR(any.rows[0].total_g(), 100.008, 1e-9);
+  EXPECT_NEAR(any.rows[3].per_gpu_g(), 800.008 / 8, 1e-9);
+  // Latency 8/n s: a 3 s objective needs 4 GPUs or more; 4 is the lowest-carbon of those.
+  const Comparison slo = compare_request(predictor, model, request, gpus, {1, 2, 4, 8}, carbon_for, 3.0);
+  ASSERT_TRUE(slo.best);
+  EXPECT_EQ(slo.rows[*slo.best].gpus, 4);
+  EXPECT_FALSE(slo.rows[1].meets_slo);
+  // Nothing meets 0.5 s.
+  EXPECT_FALSE(compare_request(predictor, model, request, gpus, {1, 2, 4, 8}, carbon_for, 0.5).best);
+}
+
+TEST(Compare, SetupsThatCannotServeSayWhy) {
+  const ModelSpec model = ModelCatalog::bundled().resolve("llama-3.1-70b");
+  Request request;
+  request.precision = precision_or_default("", model.default_dtype);
+  const ScalingPredictor predictor;
+  const Comparison c = compare_request(predictor, model, request, {GpuCatalog::bundled().resolve("h100-sxm")},
+                                       {1, 2, 4, 8}, carbon_for, std::nullopt);
+  EXPECT_NE(c.rows[0].unavailable.find("does not fit"), std::string::npos) << c.rows[0].unavailable;
+  EXPECT_TRUE(c.rows[2].unavailable.empty());
+  ASSERT_TRUE(c.best);
+  EXPECT_EQ(c.rows[*c.best].gpus, 2);  // 140 GB of bf16 weights fit 2 x 80 GB
+}
+
+TEST(Compare, SweepLeavesOutSetupsThatCannotServe) {
+  const ModelSpec model = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  Request request;
+  request.precision = precision_or_default("", model.default_dtype);
+  const ScalingPredictor predictor;
+  const auto points = sweep_gpu_counts(predictor, model, request, GpuCatalog::bundled().resolve("t4"), {1, 4},
+                                       {64, 1024}, {1, 2, 4}, carbon_for);
+  EXPECT_EQ(points.size(), 8u);  // 16 GB of weights do not fit one 16 GB T4
+  for (const auto& p : points) {
+    EXPECT_GT(p.gpus, 1);
+    EXPECT_NEAR(p.operational_per_gpu_g, 100, 1e-9);  // 1 kWh per GPU at 100 g/kWh
+  }
+}
+
+}  // namespace
+}  // namespace llmco2
