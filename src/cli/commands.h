@@ -15,5 +15,6 @@ void add_sample_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_measure_command(CLI::App& app);
 
 }  // namespace llmco2::cli

@@ -41,6 +41,8 @@ int run_app(CLI::App& app, const char* program, int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {  // a command's own non-zero exit, already explained on stdout/stderr
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     std::cerr << program << ": error: " << e.what() << "\n";
     return kUsageOrInputError;
