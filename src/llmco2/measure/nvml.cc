@@ -43,24 +43,35 @@ Nvml::Nvml(const std::string& library) {
   if (!library_)
     fail("cannot load NVML ({}): {}; an NVIDIA driver is needed to measure (none on this machine?)", library,
          dlerror());
-  api_ = new Api{symbol<decltype(Api::init)>(library_, "nvmlInit_v2"),
-                 symbol<decltype(Api::shutdown)>(library_, "nvmlShutdown"),
-                 symbol<decltype(Api::error_string)>(library_, "nvmlErrorString"),
-                 symbol<decltype(Api::device_count)>(library_, "nvmlDeviceGetCount_v2"),
-                 symbol<decltype(Api::handle_by_index)>(library_, "nvmlDeviceGetHandleByIndex_v2"),
-                 symbol<decltype(Api::name)>(library_, "nvmlDeviceGetName"),
-                 symbol<decltype(Api::total_energy)>(library_, "nvmlDeviceGetTotalEnergyConsumption"),
-                 symbol<decltype(Api::power_usage)>(library_, "nvmlDeviceGetPowerUsage"),
-                 symbol<decltype(Api::power_limit)>(library_, "nvmlDeviceGetEnforcedPowerLimit"),
-                 symbol<decltype(Api::max_clock)>(library_, "nvmlDeviceGetMaxClockInfo"),
-                 symbol<decltype(Api::driver_version)>(library_, "nvmlSystemGetDriverVersion")};
-  check(api_->init(), "nvmlInit_v2");
+  try {
+    load_api();
+    check(api_->init(), "nvmlInit_v2");
+  } catch (...) {  // the destructor does not run for a constructor that throws
+    api_.reset();
+    dlclose(library_);
+    throw;
+  }
+}
+
+void Nvml::load_api() {
+  api_ = std::make_unique<Api>(Api{
+      symbol<decltype(Api::init)>(library_, "nvmlInit_v2"),
+      symbol<decltype(Api::shutdown)>(library_, "nvmlShutdown"),
+      symbol<decltype(Api::error_string)>(library_, "nvmlErrorString"),
+      symbol<decltype(Api::device_count)>(library_, "nvmlDeviceGetCount_v2"),
+      symbol<decltype(Api::handle_by_index)>(library_, "nvmlDeviceGetHandleByIndex_v2"),
+      symbol<decltype(Api::name)>(library_, "nvmlDeviceGetName"),
+      symbol<decltype(Api::total_energy)>(library_, "nvmlDeviceGetTotalEnergyConsumption"),
+      symbol<decltype(Api::power_usage)>(library_, "nvmlDeviceGetPowerUsage"),
+      symbol<decltype(Api::power_limit)>(library_, "nvmlDeviceGetEnforcedPowerLimit"),
+      symbol<decltype(Api::max_clock)>(library_, "nvmlDeviceGetMaxClockInfo"),
+      symbol<decltype(Api::driver_version)>(library_, "nvmlSystemGetDriverVersion")});
 }
 
 Nvml::~Nvml() {
-  if (api_) api_->shutdown();
-  delete api_;
-  if (library_) dlclose(library_);
+  api_->shutdown();
+  api_.reset();
+  dlclose(library_);
 }
 
 void Nvml::check(int status, const char* call) const {

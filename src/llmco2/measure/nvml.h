@@ -3,6 +3,7 @@
 // the driver version.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -33,10 +34,11 @@ class Nvml {
 
  private:
   struct Api;
+  void load_api();
   void* handle(int index) const;
   void check(int status, const char* call) const;
   void* library_ = nullptr;
-  Api* api_ = nullptr;
+  std::unique_ptr<Api> api_;
 };
 
 }  // namespace llmco2
