@@ -11,32 +11,21 @@ namespace {
 
 constexpr double kJoulesPerWh = 3600.0;
 
-using PhaseField = std::optional<double> PhaseValues::*;
-using IntervalField = std::optional<Interval> PhaseIntervals::*;
-struct PhaseColumn {
-  const char* name;
-  PhaseField value;
-  IntervalField interval;
-};
-constexpr PhaseColumn kColumns[] = {{"prefill", &PhaseValues::prefill, &PhaseIntervals::prefill},
-                                    {"decode", &PhaseValues::decode, &PhaseIntervals::decode},
-                                    {"total", &PhaseValues::total, &PhaseIntervals::total}};
-
 Json phases_json(const PhaseValues& v, double scale = 1.0) {
   Json j = Json::object();
-  for (const auto& c : kColumns)
+  for (const auto& c : kPhaseMembers)
     if (v.*c.value) j[c.name] = *(v.*c.value) * scale;
   return j;
 }
 
 Json intervals_json(const PhaseIntervals& v, double scale = 1.0) {
   Json j = Json::object();
-  for (const auto& c : kColumns)
+  for (const auto& c : kPhaseMembers)
     if (v.*c.interval) j[c.name] = {(v.*c.interval)->low * scale, (v.*c.interval)->high * scale};
   return j;
 }
 
-std::string cell(const PhaseValues& v, const PhaseIntervals& iv, const PhaseColumn& c, bool intervals, double scale) {
+std::string cell(const PhaseValues& v, const PhaseIntervals& iv, const PhaseMember& c, bool intervals, double scale) {
   if (!(v.*c.value)) return "-";
   std::string text = fmt::format("{:.4g}", *(v.*c.value) * scale);
   if (intervals && (iv.*c.interval))
@@ -156,7 +145,7 @@ std::string footprint_table(const Footprint& f) {
   std::string out = fmt::format("  {:<20} {:<30} {:<30} {}\n", "", "prefill", "decode", "total");
   for (const auto& r : rows) {
     out += fmt::format("  {:<20}", r.label);
-    for (const auto& c : kColumns)
+    for (const auto& c : kPhaseMembers)
       out += fmt::format(" {:<30}", cell(r.values, r.intervals, c, f.has_intervals, r.scale));
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";

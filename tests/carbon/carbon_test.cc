@@ -7,6 +7,7 @@
 #include "carbon/footprint.h"
 #include "carbon/region_catalog.h"
 #include "core/error.h"
+#include "core/statistics.h"
 #include "hardware/gpu_catalog.h"
 #include "support/temp_file.h"
 

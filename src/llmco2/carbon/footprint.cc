@@ -6,35 +6,25 @@ namespace {
 
 constexpr double kJoulesPerKwh = 3.6e6;
 
-using PhaseField = std::optional<double> PhaseValues::*;
-using IntervalField = std::optional<Interval> PhaseIntervals::*;
-struct PhaseMember {
-  PhaseField value;
-  IntervalField interval;
-};
-constexpr PhaseMember kPhases[] = {{&PhaseValues::prefill, &PhaseIntervals::prefill},
-                                   {&PhaseValues::decode, &PhaseIntervals::decode},
-                                   {&PhaseValues::total, &PhaseIntervals::total}};
-
 // Applies f to each phase value that is set.
 template <typename F>
 PhaseValues map_phases(const PhaseValues& in, F f) {
   PhaseValues out;
-  for (const auto& p : kPhases)
+  for (const auto& p : kPhaseMembers)
     if (in.*p.value) out.*p.value = f(*(in.*p.value));
   return out;
 }
 
 PhaseIntervals scaled(const PhaseValues& values, const ErrorBand& band) {
   PhaseIntervals out;
-  for (const auto& p : kPhases)
+  for (const auto& p : kPhaseMembers)
     if (values.*p.value) out.*p.interval = Interval{*(values.*p.value) / band.factor, *(values.*p.value) * band.factor};
   return out;
 }
 
 PhaseIntervals sum(const PhaseIntervals& a, const PhaseIntervals& b) {
   PhaseIntervals out;
-  for (const auto& p : kPhases)
+  for (const auto& p : kPhaseMembers)
     if (a.*p.interval && b.*p.interval)
       out.*p.interval = Interval{(a.*p.interval)->low + (b.*p.interval)->low, (a.*p.interval)->high + (b.*p.interval)->high};
   return out;
@@ -42,7 +32,7 @@ PhaseIntervals sum(const PhaseIntervals& a, const PhaseIntervals& b) {
 
 PhaseValues sum(const PhaseValues& a, const PhaseValues& b) {
   PhaseValues out;
-  for (const auto& p : kPhases)
+  for (const auto& p : kPhaseMembers)
     if (a.*p.value && b.*p.value) out.*p.value = *(a.*p.value) + *(b.*p.value);
   return out;
 }

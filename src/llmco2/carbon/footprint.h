@@ -33,6 +33,16 @@ struct PhaseIntervals {
   std::optional<Interval> prefill, decode, total;
 };
 
+// The three phases as members of PhaseValues and PhaseIntervals, for code that treats them alike.
+struct PhaseMember {
+  const char* name;
+  std::optional<double> PhaseValues::*value;
+  std::optional<Interval> PhaseIntervals::*interval;
+};
+inline constexpr PhaseMember kPhaseMembers[] = {{"prefill", &PhaseValues::prefill, &PhaseIntervals::prefill},
+                                                {"decode", &PhaseValues::decode, &PhaseIntervals::decode},
+                                                {"total", &PhaseValues::total, &PhaseIntervals::total}};
+
 struct Footprint {
   PhaseValues energy_j, latency_s, operational_g, embodied_g, total_g;
   bool has_intervals = false;  // the predictor has error bands: the intervals below are set

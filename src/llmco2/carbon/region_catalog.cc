@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 
 #include "core/csv.h"
 #include "core/error.h"
@@ -20,11 +19,9 @@ std::string lower(std::string_view text) {
 }
 
 double parse_number(const std::string& cell, const CsvTable& table, long line, std::string_view column) {
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
-  if (ec != std::errc() || ptr != cell.data() + cell.size())
-    fail("{}:{}: column '{}': expected a number, got '{}'", table.source, line, column, cell);
-  return value;
+  const auto value = parse_double(cell);
+  if (!value) fail("{}:{}: column '{}': expected a number, got '{}'", table.source, line, column, cell);
+  return *value;
 }
 
 int parse_year(const std::string& cell, const CsvTable& table, long line) {
@@ -123,15 +120,14 @@ const PueEntry* RegionCatalog::find_pue(std::string_view id) const {
 
 PueEntry RegionCatalog::resolve_pue(std::string_view text) const {
   if (const PueEntry* e = find_pue(lower(text))) return *e;
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) {
+  const auto value = parse_double(text);
+  if (!value) {
     std::vector<std::string> ids;
     for (const auto& e : pue_) ids.push_back(e.id);
     fail("--pue: expected a number of at least 1 or one of {}, got '{}'", join_or(ids), text);
   }
-  if (!(value >= 1) || value > 5) fail("--pue: a PUE is between 1 and 5 (facility energy / IT energy), got {}", text);
-  return {"--pue", value, 0, "given with --pue"};
+  if (!(*value >= 1) || *value > 5) fail("--pue: a PUE is between 1 and 5 (facility energy / IT energy), got {}", text);
+  return {"--pue", *value, 0, "given with --pue"};
 }
 
 }  // namespace llmco2

@@ -1,12 +1,29 @@
 // core/csv.cc - CSV reading and writing.
 #include "core/csv.h"
 
+#include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "core/error.h"
 
 namespace llmco2 {
+
+std::optional<double> parse_double(std::string_view text) {
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+std::optional<long> parse_long(std::string_view text) {
+  long value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
 
 std::optional<size_t> CsvTable::find_column(std::string_view name) const {
   for (size_t i = 0; i < header.size(); ++i)

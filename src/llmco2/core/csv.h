@@ -35,6 +35,11 @@ std::string csv_escape(std::string_view cell);
 // Appends one record with a trailing newline.
 void append_csv_record(std::string& out, const std::vector<std::string>& cells);
 
+// The whole of `text` as a finite number, or nullopt (empty, other characters, inf or nan).
+std::optional<double> parse_double(std::string_view text);
+// The whole of `text` as a whole number written without a fraction ("12", not "12.0"), or nullopt.
+std::optional<long> parse_long(std::string_view text);
+
 // Reads the whole file as text; throws Error naming the file.
 std::string read_text_file(const std::filesystem::path& path);
 

@@ -2,7 +2,6 @@
 #include "dataset/dataset_csv.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <functional>
 
@@ -19,11 +18,9 @@ template <typename T>
 std::string format_optional(const std::optional<T>& value) { return value ? fmt::format("{}", *value) : ""; }
 
 double parse_number(const std::string& text) {
-  double value = 0;
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || !std::isfinite(value)) throw std::invalid_argument("expected a number");
-  return value;
+  const auto value = parse_double(text);
+  if (!value) throw std::invalid_argument("expected a number");
+  return *value;
 }
 long parse_integer(const std::string& text) {
   const double value = parse_number(text);

@@ -1,8 +1,6 @@
 // dataset/plan.cc - reading and writing plan CSVs.
 #include "dataset/plan.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
 
 #include "core/json_io.h"
@@ -12,9 +10,9 @@ namespace {
 
 // Parses a positive whole number (or >= `minimum`); returns the reason on failure.
 std::string parse_count(const std::string& text, long minimum, long& out, std::string_view column) {
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, out);
-  if (ec != std::errc() || ptr != end) return fmt::format("column '{}': expected a whole number, got '{}'", column, text);
+  const auto value = parse_long(text);
+  if (!value) return fmt::format("column '{}': expected a whole number, got '{}'", column, text);
+  out = *value;
   if (out < minimum) return fmt::format("column '{}': must be at least {}, got {}", column, minimum, out);
   return "";
 }

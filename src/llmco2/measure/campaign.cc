@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <unistd.h>
@@ -186,7 +187,7 @@ RunResult run_once(RunnerSession& session, EnergyMeter& meter, long batch, long 
 }
 
 std::string provenance(const Target& t, const RunnerSession& session, const Nvml& nvml, bool counters,
-                       const std::vector<double>& idle_w) {
+                       const std::map<int, double>& idle_w) {
   std::string devices;
   for (size_t i = 0; i < t.infos.size(); ++i) {
     const auto& d = t.infos[i];
@@ -194,7 +195,7 @@ std::string provenance(const Target& t, const RunnerSession& session, const Nvml
                            i ? "; " : "", d.index, d.name, d.power_limit_w ? fmt::format("{:.0f}", *d.power_limit_w) : "?",
                            d.sm_clock_max_mhz ? std::to_string(*d.sm_clock_max_mhz) : "?",
                            d.memory_clock_max_mhz ? std::to_string(*d.memory_clock_max_mhz) : "?",
-                           i < idle_w.size() ? idle_w[i] : 0.0);
+                           idle_w.at(d.index));
   }
   return fmt::format("NVML driver {}; {}; energy from {}; idle power measured before the campaign, not subtracted; "
                      "runner {} {}",
@@ -203,7 +204,7 @@ std::string provenance(const Target& t, const RunnerSession& session, const Nvml
 }
 
 DatasetRow measure(const PlanRow& row, const Target& t, RunnerSession& session, const Nvml& nvml,
-                   const CampaignOptions& o, const std::vector<double>& idle_w) {
+                   const CampaignOptions& o, const std::map<int, double>& idle_w) {
   session.ensure(t);
   EnergyMeter meter(nvml, t.devices, o.sample_interval);
   const bool has_decode = row.gen > 1;
@@ -342,6 +343,8 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     if (d < 0 || d >= nvml.device_count()) fail("GPU {} does not exist: NVML sees {} GPUs", d, nvml.device_count());
   result.idle_w = idle_power_w(nvml, devices, o.idle_s);
   write_campaign_facts(o, nvml, devices, result.idle_w);
+  std::map<int, double> idle_by_device;
+  for (size_t i = 0; i < devices.size(); ++i) idle_by_device[devices[i]] = result.idle_w[i];
   RunnerSession session(o);
   Progress progress("measuring", result.planned, o.progress);
   long index = 0;
@@ -354,11 +357,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
         ++result.already_done;
         continue;
       }
-      std::vector<double> idle(t.devices.size());
-      for (size_t i = 0; i < t.devices.size(); ++i)
-        for (size_t j = 0; j < devices.size(); ++j)
-          if (devices[j] == t.devices[i]) idle[i] = result.idle_w[j];
-      append_durably(o.out, row_line(measure(row, t, session, nvml, o, idle)));
+      append_durably(o.out, row_line(measure(row, t, session, nvml, o, idle_by_device)));
       done.insert(key);
       ++result.measured;
     } catch (const RunnerFailure& e) {

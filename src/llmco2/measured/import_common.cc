@@ -1,7 +1,6 @@
 // measured/import_common.cc - shared importer helpers.
 #include "measured/import_common.h"
 
-#include <charconv>
 #include <cmath>
 #include <stdexcept>
 
@@ -54,11 +53,9 @@ const std::string& CsvRowView::text(std::string_view column) const {
 
 double CsvRowView::number(std::string_view column) const {
   const std::string& cell = text(column);
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
-  if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size() || !std::isfinite(value))
-    throw std::invalid_argument(fmt::format("column '{}': expected a number, got '{}'", column, cell));
-  return value;
+  const auto value = parse_double(cell);
+  if (!value) throw std::invalid_argument(fmt::format("column '{}': expected a number, got '{}'", column, cell));
+  return *value;
 }
 
 void set_interconnect(DatasetRow& row) {

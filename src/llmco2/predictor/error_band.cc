@@ -2,10 +2,10 @@
 #include "predictor/error_band.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "core/error.h"
 #include "core/json_io.h"
+#include "core/statistics.h"
 #include "core/paths.h"
 
 namespace llmco2 {
@@ -34,15 +34,6 @@ ErrorBand band_from(const Json& json, const std::string& source) {
 }
 
 }  // namespace
-
-double percentile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  const double position = q * static_cast<double>(values.size() - 1);
-  const auto below = static_cast<size_t>(std::floor(position));
-  const size_t above = std::min(below + 1, values.size() - 1);
-  const double weight = position - static_cast<double>(below);
-  return values[below] * (1 - weight) + values[above] * weight;
-}
 
 std::optional<ErrorBand> error_band(const std::vector<double>& measured, const std::vector<double>& predicted,
                                     size_t min_pairs) {

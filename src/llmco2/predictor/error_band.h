@@ -36,9 +36,6 @@ struct ErrorBands {
 std::optional<ErrorBand> error_band(const std::vector<double>& measured, const std::vector<double>& predicted,
                                     size_t min_pairs = 20);
 
-// Linear-interpolation percentile (q in [0, 1]) of unsorted values; values must not be empty.
-double percentile(std::vector<double> values, double q);
-
 ErrorBands read_error_bands(const std::filesystem::path& path);  // throws Error naming file and key
 void write_error_bands(const std::filesystem::path& path, const ErrorBands& bands);  // atomic
 std::filesystem::path default_error_bands_path();  // data_dir()/predictors/error_bands.json

@@ -11,7 +11,7 @@ struct TraceRequest {
   long gen_tokens = 0;
 };
 
-// Reads one trace CSV (columns ContextTokens, GeneratedTokens). Throws Error naming the file and line of a bad row.
+// Reads one trace CSV (dataset/request_log.h, strictly). Throws Error naming the file and line of the first bad row.
 std::vector<TraceRequest> read_azure_trace(const std::filesystem::path& path);
 
 // Both bundled traces (code and conversation), read once.

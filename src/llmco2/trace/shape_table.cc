@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "carbon/footprint.h"
 #include "features/memory_fit.h"
 
 namespace llmco2 {
@@ -34,9 +35,6 @@ long largest_total_tokens(const SimConfig& base) {
   return good;
 }
 
-using PhaseField = std::optional<double> PhaseValues::*;
-constexpr PhaseField kFields[] = {&PhaseValues::prefill, &PhaseValues::decode, &PhaseValues::total};
-
 // Bilinear interpolation of one value over the four corners (in log space when all are positive).
 std::optional<double> blend(const std::optional<double> (&v)[4], double wp, double wg) {
   for (const auto& x : v)
@@ -50,7 +48,8 @@ std::optional<double> blend(const std::optional<double> (&v)[4], double wp, doub
 
 PhaseValues blend(const PhaseValues* const (&corners)[4], double wp, double wg) {
   PhaseValues out;
-  for (const auto field : kFields) {
+  for (const auto& phase : kPhaseMembers) {
+    const auto field = phase.value;
     const std::optional<double> v[4] = {corners[0]->*field, corners[1]->*field, corners[2]->*field,
                                         corners[3]->*field};
     out.*field = blend(v, wp, wg);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/statistics.h"
 #include "predictor/error_band.h"
 
 namespace llmco2 {
@@ -21,16 +22,10 @@ Distribution distribution(std::vector<double> values) {
   for (double v : values) sum += v;
   d.mean = sum / static_cast<double>(values.size());
   std::sort(values.begin(), values.end());
-  const auto at = [&](double q) {  // linear interpolation between order statistics
-    const double pos = q * static_cast<double>(values.size() - 1);
-    const auto lo = static_cast<size_t>(std::floor(pos));
-    const size_t hi = std::min(lo + 1, values.size() - 1);
-    return values[lo] + (values[hi] - values[lo]) * (pos - static_cast<double>(lo));
-  };
-  d.p10 = at(0.1);
-  d.p50 = at(0.5);
-  d.p90 = at(0.9);
-  d.p99 = at(0.99);
+  d.p10 = percentile_of_sorted(values, 0.1);
+  d.p50 = percentile_of_sorted(values, 0.5);
+  d.p90 = percentile_of_sorted(values, 0.9);
+  d.p99 = percentile_of_sorted(values, 0.99);
   d.max = values.back();
   return d;
 }
@@ -56,22 +51,23 @@ std::vector<TimelineBin> bins(const std::vector<RequestFigures>& figures, double
 }
 
 RequestFigures figures_of(const LoggedRequest& q, const Prediction& p, const CarbonInputs& c, long batch) {
-  const double share = 1.0 / static_cast<double>(batch);
+  const double share = 1.0 / static_cast<double>(batch);  // of the batch's energy and embodied carbon
+  const Footprint batch_footprint = footprint(p, c, nullptr);
+  const auto shared = [&](const PhaseValues& v) { return v.total_or_sum().value_or(0) * share; };
   RequestFigures f;
   f.line = q.line;
   f.time_s = q.time_s;
   f.prompt_tokens = q.prompt_tokens;
   f.gen_tokens = q.gen_tokens;
-  if (p.energy_j.prefill && p.energy_j.decode && p.latency_s.prefill) {
+  if (p.energy_j.prefill && p.energy_j.decode && batch_footprint.total_g.prefill) {
     f.energy_prefill_j = *p.energy_j.prefill * share;
     f.energy_decode_j = *p.energy_j.decode * share;
-    f.co2_prefill_g = operational_g(*f.energy_prefill_j, c.pue, c.ci_g_per_kwh) +
-                      embodied_g(c.embodied.kgco2e, *p.latency_s.prefill, c.lifetime_years, c.gpus) * share;
+    f.co2_prefill_g = *batch_footprint.total_g.prefill * share;
   }
-  f.energy_j = p.energy_j.total_or_sum().value_or(0) * share;
-  f.latency_s = p.latency_s.total_or_sum().value_or(0);
-  f.operational_g = operational_g(f.energy_j, c.pue, c.ci_g_per_kwh);
-  f.embodied_g = embodied_g(c.embodied.kgco2e, f.latency_s, c.lifetime_years, c.gpus) * share;
+  f.energy_j = shared(batch_footprint.energy_j);
+  f.latency_s = batch_footprint.latency_s.total_or_sum().value_or(0);
+  f.operational_g = shared(batch_footprint.operational_g);
+  f.embodied_g = shared(batch_footprint.embodied_g);
   return f;
 }
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "carbon/footprint.h"
-#include "trace/request_log.h"
+#include "dataset/request_log.h"
 #include "trace/shape_table.h"
 
 namespace llmco2 {

@@ -1,7 +1,6 @@
-// trace/request_log.cc - reading request logs, skipping and counting bad lines.
-#include "trace/request_log.h"
+// dataset/request_log.cc - reading request logs, skipping and counting bad lines.
+#include "dataset/request_log.h"
 
-#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -25,20 +24,13 @@ long days_from_civil(long y, long m, long d) {
   return era * 146097 + doe - 719468;
 }
 
-bool parse_int(std::string_view text, long& value) {
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc() && ptr == text.data() + text.size();
-}
-
 // A token count: a positive whole number (the dataset format's means are rounded).
 std::optional<long> parse_tokens(std::string_view text, bool allow_fraction) {
-  long whole = 0;
-  if (parse_int(text, whole)) return whole >= 1 ? std::optional<long>(whole) : std::nullopt;
+  if (const auto whole = parse_long(text)) return *whole >= 1 ? whole : std::nullopt;
   if (!allow_fraction) return std::nullopt;
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !(value >= 0.5) || value > 1e9) return std::nullopt;
-  return std::lround(value);
+  const auto value = parse_double(text);
+  if (!value || !(*value >= 0.5) || *value > 1e9) return std::nullopt;
+  return std::lround(*value);
 }
 
 struct Columns {
@@ -88,23 +80,19 @@ std::optional<LoggedRequest> parse_record(const CsvTable& t, const CsvTable::Rec
 }  // namespace
 
 std::optional<double> parse_timestamp(std::string_view s) {
-  long y = 0, mo = 0, d = 0, h = 0, mi = 0;
   if (s.size() >= 19 && s[4] == '-' && s[7] == '-' && (s[10] == ' ' || s[10] == 'T') && s[13] == ':' && s[16] == ':') {
-    if (!parse_int(s.substr(0, 4), y) || !parse_int(s.substr(5, 2), mo) || !parse_int(s.substr(8, 2), d) ||
-        !parse_int(s.substr(11, 2), h) || !parse_int(s.substr(14, 2), mi))
-      return std::nullopt;
+    const auto y = parse_long(s.substr(0, 4)), mo = parse_long(s.substr(5, 2)), d = parse_long(s.substr(8, 2)),
+               h = parse_long(s.substr(11, 2)), mi = parse_long(s.substr(14, 2));
     std::string_view rest = s.substr(17);
     if (!rest.empty() && rest.back() == 'Z') rest.remove_suffix(1);
-    double sec = 0;
-    const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), sec);
-    if (ec != std::errc() || ptr != rest.data() + rest.size()) return std::nullopt;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec < 0 || sec >= 61) return std::nullopt;
-    return static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + static_cast<double>(h * 3600 + mi * 60) + sec;
+    const auto sec = parse_double(rest);
+    if (!y || !mo || !d || !h || !mi || !sec) return std::nullopt;
+    if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *sec < 0 || *sec >= 61) return std::nullopt;
+    return static_cast<double>(days_from_civil(*y, *mo, *d)) * 86400.0 + static_cast<double>(*h * 3600 + *mi * 60) +
+           *sec;
   }
-  double seconds = 0;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), seconds);
-  if (ec == std::errc() && ptr == s.data() + s.size() && seconds >= 0) return seconds;
-  return std::nullopt;
+  const auto seconds = parse_double(s);
+  return seconds && *seconds >= 0 ? seconds : std::nullopt;
 }
 
 RequestLog read_request_log(const std::filesystem::path& path, bool progress) {

@@ -1,4 +1,4 @@
-// trace/request_log.h - a log of requests to account for: the Azure trace format (TIMESTAMP, ContextTokens,
+// dataset/request_log.h - a log of requests to account for: the Azure trace format (TIMESTAMP, ContextTokens,
 // GeneratedTokens) or the dataset format (prompt_tokens, gen_tokens). A bad line is skipped, counted and named; the
 // good ones are kept.
 #pragma once
