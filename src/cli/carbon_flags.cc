@@ -33,6 +33,12 @@ std::string cell(const PhaseValues& v, const PhaseIntervals& iv, const PhaseMemb
   return text;
 }
 
+// The note under a footprint whose GPU has no embodied figure: its total CO2 is the operational CO2 alone.
+std::string operational_only_note(const Footprint& f) {
+  return fmt::format("total CO2 is operational only: embodied CO2 {}; give --embodied-kg to add it",
+                     *f.embodied_unknown);
+}
+
 double check_range(double value, double low, double high, const char* flag, const char* what) {
   if (!(value >= low && value <= high)) fail("{}: expected {} between {} and {}, got {}", flag, what, low, high, value);
   return value;
@@ -89,7 +95,7 @@ CarbonInputs resolve_carbon(const CarbonFlags& f, const Gpu& gpu, int gpus) {
                                        : params.lifetime_years;
   if (f.embodied_kg) {
     const double kg = check_range(*f.embodied_kg, 0, 100000, "--embodied-kg", "kgCO2e per GPU");
-    in.embodied = {kg, EmbodiedBasis::user, fmt::format("given with --embodied-kg: {:.4g} kg per GPU", kg)};
+    in.embodied = {kg, EmbodiedBasis::user, fmt::format("given with --embodied-kg: {:.4g} kg per GPU", kg), gpu.id};
   } else {
     in.embodied = gpu_embodied(gpu, parse_embodied_basis(f.embodied_basis), params);
   }
@@ -103,7 +109,7 @@ Json carbon_inputs_json(const CarbonInputs& in) {
           {"pue", in.pue},
           {"pue_source", in.pue_source},
           {"embodied_basis", embodied_basis_name(in.embodied.basis)},
-          {"embodied_kg_per_gpu", in.embodied.kgco2e},
+          {"embodied_kg_per_gpu", in.embodied.kgco2e ? Json(*in.embodied.kgco2e) : Json()},
           {"embodied_derivation", in.embodied.derivation},
           {"lifetime_years", in.lifetime_years},
           {"gpus", in.gpus}};
@@ -115,8 +121,9 @@ Json footprint_json(const Footprint& f, double level) {
             {"latency_s", phases_json(f.latency_s)},
             {"co2_g",
              {{"operational", phases_json(f.operational_g)},
-              {"embodied", phases_json(f.embodied_g)},
+              {"embodied", f.embodied_unknown ? Json() : phases_json(f.embodied_g)},
               {"total", phases_json(f.total_g)}}}};
+  if (f.embodied_unknown) j["co2_note"] = operational_only_note(f);
   if (f.has_intervals)
     j["intervals"] = {{"level", level},
                       {"energy_j", intervals_json(f.energy_j_interval)},
@@ -124,7 +131,7 @@ Json footprint_json(const Footprint& f, double level) {
                       {"latency_s", intervals_json(f.latency_s_interval)},
                       {"co2_g",
                        {{"operational", intervals_json(f.operational_g_interval)},
-                        {"embodied", intervals_json(f.embodied_g_interval)},
+                        {"embodied", f.embodied_unknown ? Json() : intervals_json(f.embodied_g_interval)},
                         {"total", intervals_json(f.total_g_interval)}}}};
   return j;
 }
@@ -141,15 +148,20 @@ std::string footprint_table(const Footprint& f) {
                       {"latency (s)", f.latency_s, f.latency_s_interval, 1.0},
                       {"operational CO2 (g)", f.operational_g, f.operational_g_interval, 1.0},
                       {"embodied CO2 (g)", f.embodied_g, f.embodied_g_interval, 1.0},
-                      {"total CO2 (g)", f.total_g, f.total_g_interval, 1.0}};
+                      {f.embodied_unknown ? "total CO2 (g)*" : "total CO2 (g)", f.total_g, f.total_g_interval, 1.0}};
   std::string out = fmt::format("  {:<20} {:<30} {:<30} {}\n", "", "prefill", "decode", "total");
   for (const auto& r : rows) {
     out += fmt::format("  {:<20}", r.label);
+    if (f.embodied_unknown && &r.values == &f.embodied_g) {
+      out += " " + *f.embodied_unknown + "\n";
+      continue;
+    }
     for (const auto& c : kPhaseMembers)
       out += fmt::format(" {:<30}", cell(r.values, r.intervals, c, f.has_intervals, r.scale));
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
   }
+  if (f.embodied_unknown) out += "  * " + operational_only_note(f) + "\n";
   return out;
 }
 

@@ -1,11 +1,14 @@
 // cli/cmd_calibrate.cc - `llmco2 calibrate`: fit the simulator on data/measured, with leave-one-source-out scores.
 #include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "calibration/kernel_profiles.h"
 #include "calibration/report.h"
 #include "cli/commands.h"
 #include "core/error.h"
@@ -20,18 +23,21 @@ struct CalibrateOptions {
   unsigned threads = 0;
 };
 
-// Fits one parameter set per held-out source (in parallel) and fills the held-out predictions.
-void leave_one_source_out(const CalibrationSet& set, const FitOptions& fit, unsigned threads,
-                          std::vector<SimEstimate>& out) {
-  const auto sources = set.sources();
+// Fits one parameter set per held-out group (in parallel) and fills the held-out predictions: `group_of` names the
+// group of a sample (its source, or its GPU type).
+void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsigned threads,
+                         const std::function<std::string(size_t)>& group_of, std::vector<SimEstimate>& out) {
+  std::vector<std::string> sources;
+  for (size_t s = 0; s < set.samples.size(); ++s)
+    if (std::find(sources.begin(), sources.end(), group_of(s)) == sources.end()) sources.push_back(group_of(s));
   std::vector<std::thread> pool;
   std::atomic<size_t> next{0}, done{0};
   auto worker = [&] {
     for (size_t k; (k = next++) < sources.size();) {
       std::vector<size_t> train, test;
       for (size_t s = 0; s < set.samples.size(); ++s)
-        (set.rows[set.samples[s].row].source == sources[k] ? test : train).push_back(s);
-      const SimParams params = fit_params(set, train, SimParams{}, fit);
+        (group_of(s) == sources[k] ? test : train).push_back(s);
+      const SimParams params = fit_params(set, train, default_sim_params(), fit);
       for (size_t s : test) out[s] = predict(set.samples[s], params);
       std::cerr << fmt::format("calibrate: held out {} ({} rows), {}/{} sources done\n", sources[k], test.size(),
                                ++done, sources.size());
@@ -59,10 +65,15 @@ void run_calibrate(const CalibrateOptions& o) {
   const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   report.set = &set;
   report.leave_one_out.resize(set.samples.size());
-  leave_one_source_out(set, fit, threads, report.leave_one_out);
+  leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].source; },
+                      report.leave_one_out);
+  report.leave_one_gpu_out.resize(set.samples.size());
+  leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].gpu; },
+                      report.leave_one_gpu_out);
   std::vector<size_t> all(set.samples.size());
   for (size_t s = 0; s < all.size(); ++s) all[s] = s;
-  report.params = fit_params(set, all, SimParams{}, fit);
+  report.params = fit_params(set, all, default_sim_params(), fit);
+  report.at_bounds = params_at_bounds(report.params, set, all, fit);
   for (const auto& sample : set.samples) report.fit.push_back(predict(sample, report.params));
   const auto params_path = o.params_out.empty() ? default_sim_params_path() : std::filesystem::path(o.params_out);
   std::filesystem::create_directories(params_path.parent_path());
@@ -78,6 +89,46 @@ void run_calibrate(const CalibrateOptions& o) {
 
 }  // namespace
 
+// ---- `llmco2 calibrate --kernels`: the kernel-time parameters from Vidur's operator profiles ----
+
+namespace {
+
+struct KernelFitOptions {
+  bool enabled = false;
+  std::string vidur_dir, kernels_out, report = "docs/kernel-fit.md";
+};
+
+void run_kernel_fit(const KernelFitOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::filesystem::path dir = o.vidur_dir.empty() ? default_vidur_dir() : std::filesystem::path(o.vidur_dir);
+  const KernelProfileSet set = read_vidur_profiles(dir);
+  std::cerr << fmt::format("calibrate --kernels: {} operator and {} all-reduce samples from {}\n", set.compute.size(),
+                           set.network.size(), dir.string());
+  const KernelFit fit = fit_kernel_params(set);
+  const auto out = o.kernels_out.empty() ? default_kernel_params_path() : std::filesystem::path(o.kernels_out);
+  std::filesystem::create_directories(out.parent_path());
+  write_file_atomic(out, kernel_fit_json(set, fit).dump(2) + "\n");
+  const std::filesystem::path md = o.report;
+  const std::filesystem::path png = md.parent_path() / "kernel-fit" / "held_out.png";
+  std::filesystem::create_directories(png.parent_path());
+  const std::string warning = plot_kernel_fit(set, fit, png);
+  if (!warning.empty()) std::cerr << "calibrate --kernels: " << warning << "\n";
+  const std::string plot = warning.empty() ? "kernel-fit/held_out.png" : "";
+  write_file_atomic(md, kernel_fit_markdown(set, fit, plot, "llmco2 calibrate --kernels"));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cerr << fmt::format("calibrate --kernels: wrote {} and {} in {:.0f} s\n", out.string(), md.string(), seconds);
+}
+
+void add_kernel_fit_options(CLI::App& command, const std::shared_ptr<KernelFitOptions>& k) {
+  command.add_flag("--kernels", k->enabled,
+                   "instead: fit the kernel-time parameters on Vidur's operator profiles -> data/sim/kernels.json");
+  command.add_option("--vidur", k->vidur_dir, "with --kernels: Vidur profiles folder (default: data/measured/vidur)");
+  command.add_option("--kernels-out", k->kernels_out, "with --kernels: output (default: data/sim/kernels.json)");
+  command.add_option("--kernels-report", k->report, "with --kernels: markdown report")->capture_default_str();
+}
+
+}  // namespace
+
 void add_calibrate_command(CLI::App& app) {
   auto* command = app.add_subcommand("calibrate", "fit the reference simulator on the imported measurements");
   auto o = std::make_shared<CalibrateOptions>();
@@ -88,7 +139,9 @@ void add_calibrate_command(CLI::App& app) {
   command->add_option("--max-evaluations", o->max_evaluations, "objective evaluations per fit")
       ->check(CLI::Range(10, 1000000))->capture_default_str();
   command->add_option("--threads", o->threads, "parallel leave-one-source-out fits (default: all cores)");
-  command->callback([o] { run_calibrate(*o); });
+  auto kernels = std::make_shared<KernelFitOptions>();
+  add_kernel_fit_options(*command, kernels);
+  command->callback([o, kernels] { kernels->enabled ? run_kernel_fit(*kernels) : run_calibrate(*o); });
 }
 
 }  // namespace llmco2::cli

@@ -1,6 +1,7 @@
 // cli/cmd_compare.cc - `llmco2 compare`: one request (or a request log with --trace) on every GPU type and count
 // (1, 2, 4, 8 where the model fits): energy, latency, operational and embodied CO2, CO2 per GPU; --slo-ms marks the
 // lowest-carbon setup meeting the latency objective; plots of CO2 against GPU count (the paper's figures 12-14).
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -17,7 +18,7 @@ namespace llmco2::cli {
 namespace {
 
 struct CompareFlags {
-  std::vector<std::string> gpu_types;  // empty: every bundled GPU with an embodied figure on the basis
+  std::vector<std::string> gpu_types;  // empty: every bundled GPU (those the basis cannot price are left out)
   std::vector<int> counts = {1, 2, 4, 8};
   std::optional<double> slo_ms;
   std::string trace, plot = "llmco2-compare", format = "table";
@@ -46,6 +47,18 @@ std::vector<Gpu> gpu_types(const CompareFlags& f, const CarbonFor& carbon, std::
   return out;
 }
 
+// A line naming the GPUs whose totals are operational only (no embodied figure), or "".
+std::string unknown_embodied_note(const Comparison& c) {
+  std::vector<std::string> ids;
+  for (const SetupRow& r : c.rows)
+    if (r.unavailable.empty() && !r.embodied_known && std::find(ids.begin(), ids.end(), r.gpu) == ids.end())
+      ids.push_back(r.gpu);
+  if (ids.empty()) return "";
+  return fmt::format("embodied CO2 unknown for {} (no sourced embodied figure; give --embodied-kg): their co2_total "
+                     "is operational only (marked ~)",
+                     fmt::join(ids, ", "));
+}
+
 std::string short_reason(std::string reason) {
   if (reason.size() > 70) reason = reason.substr(0, 67) + "...";
   return reason;
@@ -62,8 +75,10 @@ std::string table(const Comparison& c, std::optional<double> slo_ms) {
       out += fmt::format("{} {:<16} {:>4}  cannot serve: {}\n", mark, r.gpu, r.gpus, short_reason(r.unavailable));
       continue;
     }
-    out += fmt::format("{} {:<16} {:>4} {:>11.4g} {:>10.4g} {:>11.4g} {:>11.4g} {:>11.4g} {:>11.4g}{}\n", mark, r.gpu,
-                       r.gpus, r.energy_j, r.latency_s, r.operational_g, r.embodied_g, r.total_g(), r.per_gpu_g(),
+    const std::string embodied = r.embodied_known ? fmt::format("{:.4g}", r.embodied_g) : "unknown";
+    const std::string total = fmt::format("{}{:.4g}", r.embodied_known ? "" : "~", r.total_g());
+    out += fmt::format("{} {:<16} {:>4} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark, r.gpu, r.gpus,
+                       r.energy_j, r.latency_s, r.operational_g, embodied, total, r.per_gpu_g(),
                        slo_ms ? (r.meets_slo ? "  yes" : "  no") : "");
   }
   return out;
@@ -77,12 +92,15 @@ Json rows_json(const Comparison& c) {
     if (!r.unavailable.empty()) {
       j["unavailable"] = r.unavailable;
     } else {
+      const Json embodied = r.embodied_known ? Json(r.embodied_g) : Json();
       j.update({{"energy_j", r.energy_j},
                 {"latency_s", r.latency_s},
-                {"co2_g", {{"operational", r.operational_g}, {"embodied", r.embodied_g}, {"total", r.total_g()}}},
+                {"co2_g", {{"operational", r.operational_g}, {"embodied", embodied}, {"total", r.total_g()}}},
                 {"co2_per_gpu_g", r.per_gpu_g()},
                 {"meets_slo", r.meets_slo},
                 {"best", c.best && *c.best == i}});
+      if (!r.embodied_known)
+        j["co2_note"] = "embodied CO2 unknown (no sourced embodied figure): total is operational only";
     }
     rows.push_back(j);
   }
@@ -115,6 +133,7 @@ void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorF
   }
   const std::vector<SweepPoint> sweep = sweep_gpu_counts(*p.predictor, r.model, r.request, r.gpu, f.sweep_batches,
                                                          f.sweep_prompts, f.counts, carbon);
+  const std::string unknown_note = unknown_embodied_note(c);
   const std::string warning =
       write_sweep(sweep, fmt::format("{} on {}, gen {}", r.model.id, r.gpu.id, r.request.gen_tokens), f.plot);
   if (f.format == "json") {
@@ -124,20 +143,23 @@ void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorF
     const Json inputs = carbon_inputs_json(example);
     for (const char* key : {"region", "ci_g_per_kwh", "pue", "embodied_basis", "lifetime_years"}) j[key] = inputs[key];
     if (!note.empty()) j["note"] = note;
+    if (!unknown_note.empty()) j["embodied_note"] = unknown_note;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << subject << "; predictor " << p.predictor->name() << "; latency = " << c.latency_meaning << "\n"
               << table(c, f.slo_ms);
     if (c.best)
-      std::cout << fmt::format("  * lowest carbon{}: {} x {} ({:.4g} g)\n",
+      std::cout << fmt::format("  * lowest carbon{}: {} x {} ({:.4g} g{})\n",
                                f.slo_ms ? fmt::format(" meeting {} ms", *f.slo_ms) : "", c.rows[*c.best].gpus,
-                               c.rows[*c.best].gpu, c.rows[*c.best].total_g());
+                               c.rows[*c.best].gpu, c.rows[*c.best].total_g(),
+                               c.rows[*c.best].embodied_known ? "" : ", operational only");
     else if (f.slo_ms)
       std::cout << fmt::format("  no setup meets {} ms\n", *f.slo_ms);
     std::cout << fmt::format("  grid {:.4g} gCO2e/kWh ({}); PUE {:.3g} ({}); embodied basis {}, lifetime {:.3g} years\n",
                              example.ci_g_per_kwh, example.ci_label, example.pue, example.pue_label,
                              embodied_basis_name(example.embodied.basis), example.lifetime_years);
     if (!note.empty()) std::cout << "  " << note << "\n";
+    if (!unknown_note.empty()) std::cout << "  " << unknown_note << "\n";
     std::cout << "  plots: " << f.plot << "/co2-per-gpu.png, " << f.plot << "/co2-total.png (GPU counts on "
               << r.gpu.id << ")\n";
   }
@@ -156,8 +178,8 @@ void add_compare_command(CLI::App& app) {
   add_request_flags(*command, *request_flags);
   add_predictor_flags(*command, *predictor_flags);
   add_carbon_flags(*command, *carbon_flags);
-  command->add_option("--gpu-types", f->gpu_types, "GPU types to compare (default: every bundled GPU with an embodied "
-                                                    "figure); --gpu is the type of the GPU-count plots")
+  command->add_option("--gpu-types", f->gpu_types, "GPU types to compare (default: every bundled GPU); --gpu is the "
+                                                    "type of the GPU-count plots")
       ->delimiter(',');
   command->add_option("--counts", f->counts, "GPU counts")->delimiter(',')->capture_default_str();
   command->add_option("--slo-ms", f->slo_ms, "latency objective in ms: mark the lowest-carbon setup meeting it");

@@ -1,6 +1,8 @@
 // cli/request_flags.cc - shared request flags.
 #include "cli/request_flags.h"
 
+#include <iostream>
+
 #include <fmt/format.h>
 
 #include "features/memory_fit.h"
@@ -33,12 +35,21 @@ ResolvedRequest resolve_request(const RequestFlags& f, bool check_fit) {
   r.prompt_tokens = f.prompt;
   r.gen_tokens = f.gen;
   r.gpus = f.gpus;
-  r.precision = precision_or_default(f.dtype, model.default_dtype);
+  // The config's quantization_config sets the default; a type the GPU has no tensor-core path for runs as the engine
+  // would fall back (e.g. fp8 on an A100: weight-only fp8, 16-bit compute), with a note.
+  EnginePrecision precision = gpu.engine_precision(model.precision_for(f.dtype));
+  r.precision = precision.precision;
   r.flash_attention = f.flash;
   r.engine = f.engine;
   validate_request(r, model);
-  if (check_fit) check_memory_fit(model, r, gpu);
-  return {std::move(model), std::move(gpu), std::move(r)};
+  std::vector<std::string> notes = std::move(precision.notes);
+  if (check_fit) {
+    check_memory_fit(model, r, gpu);
+    const MemoryPlan plan = plan_memory(model, r, gpu);
+    if (plan.waves > 1) notes.push_back(plan.note);
+  }
+  for (const auto& note : notes) std::cerr << "llmco2: note: " << note << "\n";
+  return {std::move(model), std::move(gpu), std::move(r), std::move(notes)};
 }
 
 Json request_json(const ResolvedRequest& r) {
@@ -49,7 +60,8 @@ Json request_json(const ResolvedRequest& r) {
           {"prompt_tokens", r.request.prompt_tokens},
           {"gen_tokens", r.request.gen_tokens},
           {"dtype", r.request.precision.to_string()},
-          {"engine", r.request.engine}};
+          {"engine", r.request.engine},
+          {"notes", r.notes}};
 }
 
 std::string request_line(const ResolvedRequest& r) {

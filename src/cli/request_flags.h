@@ -31,6 +31,7 @@ struct ResolvedRequest {
   ModelSpec model;
   Gpu gpu;
   Request request;
+  std::vector<std::string> notes;  // precision fallbacks and memory waves the user should know about
 };
 
 // Looks up the model and GPU, parses the precision and checks the request against the model (and, with `check_fit`,

@@ -90,7 +90,7 @@ SimParams params_without(const std::vector<DatasetRow>& measured, const std::str
   FitOptions fit;
   fit.max_evaluations = max_evaluations;
   std::cerr << fmt::format("eval (b): refitting the simulator on {} measured rows without {}\n", all.size(), held_out);
-  return fit_params(set, all, SimParams{}, fit);
+  return fit_params(set, all, default_sim_params(), fit);
 }
 
 std::string test_a_description(const EvalOptions& o, size_t test_rows) {

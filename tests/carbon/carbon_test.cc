@@ -38,13 +38,13 @@ TEST(Carbon, LlmCarbonBasisIsDieAreaTimesCpaPlusMemory) {
   EXPECT_EQ(params.llmcarbon_memory_kgco2e_per_gb, 0.4);
   // H100 SXM: 8.14 cm2 x 1.8 kg/cm2 + 80 GB x 0.4 kg/GB = 14.652 + 32 = 46.652 kg.
   const GpuEmbodied h100 = gpu_embodied(GpuCatalog::bundled().resolve("h100-sxm"), EmbodiedBasis::llmcarbon, params);
-  EXPECT_NEAR(h100.kgco2e, 46.652, 1e-9);
+  EXPECT_NEAR(*h100.kgco2e, 46.652, 1e-9);
   EXPECT_NE(h100.derivation.find("8.14 cm2 x 1.8 kg/cm2"), std::string::npos) << h100.derivation;
   // T4: 5.45 cm2 x 1.2 + 16 GB x 0.4 = 6.54 + 6.4 = 12.94 kg.
-  EXPECT_NEAR(gpu_embodied(GpuCatalog::bundled().resolve("t4"), EmbodiedBasis::llmcarbon, params).kgco2e, 12.94, 1e-9);
+  EXPECT_NEAR(*gpu_embodied(GpuCatalog::bundled().resolve("t4"), EmbodiedBasis::llmcarbon, params).kgco2e, 12.94, 1e-9);
 }
 
-TEST(Carbon, BasesWithoutAFigureAreErrorsNamingTheGpu) {
+TEST(Carbon, TheVendorBasisWithoutAPcfIsAnErrorNamingTheGpu) {
   const EmbodiedParams& params = bundled_embodied_params();
   try {
     gpu_embodied(GpuCatalog::bundled().resolve("h100-sxm"), EmbodiedBasis::vendor, params);
@@ -52,8 +52,45 @@ TEST(Carbon, BasesWithoutAFigureAreErrorsNamingTheGpu) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("h100-sxm has no vendor product carbon footprint"), std::string::npos);
   }
-  EXPECT_THROW(gpu_embodied(GpuCatalog::bundled().resolve("b200"), EmbodiedBasis::llmcarbon, params), Error);
   EXPECT_THROW(parse_embodied_basis("act"), Error);
+}
+
+TEST(Carbon, GpusWithoutASourcedLlmCarbonFigureGetAnUnknownOne) {
+  const EmbodiedParams& params = bundled_embodied_params();
+  for (const char* id : {"a10g", "b200", "mi300x"}) {
+    const GpuEmbodied e = gpu_embodied(GpuCatalog::bundled().resolve(id), EmbodiedBasis::llmcarbon, params);
+    EXPECT_FALSE(e.known()) << id;
+    EXPECT_EQ(e.unknown_label(), fmt::format("unknown (no sourced embodied figure for {})", id));
+    EXPECT_NE(e.derivation.find("--embodied-kg"), std::string::npos) << e.derivation;
+  }
+  // Every other bundled GPU has a figure.
+  for (const Gpu& gpu : GpuCatalog::bundled().gpus())
+    if (gpu.id != "a10g" && gpu.id != "b200" && gpu.id != "mi300x")
+      EXPECT_TRUE(gpu_embodied(gpu, EmbodiedBasis::llmcarbon, params).known()) << gpu.id;
+}
+
+TEST(Carbon, FootprintWithUnknownEmbodiedIsOperationalOnly) {
+  Prediction p = phase_prediction(3.6e5, 3.24e6, 2.0, 18.0);  // 0.1 + 0.9 kWh; 2 + 18 s
+  CarbonInputs in;
+  in.ci_g_per_kwh = 200;
+  in.pue = 1.25;
+  in.embodied = gpu_embodied(GpuCatalog::bundled().resolve("b200"), EmbodiedBasis::llmcarbon,
+                             bundled_embodied_params());
+  in.gpus = 2;
+  PredictorErrorBands bands{ErrorBand{100, 2.0, 0.5, 1.0, 2.0}, ErrorBand{100, 1.5, 0.8, 1.0, 1.5}};
+  const Footprint f = footprint(p, in, &bands);
+  EXPECT_NEAR(*f.energy_j.total, 3.6e6, 1e-6);
+  EXPECT_NEAR(*f.operational_g.total, 250, 1e-9);
+  EXPECT_FALSE(f.embodied_g.total.has_value());
+  EXPECT_FALSE(f.embodied_g.prefill.has_value());
+  EXPECT_NEAR(*f.total_g.total, 250, 1e-9);  // operational only
+  EXPECT_NEAR(*f.total_g.decode, 225, 1e-9);
+  ASSERT_TRUE(f.embodied_unknown.has_value());
+  EXPECT_EQ(*f.embodied_unknown, "unknown (no sourced embodied figure for b200)");
+  ASSERT_TRUE(f.has_intervals);
+  EXPECT_NEAR(f.total_g_interval.total->low, 125, 1e-9);
+  EXPECT_NEAR(f.total_g_interval.total->high, 500, 1e-9);
+  EXPECT_FALSE(footprint(p, CarbonInputs{.embodied = GpuEmbodied{157.68}}, nullptr).embodied_unknown);
 }
 
 TEST(Carbon, VendorBasisReadsTheGpuFilesPcfWhichMustNameItsSource) {
@@ -133,6 +170,7 @@ TEST(RegionCatalog, EveryValueNamesItsSourceAndYear) {
     EXPECT_FALSE(p.source.empty()) << p.id;
     EXPECT_GE(p.year, 2020) << p.id;
     EXPECT_GE(p.pue, 1.0) << p.id;
+    EXPECT_LE(p.pue, 3.0) << p.id;
   }
 }
 
@@ -142,6 +180,34 @@ TEST(RegionCatalog, PueIsANumberOrAnEntryAndBadValuesAreErrors) {
   EXPECT_EQ(c.resolve_pue("aws").pue, 1.14);
   EXPECT_EQ(c.resolve_pue("industry-average").pue, 1.58);
   for (const char* bad : {"0.9", "-1", "abc", "7"}) EXPECT_THROW(c.resolve_pue(bad), Error) << bad;
+}
+
+TEST(RegionCatalog, ImplausibleValuesAreRefusedNamingFileLineAndColumn) {
+  const std::string header = "id,kind,provider,name,country,ci_g_per_kwh,year,source\n";
+  const auto good_regions = write_temp("range_regions.csv", header + "AAA,country,,A,AAA,100,2023,src\n");
+  const auto good_pue = write_temp("range_pue.csv", "id,pue,year,source\nx,1.1,2024,somewhere\n");
+  EXPECT_NO_THROW(RegionCatalog::load(good_regions, good_pue));
+  struct Case {
+    std::string regions, pue, message;
+  };
+  const std::string bad = "range_regions_bad.csv:2: ";
+  const Case cases[] = {
+      {header + "AAA,country,,A,AAA,2500,2023,src\n", "", bad + "ci_g_per_kwh = 2500 is outside [0, 2000]"},
+      {header + "AAA,country,,A,AAA,-1,2023,src\n", "", bad + "ci_g_per_kwh = -1 is outside [0, 2000]"},
+      {header + "AAA,country,,A,AAA,100,1950,src\n", "", bad + "year = 1950 is outside [1990, 2100]"},
+      {"", "id,pue,year,source\nx,3.5,2024,s\n", "range_pue_bad.csv:2: pue = 3.5 is outside [1, 3]"},
+      {"", "id,pue,year,source\nx,0.9,2024,s\n", "range_pue_bad.csv:2: pue = 0.9 is outside [1, 3]"},
+  };
+  for (const Case& c : cases) {
+    const auto regions = c.regions.empty() ? good_regions : write_temp("range_regions_bad.csv", c.regions);
+    const auto pue = c.pue.empty() ? good_pue : write_temp("range_pue_bad.csv", c.pue);
+    try {
+      RegionCatalog::load(regions, pue);
+      ADD_FAILURE() << "accepted: " << c.message;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(RegionCatalog, BadRowsNameTheFileAndLine) {

@@ -219,7 +219,16 @@ TEST(CliCarbon, BadCarbonInputIsOneLine) {
   expect_clean_error("predict " + kRequest + " --ci -5", "--ci");
   expect_clean_error("predict " + kRequest + " --lifetime 0", "--lifetime");
   expect_clean_error("predict " + kRequest + " --embodied-basis vendor", "no vendor product carbon footprint");
-  expect_clean_error("predict --gpu b200 --model llama-3.1-8b", "b200 has no LLMCarbon embodied figure");
+}
+
+// A GPU without a sourced embodied figure still predicts: energy, latency and operational CO2, embodied unknown.
+TEST(CliCarbon, AGpuWithoutAnEmbodiedFigureStillPredicts) {
+  const Result r = run("predict --gpu b200 --model llama-3.1-8b --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["energy_j"]["total"].get<double>(), 0);
+  EXPECT_TRUE(j["co2_g"]["embodied"].is_null());
+  EXPECT_TRUE(j.contains("co2_note"));
 }
 
 TEST(CliTrace, ScoresTheGoodLinesAndReportsTheBadOnes) {

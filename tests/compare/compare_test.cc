@@ -2,6 +2,7 @@
 // predictor whose answers are known.
 #include <gtest/gtest.h>
 
+#include "carbon/embodied.h"
 #include "compare/setup_comparison.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
@@ -48,6 +49,51 @@ TEST(Compare, LowestCarbonSetupMeetingTheObjective) {
   EXPECT_FALSE(slo.rows[1].meets_slo);
   // Nothing meets 0.5 s.
   EXPECT_FALSE(compare_request(predictor, model, request, gpus, {1, 2, 4, 8}, carbon_for, 0.5).best);
+}
+
+// 100 g/kWh, PUE 1, each GPU's LLMCarbon figure: unknown for b200 (no published die area).
+CarbonInputs llmcarbon_for(const Gpu& gpu, int gpus) {
+  CarbonInputs in = carbon_for(gpu, gpus);
+  in.embodied = gpu_embodied(gpu, EmbodiedBasis::llmcarbon, bundled_embodied_params());
+  return in;
+}
+
+TEST(Compare, GpusWithoutAnEmbodiedFigureAreComparedOnOperationalCo2) {
+  const ModelSpec model = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  Request request;
+  request.precision = precision_or_default("", model.default_dtype);
+  const std::vector<Gpu> gpus = {GpuCatalog::bundled().resolve("h100-sxm"), GpuCatalog::bundled().resolve("b200")};
+  const ScalingPredictor predictor;
+  const Comparison c = compare_request(predictor, model, request, gpus, {1, 2}, llmcarbon_for, std::nullopt);
+  ASSERT_EQ(c.rows.size(), 4u);
+  for (const SetupRow& r : c.rows) {
+    EXPECT_TRUE(r.unavailable.empty()) << r.gpu << ": " << r.unavailable;
+    EXPECT_NEAR(r.energy_j, 3.6e6 * r.gpus, 1e-6) << r.gpu;
+    EXPECT_NEAR(r.operational_g, 100.0 * r.gpus, 1e-9) << r.gpu;  // 1 kWh per GPU at 100 g/kWh
+  }
+  const SetupRow& h100 = c.rows[0];
+  const SetupRow& b200 = c.rows[2];
+  EXPECT_EQ(b200.gpu, "b200");
+  EXPECT_TRUE(h100.embodied_known);
+  EXPECT_GT(h100.embodied_g, 0);
+  EXPECT_FALSE(b200.embodied_known);
+  EXPECT_EQ(b200.embodied_g, 0);
+  EXPECT_NEAR(b200.total_g(), b200.operational_g, 1e-12);  // operational only
+  ASSERT_TRUE(c.best);
+  EXPECT_EQ(c.rows[*c.best].gpu, "b200");  // 100 g against 100 g + H100's embodied share
+  // The same over a log: the account marks the embodied carbon unknown and its totals are operational.
+  RequestLog log;
+  log.source = "test";
+  log.format = "dataset";
+  log.requests = {{std::nullopt, 100, 10, 2}, {std::nullopt, 200, 20, 3}};
+  const Comparison logged =
+      compare_log(predictor, model, request, log, {GpuCatalog::bundled().resolve("b200")}, {1}, llmcarbon_for,
+                  std::nullopt, 1.1);
+  ASSERT_EQ(logged.rows.size(), 1u);
+  EXPECT_TRUE(logged.rows[0].unavailable.empty()) << logged.rows[0].unavailable;
+  EXPECT_FALSE(logged.rows[0].embodied_known);
+  EXPECT_NEAR(logged.rows[0].operational_g, 200, 1e-6);  // 2 requests x 1 kWh x 100 g/kWh
+  EXPECT_NEAR(logged.rows[0].total_g(), logged.rows[0].operational_g, 1e-12);
 }
 
 TEST(Compare, SetupsThatCannotServeSayWhy) {

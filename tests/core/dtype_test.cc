@@ -12,6 +12,61 @@ TEST(Dtype, BytesPerElement) {
   EXPECT_EQ(dtype_bytes(DType::bf16), 2.0);
   EXPECT_EQ(dtype_bytes(DType::fp8), 1.0);
   EXPECT_EQ(dtype_bytes(DType::int4), 0.5);
+  EXPECT_EQ(dtype_bytes(DType::fp4), 0.5);
+  EXPECT_EQ(dtype_bytes(DType::mxfp4), 4.25 / 8);  // 4-bit values + an 8-bit scale per 32
+  EXPECT_EQ(dtype_bytes(DType::nvfp4), 4.5 / 8);   // 4-bit values + an 8-bit scale per 16
+}
+
+TEST(Dtype, BlockFormatsRunOnFp4Units) {
+  EXPECT_EQ(tensor_dtype(DType::mxfp4), DType::fp4);
+  EXPECT_EQ(tensor_dtype(DType::nvfp4), DType::fp4);
+  EXPECT_EQ(tensor_dtype(DType::fp8), DType::fp8);
+  EXPECT_EQ(parse_dtype("mxfp4"), DType::mxfp4);
+}
+
+TEST(Precision, WeightOnlyIntegersCarryGroupScales) {
+  // w4a16 (AWQ/GPTQ): 0.5 byte + one 2-byte scale per 128 weights = 0.5 + 1/64
+  EXPECT_DOUBLE_EQ(parse_precision("w4a16", DType::bf16).weight_bytes_per_element(), 0.515625);
+  EXPECT_DOUBLE_EQ(parse_precision("w8a16", DType::bf16).weight_bytes_per_element(), 1.015625);
+  // w8a8 (per-channel scales) and fp8 (per-tensor or 128x128 block scales): negligible
+  EXPECT_DOUBLE_EQ(parse_precision("w8a8", DType::bf16).weight_bytes_per_element(), 1.0);
+  EXPECT_DOUBLE_EQ(parse_precision("fp8", DType::bf16).weight_bytes_per_element(), 1.0);
+  EXPECT_DOUBLE_EQ(parse_precision("bf16", DType::bf16).weight_bytes_per_element(), 2.0);
+}
+
+TEST(Precision, ExpertsCanBeStoredApart) {
+  const Precision oss{DType::bf16, DType::bf16, DType::bf16, DType::mxfp4};  // gpt-oss's checkpoint
+  EXPECT_DOUBLE_EQ(oss.weight_bytes_per_element(), 2.0);
+  EXPECT_DOUBLE_EQ(oss.expert_bytes_per_element(), 0.53125);
+  EXPECT_EQ(oss.compute_dtype(), DType::bf16);
+  EXPECT_EQ(oss.to_string(), "wbf16-moemxfp4-abf16-kvbf16");
+}
+
+TEST(Precision, UnquantisedTensorsStay16Bit) {
+  EXPECT_EQ(parse_precision("w4a16", DType::fp16).unquantised_dtype(), DType::fp16);
+  EXPECT_EQ(parse_precision("fp8", DType::bf16).unquantised_dtype(), DType::bf16);
+  EXPECT_EQ(parse_precision("fp32", DType::bf16).unquantised_dtype(), DType::fp32);
+}
+
+TEST(Precision, PrintedSpecsParseBack) {
+  const Precision cases[] = {
+      {DType::bf16, DType::bf16, DType::bf16},
+      {DType::int8, DType::bf16, DType::fp8},
+      {DType::int4, DType::fp16, DType::fp16},
+      {DType::fp8, DType::fp8, DType::bf16},
+      {DType::nvfp4, DType::nvfp4, DType::fp8},
+      {DType::bf16, DType::bf16, DType::bf16, DType::mxfp4},
+      {DType::fp8, DType::fp8, DType::fp8, DType::mxfp4},
+  };
+  for (const Precision& p : cases) EXPECT_EQ(parse_precision(p.to_string(), DType::fp16), p) << p.to_string();
+  EXPECT_EQ(parse_precision("w16-moe4-a16", DType::bf16),
+            (Precision{DType::bf16, DType::bf16, DType::bf16, DType::int4}));
+}
+
+TEST(Precision, ModelDefaultUnlessASpecIsGiven) {
+  const Precision fp8{DType::fp8, DType::fp8, DType::bf16};
+  EXPECT_EQ(precision_or_default("", fp8, DType::bf16), fp8);
+  EXPECT_EQ(precision_or_default("w8a16", fp8, DType::bf16), (Precision{DType::int8, DType::bf16, DType::bf16}));
 }
 
 TEST(Precision, SingleNameSetsAllClasses) {
@@ -45,6 +100,8 @@ TEST(Precision, BadSpecsNameTheSpec) {
   }
   EXPECT_THROW(parse_precision("float64", DType::bf16), Error);
   EXPECT_THROW(parse_precision("", DType::bf16), Error);
+  EXPECT_THROW(parse_precision("wbf16-kvfp8", DType::bf16), Error);   // no activations
+  EXPECT_THROW(parse_precision("wbf16-abf16-x4", DType::bf16), Error);  // unknown class
 }
 
 }  // namespace

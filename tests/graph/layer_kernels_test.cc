@@ -1,7 +1,9 @@
 // Every kernel formula against values worked out by hand (see docs/kernels.md).
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "graph/layer_kernels.h"
+#include "model/model_catalog.h"
 
 namespace llmco2 {
 namespace {
@@ -108,6 +110,127 @@ TEST(LayerKernels, RoutedExperts) {
   EXPECT_DOUBLE_EQ(c.ops, 2.0 * 32 * 64 * 32);
   EXPECT_DOUBLE_EQ(c.weight_bytes, 3.0 * 64 * 32 * 2);
   EXPECT_DOUBLE_EQ(c.act_load_bytes, 32.0 * 64 * 2);
+}
+
+TEST(LayerKernels, DequantisationOpsPerWeight) {
+  EXPECT_EQ(dequant_ops_per_weight(DType::int4, DType::bf16), 3);   // unpack, convert, scale
+  EXPECT_EQ(dequant_ops_per_weight(DType::mxfp4, DType::bf16), 3);
+  EXPECT_EQ(dequant_ops_per_weight(DType::int8, DType::fp16), 2);   // convert, scale
+  EXPECT_EQ(dequant_ops_per_weight(DType::fp8, DType::bf16), 2);    // Marlin fp8 on an A100
+  EXPECT_EQ(dequant_ops_per_weight(DType::fp8, DType::fp8), 0);     // fp8 tensor cores take them as stored
+  EXPECT_EQ(dequant_ops_per_weight(DType::nvfp4, DType::nvfp4), 0);
+  EXPECT_EQ(dequant_ops_per_weight(DType::bf16, DType::bf16), 0);
+}
+
+TEST(LayerKernels, WeightOnlyLinearStreamsPackedWeightsAndDequantisesThemEveryStep) {
+  PhaseShape s = prefill_shape();  // decode: batch 2, 3 steps
+  s.phase = Phase::decode;
+  s.steps = 3;
+  s.tokens = 6;
+  s.weight_bytes = 0.515625;  // w4a16: 0.5 + a 2-byte scale per 128
+  s.dequant_ops_per_weight = 3;
+  const KernelCost c = linear_cost(s, 64, 32, false, false);
+  EXPECT_DOUBLE_EQ(c.weight_bytes, 3 * 2048 * 0.515625);
+  EXPECT_DOUBLE_EQ(c.ops, 2.0 * 6 * 64 * 32 + 3.0 * 2048 * 3);  // + 3 ops x 2048 weights x 3 steps (one 64-row tile)
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 6 * 64 * 2);               // activations stay 16-bit
+  // Prefill of 130 rows: 3 tiles of 64 rows, each dequantising the weights again.
+  PhaseShape p = prefill_shape();
+  p.tokens = 130;
+  p.dequant_ops_per_weight = 3;
+  EXPECT_DOUBLE_EQ(linear_cost(p, 64, 32, false, false).ops, 2.0 * 130 * 64 * 32 + 3.0 * 2048 * 3);
+  EXPECT_DOUBLE_EQ(dequant_ops(3, 2048, 64, 1), 3.0 * 2048);
+  EXPECT_DOUBLE_EQ(dequant_ops(0, 2048, 64, 1), 0);
+}
+
+TEST(LayerKernels, RoutedExpertsUseTheExpertFormat) {
+  PhaseShape s = prefill_shape();
+  s.expert_weight_bytes = 0.53125;  // MXFP4
+  s.expert_dequant_ops_per_weight = 3;
+  const KernelCost c = expert_linear_cost(s, 64, 32, false, 3, 32);  // 32 routed rows over 3 experts: 1 tile each
+  EXPECT_DOUBLE_EQ(c.weight_bytes, 3.0 * 64 * 32 * 0.53125);
+  EXPECT_DOUBLE_EQ(c.ops, 2.0 * 32 * 64 * 32 + 3.0 * 2048 * 3);
+}
+
+Request llama_request(const std::string& dtype) {
+  Request r;
+  r.precision = ModelCatalog::bundled().resolve("llama-3.1-8b").precision_for(dtype);
+  return r;
+}
+
+TEST(LayerKernels, PhaseShapeFromThePrecision) {
+  const PhaseShape w4 = phase_shape(Phase::decode, llama_request("w4a16"));
+  EXPECT_DOUBLE_EQ(w4.weight_bytes, 0.515625);
+  EXPECT_DOUBLE_EQ(w4.act_bytes, 2);
+  EXPECT_DOUBLE_EQ(w4.head_weight_bytes, 2);  // embeddings and LM head stay 16-bit
+  EXPECT_DOUBLE_EQ(w4.dequant_ops_per_weight, 3);
+  const PhaseShape fp8 = phase_shape(Phase::decode, llama_request("fp8"));
+  EXPECT_DOUBLE_EQ(fp8.weight_bytes, 1);
+  EXPECT_DOUBLE_EQ(fp8.dequant_ops_per_weight, 0);
+  const PhaseShape a100_fp8 = phase_shape(Phase::decode, llama_request("wfp8abf16kvbf16"));  // the A100 fallback
+  EXPECT_DOUBLE_EQ(a100_fp8.weight_bytes, 1);
+  EXPECT_DOUBLE_EQ(a100_fp8.dequant_ops_per_weight, 2);
+  Request oss;
+  oss.precision = ModelCatalog::bundled().resolve("gpt-oss-20b").default_precision;
+  const PhaseShape mx = phase_shape(Phase::decode, oss);
+  EXPECT_DOUBLE_EQ(mx.weight_bytes, 2);
+  EXPECT_DOUBLE_EQ(mx.expert_weight_bytes, 0.53125);
+  EXPECT_DOUBLE_EQ(mx.expert_dequant_ops_per_weight, 3);
+}
+
+const KernelNode& graph_node(const KernelGraph& g, const std::string& kernel, const std::string& expert = "") {
+  for (const auto& n : g.nodes)
+    if (n.kernel == kernel && n.expert == expert) return n;
+  for (const auto& n : g.step_nodes)
+    if (n.kernel == kernel) return n;
+  throw std::runtime_error("no node " + kernel);
+}
+
+TEST(LayerKernels, Kv8HalvesTheCacheBytesOnly) {
+  const ModelSpec m = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  const KernelGraph bf16 = build_kernel_graph(m, llama_request(""));
+  const KernelGraph kv8 = build_kernel_graph(m, llama_request("w16a16kv8"));
+  for (const Phase phase : {Phase::prefill, Phase::decode}) {
+    EXPECT_DOUBLE_EQ(graph_node(kv8, "k_proj").cost(phase).kv_store_bytes,
+                     graph_node(bf16, "k_proj").cost(phase).kv_store_bytes / 2);
+    EXPECT_DOUBLE_EQ(graph_node(kv8, "fused_attention").cost(phase).kv_load_bytes,
+                     graph_node(bf16, "fused_attention").cost(phase).kv_load_bytes / 2);
+    EXPECT_DOUBLE_EQ(graph_node(kv8, "fused_attention").cost(phase).act_load_bytes,
+                     graph_node(bf16, "fused_attention").cost(phase).act_load_bytes);
+    EXPECT_DOUBLE_EQ(graph_node(kv8, "q_proj").cost(phase).weight_bytes,
+                     graph_node(bf16, "q_proj").cost(phase).weight_bytes);
+  }
+}
+
+TEST(LayerKernels, W4a16QuartersLayerWeightsButNotTheLmHead) {
+  const ModelSpec m = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  const KernelGraph bf16 = build_kernel_graph(m, llama_request(""));
+  const KernelGraph w4 = build_kernel_graph(m, llama_request("w4a16"));
+  EXPECT_DOUBLE_EQ(graph_node(w4, "down_proj").decode.weight_bytes,
+                   graph_node(bf16, "down_proj").decode.weight_bytes * 0.515625 / 2);
+  EXPECT_GT(graph_node(w4, "down_proj").decode.ops, graph_node(bf16, "down_proj").decode.ops);
+  EXPECT_DOUBLE_EQ(graph_node(w4, "lm_head").decode.weight_bytes, graph_node(bf16, "lm_head").decode.weight_bytes);
+  EXPECT_DOUBLE_EQ(graph_node(w4, "lm_head").decode.ops, graph_node(bf16, "lm_head").decode.ops);
+  EXPECT_DOUBLE_EQ(graph_node(w4, "embedding").decode.weight_bytes,
+                   graph_node(bf16, "embedding").decode.weight_bytes);
+}
+
+TEST(LayerKernels, ExpertPrecisionNeedsExperts) {
+  const ModelSpec m = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  EXPECT_THROW(build_kernel_graph(m, llama_request("wbf16-moemxfp4-abf16")), Error);
+}
+
+TEST(LayerKernels, GptOssStreamsMxfp4ExpertsAndBf16Attention) {
+  const ModelSpec m = ModelCatalog::bundled().resolve("gpt-oss-20b");
+  Request mx, bf16;
+  mx.precision = m.default_precision;
+  bf16.precision = m.precision_for("bf16");
+  const KernelGraph a = build_kernel_graph(m, mx), b = build_kernel_graph(m, bf16);
+  // Expert weight bytes at 4.25 bits instead of 16 (the 2880 biases per expert stay 16-bit).
+  const KernelCost& expert = graph_node(a, "down_proj", "routed").decode;
+  const KernelCost& expert16 = graph_node(b, "down_proj", "routed").decode;
+  const double loaded = expert16.weight_bytes / ((2880.0 * 2880 + 2880) * 2);
+  EXPECT_NEAR(expert.weight_bytes, loaded * (2880.0 * 2880 * 0.53125 + 2880 * 2), 1e-3 * expert.weight_bytes);
+  EXPECT_DOUBLE_EQ(graph_node(a, "q_proj").decode.weight_bytes, graph_node(b, "q_proj").decode.weight_bytes);
 }
 
 }  // namespace

@@ -1,7 +1,13 @@
-// GPU catalog: every bundled file parses with a source per value; look-up by id, alias, nvidia-smi name, path.
+// GPU catalog: every bundled file parses with a source per value and within the plausible ranges; look-up by id,
+// alias, nvidia-smi name, path; a file with an implausible value is refused with one line naming file and key.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <fstream>
+#include <limits>
+
 #include "core/error.h"
+#include "core/paths.h"
 #include "hardware/gpu_catalog.h"
 
 namespace llmco2 {
@@ -9,11 +15,132 @@ namespace {
 
 const GpuCatalog& catalog() { return GpuCatalog::bundled(); }
 
+Json my_gpu() { return read_json_file(std::string(LLMCO2_TESTDATA) + "/gpus/my_gpu.json"); }
+
+// The message of the Error thrown when `json` is written to <temp>/bad/my_gpu.json and read back, or "".
+std::string refusal(const Json& json) {
+  const auto dir = std::filesystem::path(testing::TempDir()) / "bad";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "my_gpu.json") << json.dump(1);
+  try {
+    read_gpu_file(dir / "my_gpu.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(GpuCatalog, BundlesTheIssuesGpus) {
   for (const char* id : {"t4", "l4", "a10g", "a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie",
                          "h100-sxm", "h100-pcie", "h100-nvl", "h200", "b200", "l40s", "v100-sxm2", "mi300x"})
     EXPECT_EQ(catalog().resolve(id).id, id);
   EXPECT_EQ(catalog().gpus().size(), 15u);
+}
+
+TEST(GpuCatalog, EveryBundledFilePassesTheRangeChecks) {
+  // GpuCatalog::load applies every check; load the folder afresh (not the cached catalog).
+  const GpuCatalog fresh = GpuCatalog::load(data_dir() / "gpus");
+  ASSERT_EQ(fresh.gpus().size(), 15u);
+  for (const Gpu& gpu : fresh.gpus()) {
+    EXPECT_GE(gpu.idle_w, 1) << gpu.id;
+    EXPECT_LT(gpu.idle_w, gpu.tdp_w) << gpu.id;
+    EXPECT_GE(gpu.tdp_w, 10) << gpu.id;
+    EXPECT_LE(gpu.tdp_w, 2000) << gpu.id;
+  }
+}
+
+TEST(GpuCatalog, ImplausibleValuesAreRefusedNamingFileAndKey) {
+  struct Case {
+    const char* pointer;  // JSON pointer of the value to change
+    double value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"/tdp_w", -5, "my_gpu.json: tdp_w = -5 is outside [10, 2000]"},
+      {"/tdp_w", 5000, "my_gpu.json: tdp_w = 5000 is outside [10, 2000]"},
+      {"/idle_w", 0.5, "my_gpu.json: idle_w = 0.5 is outside [1, 2000]"},
+      {"/idle_w", 80, "my_gpu.json: idle_w = 80 is not below tdp_w = 72"},
+      {"/memory_gb", 2048, "my_gpu.json: memory_gb = 2048 is outside [1, 1024]"},
+      {"/memory_bandwidth_gb_per_s", 30000, "my_gpu.json: memory_bandwidth_gb_per_s = 30000 is outside [50, 20000]"},
+      {"/memory_bandwidth_gb_per_s", 10, "my_gpu.json: memory_bandwidth_gb_per_s = 10 is outside [50, 20000]"},
+      {"/dense_peak_tflops/bf16", 50000, "my_gpu.json: dense_peak_tflops.bf16 = 50000 is outside [0.1, 20000]"},
+      {"/dense_peak_tflops/fp32", 0.01, "my_gpu.json: dense_peak_tflops.fp32 = 0.01 is outside [0.1, 20000]"},
+      {"/dense_peak_tflops/fp8", 100, "my_gpu.json: dense_peak_tflops.fp8 = 100 is below dense_peak_tflops.bf16 = 121"},
+      {"/dense_peak_tflops/fp4", 200,
+       "my_gpu.json: dense_peak_tflops.fp4 = 200 is below dense_peak_tflops.fp8 = 242.5"},
+      {"/host_link/bandwidth_gb_per_s", 0, "my_gpu.json: host_link.bandwidth_gb_per_s = 0 is outside [1, 1000]"},
+      {"/die_area_mm2", 0, "my_gpu.json: die_area_mm2 = 0 is outside [10, 5000]"},
+      {"/process_nm", 500, "my_gpu.json: process_nm = 500 is outside [1, 100]"},
+      {"/embodied/llmcarbon_cpa_kgco2e_per_cm2", 50,
+       "my_gpu.json: embodied.llmcarbon_cpa_kgco2e_per_cm2 = 50 is outside [0.1, 10]"},
+  };
+  for (const Case& c : cases) {
+    Json gpu = my_gpu();
+    gpu[Json::json_pointer(c.pointer)] = c.value;
+    const std::string message = refusal(gpu);
+    EXPECT_NE(message.find(c.message), std::string::npos) << c.pointer << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;  // one line
+  }
+  Json linked = my_gpu();
+  linked["gpu_link"] = {{"kind", "nvlink4"}, {"bandwidth_gb_per_s", -3.0}, {"max_gpus", 8}};
+  linked["sources"]["gpu_link"] = "test";
+  EXPECT_NE(refusal(linked).find("my_gpu.json: gpu_link.bandwidth_gb_per_s = -3 is outside [1, 20000]"),
+            std::string::npos)
+      << refusal(linked);
+  linked["gpu_link"]["bandwidth_gb_per_s"] = 900.0;
+  linked["gpu_link"]["max_gpus"] = 1;
+  EXPECT_NE(refusal(linked).find("my_gpu.json: gpu_link.max_gpus = 1 is outside [2, 1024]"), std::string::npos);
+  linked["gpu_link"]["max_gpus"] = 8;
+  EXPECT_EQ(refusal(linked), "");
+  Json infinite = my_gpu();
+  infinite["tdp_w"] = std::numeric_limits<double>::infinity();  // not writable as JSON text: checked in memory
+  try {
+    gpu_from_json(infinite, "inf.json");
+    FAIL() << "an infinite tdp_w was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("inf.json: tdp_w = inf is not a finite number"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(GpuCatalog, FpEightAndFpFourOnlyWhereTheHardwareHasThem) {
+  for (const Gpu& gpu : catalog().gpus()) {
+    const bool has_fp8_units = gpu.architecture.find("Hopper") != std::string::npos ||
+                               gpu.architecture.find("Ada") != std::string::npos ||
+                               gpu.architecture.find("Blackwell") != std::string::npos ||
+                               gpu.architecture.find("CDNA 3") != std::string::npos;
+    EXPECT_EQ(gpu.dense_peak_ops_per_s.contains(DType::fp8), has_fp8_units) << gpu.id << " " << gpu.architecture;
+    // fp4 tensor cores: Blackwell only.
+    EXPECT_EQ(gpu.dense_peak_ops_per_s.contains(DType::fp4), gpu.id == "b200") << gpu.id;
+  }
+  EXPECT_DOUBLE_EQ(catalog().resolve("b200").dense_peak_ops_per_s.at(DType::fp4), 9000e12);  // 18,000 is sparse
+}
+
+TEST(GpuCatalog, SameDieBoardsAreConsistent) {
+  // GH100 boards: SXM, PCIe and NVL peaks scale with the board's clocks; H200 is the SXM board with more memory.
+  const Gpu sxm = catalog().resolve("h100-sxm"), pcie = catalog().resolve("h100-pcie"),
+            nvl = catalog().resolve("h100-nvl"), h200 = catalog().resolve("h200");
+  EXPECT_EQ(h200.dense_peak_ops_per_s, sxm.dense_peak_ops_per_s);
+  for (const Gpu* board : {&pcie, &nvl}) {
+    EXPECT_LT(board->dense_peak_ops_per_s.at(DType::bf16), sxm.dense_peak_ops_per_s.at(DType::bf16)) << board->id;
+    EXPECT_LT(board->tdp_w, sxm.tdp_w) << board->id;
+    // fp8 is twice bf16 on every Hopper board (same tensor cores, same clock); the datasheets round to 1 TFLOP/s.
+    EXPECT_NEAR(board->dense_peak_ops_per_s.at(DType::fp8) / board->dense_peak_ops_per_s.at(DType::bf16), 2, 1e-3);
+  }
+  // GA100: the same boost clock (1410 MHz) on every A100 board, so the same peaks; TDP and bandwidth are the board's.
+  const Gpu a100 = catalog().resolve("a100-80gb-sxm");
+  for (const char* id : {"a100-40gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie"})
+    EXPECT_EQ(catalog().resolve(id).dense_peak_ops_per_s, a100.dense_peak_ops_per_s) << id;
+  EXPECT_DOUBLE_EQ(catalog().resolve("a100-40gb-pcie").tdp_w, 250);
+  EXPECT_DOUBLE_EQ(catalog().resolve("a100-80gb-pcie").memory_bandwidth_bytes_per_s, 1935e9);
+}
+
+TEST(GpuCatalog, EveryIdlePowerNamesItsSource) {
+  for (const Gpu& gpu : catalog().gpus()) {
+    const Json file = read_json_file(gpu.source);
+    const std::string source = file.at("sources").at("idle_w").get<std::string>();
+    EXPECT_TRUE(source.starts_with("measured") || source.starts_with("ESTIMATE")) << gpu.id << ": " << source;
+  }
 }
 
 TEST(GpuCatalog, DensePeaksNotSparse) {

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
+#include "support/temp_file.h"
 
 namespace llmco2 {
 namespace {
@@ -101,6 +102,110 @@ TEST(HfConfig, DtypeDefaultsFromConfig) {
   EXPECT_EQ(bundled("llama-2-7b").default_dtype, DType::fp16);
   EXPECT_TRUE(bundled("llama-2-7b").dtype_from_config);
   EXPECT_FALSE(bundled("bloom-560m").dtype_from_config);  // no torch_dtype: bf16 assumed
+}
+
+// A bundled config with `quantization_config` added, as the quantised checkpoint's config.json has it.
+ModelSpec with_quantization(const std::string& id, const std::string& quantization_config) {
+  for (const auto& entry : ModelCatalog::bundled().entries())
+    if (entry.id == id) {
+      Json config = read_json_file(entry.config_path);
+      config["quantization_config"] = Json::parse(quantization_config);
+      return model_from_hf_config(config, id + "-quantised");
+    }
+  ADD_FAILURE() << "no bundled model " << id;
+  return {};
+}
+
+std::string quantization_error(const std::string& quantization_config) {
+  try {
+    with_quantization("llama-3.1-8b", quantization_config);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(HfQuantization, UnquantisedCheckpointsUseTorchDtypeForEveryClass) {
+  const ModelSpec m = bundled("llama-2-7b");
+  EXPECT_EQ(m.default_precision, (Precision{DType::fp16, DType::fp16, DType::fp16}));
+  EXPECT_EQ(m.quantization, "");
+  EXPECT_EQ(m.precision_for(""), m.default_precision);
+  EXPECT_EQ(m.precision_for("w8a16"), (Precision{DType::int8, DType::fp16, DType::fp16}));
+}
+
+TEST(HfQuantization, GptOssStoresOnlyItsExpertsInMxfp4) {
+  const ModelSpec m = bundled("gpt-oss-120b");
+  EXPECT_EQ(m.quantization, "mxfp4");
+  EXPECT_EQ(m.default_precision, (Precision{DType::bf16, DType::bf16, DType::bf16, DType::mxfp4}));
+  // 36 layers x 128 experts x (3 x 2880^2 weights + 3 x 2880 biases) = 114,701,598,720 expert parameters at 4.25 bits;
+  // the other 2,127,555,648 (attention, routers, norms, untied 201088 x 2880 embeddings and LM head) at bf16.
+  EXPECT_DOUBLE_EQ(m.total_params(), 116829154368.0);  // 116.8B as published
+  EXPECT_DOUBLE_EQ(m.routed_expert_params(), 114701598720.0);
+  EXPECT_DOUBLE_EQ(m.weight_bytes(m.default_precision), 114701598720.0 * 0.53125 + 2127555648.0 * 2);  // 65.19 GB
+  EXPECT_NEAR(m.weight_bytes(m.precision_for("bf16")), 233.66e9, 0.01e9);
+}
+
+TEST(HfQuantization, BlockFp8QuantisesWeightsAndActivations) {
+  const ModelSpec m = with_quantization("qwen3-30b-a3b", R"({"activation_scheme": "dynamic", "fmt": "e4m3",
+      "quant_method": "fp8", "weight_block_size": [128, 128], "modules_to_not_convert": ["lm_head"]})");
+  EXPECT_EQ(m.quantization, "fp8");
+  EXPECT_EQ(m.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));
+  // Embeddings and LM head stay bf16: 2 x 151936 x 2048; every other weight 1 byte.
+  const double heads = 2.0 * 151936 * 2048;
+  EXPECT_DOUBLE_EQ(m.weight_bytes(m.default_precision), heads * 2 + (m.total_params() - heads) * 1);
+}
+
+TEST(HfQuantization, AwqAndGptqAreWeightOnly) {
+  const ModelSpec awq = with_quantization("llama-3.1-8b", R"({"quant_method": "awq", "bits": 4, "group_size": 128,
+      "version": "gemm", "zero_point": true})");
+  EXPECT_EQ(awq.default_precision, (Precision{DType::int4, DType::bf16, DType::bf16}));
+  // 6,979,588,096 non-embedding weights x (0.5 + 2/128) + 1,050,673,152 embedding/LM-head weights x 2 = 5.70 GB
+  // (hugging-quants' AWQ-INT4 Llama-3.1-8B checkpoint is 5.73 GB), against 16.06 GB in bf16.
+  EXPECT_DOUBLE_EQ(awq.weight_bytes(awq.default_precision), 6979588096.0 * 0.515625 + 1050673152.0 * 2);
+  EXPECT_DOUBLE_EQ(awq.weight_bytes(awq.precision_for("bf16")), 16060522496.0);
+  const ModelSpec gptq = with_quantization("llama-3.1-8b", R"({"quant_method": "gptq", "bits": 8})");
+  EXPECT_EQ(gptq.default_precision, (Precision{DType::int8, DType::bf16, DType::bf16}));
+}
+
+TEST(HfQuantization, CompressedTensorsAndBitsandbytes) {
+  const ModelSpec fp8 = with_quantization("llama-3.1-8b", R"({"quant_method": "compressed-tensors",
+      "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"},
+                                     "input_activations": {"num_bits": 8, "type": "float"}}},
+      "kv_cache_scheme": {"num_bits": 8, "type": "float"}})");
+  EXPECT_EQ(fp8.default_precision, (Precision{DType::fp8, DType::fp8, DType::fp8}));
+  const ModelSpec w4 = with_quantization("llama-3.1-8b", R"({"quant_method": "compressed-tensors",
+      "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "group_size": 128},
+                                     "input_activations": null}}})");
+  EXPECT_EQ(w4.default_precision, (Precision{DType::int4, DType::bf16, DType::bf16}));
+  const ModelSpec nf4 = with_quantization("llama-3.1-8b", R"({"quant_method": "bitsandbytes", "load_in_4bit": true})");
+  EXPECT_EQ(nf4.default_precision, (Precision{DType::int4, DType::bf16, DType::bf16}));
+}
+
+TEST(HfQuantization, ModelOptHfQuantConfigBesideTheConfig) {
+  using testing_support::write_temp;
+  Json config = read_json_file(ModelCatalog::bundled().entries().front().config_path);
+  for (const auto& entry : ModelCatalog::bundled().entries())
+    if (entry.id == "llama-3.1-70b") config = read_json_file(entry.config_path);
+  const auto path = write_temp("llama-70b-fp8.json", config.dump());
+  EXPECT_EQ(hf_quant_config_path(path).filename(), "llama-70b-fp8.hf_quant_config.json");
+  EXPECT_EQ(hf_quant_config_path("/x/config.json"), std::filesystem::path("/x/hf_quant_config.json"));
+  write_temp("llama-70b-fp8.hf_quant_config.json", R"({"producer": {"name": "modelopt"},
+      "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]}})");
+  const ModelSpec fp8 = read_hf_config(path);
+  EXPECT_EQ(fp8.quantization, "modelopt");
+  EXPECT_EQ(fp8.default_precision, (Precision{DType::fp8, DType::fp8, DType::fp8}));
+  const auto nvfp4 = write_temp("qwen-nvfp4.json", config.dump());
+  write_temp("qwen-nvfp4.hf_quant_config.json",
+             R"({"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16}})");
+  EXPECT_EQ(read_hf_config(nvfp4).default_precision, (Precision{DType::nvfp4, DType::nvfp4, DType::fp8}));
+}
+
+TEST(HfQuantization, BadQuantizationConfigsAreClearErrors) {
+  EXPECT_NE(quantization_error(R"({"quant_method": "awq", "bits": 3})").find("'bits' must be 4 or 8"),
+            std::string::npos);
+  EXPECT_NE(quantization_error(R"({"quant_method": "hqq"})").find("unsupported quant_method 'hqq'"),
+            std::string::npos);
+  EXPECT_NE(quantization_error(R"({"bits": 4})").find("missing key 'quant_method'"), std::string::npos);
 }
 
 TEST(HfConfig, MalformedConfigsNameTheFileAndKey) {

@@ -1,6 +1,8 @@
 // Tests of the reference simulator: one step worked out by hand, and the physical invariants it must keep
-// under both the built-in and the calibrated (data/sim/params.json) parameters.
+// under both the uncalibrated and the calibrated (data/sim/params.json) parameters.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
@@ -9,33 +11,84 @@
 namespace llmco2 {
 namespace {
 
+// Parameters whose every value is set by the test, so the expected numbers follow by hand.
+SimParams hand_params() {
+  SimParams p;
+  KernelEfficiency e;
+  e.gemm_efficiency = 0.5, e.gemm_tile_rows = 1;  // 0.5 of the peak at any row count
+  e.memory_efficiency = 0.5, e.memory_half_bytes = 1e-9;
+  e.kernel_floor_s = 1e-5;
+  p.kernels.generations["default"] = e;
+  p.kernels.networks["default"] = NetworkEfficiency{};
+  EngineProfile engine;
+  engine.id = "default";
+  engine.cuda_graphs = false;
+  engine.launch_host_s = 1e-6;
+  engine.step_host_s = 1e-3;
+  engine.step_host_per_seq_s = 0;
+  p.engines.add(engine);
+  p.power = {0.2, 0.5, 0.4};
+  return p;
+}
+
 TEST(Simulator, OneSegmentByHand) {
   SimWorkload w;
   SimSegment s;
   s.steps = 10;
-  s.kernels.push_back({SimKernelClass::matrix, 2, 1e12, 1e9, 0, 1e9, 1e15});
+  s.kernels.push_back({{KernelClass::matrix, 1e12, 1e9, 0, 1e9, 1e15}, 2});
   w.prefill.push_back(s);
-  w.memory_bytes_per_s = 2e12;
+  w.roofs.memory_bytes_per_s = 2e12;
   w.tdp_w = 700, w.idle_w = 100;
-  SimParams p;
-  p.matrix_efficiency = 0.5, p.matrix_half_rows = 1e-9;     // efficiency 0.5 at 1e9 rows
-  p.memory_efficiency = 0.5, p.memory_half_bytes = 1e-9;
-  p.kernel_gap_s = 1e-5;
-  p.default_engine = {1e-3, 1e-6};
-  p.power_active = 0.2, p.power_compute = 0.5, p.power_memory = 0.4;
-  // kernel: max(1e12 / (1e15 x 0.5), 1e9 / (2e12 x 0.5)) + 1e-5 = 2.01e-3 s; 2 launches: 4.02e-3 s busy;
-  // step: 4.02e-3 + 1e-3 host = 5.02e-3 s. Ideal compute 2 x 1e-3 s, ideal memory 2 x 0.5e-3 s.
+  w.engine = "vllm";  // not in the catalog: the "default" profile applies
+  // kernel: 1e-5 + max(1e12 / (1e15 x 0.5), 1e9 / (2e12 x 0.5)) = 2.01e-3 s; 2 launches: 4.02e-3 s busy;
+  // host launches 2 x 1e-6 s < busy; step: 4.02e-3 + 1e-3 host = 5.02e-3 s. Ideal compute 2 x 1e-3 s, memory 2 x 0.5e-3 s.
   // energy/step = 100 W x 5.02e-3 s + 600 W x (0.2 x 4.02e-3 + 0.5 x 2e-3 + 0.4 x 1e-3) s = 0.502 + 1.3224 J.
-  const SimResult r = run_workload(w, p);
+  const SimResult r = run_workload(w, hand_params());
   EXPECT_NEAR(r.latency_s.prefill, 10 * 5.02e-3, 1e-12);
   EXPECT_NEAR(r.energy_j.prefill, 10 * 1.8244, 1e-9);
   EXPECT_NEAR(r.mean_power_w, 1.8244 / 5.02e-3, 1e-6);
   EXPECT_EQ(r.energy_j.decode, 0);
 }
 
+TEST(Simulator, PowerNeverExceedsTheTdpOrTheCap) {
+  SimWorkload w;
+  SimSegment s;
+  s.steps = 1;
+  s.kernels.push_back({{KernelClass::matrix, 1e15, 1e6, 0, 1e6, 1e15}, 1});  // compute-bound at half the peak
+  w.prefill.push_back(s);
+  w.roofs.memory_bytes_per_s = 2e12;
+  w.tdp_w = 700, w.idle_w = 100;
+  SimParams p = hand_params();
+  p.power = {0.4, 1.4, 1.0};  // the largest coefficients the ranges allow: the load would exceed 1
+  EXPECT_NEAR(run_workload(w, p).mean_power_w, 700.0, 1e-9);
+  w.tdp_w = 400;  // a 400 W power cap
+  EXPECT_NEAR(run_workload(w, p).mean_power_w, 400.0, 1e-9);
+}
+
+TEST(Simulator, CudaGraphsReplaceEagerLaunchesInDecode) {
+  // 1,000 kernels of 1 us each: eager launches at 20 us each make the host the bound (20 ms); a graph replay costs
+  // one launch, so the GPU time (1,000 x (floor 1e-5 + ~0)) bounds the step.
+  SimWorkload w;
+  SimSegment s;
+  s.steps = 1, s.step_tokens = 1;
+  s.kernels.push_back({{KernelClass::vector, 0, 1, 0, 1, 1e12}, 1000});
+  w.prefill.push_back(s);
+  w.roofs.memory_bytes_per_s = 2e12;
+  w.tdp_w = 700, w.idle_w = 100;
+  SimParams p = hand_params();
+  p.engines.at("default").launch_host_s = 2e-5;
+  p.engines.at("default").step_host_s = 0;
+  const double eager_s = run_workload(w, p).latency_s.prefill;
+  p.engines.at("default").cuda_graphs = true;
+  p.engines.at("default").graph_launch_s = 1e-5;
+  const double graph_s = run_workload(w, p).latency_s.prefill;
+  EXPECT_NEAR(eager_s, 1000 * 2e-5, 1e-9);
+  EXPECT_NEAR(graph_s, 1000 * (1e-5 + 1.0 / (2e12 * 0.5)), 1e-9);
+}
+
 class Invariants : public ::testing::TestWithParam<bool> {
  protected:
-  SimParams params() const { return GetParam() ? load_sim_params(default_sim_params_path()) : SimParams{}; }
+  SimParams params() const { return GetParam() ? load_sim_params(default_sim_params_path()) : default_sim_params(); }
   SimResult run(const std::string& model, long batch, long prompt, long gen, int gpus, const SimScenario& sc = {}) {
     Request r;
     r.batch = batch, r.prompt_tokens = prompt, r.gen_tokens = gen, r.gpus = gpus;
@@ -60,12 +113,6 @@ TEST_P(Invariants, MoreGpusCostMoreForATinyRequest) {
   const double eight = run("llama-3.1-8b", 1, 16, 8, 8).energy_j.total();
   EXPECT_GT(two, one);
   EXPECT_GT(eight, two);
-}
-
-TEST_P(Invariants, MoreGpusLowerPerGpuEnergyForALargeBatchAndLongPrompt) {
-  const double four = run("llama-3.1-70b", 64, 4096, 256, 4).energy_j.total() / 4;
-  const double eight = run("llama-3.1-70b", 64, 4096, 256, 8).energy_j.total() / 8;
-  EXPECT_LT(eight, four);
 }
 
 TEST_P(Invariants, PowerStaysBetweenIdleAndTdp) {
@@ -103,7 +150,7 @@ TEST_P(Invariants, NoiseIsSeededAndCentredOnTheCleanValue) {
   EXPECT_NEAR(log_sum / 2000, std::log(clean.energy_j.decode), 4 * p.energy_noise / std::sqrt(2000.0));
 }
 
-INSTANTIATE_TEST_SUITE_P(BuiltInAndCalibrated, Invariants, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(UncalibratedAndCalibrated, Invariants, ::testing::Bool());
 
 }  // namespace
 }  // namespace llmco2

@@ -20,7 +20,7 @@ const std::vector<DatasetRow>& rows() {
     space.models = {"qwen2-0.5b", "gemma-2-2b", "llama-3.1-8b", "mixtral-8x7b"};
     space.gpus = {"l4", "h100-sxm"};
     space.requests = bundled_azure_requests();
-    return label_plan(sample_plan(space, 300, 5), SimParams{}, {}).rows;
+    return label_plan(sample_plan(space, 300, 5), default_sim_params(), {}).rows;
   }();
   return labelled;
 }
@@ -44,7 +44,7 @@ GnnTrainOptions quick(TargetScaling scaling) {
 
 TEST(GnnTraining, EigenForwardMatchesLibtorchOnManyGraphs) {
   for (auto scaling : {TargetScaling::log, TargetScaling::sim_ratio}) {
-    const ExampleSet set = make_examples(rows(), FeatureSet::llmco2, SimParams{}, false);
+    const ExampleSet set = make_examples(rows(), FeatureSet::llmco2, default_sim_params(), false);
     ASSERT_EQ(set.examples.size(), 300u);
     const GnnWeights w = train_gnn(pointers(set), FeatureSet::llmco2, quick(scaling));
     std::vector<EncodedGraph> graphs;
@@ -61,7 +61,7 @@ TEST(GnnTraining, EigenForwardMatchesLibtorchOnManyGraphs) {
 }
 
 TEST(GnnTraining, SameSeedSameWeights) {
-  const ExampleSet set = make_examples(rows(), FeatureSet::phases, SimParams{}, false);
+  const ExampleSet set = make_examples(rows(), FeatureSet::phases, default_sim_params(), false);
   const auto a = serialize_model_file(gnn_to_file(train_gnn(pointers(set), FeatureSet::phases, quick(TargetScaling::log))));
   const auto b = serialize_model_file(gnn_to_file(train_gnn(pointers(set), FeatureSet::phases, quick(TargetScaling::log))));
   EXPECT_EQ(a, b);
@@ -70,7 +70,7 @@ TEST(GnnTraining, SameSeedSameWeights) {
 TEST(GnnTraining, LearnsTheSimulatorWithinAFewPercent) {
   // With the simulator-ratio target the network starts at the physics estimate; the labels are that same noiseless
   // simulator, so a trained model must stay within a few percent of it.
-  const ExampleSet set = make_examples(rows(), FeatureSet::llmco2, SimParams{}, false);
+  const ExampleSet set = make_examples(rows(), FeatureSet::llmco2, default_sim_params(), false);
   GnnTrainOptions o = quick(TargetScaling::sim_ratio);
   o.max_epochs = 30;
   const GnnWeights w = train_gnn(pointers(set), FeatureSet::llmco2, o);
@@ -83,12 +83,12 @@ TEST(Baselines, LlmCarbonRecoversTheUtilisationItWasGenerated) {
   CatalogCache catalogs;
   const auto truth = make_llmcarbon_predictor(0.3);
   for (auto& row : labelled) row.energy_j = truth->predict(config_for_row(row, catalogs)).energy_j;
-  const ExampleSet set = make_examples(labelled, FeatureSet::merged, SimParams{}, false);
+  const ExampleSet set = make_examples(labelled, FeatureSet::merged, default_sim_params(), false);
   EXPECT_NEAR(fit_llmcarbon_utilisation(pointers(set)), 0.3, 1e-6);  // targets are stored as float logs
 }
 
 TEST(Baselines, DeepEnSumsPositiveKernelPredictions) {
-  const ExampleSet set = make_examples(rows(), FeatureSet::merged, SimParams{}, false);
+  const ExampleSet set = make_examples(rows(), FeatureSet::merged, default_sim_params(), false);
   DeepEnOptions o;
   o.trees = 10;
   o.max_depth = 6;

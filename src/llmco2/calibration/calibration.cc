@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "sim/label.h"
 
@@ -68,41 +70,34 @@ struct Knob {
   }
 };
 
-#define SHARED(field, lo, hi, log) Knob{[](SimParams& p) -> double& { return p.field; }, lo, hi, log}
-
+// The request-level parameters, each inside its documented physical range (sim_fields); the noise spreads are not
+// fitted here.
 std::vector<Knob> shared_knobs() {
-  return {SHARED(matrix_efficiency, 0.2, 0.95, false),   SHARED(matrix_half_rows, 1, 2048, true),
-          SHARED(attention_efficiency, 0.05, 0.9, false), SHARED(vector_efficiency, 0.02, 0.9, false),
-          SHARED(memory_efficiency, 0.3, 0.95, false),   SHARED(memory_half_bytes, 1e4, 1e8, true),
-          SHARED(kernel_gap_s, 1e-7, 5e-5, true),        SHARED(network_efficiency, 0.1, 0.95, false),
-          SHARED(allreduce_hop_s, 1e-7, 1e-4, true),     SHARED(sync_wait_fraction, 0.0, 0.5, false),
-          SHARED(power_active, 0.0, 1.0, false),         SHARED(power_compute, 0.0, 1.5, false),
-          SHARED(power_memory, 0.0, 1.5, false),         SHARED(default_engine.step_overhead_s, 1e-5, 0.2, true),
-          SHARED(default_engine.launch_overhead_s, 1e-7, 2e-4, true)};
+  std::vector<Knob> knobs;
+  for (const SimField& f : sim_fields()) {
+    if (f.range.name == "energy_noise" || f.range.name == "latency_noise") continue;
+    knobs.push_back({[f](SimParams& p) -> double& { return f.ref(p); }, f.range.lo, f.range.hi, false});
+  }
+  return knobs;
 }
 
-#undef SHARED
-
-// Per-GPU and per-engine knobs for groups with enough training rows.
-std::vector<Knob> group_knobs(const CalibrationSet& set, const std::vector<size_t>& train, const FitOptions& options,
-                              SimParams& start) {
-  std::map<std::string, size_t> gpu_rows, engine_rows;
-  for (size_t s : train) {
-    ++gpu_rows[set.samples[s].workload.gpu_id];
-    ++engine_rows[set.samples[s].workload.engine];
-  }
+// Per-engine host costs, inside the ranges the engine catalog documents, for engines with enough training rows.
+std::vector<Knob> engine_knobs(const CalibrationSet& set, const std::vector<size_t>& train, const FitOptions& options,
+                               SimParams& start) {
+  std::map<std::string, size_t> engine_rows;
+  for (size_t s : train) ++engine_rows[set.samples[s].workload.engine];
   std::vector<Knob> knobs;
-  for (const auto& [gpu, n] : gpu_rows) {
-    if (n < options.min_rows_per_group) continue;
-    start.gpus.try_emplace(gpu);
-    knobs.push_back({[gpu](SimParams& p) -> double& { return p.gpus[gpu].power_scale; }, 0.4, 2.5, true});
-    knobs.push_back({[gpu](SimParams& p) -> double& { return p.gpus[gpu].compute_scale; }, 0.4, 2.5, true});
-  }
   for (const auto& [engine, n] : engine_rows) {
-    if (n < options.min_rows_per_group || engine == "unknown") continue;
-    start.engines.try_emplace(engine);
-    knobs.push_back({[engine](SimParams& p) -> double& { return p.engines[engine].step_scale; }, 0.02, 50, true});
-    knobs.push_back({[engine](SimParams& p) -> double& { return p.engines[engine].launch_scale; }, 0.02, 50, true});
+    if (n < options.min_rows_per_group || !start.engines.all().count(engine)) continue;
+    const EngineProfile& profile = start.engines.get(engine);
+    for (const char* field : kEngineFittedFields) {
+      const auto range = profile.ranges.find(field);
+      if (range == profile.ranges.end() || !(range->second.first > 0) || range->second.first >= range->second.second)
+        continue;
+      const std::string name = field;
+      knobs.push_back({[engine, name](SimParams& p) -> double& { return engine_field(p.engines.at(engine), name); },
+                       range->second.first, range->second.second, true});
+    }
   }
   return knobs;
 }
@@ -145,7 +140,7 @@ SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train
                      const FitOptions& options) {
   SimParams params = start_params;
   std::vector<Knob> knobs = shared_knobs();
-  for (auto& knob : group_knobs(set, train, options, params)) knobs.push_back(std::move(knob));
+  for (auto& knob : engine_knobs(set, train, options, params)) knobs.push_back(std::move(knob));
   std::vector<double> theta;
   for (auto& knob : knobs) theta.push_back(knob.theta(knob.ref(params)));
   const Objective objective(set, train);
@@ -169,6 +164,30 @@ SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train
     if (!improved) step /= 2;
   }
   return params;
+}
+
+std::vector<std::string> params_at_bounds(const SimParams& params, const CalibrationSet& set,
+                                          const std::vector<size_t>& train, const FitOptions& options) {
+  std::vector<std::string> out;
+  auto check = [&](const std::string& name, double value, double lo, double hi) {
+    const double span = hi - lo;
+    if (value <= lo + 1e-3 * span || value >= hi - 1e-3 * span)
+      out.push_back(fmt::format("{} = {:.4g} (range [{:g}, {:g}])", name, value, lo, hi));
+  };
+  for (const SimField& f : sim_fields())
+    if (f.range.name != "energy_noise" && f.range.name != "latency_noise")
+      check(std::string(f.range.name), f.get(params), f.range.lo, f.range.hi);
+  std::map<std::string, size_t> engine_rows;
+  for (size_t s : train) ++engine_rows[set.samples[s].workload.engine];
+  for (const auto& [id, profile] : params.engines.all())
+    for (const char* field : kEngineFittedFields) {
+      if (engine_rows[id] < options.min_rows_per_group) continue;
+      const auto range = profile.ranges.find(field);
+      if (range == profile.ranges.end()) continue;
+      EngineProfile p = profile;
+      check("engines." + id + "." + field, engine_field(p, field), range->second.first, range->second.second);
+    }
+  return out;
 }
 
 AccuracyStats accuracy(const CalibrationSet& set, const std::vector<size_t>& samples,

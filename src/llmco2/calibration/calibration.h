@@ -42,13 +42,17 @@ SimEstimate predict(const CalibrationSample& sample, const SimParams& params);
 
 struct FitOptions {
   int max_evaluations = 2500;
-  size_t min_rows_per_group = 20;  // a GPU or engine gets its own parameters from this many training rows
+  size_t min_rows_per_group = 20;  // an engine gets its own host costs from this many training rows
 };
 
 // Minimises the mean squared log error of energy and latency (each source weighted equally, errors beyond 3x
 // capped) over the samples in `train` by a pattern search over bounded parameters.
 SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train, const SimParams& start,
                      const FitOptions& options);
+
+// The fitted parameters of `params` that sit at an end of their range, as "name = value (range [lo, hi])".
+std::vector<std::string> params_at_bounds(const SimParams& params, const CalibrationSet& set,
+                                          const std::vector<size_t>& train, const FitOptions& options);
 
 using AccuracyStats = Accuracy;
 enum class Quantity { energy, latency };

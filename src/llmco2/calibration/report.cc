@@ -1,6 +1,7 @@
 // calibration/report.cc - markdown tables and gnuplot plots of the calibration.
 #include "calibration/report.h"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -74,10 +75,47 @@ std::string accuracy_section(const CalibrationReport& r) {
   return out;
 }
 
+std::vector<std::string> gpus_of(const CalibrationSet& set) {
+  std::vector<std::string> out;
+  for (const auto& sample : set.samples) {
+    const std::string& gpu = set.rows[sample.row].gpu;
+    if (std::find(out.begin(), out.end(), gpu) == out.end()) out.push_back(gpu);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string gpu_section(const CalibrationReport& r) {
+  const CalibrationSet& set = *r.set;
+  if (r.leave_one_gpu_out.size() != set.samples.size()) return "";
+  std::string out =
+      "## Leave one GPU type out\n\nParameters fitted without any row of the GPU type (every source), scored on "
+      "that GPU's rows: how the simulator does on hardware it was not fitted on, from its datasheet figures "
+      "alone.\n\n| GPU | energy rows | energy MAPE fit | energy MAPE held out | latency rows | latency MAPE fit | "
+      "latency MAPE held out |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& gpu : gpus_of(set)) {
+    std::vector<size_t> samples;
+    for (size_t s = 0; s < set.samples.size(); ++s)
+      if (set.rows[set.samples[s].row].gpu == gpu) samples.push_back(s);
+    const auto ef = accuracy(set, samples, r.fit, Quantity::energy);
+    const auto eh = accuracy(set, samples, r.leave_one_gpu_out, Quantity::energy);
+    const auto lf = accuracy(set, samples, r.fit, Quantity::latency);
+    const auto lh = accuracy(set, samples, r.leave_one_gpu_out, Quantity::latency);
+    auto cell = [](const AccuracyStats& a) { return a.n ? percent(a.mape) : std::string("-"); };
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", gpu, ef.n, cell(ef), cell(eh), lf.n, cell(lf), cell(lh));
+  }
+  return out + "\n";
+}
+
 std::string params_section(const CalibrationReport& r) {
-  return fmt::format("## Fitted parameters\n\nShipped in `data/sim/params.json` (fitted on all sources):\n\n```json\n{}\n"
-                     "```\n",
-                     sim_params_to_json(r.params).dump(2));
+  std::string bounds = r.at_bounds.empty() ? "No fitted parameter ended at an end of its range.\n"
+                                           : "Fitted parameters that ended at an end of their range (the data push "
+                                             "past what is physical there; see docs/simulator.md):\n\n";
+  for (const auto& b : r.at_bounds) bounds += "- " + b + "\n";
+  return fmt::format("## Fitted parameters\n\nShipped in `data/sim/params.json` (fitted on all sources; the kernel "
+                     "efficiencies come from `data/sim/kernels.json`, the engine defaults from "
+                     "`data/engines/engines.json`):\n\n```json\n{}\n```\n\n{}",
+                     sim_params_to_json(r.params).dump(2), bounds);
 }
 
 // One data file per source ("measured predicted" lines) and a gnuplot script; returns "" or a warning.
@@ -121,7 +159,7 @@ std::string write_calibration_report(const CalibrationReport& r, const std::file
       "never on simulated data. The `held out` columns are leave-one-source-out: the honest figure for a source the "
       "simulator was not fitted on.\n\n",
       r.command, r.seconds);
-  md += data_section(r) + "\n" + accuracy_section(r);
+  md += data_section(r) + "\n" + accuracy_section(r) + gpu_section(r);
   md += warning.empty() ? fmt::format("## Plots\n\n![energy]({0}/energy.svg)\n\n![latency]({0}/latency.svg)\n\n", relative)
                         : fmt::format("## Plots\n\nNot written: {}.\n\n", warning);
   md += params_section(r);

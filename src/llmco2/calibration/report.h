@@ -15,6 +15,8 @@ struct CalibrationReport {
   std::vector<RowReject> read_rejects;       // rows the dataset reader refused
   std::vector<SimEstimate> fit;               // per sample, parameters fitted on all sources
   std::vector<SimEstimate> leave_one_out;     // per sample, parameters fitted without the sample's source
+  std::vector<SimEstimate> leave_one_gpu_out; // per sample, parameters fitted without any row of the sample's GPU type
+  std::vector<std::string> at_bounds;         // fitted parameters that ended at an end of their range
   SimParams params;                          // fitted on all sources (shipped)
   double seconds = 0;                        // wall time of the whole calibration
   std::string command;                       // how to reproduce it

@@ -42,25 +42,48 @@ const EmbodiedParams& bundled_embodied_params() {
   return params;
 }
 
-GpuEmbodied gpu_embodied(const Gpu& gpu, EmbodiedBasis basis, const EmbodiedParams& params) {
-  if (basis == EmbodiedBasis::vendor) {
-    if (!gpu.vendor_pcf_kgco2e)
-      fail("{} has no vendor product carbon footprint in its GPU file ({}); use --embodied-basis llmcarbon, give "
-           "one with --embodied-kg, or add embodied.vendor_pcf_kgco2e with its source to the file",
-           gpu.id, gpu.source);
-    return {*gpu.vendor_pcf_kgco2e, basis, fmt::format("vendor PCF {:.4g} kg per GPU", *gpu.vendor_pcf_kgco2e)};
+std::string GpuEmbodied::unknown_label() const {
+  return fmt::format("unknown (no sourced embodied figure for {})", gpu_id.empty() ? "this GPU" : gpu_id);
+}
+
+namespace {
+
+GpuEmbodied vendor_embodied(const Gpu& gpu) {
+  if (!gpu.vendor_pcf_kgco2e)
+    fail("{} has no vendor product carbon footprint in its GPU file ({}); use --embodied-basis llmcarbon, give "
+         "one with --embodied-kg, or add embodied.vendor_pcf_kgco2e with its source to the file",
+         gpu.id, gpu.source);
+  return {*gpu.vendor_pcf_kgco2e, EmbodiedBasis::vendor,
+          fmt::format("vendor PCF {:.4g} kg per GPU", *gpu.vendor_pcf_kgco2e), gpu.id};
+}
+
+GpuEmbodied llmcarbon_embodied(const Gpu& gpu, const EmbodiedParams& params) {
+  if (!gpu.die_area_mm2 || !gpu.llmcarbon_cpa_kgco2e_per_cm2) {
+    const std::string why = gpu.die_area_mm2 ? "LLMCarbon has no carbon per area for its node"
+                                             : "no die area is published";
+    return {std::nullopt, EmbodiedBasis::llmcarbon,
+            fmt::format("unknown for {}: {} ({}); CO2 totals are operational only, give a figure with --embodied-kg",
+                        gpu.id, why, gpu.process.empty() ? "process unknown" : gpu.process),
+            gpu.id};
   }
-  if (basis == EmbodiedBasis::user) fail("the user basis takes its figure from --embodied-kg");
-  if (!gpu.die_area_mm2 || !gpu.llmcarbon_cpa_kgco2e_per_cm2)
-    fail("{} has no LLMCarbon embodied figure: {} ({}); give one with --embodied-kg", gpu.id,
-         gpu.die_area_mm2 ? "LLMCarbon has no carbon per area for its node" : "no die area is published",
-         gpu.process.empty() ? "process unknown" : gpu.process);
   const double die_cm2 = *gpu.die_area_mm2 / 100.0, cpa = *gpu.llmcarbon_cpa_kgco2e_per_cm2;
   const double memory_gb = gpu.memory_bytes / 1e9, per_gb = params.llmcarbon_memory_kgco2e_per_gb;
   const double kg = die_cm2 * cpa + memory_gb * per_gb;
-  return {kg, basis,
+  return {kg, EmbodiedBasis::llmcarbon,
           fmt::format("die {:.4g} cm2 x {:.4g} kg/cm2 + memory {:.4g} GB x {:.4g} kg/GB = {:.4g} kg per GPU", die_cm2,
-                      cpa, memory_gb, per_gb, kg)};
+                      cpa, memory_gb, per_gb, kg),
+          gpu.id};
+}
+
+}  // namespace
+
+GpuEmbodied gpu_embodied(const Gpu& gpu, EmbodiedBasis basis, const EmbodiedParams& params) {
+  switch (basis) {
+    case EmbodiedBasis::vendor: return vendor_embodied(gpu);
+    case EmbodiedBasis::llmcarbon: return llmcarbon_embodied(gpu, params);
+    case EmbodiedBasis::user: break;
+  }
+  fail("the user basis takes its figure from --embodied-kg");
 }
 
 double lifetime_seconds(double years) { return years * 365.0 * 86400.0; }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,13 +27,20 @@ EmbodiedParams read_embodied_params(const std::filesystem::path& path);  // thro
 const EmbodiedParams& bundled_embodied_params();
 
 struct GpuEmbodied {
-  double kgco2e = 0;       // one GPU
+  std::optional<double> kgco2e;  // one GPU; unset: unknown (no sourced figure on this basis)
   EmbodiedBasis basis = EmbodiedBasis::llmcarbon;
   std::string derivation;  // how the figure was obtained, e.g. "8.14 cm2 x 1.8 kg/cm2 + 80 GB x 0.4 kg/GB = 46.65 kg"
+  std::string gpu_id;      // the GPU it is for ("" when given by the user)
+
+  bool known() const { return kgco2e.has_value(); }
+  // "unknown (no sourced embodied figure for b200)", for the tables.
+  std::string unknown_label() const;
 };
 
-// The GPU's embodied carbon on `basis`. Throws Error naming the GPU when the basis has no figure for it (no die area
-// or no LLMCarbon CPA for its node; no vendor PCF).
+// The GPU's embodied carbon on `basis`. On the llmcarbon basis a GPU without a published die area or without an
+// LLMCarbon carbon per area for its node gets an unknown figure (kgco2e unset, the reason in `derivation`): its
+// energy and operational CO2 are still reported. The vendor basis throws Error naming the GPU when its file has no PCF
+// (the user asked for a basis no bundled GPU has).
 GpuEmbodied gpu_embodied(const Gpu& gpu, EmbodiedBasis basis, const EmbodiedParams& params);
 
 // Seconds in a lifetime of `years`, as LLMCarbon counts it (365-day years).

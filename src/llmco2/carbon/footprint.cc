@@ -49,11 +49,16 @@ Footprint footprint(const Prediction& prediction, const CarbonInputs& in, const 
   f.latency_s = prediction.latency_s;
   const auto operational = [&](double energy_j) { return operational_g(energy_j, in.pue, in.ci_g_per_kwh); };
   const auto embodied = [&](double latency_s) {
-    return embodied_g(in.embodied.kgco2e, latency_s, in.lifetime_years, in.gpus);
+    return embodied_g(*in.embodied.kgco2e, latency_s, in.lifetime_years, in.gpus);
   };
   f.operational_g = map_phases(f.energy_j, operational);
-  f.embodied_g = map_phases(f.latency_s, embodied);
-  f.total_g = sum(f.operational_g, f.embodied_g);
+  if (in.embodied.known()) {
+    f.embodied_g = map_phases(f.latency_s, embodied);
+    f.total_g = sum(f.operational_g, f.embodied_g);
+  } else {
+    f.embodied_unknown = in.embodied.unknown_label();
+    f.total_g = f.operational_g;  // operational only, said in embodied_unknown
+  }
   if (bands && bands->energy && bands->latency) {
     f.has_intervals = true;
     f.energy_j_interval = scaled(f.energy_j, *bands->energy);
@@ -61,7 +66,8 @@ Footprint footprint(const Prediction& prediction, const CarbonInputs& in, const 
     f.operational_g_interval = scaled(f.operational_g, *bands->energy);
     f.embodied_g_interval = scaled(f.embodied_g, *bands->latency);
     // The bounds add: as if the energy and latency errors went the same way (the wider, safer interval).
-    f.total_g_interval = sum(f.operational_g_interval, f.embodied_g_interval);
+    f.total_g_interval = f.embodied_unknown ? f.operational_g_interval
+                                            : sum(f.operational_g_interval, f.embodied_g_interval);
   }
   return f;
 }

@@ -1,6 +1,7 @@
 // carbon/footprint.h - the carbon of a predicted request: operational = energy x PUE x grid carbon intensity,
 // embodied = each GPU's embodied carbon x (latency / lifetime) x GPU count; with 80% intervals [P / f, P x f] from the
-// predictor's error factor f on held-out measurements.
+// predictor's error factor f on held-out measurements. A GPU without a sourced embodied figure gets no embodied CO2
+// and a total that is the operational CO2 alone, said in `embodied_unknown`.
 #pragma once
 
 #include <optional>
@@ -44,7 +45,10 @@ inline constexpr PhaseMember kPhaseMembers[] = {{"prefill", &PhaseValues::prefil
                                                 {"total", &PhaseValues::total, &PhaseIntervals::total}};
 
 struct Footprint {
-  PhaseValues energy_j, latency_s, operational_g, embodied_g, total_g;
+  PhaseValues energy_j, latency_s, operational_g, embodied_g, total_g;  // embodied_g unset when unknown
+  // Set when the GPU has no embodied figure: "unknown (no sourced embodied figure for b200)"; total_g is then the
+  // operational CO2 only.
+  std::optional<std::string> embodied_unknown;
   bool has_intervals = false;  // the predictor has error bands: the intervals below are set
   PhaseIntervals energy_j_interval, latency_s_interval, operational_g_interval, embodied_g_interval, total_g_interval;
 };

@@ -72,6 +72,7 @@ Comparison compare_request(const Predictor& predictor, const ModelSpec& model, c
                                   row.latency_s = f.latency_s.total_or_sum().value_or(0);
                                   row.operational_g = f.operational_g.total_or_sum().value_or(0);
                                   row.embodied_g = f.embodied_g.total_or_sum().value_or(0);
+                                  row.embodied_known = !f.embodied_unknown;
                                 });
   c.latency_meaning = "request latency";
   choose_best(c, slo_s);
@@ -98,6 +99,7 @@ Comparison compare_log(const Predictor& predictor, const ModelSpec& model, const
                                   row.latency_s = a.latency_per_request_s.p90;
                                   row.operational_g = a.operational_g;
                                   row.embodied_g = a.embodied_g;
+                                  row.embodied_known = !a.embodied_unknown;
                                 });
   c.latency_meaning = "p90 request latency of the log";
   choose_best(c, slo_s);
@@ -121,7 +123,7 @@ std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const Model
         const double operational = f.operational_g.total_or_sum().value_or(0);
         const double embodied = f.embodied_g.total_or_sum().value_or(0);
         points.push_back({batch, prompt, gpus, f.latency_s.total_or_sum().value_or(0), operational / gpus,
-                          operational + embodied, embodied});
+                          operational + embodied, embodied, !f.embodied_unknown});
       }
   return points;
 }
@@ -132,8 +134,9 @@ std::string write_sweep(const std::vector<SweepPoint>& points, const std::string
   std::string csv = "batch,prompt_tokens,gpus,latency_s,co2_operational_per_gpu_g,co2_embodied_g,co2_total_g\n";
   std::map<std::pair<long, long>, std::string> series;
   for (const auto& p : points) {
-    csv += fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g}\n", p.batch, p.prompt_tokens, p.gpus, p.latency_s,
-                       p.operational_per_gpu_g, p.embodied_g, p.total_g);
+    csv += fmt::format("{},{},{},{:.6g},{:.6g},{},{:.6g}\n", p.batch, p.prompt_tokens, p.gpus, p.latency_s,
+                       p.operational_per_gpu_g, p.embodied_known ? fmt::format("{:.6g}", p.embodied_g) : "",
+                       p.total_g);
     series[{p.batch, p.prompt_tokens}] += fmt::format("{} {} {}\n", p.gpus, p.operational_per_gpu_g, p.total_g);
   }
   write_file_atomic(dir / "sweep.csv", csv);

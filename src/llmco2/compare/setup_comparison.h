@@ -17,6 +17,7 @@ struct SetupRow {
   int gpus = 1;
   std::string unavailable;  // why the setup cannot serve (empty when it can)
   double energy_j = 0, latency_s = 0, operational_g = 0, embodied_g = 0;
+  bool embodied_known = true;  // false: the GPU has no embodied figure, embodied_g is 0 and total_g() operational only
   double total_g() const { return operational_g + embodied_g; }
   double per_gpu_g() const { return total_g() / gpus; }
   bool meets_slo = true;
@@ -28,7 +29,8 @@ struct Comparison {
   std::string latency_meaning;     // "request latency" or "p90 request latency of the log"
 };
 
-// Carbon inputs of a setup (its GPU's embodied figure, the region); throws Error when it has none.
+// Carbon inputs of a setup (its GPU's embodied figure, possibly unknown, and the region). A setup whose inputs throw
+// Error is marked unavailable with the message.
 using CarbonFor = std::function<CarbonInputs(const Gpu& gpu, int gpus)>;
 
 // `request` gives batch, tokens, precision, engine (its GPU count is replaced). `slo_s`: latency objective.
@@ -37,6 +39,8 @@ Comparison compare_request(const Predictor& predictor, const ModelSpec& model, c
                            std::optional<double> slo_s);
 
 // The same over a request log: totals of the log, latency = the 90th-percentile request latency.
+// Rows of GPUs without an embodied figure compete on operational CO2 alone (embodied_known false); the embodied share
+// is small for inference (under 1% of the total for H100 at 430 g/kWh), so the choice rarely turns on it.
 Comparison compare_log(const Predictor& predictor, const ModelSpec& model, const Request& request,
                        const RequestLog& log, const std::vector<Gpu>& gpu_types, const std::vector<int>& counts,
                        const CarbonFor& carbon, std::optional<double> slo_s, double grid_ratio);
@@ -47,6 +51,7 @@ struct SweepPoint {
   long batch = 1, prompt_tokens = 0;
   int gpus = 1;
   double latency_s = 0, operational_per_gpu_g = 0, total_g = 0, embodied_g = 0;
+  bool embodied_known = true;  // false: embodied_g is 0 and total_g operational only
 };
 std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const ModelSpec& model, const Request& request,
                                          const Gpu& gpu, const std::vector<long>& batches,

@@ -3,18 +3,22 @@
 
 #include <array>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
 namespace llmco2 {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, DType>, 12> kNames{{
+constexpr std::array<std::pair<std::string_view, DType>, 14> kNames{{
     {"fp32", DType::fp32}, {"float32", DType::fp32}, {"tf32", DType::tf32},
     {"bf16", DType::bf16}, {"bfloat16", DType::bf16}, {"fp16", DType::fp16},
     {"float16", DType::fp16}, {"half", DType::fp16}, {"fp8", DType::fp8},
-    {"int8", DType::int8}, {"int4", DType::int4}, {"mxfp4", DType::int4},
+    {"int8", DType::int8}, {"int4", DType::int4}, {"fp4", DType::fp4},
+    {"mxfp4", DType::mxfp4}, {"nvfp4", DType::nvfp4},
 }};
+
+constexpr std::string_view kExpected = "4, 8, 16, 32 or fp32, bf16, fp16, fp8, int8, int4, fp4, mxfp4, nvfp4";
 
 // Width rank used to pick the compute type: wider wins.
 int width_rank(DType d) {
@@ -22,9 +26,15 @@ int width_rank(DType d) {
     case DType::fp32: case DType::tf32: return 3;
     case DType::bf16: case DType::fp16: return 2;
     case DType::fp8: case DType::int8: return 1;
-    case DType::int4: return 0;
+    case DType::int4: case DType::fp4: case DType::mxfp4: case DType::nvfp4: return 0;
   }
   return 0;
+}
+
+std::optional<DType> find_name(std::string_view text) {
+  for (const auto& [name, dtype] : kNames)
+    if (name == text) return dtype;
+  return std::nullopt;
 }
 
 DType parse_class_token(std::string_view spec, std::string_view token, DType default16) {
@@ -32,10 +42,8 @@ DType parse_class_token(std::string_view spec, std::string_view token, DType def
   if (token == "32") return DType::fp32;
   if (token == "8") return DType::int8;
   if (token == "4") return DType::int4;
-  for (const auto& [name, dtype] : kNames)
-    if (name == token) return dtype;
-  fail("--dtype '{}': unknown precision '{}' (expected 4, 8, 16, 32 or fp32, bf16, fp16, fp8, int8, int4)", spec,
-       token);
+  if (auto dtype = find_name(token)) return *dtype;
+  fail("--dtype '{}': unknown precision '{}' (expected {})", spec, token, kExpected);
 }
 
 // Splits "w<X>a<Y>kv<Z>" into its tokens; returns false if the text has another shape.
@@ -50,6 +58,33 @@ bool split_classes(std::string_view spec, std::string_view& w, std::string_view&
   return !w.empty() && !a.empty() && !kv.empty();
 }
 
+std::vector<std::string_view> split_dashes(std::string_view spec) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    const auto end = spec.find('-', start);
+    parts.push_back(spec.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// "wint8-abf16-kvfp8", "wbf16-moemxfp4-abf16-kvbf16": one class per part, kv defaulting to a.
+Precision parse_dashed(std::string_view spec, DType default16) {
+  std::optional<DType> w, a, kv, moe;
+  for (const auto part : split_dashes(spec)) {
+    auto take = [&](std::string_view prefix, std::optional<DType>& slot) {
+      if (!part.starts_with(prefix) || slot) return false;
+      slot = parse_class_token(spec, part.substr(prefix.size()), default16);
+      return true;
+    };
+    if (!take("moe", moe) && !take("kv", kv) && !take("w", w) && !take("a", a))
+      fail("--dtype '{}': unexpected part '{}' (expected w<type>, a<type>, optional kv<type> and moe<type>, "
+           "separated by '-')", spec, part);
+  }
+  if (!w || !a) fail("--dtype '{}': both the weights (w...) and the activations (a...) are needed", spec);
+  return {*w, *a, kv.value_or(*a), moe};
+}
+
 }  // namespace
 
 double dtype_bytes(DType dtype) {
@@ -57,7 +92,9 @@ double dtype_bytes(DType dtype) {
     case DType::fp32: case DType::tf32: return 4.0;
     case DType::bf16: case DType::fp16: return 2.0;
     case DType::fp8: case DType::int8: return 1.0;
-    case DType::int4: return 0.5;
+    case DType::int4: case DType::fp4: return 0.5;
+    case DType::mxfp4: return 0.5 + 1.0 / 32;  // e8m0 scale per 32 values
+    case DType::nvfp4: return 0.5 + 1.0 / 16;  // e4m3 scale per 16 values (the per-tensor fp32 scale is negligible)
   }
   return 0.0;
 }
@@ -71,14 +108,26 @@ std::string_view dtype_name(DType dtype) {
     case DType::fp8: return "fp8";
     case DType::int8: return "int8";
     case DType::int4: return "int4";
+    case DType::fp4: return "fp4";
+    case DType::mxfp4: return "mxfp4";
+    case DType::nvfp4: return "nvfp4";
   }
   return "?";
 }
 
 DType parse_dtype(std::string_view text) {
-  for (const auto& [name, dtype] : kNames)
-    if (name == text) return dtype;
-  fail("unknown data type '{}' (expected fp32, bf16, fp16, fp8, int8 or int4)", text);
+  if (auto dtype = find_name(text)) return *dtype;
+  fail("unknown data type '{}' (expected fp32, bf16, fp16, fp8, int8, int4, fp4, mxfp4 or nvfp4)", text);
+}
+
+DType tensor_dtype(DType dtype) { return dtype == DType::mxfp4 || dtype == DType::nvfp4 ? DType::fp4 : dtype; }
+
+bool is_wide(DType dtype) { return width_rank(dtype) >= 2; }
+
+double stored_weight_bytes(DType weights, DType activations) {
+  const bool integer = weights == DType::int4 || weights == DType::int8;
+  const bool weight_only = width_rank(activations) > width_rank(weights);
+  return dtype_bytes(weights) + (integer && weight_only ? kWeightGroupScaleBytes / kWeightGroupElements : 0.0);
 }
 
 DType Precision::compute_dtype() const {
@@ -86,18 +135,27 @@ DType Precision::compute_dtype() const {
   return activations;
 }
 
+double Precision::weight_bytes_per_element() const { return stored_weight_bytes(weights, activations); }
+
+double Precision::expert_bytes_per_element() const { return stored_weight_bytes(expert_dtype(), activations); }
+
+DType Precision::unquantised_dtype() const {
+  if (is_wide(weights)) return weights;
+  return is_wide(activations) ? activations : DType::bf16;
+}
+
 std::string Precision::to_string() const {
-  if (weights == activations && activations == kv_cache) return std::string(dtype_name(weights));
-  return fmt::format("w{}-a{}-kv{}", dtype_name(weights), dtype_name(activations), dtype_name(kv_cache));
+  if (weights == activations && activations == kv_cache && !expert_weights) return std::string(dtype_name(weights));
+  const std::string moe = expert_weights ? fmt::format("-moe{}", dtype_name(*expert_weights)) : "";
+  return fmt::format("w{}{}-a{}-kv{}", dtype_name(weights), moe, dtype_name(activations), dtype_name(kv_cache));
 }
 
 Precision parse_precision(std::string_view spec, DType default16) {
+  if (spec.find('-') != std::string_view::npos) return parse_dashed(spec, default16);
+  if (auto dtype = find_name(spec)) return {*dtype, *dtype, *dtype};
   std::string_view w, a, kv;
-  if (!split_classes(spec, w, a, kv)) {
-    for (const auto& [name, dtype] : kNames)
-      if (name == spec) return {dtype, dtype, dtype};
+  if (!split_classes(spec, w, a, kv))
     fail("--dtype '{}': expected a data type (bf16, fp16, fp8, int8, ...) or per-class bits like w8a16kv16", spec);
-  }
   return {parse_class_token(spec, w, default16), parse_class_token(spec, a, default16),
           parse_class_token(spec, kv, default16)};
 }
@@ -105,6 +163,11 @@ Precision parse_precision(std::string_view spec, DType default16) {
 Precision precision_or_default(std::string_view spec, DType model_default) {
   if (spec.empty()) return {model_default, model_default, model_default};
   return parse_precision(spec, model_default);
+}
+
+Precision precision_or_default(std::string_view spec, const Precision& model_default, DType default16) {
+  if (spec.empty()) return model_default;
+  return parse_precision(spec, default16);
 }
 
 }  // namespace llmco2

@@ -1,41 +1,76 @@
 // core/dtype.h - numeric data types and the per-tensor-class precision of a request (weights, activations, KV cache).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace llmco2 {
 
-enum class DType { fp32, tf32, bf16, fp16, fp8, int8, int4 };
+// fp4 is the bare e2m1 element (the tensor-core type of Blackwell); mxfp4 and nvfp4 are the stored block formats:
+// e2m1 values plus one e8m0 scale per 32 (OCP MX, gpt-oss) or one fp8 e4m3 scale per 16 (NVIDIA ModelOpt).
+enum class DType { fp32, tf32, bf16, fp16, fp8, int8, int4, fp4, mxfp4, nvfp4 };
 
-// Bytes per element: fp32 4, bf16/fp16 2, fp8/int8 1, int4 0.5.
+// Bytes per stored element, block scales included: fp32 4, bf16/fp16 2, fp8/int8 1, int4/fp4 0.5,
+// mxfp4 0.5 + 1/32 (4.25 bits), nvfp4 0.5 + 1/16 (4.5 bits).
 double dtype_bytes(DType dtype);
 std::string_view dtype_name(DType dtype);
-// Parses "fp32", "float32", "bf16", "bfloat16", "fp16", "float16", "half", "fp8", "int8", "int4". Throws Error.
+// Parses "fp32", "float32", "bf16", "bfloat16", "fp16", "float16", "half", "fp8", "int8", "int4", "fp4", "mxfp4",
+// "nvfp4". Throws Error.
 DType parse_dtype(std::string_view text);
+// The tensor-core type a dtype runs on: mxfp4/nvfp4 -> fp4, every other type itself.
+DType tensor_dtype(DType dtype);
+// 16-bit or wider (fp32, tf32, bf16, fp16).
+bool is_wide(DType dtype);
+
+// Scales of weight-only integer quantisation (AWQ, GPTQ): one fp16 scale per group of 128 weights.
+inline constexpr double kWeightGroupElements = 128;
+inline constexpr double kWeightGroupScaleBytes = 2;
 
 // Precision per tensor class. The matrix units run at compute_dtype().
 struct Precision {
+  Precision() = default;
+  Precision(DType w, DType a, DType kv, std::optional<DType> experts = std::nullopt)
+      : weights(w), activations(a), kv_cache(kv), expert_weights(experts) {}
+
   DType weights = DType::bf16;
   DType activations = DType::bf16;
   DType kv_cache = DType::bf16;
+  // Routed MoE experts when stored unlike the other weights (gpt-oss: MXFP4 experts, bf16 attention and embeddings).
+  std::optional<DType> expert_weights;
 
   // The type the matrix multiplications run in: the wider of weights and activations
   // (w4a16 dequantises to 16-bit; w8a8 runs int8 or fp8 units).
   DType compute_dtype() const;
-  // Canonical text, e.g. "bf16" when all three agree, else "wint8-abf16-kvfp8".
+  DType expert_dtype() const { return expert_weights.value_or(weights); }
+  // Stored bytes per weight element, scales included: dtype_bytes, plus 2/128 for integer weights narrower than the
+  // activations (weight-only AWQ/GPTQ groups; w4a16: 0.515625).
+  double weight_bytes_per_element() const;
+  double expert_bytes_per_element() const;
+  // The type of the weights quantised checkpoints keep unquantised (embeddings, LM head): the weights' type when
+  // 16-bit or wider, else the activations' when 16-bit or wider, else bf16.
+  DType unquantised_dtype() const;
+  // Canonical text, e.g. "bf16" when all classes agree, else "wint8-abf16-kvfp8" or "wbf16-moemxfp4-abf16-kvbf16";
+  // parse_precision reads it back.
   std::string to_string() const;
   bool operator==(const Precision&) const = default;
 };
 
+// Stored bytes per element of `weights` used with `activations` (see Precision::weight_bytes_per_element).
+double stored_weight_bytes(DType weights, DType activations);
+
 // Parses a precision spec. Accepted forms:
-//   "bf16"                    all three tensor classes
-//   "w8a16kv16", "w4a16"      bit widths per class (kv defaults to a); 16 means `default16`, 8 int8, 4 int4, 32 fp32
-//   "wfp8afp8kvfp8"           dtype names per class
+//   "bf16"                         all three tensor classes
+//   "w8a16kv16", "w4a16"           bit widths per class (kv defaults to a); 16 means `default16`, 8 int8, 4 int4,
+//                                  32 fp32
+//   "wfp8afp8kvfp8"                dtype names per class
+//   "wbf16-moemxfp4-abf16-kvbf16"  classes separated by '-' (what to_string prints); "moe" sets the routed experts
 // Throws Error naming the spec and what was expected.
 Precision parse_precision(std::string_view spec, DType default16);
 
 // A model's precision: the spec when given, else `model_default` (the config's torch_dtype) for every class.
 Precision precision_or_default(std::string_view spec, DType model_default);
+// The spec when given (16 meaning `default16`), else `model_default` (e.g. a quantised checkpoint's precision).
+Precision precision_or_default(std::string_view spec, const Precision& model_default, DType default16);
 
 }  // namespace llmco2

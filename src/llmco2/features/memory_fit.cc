@@ -1,7 +1,9 @@
-// features/memory_fit.cc - weights split over the GPUs, KV cache capped by sliding windows.
+// features/memory_fit.cc - weights at their stored dtype split over the GPUs, the engine's reserve, the KV cache
+// capped by sliding windows, and the waves of a batch whose cache does not fit at once.
 #include "features/memory_fit.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 
@@ -10,18 +12,7 @@ namespace {
 
 constexpr double kGB = 1e9;
 
-double kv_cache_bytes_per_gpu(const ModelSpec& m, const Request& r) {
-  const double context = static_cast<double>(r.prompt_tokens + r.gen_tokens);
-  double tokens_heads = 0;  // sum over layers of cached tokens x KV heads per GPU
-  for (const auto& a : m.layer_attention) {
-    const bool windowed = a.window_tokens > 0 && a.vertical_stride == 0;
-    const double cached = windowed ? std::min<double>(context, static_cast<double>(a.window_tokens)) : context;
-    tokens_heads += cached * kv_heads_per_gpu(a.kv_heads, r.gpus);
-  }
-  return 2.0 * static_cast<double>(r.batch) * tokens_heads * m.head_dim * dtype_bytes(r.precision.kv_cache);
-}
-
-// Smallest GPU count the model's heads allow that holds the request, or 0 if none up to 64 does.
+// Smallest GPU count the model's heads allow on which the request runs, or 0 if none up to 64 does.
 int gpus_needed(const ModelSpec& m, const Request& r, const Gpu& gpu) {
   for (int n = 1; n <= 64; ++n) {
     Request candidate = r;
@@ -31,31 +22,89 @@ int gpus_needed(const ModelSpec& m, const Request& r, const Gpu& gpu) {
     } catch (const Error&) {
       continue;
     }
-    if (memory_fit(m, candidate, gpu).fits()) return n;
+    if (plan_memory(m, candidate, gpu).runs()) return n;
   }
   return 0;
 }
 
+std::string wave_note(const MemoryPlan& p, long batch) {
+  return fmt::format("the KV cache holds {} of the {} sequences ({:.2f} GB each, {:.1f} GB free per GPU): the engine "
+                     "runs {} waves, the last of {}",
+                     p.sequences_per_wave, batch, p.kv_bytes_per_sequence_per_gpu / kGB,
+                     p.kv_capacity_bytes_per_gpu / kGB, p.waves, p.last_wave_sequences);
+}
+
+void schedule_waves(MemoryPlan& p, long batch) {
+  const double per_sequence = p.kv_bytes_per_sequence_per_gpu, sequences = static_cast<double>(batch);
+  const double fitting = per_sequence > 0 ? std::floor(p.kv_capacity_bytes_per_gpu / per_sequence) : sequences;
+  p.sequences_per_wave = static_cast<long>(std::min(sequences, fitting));
+  if (p.sequences_per_wave < 1) return;
+  p.waves = (batch + p.sequences_per_wave - 1) / p.sequences_per_wave;
+  p.last_wave_sequences = batch - (p.waves - 1) * p.sequences_per_wave;
+  if (p.waves > 1) p.note = wave_note(p, batch);
+}
+
 }  // namespace
 
+double activation_peak_bytes_per_gpu(const ModelSpec& m, const Request& r) {
+  const double ffn = m.moe ? static_cast<double>(m.moe->expert_intermediate) * m.moe->experts_per_token
+                           : static_cast<double>(m.intermediate);
+  const double bytes = std::max(2.0, dtype_bytes(r.precision.activations));  // fp8 GEMM inputs: 16-bit between
+  const double rows = kProfiledBatchedTokens * (2.0 * static_cast<double>(m.hidden) + 3.0 * ffn / r.gpus) * bytes;
+  const double logits = kProfiledSequences * static_cast<double>(m.vocab) * 4.0;
+  return rows + logits;
+}
+
+double kv_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
+  const double context = static_cast<double>(r.prompt_tokens + r.gen_tokens);
+  double tokens_heads = 0;  // sum over layers of cached tokens x KV heads per GPU
+  for (const auto& a : m.layer_attention) {
+    const bool windowed = a.window_tokens > 0 && a.vertical_stride == 0;
+    const double cached = windowed ? std::min<double>(context, static_cast<double>(a.window_tokens)) : context;
+    tokens_heads += cached * kv_heads_per_gpu(a.kv_heads, r.gpus);
+  }
+  return 2.0 * tokens_heads * m.head_dim * dtype_bytes(r.precision.kv_cache);
+}
+
+MemoryPlan plan_memory(const ModelSpec& m, const Request& r, const Gpu& gpu) {
+  MemoryPlan p;
+  p.memory_bytes_per_gpu = gpu.memory_bytes;
+  p.weight_bytes_per_gpu = m.weight_bytes(r.precision) / r.gpus;
+  p.reserve_bytes_per_gpu = (1.0 - kUsableMemoryShare) * gpu.memory_bytes + activation_peak_bytes_per_gpu(m, r);
+  p.kv_bytes_per_sequence_per_gpu = kv_bytes_per_sequence_per_gpu(m, r);
+  const double left = gpu.memory_bytes - p.weight_bytes_per_gpu - p.reserve_bytes_per_gpu;
+  p.weights_fit = left > 0;
+  p.kv_capacity_bytes_per_gpu = std::max(0.0, left);
+  if (!p.weights_fit) {
+    p.note = fmt::format("{:.1f} GB of weights + {:.1f} GB of engine reserve per GPU exceed {:.0f} GB",
+                         p.weight_bytes_per_gpu / kGB, p.reserve_bytes_per_gpu / kGB, gpu.memory_bytes / kGB);
+    return p;
+  }
+  schedule_waves(p, r.batch);
+  if (p.sequences_per_wave < 1)
+    p.note = fmt::format("one sequence of {} tokens needs {:.1f} GB of KV cache per GPU, but weights and reserve "
+                         "leave {:.1f} GB", r.prompt_tokens + r.gen_tokens, p.kv_bytes_per_sequence_per_gpu / kGB,
+                         p.kv_capacity_bytes_per_gpu / kGB);
+  return p;
+}
+
 MemoryFit memory_fit(const ModelSpec& m, const Request& r, const Gpu& gpu) {
+  const MemoryPlan plan = plan_memory(m, r, gpu);
   MemoryFit fit;
-  fit.weight_bytes_per_gpu = m.total_params() * dtype_bytes(r.precision.weights) / r.gpus;
-  fit.kv_cache_bytes_per_gpu = kv_cache_bytes_per_gpu(m, r);
-  fit.usable_bytes_per_gpu = gpu.memory_bytes * kUsableMemoryShare;
+  fit.weight_bytes_per_gpu = plan.weight_bytes_per_gpu;
+  fit.kv_cache_bytes_per_gpu = plan.kv_bytes_per_sequence_per_gpu * static_cast<double>(r.batch);
+  fit.usable_bytes_per_gpu = plan.memory_bytes_per_gpu - plan.reserve_bytes_per_gpu;
   return fit;
 }
 
 void check_memory_fit(const ModelSpec& m, const Request& r, const Gpu& gpu) {
-  const MemoryFit fit = memory_fit(m, r, gpu);
-  if (fit.fits()) return;
+  const MemoryPlan plan = plan_memory(m, r, gpu);
+  if (plan.runs()) return;
   const int needed = gpus_needed(m, r, gpu);
   const std::string advice = needed > 0 ? fmt::format("it needs --gpus {} or more", needed)
-                                        : std::string("no GPU count up to 64 holds it; lower --batch or the context");
-  fail("{} does not fit {} x {}: {:.1f} GB of weights + {:.1f} GB of KV cache per GPU exceed the {:.1f} GB usable "
-       "({:.0f}% of {:.0f} GB); {}",
-       m.id, r.gpus, gpu.id, fit.weight_bytes_per_gpu / kGB, fit.kv_cache_bytes_per_gpu / kGB,
-       fit.usable_bytes_per_gpu / kGB, kUsableMemoryShare * 100, gpu.memory_bytes / kGB, advice);
+                                        : std::string("no GPU count up to 64 holds it; lower the context or the "
+                                                      "precision (--dtype)");
+  fail("{} does not fit {} x {} ({}): {}; {}", m.id, r.gpus, gpu.id, r.precision.to_string(), plan.note, advice);
 }
 
 }  // namespace llmco2

@@ -1,5 +1,8 @@
-// features/memory_fit.h - whether a model's weights and KV cache fit the chosen GPUs, and how many it needs.
+// features/memory_fit.h - what a request occupies on each GPU, and how an engine schedules it: refused only when the
+// weights do not fit; a KV cache too large for one batch runs in waves.
 #pragma once
+
+#include <string>
 
 #include "graph/request.h"
 #include "hardware/gpu.h"
@@ -7,20 +10,51 @@
 
 namespace llmco2 {
 
-// Share of GPU memory available to weights and KV cache (vLLM's default gpu_memory_utilization; the rest holds
-// activations, the CUDA context and allocator slack).
+// vLLM's default gpu_memory_utilization: the engine leaves 1 - 0.9 of each GPU to the CUDA context, CUDA graphs and
+// allocator slack.
 inline constexpr double kUsableMemoryShare = 0.9;
+// Token rows of the largest forward pass the engine profiles its activation peak with (vLLM's
+// max_num_batched_tokens with chunked prefill), and the sequences whose fp32 logits it holds (max_num_seqs).
+inline constexpr double kProfiledBatchedTokens = 8192;
+inline constexpr double kProfiledSequences = 256;
 
+// Where a request's memory goes on each GPU, and how the engine splits its batch.
+struct MemoryPlan {
+  double memory_bytes_per_gpu = 0;
+  double weight_bytes_per_gpu = 0;           // at the real dtype, tensor-parallel split, embeddings and LM head in
+  double reserve_bytes_per_gpu = 0;          // 1 - utilisation of the GPU + the activation peak
+  double kv_bytes_per_sequence_per_gpu = 0;  // one sequence at prompt + gen tokens, windows capping local layers
+  double kv_capacity_bytes_per_gpu = 0;      // what weights and reserve leave (0 when they do not fit)
+  long sequences_per_wave = 0;               // sequences run together (the batch, or as many as the cache holds)
+  long waves = 0;                            // ceil(batch / sequences_per_wave); 0 when the request cannot run
+  long last_wave_sequences = 0;              // sequences of the last wave (batch - (waves - 1) x per wave)
+  bool weights_fit = false;
+  std::string note;                          // why it cannot run, or how the batch is split; "" for one wave
+
+  bool runs() const { return weights_fit && sequences_per_wave >= 1; }
+};
+
+MemoryPlan plan_memory(const ModelSpec& model, const Request& request, const Gpu& gpu);
+
+// Activation peak of the engine's profiled forward pass per GPU: kProfiledBatchedTokens rows of the residual, the
+// norm output and the FFN's gate/up/activation tensors (x top-k for MoE) at 16 bits, plus fp32 logits of
+// kProfiledSequences sequences.
+double activation_peak_bytes_per_gpu(const ModelSpec& model, const Request& request);
+// KV cache of one sequence at prompt + gen tokens on one GPU, at the KV dtype (sliding-window layers hold the window).
+double kv_bytes_per_sequence_per_gpu(const ModelSpec& model, const Request& request);
+
+// The whole batch in one wave (kept for the graph JSON and callers asking "does it fit at once").
 struct MemoryFit {
   double weight_bytes_per_gpu = 0;
   double kv_cache_bytes_per_gpu = 0;  // for the whole batch at prompt + gen tokens
-  double usable_bytes_per_gpu = 0;
+  double usable_bytes_per_gpu = 0;    // memory - reserve
   bool fits() const { return weight_bytes_per_gpu + kv_cache_bytes_per_gpu <= usable_bytes_per_gpu; }
 };
 
 MemoryFit memory_fit(const ModelSpec& model, const Request& request, const Gpu& gpu);
 
-// Throws Error when the request does not fit, saying how many GPUs it needs (or that no count up to 64 does).
+// Throws Error when the request cannot run (weights and reserve do not fit, or not even one sequence's KV cache),
+// saying how many GPUs it needs (or that no count up to 64 does). A batch that fits only in waves passes.
 void check_memory_fit(const ModelSpec& model, const Request& request, const Gpu& gpu);
 
 }  // namespace llmco2

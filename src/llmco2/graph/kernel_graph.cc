@@ -235,14 +235,16 @@ std::vector<KernelNode> build_step_nodes(const ModelSpec& m, const Request& r) {
   const bool layer_norm = m.norm == NormKind::layer_norm;
   auto embedding = [&](const PhaseShape& s) {  // vocab-parallel look-up, then an all-reduce of the rows
     KernelCost c = allreduce_cost(s, h);
-    c.weight_bytes = s.tokens * static_cast<double>(h) * s.weight_bytes / s.gpus;
+    c.weight_bytes = s.tokens * static_cast<double>(h) * s.head_weight_bytes / s.gpus;
     c.act_store_bytes += s.tokens * static_cast<double>(h) * s.act_bytes;
     c.tokens = s.tokens;
     return c;
   };
   auto lm_head = [&](const PhaseShape& s) {  // logits of the last position of each sequence, then all-gathered
-    PhaseShape last = s;
+    PhaseShape last = s;  // quantised checkpoints keep the LM head 16-bit: no dequantisation
     last.tokens = s.batch * s.steps;
+    last.weight_bytes = s.head_weight_bytes;
+    last.dequant_ops_per_weight = 0;
     KernelCost c = linear_cost(last, h, vocab_per_gpu, false, false);
     if (s.gpus > 1) c.net_bytes = (s.gpus - 1.0) / s.gpus * last.tokens * static_cast<double>(m.vocab) * s.act_bytes;
     return c;
@@ -273,12 +275,13 @@ KernelCost& KernelCost::operator+=(const KernelCost& o) {
   kv_store_bytes += o.kv_store_bytes;
   net_bytes += o.net_bytes;
   tokens += o.tokens;
+  dequant_ops += o.dequant_ops;
   return *this;
 }
 
 KernelCost KernelCost::scaled(double f) const {
   return {ops * f, weight_bytes * f, act_load_bytes * f, act_store_bytes * f, kv_load_bytes * f, kv_store_bytes * f,
-          net_bytes * f, tokens * f};
+          net_bytes * f, tokens * f, dequant_ops * f};
 }
 
 PhaseTotals KernelGraph::totals(Phase phase) const {

@@ -28,6 +28,7 @@ struct KernelCost {
   double kv_store_bytes = 0;   // KV cache written
   double net_bytes = 0;        // sent over the GPU network by this GPU
   double tokens = 0;           // token rows the kernel processes in the phase (all steps)
+  double dequant_ops = 0;      // of `ops`: dequantising weight-only quantised weights (CUDA cores, not tensor cores)
 
   double mem_bytes() const {
     return weight_bytes + act_load_bytes + act_store_bytes + kv_load_bytes + kv_store_bytes;

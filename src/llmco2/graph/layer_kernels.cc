@@ -28,17 +28,33 @@ PhaseShape phase_shape(Phase phase, const Request& r) {
   s.steps = phase == Phase::prefill ? 1.0 : static_cast<double>(r.gen_tokens - 1);
   s.tokens = phase == Phase::prefill ? s.batch * static_cast<double>(r.prompt_tokens) : s.batch * s.steps;
   s.gpus = r.gpus;
-  s.weight_bytes = dtype_bytes(r.precision.weights);
-  s.act_bytes = dtype_bytes(r.precision.activations);
-  s.kv_bytes = dtype_bytes(r.precision.kv_cache);
+  const Precision& p = r.precision;
+  s.weight_bytes = p.weight_bytes_per_element();
+  s.act_bytes = dtype_bytes(p.activations);
+  s.kv_bytes = dtype_bytes(p.kv_cache);
+  s.expert_weight_bytes = p.expert_bytes_per_element();
+  s.head_weight_bytes = dtype_bytes(p.unquantised_dtype());
+  s.dequant_ops_per_weight = dequant_ops_per_weight(p.weights, p.compute_dtype());
+  s.expert_dequant_ops_per_weight = dequant_ops_per_weight(p.expert_dtype(), p.compute_dtype());
   return s;
+}
+
+double dequant_ops_per_weight(DType weights, DType compute) {
+  if (is_wide(weights) || tensor_dtype(weights) == tensor_dtype(compute)) return 0;
+  return dtype_bytes(weights) < 1.0 ? 3.0 : 2.0;
+}
+
+double dequant_ops(double ops_per_weight, double weights, double rows_per_step, double steps) {
+  if (ops_per_weight == 0 || steps <= 0 || rows_per_step <= 0) return 0;
+  return ops_per_weight * weights * std::ceil(rows_per_step / kDequantRowTile) * steps;
 }
 
 KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv) {
   const double in = static_cast<double>(d_in), out = static_cast<double>(d_out);
   KernelCost c;
   c.tokens = s.tokens;
-  c.ops = 2.0 * s.tokens * in * out + (bias ? s.tokens * out : 0.0);
+  c.dequant_ops = dequant_ops(s.dequant_ops_per_weight, in * out, s.steps > 0 ? s.tokens / s.steps : 0.0, s.steps);
+  c.ops = 2.0 * s.tokens * in * out + (bias ? s.tokens * out : 0.0) + c.dequant_ops;
   c.weight_bytes = s.steps * (in * out * s.weight_bytes + (bias ? out * s.act_bytes : 0.0));
   c.act_load_bytes = s.tokens * in * s.act_bytes;
   (stores_kv ? c.kv_store_bytes : c.act_store_bytes) = s.tokens * out * (stores_kv ? s.kv_bytes : s.act_bytes);
@@ -156,8 +172,10 @@ KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool b
   const double in = static_cast<double>(d_in), out = static_cast<double>(d_out);
   KernelCost c;
   c.tokens = routed_tokens;
-  c.ops = 2.0 * routed_tokens * in * out + (bias ? routed_tokens * out : 0.0);
-  c.weight_bytes = experts_loaded_total * (in * out * s.weight_bytes + (bias ? out * s.act_bytes : 0.0));
+  const double rows_per_expert = experts_loaded_total > 0 ? routed_tokens / experts_loaded_total : 0.0;
+  c.dequant_ops = dequant_ops(s.expert_dequant_ops_per_weight, in * out, rows_per_expert, experts_loaded_total);
+  c.ops = 2.0 * routed_tokens * in * out + (bias ? routed_tokens * out : 0.0) + c.dequant_ops;
+  c.weight_bytes = experts_loaded_total * (in * out * s.expert_weight_bytes + (bias ? out * s.act_bytes : 0.0));
   c.act_load_bytes = routed_tokens * in * s.act_bytes;
   c.act_store_bytes = routed_tokens * out * s.act_bytes;
   return c;

@@ -13,11 +13,23 @@ struct PhaseShape {
   double tokens = 0;  // token rows processed over the phase: batch x prompt, or batch x (gen - 1)
   double steps = 0;   // forward passes: 1, or gen - 1 (weights are re-read every step)
   int gpus = 1;
-  double weight_bytes = 2, act_bytes = 2, kv_bytes = 2;  // bytes per element of each tensor class
+  double weight_bytes = 2, act_bytes = 2, kv_bytes = 2;  // bytes per element of each tensor class (scales included)
+  double expert_weight_bytes = 2;  // routed experts' stored bytes per weight (gpt-oss MXFP4: 4.25 bits)
+  double head_weight_bytes = 2;    // embedding table and LM head (kept 16-bit by quantised checkpoints)
+  double dequant_ops_per_weight = 0, expert_dequant_ops_per_weight = 0;  // weight-only paths (dequant_ops_per_weight)
 };
 PhaseShape phase_shape(Phase phase, const Request& request);
 
-// y = x W (+ b) over all tokens: 2 tokens d_in d_out ops; W read once per step.
+// Rows of one tile of a weight-only GEMM (Marlin's 64-row blocks): each tile dequantises the weights it uses again.
+inline constexpr double kDequantRowTile = 64;
+// Operations to dequantise one weight element of `weights` for a matmul running at `compute`: 0 when the matrix
+// units take the weights as stored; 3 for 4-bit formats (unpack, convert, scale), 2 for 8-bit ones (convert, scale).
+double dequant_ops_per_weight(DType weights, DType compute);
+// Dequantisation ops of a d_in x d_out weight used by `rows_per_step` token rows in each of `steps` steps:
+// ops per weight x weights x ceil(rows / kDequantRowTile) per step.
+double dequant_ops(double ops_per_weight, double weights, double rows_per_step, double steps);
+
+// y = x W (+ b) over all tokens: 2 tokens d_in d_out ops (+ dequantisation on weight-only paths); W read once per step.
 KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv);
 // RMSNorm/LayerNorm over `width` on every token (replicated across GPUs).
 KernelCost norm_cost(const PhaseShape& s, long width, bool layer_norm);

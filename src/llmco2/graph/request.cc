@@ -23,7 +23,8 @@ void check_range(std::string_view flag, long value, long max) {
 std::string_view phase_name(Phase phase) { return phase == Phase::prefill ? "prefill" : "decode"; }
 
 const std::vector<std::string>& known_engines() {
-  static const std::vector<std::string> engines{"vllm", "hf-transformers", "trt-llm", "sglang", "tgi", "llama.cpp", "deepspeed", "unknown"};
+  static const std::vector<std::string> engines{"vllm", "vllm-eager", "hf-transformers", "trt-llm", "sglang", "tgi", "llama.cpp",
+                                                "deepspeed", "hf-transformers-no-kv-cache", "unknown"};
   return engines;
 }
 
@@ -50,6 +51,8 @@ void validate_request(const Request& r, const ModelSpec& m) {
       fail("{} has {} key-value heads, which {} GPUs can neither split nor replicate evenly", m.id, layer.kv_heads,
            r.gpus);
   }
+  if (r.precision.expert_weights && !m.moe)
+    fail("--dtype '{}' sets the experts' precision (moe...), but {} has no experts", r.precision.to_string(), m.id);
   if (m.moe && r.gpus > 1 && m.moe->expert_intermediate % r.gpus != 0)
     fail("{}: expert width {} is not divisible by {} GPUs", m.id, m.moe->expert_intermediate, r.gpus);
 }

@@ -1,4 +1,4 @@
-// hardware/gpu.cc - data type fallbacks and link choice.
+// hardware/gpu.cc - data type fallbacks, the engine's precision on a GPU and link choice.
 #include "hardware/gpu.h"
 
 #include <fmt/format.h>
@@ -12,6 +12,7 @@ namespace {
 std::vector<DType> fallbacks(DType dtype) {
   switch (dtype) {
     case DType::int4: return {DType::int8, DType::fp16, DType::fp32};
+    case DType::fp4: case DType::mxfp4: case DType::nvfp4: return {DType::fp16, DType::fp32};
     case DType::int8: return {DType::fp16, DType::fp32};
     case DType::fp8: return {DType::fp16, DType::fp32};
     case DType::bf16: return {DType::fp16, DType::fp32};
@@ -22,16 +23,55 @@ std::vector<DType> fallbacks(DType dtype) {
   return {};
 }
 
+// bf16 where the GPU has bf16 tensor cores, else fp16 (vLLM casts bfloat16 to float16 before compute capability 8.0).
+DType sixteen_bit(const Gpu& gpu) { return gpu.has_tensor_units(DType::bf16) ? DType::bf16 : DType::fp16; }
+
+void replace_bf16(Precision& p) {
+  for (DType* d : {&p.weights, &p.activations, &p.kv_cache})
+    if (*d == DType::bf16) *d = DType::fp16;
+  if (p.expert_weights == DType::bf16) p.expert_weights = DType::fp16;
+}
+
+std::string weight_only_note(const Gpu& gpu, const Precision& requested, DType compute) {
+  const std::string weights = requested.expert_weights && *requested.expert_weights != requested.weights
+                                  ? fmt::format("{} (experts {})", dtype_name(requested.weights),
+                                                dtype_name(*requested.expert_weights))
+                                  : std::string(dtype_name(requested.weights));
+  return fmt::format("{} has no {} tensor cores: activations stay {} and the {} weights run weight-only (streamed "
+                     "at their size, dequantised to {} before each matmul, as vLLM's Marlin kernels do)",
+                     gpu.id, dtype_name(tensor_dtype(requested.activations)), dtype_name(compute), weights,
+                     dtype_name(compute));
+}
+
 }  // namespace
 
 ComputePeak Gpu::matrix_peak(DType dtype) const {
-  if (auto it = dense_peak_ops_per_s.find(dtype); it != dense_peak_ops_per_s.end()) return {dtype, it->second, ""};
+  const DType units = tensor_dtype(dtype);
+  if (auto it = dense_peak_ops_per_s.find(units); it != dense_peak_ops_per_s.end()) return {units, it->second, ""};
   for (const DType wider : fallbacks(dtype)) {
     if (auto it = dense_peak_ops_per_s.find(wider); it != dense_peak_ops_per_s.end())
       return {wider, it->second,
-              fmt::format("{} has no {} units: matrix kernels run in {}", id, dtype_name(dtype), dtype_name(wider))};
+              fmt::format("{} has no {} units: matrix kernels run in {}", id, dtype_name(units), dtype_name(wider))};
   }
   fail("{}: no peak throughput for {} or any wider type", source, dtype_name(dtype));
+}
+
+bool Gpu::has_tensor_units(DType dtype) const { return dense_peak_ops_per_s.contains(tensor_dtype(dtype)); }
+
+EnginePrecision Gpu::engine_precision(const Precision& requested) const {
+  EnginePrecision out{requested, {}};
+  Precision as_fp16 = requested;
+  replace_bf16(as_fp16);
+  if (!has_tensor_units(DType::bf16) && as_fp16 != requested) {
+    out.precision = as_fp16;
+    out.notes.push_back(fmt::format("{} has no bf16 tensor cores: the engine runs bf16 tensors as fp16", id));
+  }
+  if (!is_wide(out.precision.activations) && !has_tensor_units(out.precision.activations)) {
+    const DType compute = sixteen_bit(*this);
+    out.notes.push_back(weight_only_note(*this, requested, compute));
+    out.precision.activations = compute;
+  }
+  return out;
 }
 
 double Gpu::vector_peak_ops_per_s() const { return matrix_peak(DType::fp32).ops_per_s; }

@@ -23,6 +23,12 @@ struct ComputePeak {
   std::string note;           // non-empty when the requested type fell back, e.g. "t4 has no bf16: runs fp16"
 };
 
+// A request's precision as a serving engine runs it on one GPU type, with a sentence per change.
+struct EnginePrecision {
+  Precision precision;
+  std::vector<std::string> notes;  // e.g. "a100-80gb-sxm has no fp8 tensor cores: ... weight-only (w8a16) ..."
+};
+
 struct Gpu {
   std::string id;
   std::string name;
@@ -49,6 +55,12 @@ struct Gpu {
   // Peak of the matrix units for `dtype`, falling back to the nearest supported wider type
   // (bf16 -> fp16 on T4, fp8 -> fp16 on A100, int4 -> int8 on H100).
   ComputePeak matrix_peak(DType dtype) const;
+  // Whether the matrix units run `dtype` natively (mxfp4/nvfp4 run on fp4 units).
+  bool has_tensor_units(DType dtype) const;
+  // What an engine (vLLM, TensorRT-LLM) runs for `requested` here: activations of a type the tensor cores lack are
+  // kept 16-bit and the weights run weight-only (fp8 on an A100: w8a16, 1-byte weights dequantised to bf16 as
+  // vLLM's Marlin fp8 kernels do; MXFP4/NVFP4 before Blackwell: w4a16); bf16 becomes fp16 on GPUs without bf16.
+  EnginePrecision engine_precision(const Precision& requested) const;
   // Peak of the vector units (norms, softmax, element-wise kernels): the fp32 CUDA-core rate.
   double vector_peak_ops_per_s() const;
   // The link `gpus` GPUs of this type talk over: the GPU link when it joins that many, else PCIe.

@@ -2,8 +2,14 @@
 #include "hardware/gpu_catalog.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/ranges.h"
 #include "core/names.h"
 #include "core/paths.h"
 
@@ -28,12 +34,67 @@ void check_sources(const JsonReader& r) {
     fail("{}: sources has no entry for 'embodied.vendor_pcf_kgco2e' (every value names its source)", r.source());
 }
 
-Link read_link(const Json& json, const std::string& source, int default_max_gpus) {
-  const JsonReader r(json, source);
+// The plausible range of every numeric value of a GPU file, in the file's units. A value outside is a typo, a wrong
+// unit (MB for GB, a sparse or per-node figure) or a different kind of device; the loader refuses it.
+constexpr ParamRange kRanges[] = {
+    {"tdp_w", 10, 2000, "W: a 70 W inference card (T4) to a 1000 W module (B200), with headroom both ways"},
+    {"idle_w", 1, 2000, "W, and below tdp_w: a powered board never draws 0 (T4 idles at 9 W, B200 at 140 W)"},
+    {"memory_gb", 1, 1024, "GB: 16 GB (T4, V100) to 192 GB (MI300X); a TB or more is a node, not one GPU"},
+    {"memory_bandwidth_gb_per_s", 50, 20000, "GB/s: 300 GB/s (L4) to 8000 GB/s (B200); below 50 is host DRAM"},
+    {"dense_peak_tflops", 0.1, 20000, "TFLOP/s (TOPS for integers), dense: 8.1 (T4 fp32) to 9000 (B200 fp4)"},
+    {"gpu_link.bandwidth_gb_per_s", 1, 20000, "GB/s both ways, positive: 300 (NVLink 2) to 1800 (NVLink 5)"},
+    {"gpu_link.max_gpus", 2, 1024, "GPUs one link domain joins: a bridge joins 2, an NVSwitch domain 8 or 72"},
+    {"host_link.bandwidth_gb_per_s", 1, 1000, "GB/s both ways, positive: PCIe Gen3 x16 32 to Gen6 x16 256"},
+    {"die_area_mm2", 10, 5000, "mm2 of silicon: 294 (L4) to 826 (A100), a few reticles for multi-die parts"},
+    {"process_nm", 1, 100, "nm, the process node's name: 12 (T4, V100) to 4 (H100, B200)"},
+    {"embodied.llmcarbon_cpa_kgco2e_per_cm2", 0.1, 10, "kg per cm2: LLMCarbon's 1.0 (16 nm) to 1.8 (4 nm)"},
+    {"embodied.vendor_pcf_kgco2e", 1, 100000, "kg per GPU: a product carbon footprint, board included"},
+};
+
+// Pairs (narrower, wider) of data types: the narrower type's tensor peak is at least the wider's on every GPU.
+constexpr std::pair<DType, DType> kPeakOrder[] = {
+    {DType::fp4, DType::fp8},   {DType::fp8, DType::bf16},  {DType::fp8, DType::fp16},  {DType::int8, DType::fp16},
+    {DType::int4, DType::int8}, {DType::bf16, DType::tf32}, {DType::fp16, DType::tf32}, {DType::tf32, DType::fp32},
+    {DType::bf16, DType::fp32}, {DType::fp16, DType::fp32}, {DType::int8, DType::fp32}};
+
+const ParamRange& range_of(std::string_view key) {
+  for (const ParamRange& range : kRanges)
+    if (range.name == key) return range;
+  fail("internal: no plausible range for GPU key '{}'", key);
+}
+
+// `value` of `key` (shown as `shown`, e.g. "dense_peak_tflops.fp8") when finite and within its range, else Error.
+double in_range(const std::string& source, std::string_view key, double value, std::string_view shown = {}) {
+  const ParamRange& range = range_of(key);
+  if (shown.empty()) shown = key;
+  if (!std::isfinite(value)) fail("{}: {} = {} is not a finite number", source, shown, value);
+  if (value < range.lo || value > range.hi)
+    fail("{}: {} = {} is outside [{}, {}] ({})", source, shown, value, range.lo, range.hi, range.why);
+  return value;
+}
+
+double number_in_range(const JsonReader& r, const std::string& file, std::string_view key, std::string_view full_key) {
+  return in_range(file, full_key, r.number(key));
+}
+
+std::optional<double> optional_in_range(const JsonReader& r, const std::string& file, std::string_view key,
+                                        std::string_view full_key) {
+  const auto value = r.optional_number(key);
+  if (value) in_range(file, full_key, *value);
+  return value;
+}
+
+// `key` is "gpu_link" or "host_link"; bandwidths are bidirectional in the file, per direction in Link.
+Link read_link(const JsonReader& file, std::string_view key, int default_max_gpus) {
+  const std::string prefix(key);
+  const JsonReader r(file.at(key), file.source() + ": " + prefix);
   Link link;
   link.kind = r.string("kind");
-  link.bandwidth_bytes_per_s = r.positive_number("bandwidth_gb_per_s") * kGiga / 2.0;
-  link.max_gpus = static_cast<int>(r.optional_number("max_gpus").value_or(default_max_gpus));
+  link.bandwidth_bytes_per_s =
+      number_in_range(r, file.source(), "bandwidth_gb_per_s", prefix + ".bandwidth_gb_per_s") * kGiga / 2.0;
+  const auto max_gpus = r.optional_number("max_gpus");
+  if (max_gpus && key == "gpu_link") in_range(file.source(), "gpu_link.max_gpus", *max_gpus);
+  link.max_gpus = static_cast<int>(max_gpus.value_or(default_max_gpus));
   return link;
 }
 
@@ -47,15 +108,46 @@ std::vector<std::string> read_strings(const JsonReader& r, std::string_view key)
   return out;
 }
 
+void check_peak_order(const std::string& source, const std::map<DType, double>& tflops) {
+  for (const auto& [narrow, wide] : kPeakOrder) {
+    const auto n = tflops.find(narrow), w = tflops.find(wide);
+    if (n != tflops.end() && w != tflops.end() && n->second < w->second)
+      fail("{}: dense_peak_tflops.{} = {} is below dense_peak_tflops.{} = {} (a narrower type's tensor peak is at "
+           "least a wider type's; is one of them a sparse figure?)",
+           source, dtype_name(narrow), n->second, dtype_name(wide), w->second);
+  }
+}
+
 void read_peaks(const JsonReader& r, Gpu& gpu) {
   const JsonReader peaks(r.at("dense_peak_tflops"), r.source() + ": dense_peak_tflops");
-  for (const auto dtype : {DType::fp32, DType::tf32, DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4})
-    if (auto value = peaks.optional_number(dtype_name(dtype))) {
-      if (*value <= 0) fail("{}: dense_peak_tflops.{} must be positive", r.source(), dtype_name(dtype));
-      gpu.dense_peak_ops_per_s[dtype] = *value * kTera;
-    }
-  if (!gpu.dense_peak_ops_per_s.contains(DType::fp32))
+  std::map<DType, double> tflops;
+  // Tensor-unit types only: mxfp4 and nvfp4 are storage formats that run on the fp4 units.
+  for (const auto dtype :
+       {DType::fp32, DType::tf32, DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4, DType::fp4})
+    if (auto value = peaks.optional_number(dtype_name(dtype)))
+      tflops[dtype] = in_range(r.source(), "dense_peak_tflops", *value,
+                               fmt::format("dense_peak_tflops.{}", dtype_name(dtype)));
+  if (!tflops.contains(DType::fp32))
     fail("{}: missing key 'dense_peak_tflops.fp32' (the vector-unit peak)", r.source());
+  check_peak_order(r.source(), tflops);
+  for (const auto& [dtype, value] : tflops) gpu.dense_peak_ops_per_s[dtype] = value * kTera;
+}
+
+void read_power(const JsonReader& r, Gpu& gpu) {
+  gpu.tdp_w = number_in_range(r, r.source(), "tdp_w", "tdp_w");
+  gpu.idle_w = number_in_range(r, r.source(), "idle_w", "idle_w");
+  if (gpu.idle_w >= gpu.tdp_w)
+    fail("{}: idle_w = {} is not below tdp_w = {} (idle is the board with no work)", r.source(), gpu.idle_w,
+         gpu.tdp_w);
+}
+
+void read_embodied(const JsonReader& r, Gpu& gpu) {
+  if (!r.has("embodied")) return;
+  const JsonReader embodied(r.at("embodied"), r.source() + ": embodied");
+  gpu.llmcarbon_cpa_kgco2e_per_cm2 = optional_in_range(embodied, r.source(), "llmcarbon_cpa_kgco2e_per_cm2",
+                                                       "embodied.llmcarbon_cpa_kgco2e_per_cm2");
+  gpu.vendor_pcf_kgco2e =
+      optional_in_range(embodied, r.source(), "vendor_pcf_kgco2e", "embodied.vendor_pcf_kgco2e");
 }
 
 }  // namespace
@@ -72,23 +164,16 @@ Gpu gpu_from_json(const Json& json, const std::string& source) {
   gpu.vendor = r.optional_string("vendor").value_or("");
   gpu.architecture = r.optional_string("architecture").value_or("");
   read_peaks(r, gpu);
-  gpu.memory_bytes = r.positive_number("memory_gb") * kGiga;
-  gpu.memory_bandwidth_bytes_per_s = r.positive_number("memory_bandwidth_gb_per_s") * kGiga;
-  if (r.has("gpu_link")) gpu.gpu_link = read_link(r.at("gpu_link"), source + ": gpu_link", 8);
-  gpu.host_link = read_link(r.at("host_link"), source + ": host_link", 1 << 20);
-  gpu.tdp_w = r.positive_number("tdp_w");
-  gpu.idle_w = r.positive_number("idle_w");
-  if (gpu.idle_w >= gpu.tdp_w) fail("{}: idle_w ({}) must be below tdp_w ({})", source, gpu.idle_w, gpu.tdp_w);
-  gpu.die_area_mm2 = r.optional_number("die_area_mm2");
+  gpu.memory_bytes = number_in_range(r, source, "memory_gb", "memory_gb") * kGiga;
+  gpu.memory_bandwidth_bytes_per_s =
+      number_in_range(r, source, "memory_bandwidth_gb_per_s", "memory_bandwidth_gb_per_s") * kGiga;
+  if (r.has("gpu_link")) gpu.gpu_link = read_link(r, "gpu_link", 8);
+  gpu.host_link = read_link(r, "host_link", 1 << 20);
+  read_power(r, gpu);
+  gpu.die_area_mm2 = optional_in_range(r, source, "die_area_mm2", "die_area_mm2");
   gpu.process = r.optional_string("process").value_or("");
-  gpu.process_nm = r.optional_number("process_nm");
-  if (r.has("embodied")) {
-    const JsonReader embodied(r.at("embodied"), source + ": embodied");
-    gpu.llmcarbon_cpa_kgco2e_per_cm2 = embodied.optional_number("llmcarbon_cpa_kgco2e_per_cm2");
-    gpu.vendor_pcf_kgco2e = embodied.optional_number("vendor_pcf_kgco2e");
-    if (gpu.vendor_pcf_kgco2e && !(*gpu.vendor_pcf_kgco2e > 0))
-      fail("{}: embodied.vendor_pcf_kgco2e must be positive, got {}", source, *gpu.vendor_pcf_kgco2e);
-  }
+  gpu.process_nm = optional_in_range(r, source, "process_nm", "process_nm");
+  read_embodied(r, gpu);
   gpu.notes = read_strings(r, "notes");
   check_sources(r);
   return gpu;

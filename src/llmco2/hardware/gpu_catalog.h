@@ -10,7 +10,10 @@
 
 namespace llmco2 {
 
-// Reads one GPU file; every value field must name its source in "sources". Throws Error naming file and key.
+// Reads one GPU file; every value field must name its source in "sources", and every number must be finite and within
+// its plausible range (table kRanges in gpu_catalog.cc, e.g. tdp_w in [10, 2000], idle_w below tdp_w, dense peaks
+// ordered fp8 >= bf16). Throws Error with one line naming the file and key, e.g.
+// "my.json: tdp_w = -5 is outside [10, 2000] (...)".
 Gpu gpu_from_json(const Json& json, const std::string& source);
 Gpu read_gpu_file(const std::filesystem::path& path);
 

@@ -114,6 +114,123 @@ void read_dtype(const ConfigReader& c, ModelSpec& m) {
   else if (*name == "bfloat16") m.default_dtype = DType::bf16;
   else fail("{}: key 'torch_dtype' must be float32, float16 or bfloat16, found '{}'", c.source(), *name);
   m.dtype_from_config = true;
+  m.default_precision = {m.default_dtype, m.default_dtype, m.default_dtype};
+}
+
+// Quantisation (transformers' quantization_config; ModelOpt's hf_quant_config.json) -> the checkpoint's precision.
+// Embeddings, LM head and norms stay at torch_dtype in every format read here (Precision::unquantised_dtype).
+class QuantReader {
+ public:
+  QuantReader(const Json& q, std::string where) : q_(q), where_(std::move(where)) {}
+
+  std::optional<std::string> text(std::string_view key) const {
+    if (!q_.contains(key) || q_.at(key).is_null()) return std::nullopt;
+    if (!q_.at(key).is_string()) fail("{}: key '{}' must be a string", where_, key);
+    return q_.at(key).get<std::string>();
+  }
+  long bits(std::initializer_list<std::string_view> keys, const std::string& method) const {
+    for (const auto key : keys)
+      if (q_.contains(key) && q_.at(key).is_number()) {
+        const double value = q_.at(key).get<double>();
+        if (value != 4 && value != 8) fail("{}: key '{}' must be 4 or 8 for {}, found {}", where_, key, method, value);
+        return static_cast<long>(value);
+      }
+    fail("{}: missing key '{}' for quant_method '{}'", where_, *keys.begin(), method);
+  }
+  bool flag(std::string_view key) const { return q_.contains(key) && q_.at(key).is_boolean() && q_.at(key).get<bool>(); }
+  const Json& json() const { return q_; }
+  const std::string& where() const { return where_; }
+
+ private:
+  const Json& q_;
+  std::string where_;
+};
+
+DType kv_from_algo(const QuantReader& q, std::string_view key, DType sixteen) {
+  const auto algo = q.text(key);
+  if (!algo) return sixteen;
+  if (*algo == "FP8") return DType::fp8;
+  if (*algo == "NVFP4") return DType::nvfp4;
+  if (*algo == "INT8") return DType::int8;
+  fail("{}: key '{}' must be FP8, NVFP4 or INT8, found '{}'", q.where(), key, *algo);
+}
+
+// ModelOpt (TensorRT Model Optimizer): quant_algo FP8, NVFP4, W4A16_AWQ, W4A8_AWQ, W8A8_SQ_PER_CHANNEL, MXFP4.
+Precision modelopt_precision(const QuantReader& q, DType sixteen) {
+  const auto algo = q.text("quant_algo");
+  if (!algo) fail("{}: missing key 'quant_algo'", q.where());
+  const DType kv = kv_from_algo(q, "kv_cache_quant_algo", sixteen);
+  if (*algo == "FP8") return {DType::fp8, DType::fp8, kv};
+  if (*algo == "NVFP4") return {DType::nvfp4, DType::nvfp4, kv};
+  if (*algo == "MXFP4") return {DType::mxfp4, sixteen, kv};
+  if (*algo == "W4A16_AWQ") return {DType::int4, sixteen, kv};
+  if (*algo == "W4A8_AWQ") return {DType::int4, DType::fp8, kv};
+  if (*algo == "W8A8_SQ_PER_CHANNEL") return {DType::int8, DType::int8, kv};
+  fail("{}: unsupported quant_algo '{}' (supported: FP8, NVFP4, MXFP4, W4A16_AWQ, W4A8_AWQ, W8A8_SQ_PER_CHANNEL)",
+       q.where(), *algo);
+}
+
+// One compressed-tensors quantisation args object ({num_bits, type, group_size}) -> a dtype; null -> `sixteen`.
+DType compressed_tensors_dtype(const QuantReader& q, const Json& args, DType sixteen) {
+  if (args.is_null()) return sixteen;
+  const double bits = args.value("num_bits", 0.0);
+  const std::string type = args.value("type", std::string("int"));
+  if (bits == 8) return type == "float" ? DType::fp8 : DType::int8;
+  if (bits == 4 && type == "float") return args.value("group_size", 16.0) == 32 ? DType::mxfp4 : DType::nvfp4;
+  if (bits == 4) return DType::int4;
+  fail("{}: compressed-tensors num_bits must be 4 or 8, found {}", q.where(), bits);
+}
+
+// compressed-tensors (llm-compressor, Red Hat / Neural Magic): the first config group's weights and activations.
+Precision compressed_tensors_precision(const QuantReader& q, DType sixteen) {
+  const Json& groups = q.json().contains("config_groups") ? q.json().at("config_groups") : Json();
+  if (!groups.is_object() || groups.empty()) fail("{}: missing key 'config_groups'", q.where());
+  const Json& group = groups.begin().value();
+  const DType w = compressed_tensors_dtype(q, group.value("weights", Json()), sixteen);
+  const DType a = compressed_tensors_dtype(q, group.value("input_activations", Json()), sixteen);
+  const Json& kv_scheme = q.json().value("kv_cache_scheme", Json());
+  return {w, a, compressed_tensors_dtype(q, kv_scheme, sixteen)};
+}
+
+Precision quantised_precision(const QuantReader& q, const std::string& method, const ModelSpec& m) {
+  const DType t = m.default_dtype;
+  if (method == "awq" || method == "gptq") {
+    const DType w = q.bits({"bits", "w_bit"}, method) == 4 ? DType::int4 : DType::int8;
+    return {w, t, t};  // weight-only: w4a16 / w8a16
+  }
+  if (method == "fp8") return {DType::fp8, DType::fp8, t};  // dynamic or static fp8 activations (W8A8)
+  if (method == "mxfp4") {  // gpt-oss: only the experts (modules_to_not_convert: attention, router, embeddings)
+    if (m.moe) return {t, t, t, DType::mxfp4};
+    return {DType::mxfp4, t, t};
+  }
+  if (method == "bitsandbytes") {
+    if (q.flag("load_in_4bit")) return {DType::int4, t, t};
+    if (q.flag("load_in_8bit")) return {DType::int8, DType::int8, t};  // LLM.int8(): int8 matmuls
+    fail("{}: bitsandbytes config with neither load_in_4bit nor load_in_8bit", q.where());
+  }
+  if (method == "compressed-tensors") return compressed_tensors_precision(q, t);
+  if (method == "modelopt") return modelopt_precision(q, t);
+  fail("{}: unsupported quant_method '{}' (supported: awq, gptq, fp8, mxfp4, bitsandbytes, compressed-tensors, "
+       "modelopt); pass --dtype to choose a precision", q.where(), method);
+}
+
+void read_quantization(const ConfigReader& c, const Json* hf_quant_config, ModelSpec& m) {
+  if (hf_quant_config != nullptr) {  // ModelOpt checkpoints: {"producer": ..., "quantization": {...}}
+    if (!hf_quant_config->contains("quantization") || !hf_quant_config->at("quantization").is_object())
+      fail("{}: hf_quant_config.json has no 'quantization' object", c.source());
+    m.default_precision = modelopt_precision(QuantReader(hf_quant_config->at("quantization"),
+                                                         c.source() + " (hf_quant_config.json)"), m.default_dtype);
+    m.quantization = "modelopt";
+    return;
+  }
+  if (!c.has("quantization_config")) return;
+  const Json& config = c.at("quantization_config");
+  if (!config.is_object()) fail("{}: key 'quantization_config' must be an object", c.source());
+  const QuantReader q(config, c.source() + " quantization_config");
+  const auto method = q.text("quant_method");
+  if (!method) fail("{}: missing key 'quant_method'", q.where());
+  m.default_precision = quantised_precision(q, *method, m);
+  m.quantization = *method;
 }
 
 long read_intermediate(const ConfigReader& c, const ModelSpec& m) {
@@ -240,7 +357,7 @@ const std::vector<std::string>& supported_families() {
   return names;
 }
 
-ModelSpec model_from_hf_config(const Json& config, const std::string& source) {
+ModelSpec model_from_hf_config(const Json& config, const std::string& source, const Json* hf_quant_config) {
   const ConfigReader c(config, source);
   const auto model_type = c.text("model_type");
   if (!model_type) fail("{}: missing key 'model_type'", source);
@@ -279,13 +396,23 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& source) {
   read_dtype(c, m);
   read_layers(c, m);
   read_moe(c, m);
+  read_quantization(c, hf_quant_config, m);
   check_shapes(m);
   return m;
 }
 
+std::filesystem::path hf_quant_config_path(const std::filesystem::path& config_path) {
+  if (config_path.filename() == "config.json") return config_path.parent_path() / "hf_quant_config.json";
+  auto sibling = config_path;
+  return sibling.replace_extension(".hf_quant_config.json");
+}
+
 ModelSpec read_hf_config(const std::filesystem::path& path) {
   const Json config = read_json_file(path);
-  return model_from_hf_config(config, path.string());
+  const auto quant_path = hf_quant_config_path(path);
+  if (!std::filesystem::exists(quant_path)) return model_from_hf_config(config, path.string());
+  const Json quant = read_json_file(quant_path);
+  return model_from_hf_config(config, path.string(), &quant);
 }
 
 }  // namespace llmco2

@@ -14,10 +14,17 @@ namespace llmco2 {
 const std::vector<std::string>& supported_families();
 
 // Reads an architecture from a parsed config.json. `source` names the file in error messages.
+// Its quantization_config (awq, gptq, fp8, mxfp4, bitsandbytes, compressed-tensors, modelopt), or a ModelOpt
+// hf_quant_config.json when given, sets default_precision.
 // Throws Error for an unsupported model_type, a missing key (naming the accepted key names) or an impossible value.
-ModelSpec model_from_hf_config(const Json& config, const std::string& source);
+ModelSpec model_from_hf_config(const Json& config, const std::string& source,
+                               const Json* hf_quant_config = nullptr);
 
-// Reads a config.json file.
+// ModelOpt's quantisation file beside a config: <dir>/hf_quant_config.json for <dir>/config.json, else
+// <stem>.hf_quant_config.json beside <stem>.json (the naming of the bundled and reference copies).
+std::filesystem::path hf_quant_config_path(const std::filesystem::path& config_path);
+
+// Reads a config.json file, and its hf_quant_config.json when there is one.
 ModelSpec read_hf_config(const std::filesystem::path& path);
 
 }  // namespace llmco2

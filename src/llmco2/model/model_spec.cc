@@ -66,4 +66,21 @@ double ModelSpec::total_params() const {
   return total;
 }
 
+double ModelSpec::head_params() const {
+  return embedding_params() + (tied_embeddings ? 0.0 : lm_head_params());
+}
+
+double ModelSpec::routed_expert_params() const { return moe ? layers * moe->experts * expert_params() : 0.0; }
+
+double ModelSpec::weight_bytes(const Precision& p) const {
+  const double head = head_params(), experts = routed_expert_params();
+  const double rest = total_params() - head - experts;
+  return head * dtype_bytes(p.unquantised_dtype()) + experts * p.expert_bytes_per_element() +
+         rest * p.weight_bytes_per_element();
+}
+
+Precision ModelSpec::precision_for(std::string_view spec) const {
+  return precision_or_default(spec, default_precision, default_dtype);
+}
+
 }  // namespace llmco2

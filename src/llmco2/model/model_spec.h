@@ -57,8 +57,15 @@ struct ModelSpec {
 
   std::vector<LayerAttention> layer_attention;  // one per layer
 
-  DType default_dtype = DType::bf16;  // the checkpoint's torch_dtype
+  DType default_dtype = DType::bf16;  // the checkpoint's torch_dtype (the 16-bit type of unquantised tensors)
   bool dtype_from_config = false;     // false: torch_dtype was absent and bf16 was assumed
+  // The checkpoint's precision: every class at default_dtype, or what its quantization_config (or ModelOpt's
+  // hf_quant_config.json) stores, e.g. gpt-oss: bf16 with MXFP4 experts; Qwen3-30B-A3B-FP8: fp8 weights/activations.
+  Precision default_precision;
+  std::string quantization;  // the quant_method read ("mxfp4", "fp8", "awq", "gptq", ...); "" when unquantised
+
+  // The precision of a request: `spec` (--dtype; 16 means default_dtype) when given, else default_precision.
+  Precision precision_for(std::string_view spec) const;
 
   // Parameter counts (elements, not bytes), for weight bytes and memory fit.
   long max_kv_heads() const;
@@ -72,6 +79,12 @@ struct ModelSpec {
   double embedding_params() const;  // token embedding table
   double lm_head_params() const;    // output projection (0 extra storage when tied)
   double total_params() const;      // as stored: tied embeddings counted once
+  double head_params() const;       // embedding table + LM head as stored (once when tied)
+  double routed_expert_params() const;  // every routed expert of every layer
+
+  // Bytes of all weights stored at `precision`: routed experts at its expert format, embeddings and LM head at its
+  // unquantised type (quantised checkpoints keep them 16-bit), everything else at its weight format.
+  double weight_bytes(const Precision& precision) const;
 };
 
 }  // namespace llmco2

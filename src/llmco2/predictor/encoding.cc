@@ -104,8 +104,8 @@ void append_globals(EncodedGraph& g, const SimConfig& c, const KernelGraph& grap
 
 double safe_log(double value) { return value > 0 ? std::log(value) : 0.0; }
 
-void set_physics(EncodedGraph& g, const SimConfig& c, const SimParams& params) {
-  const SimResult sim = simulate(*c.model, *c.gpu, c.request, c.scenario, params);
+void set_physics(EncodedGraph& g, const SimConfig& c, const SimWorkload& workload, const SimParams& params) {
+  const SimResult sim = run_workload(workload, params);
   g.physics_log[energy_prefill] = safe_log(sim.energy_j.prefill * c.batch_scale);
   g.physics_log[energy_decode] = safe_log(sim.energy_j.decode * c.batch_scale);
   g.physics_log[latency_prefill] = safe_log(sim.latency_s.prefill);
@@ -172,8 +172,10 @@ int node_width(FeatureSet set) { return static_cast<int>(node_feature_names(set)
 int global_width(FeatureSet set) { return static_cast<int>(global_feature_names(set).size()); }
 
 EncodedGraph encode_graph(const SimConfig& c, FeatureSet set, const SimParams& params) {
-  const KernelGraph graph = build_kernel_graph(*c.model, c.request);
-  const GraphFeatures roof = compute_features(graph, *c.gpu, c.request);
+  // One description of the request: the graph, its Roofline features and the simulator's workload.
+  const Workload workload = describe_workload(*c.model, *c.gpu, c.request, c.scenario);
+  const KernelGraph& graph = workload.graph;
+  const GraphFeatures& roof = workload.features;
   EncodedGraph g;
   const int layer_nodes = static_cast<int>(graph.nodes.size()), step_nodes = static_cast<int>(graph.step_nodes.size());
   g.nodes = layer_nodes + step_nodes;
@@ -183,7 +185,7 @@ EncodedGraph encode_graph(const SimConfig& c, FeatureSet set, const SimParams& p
   for (const auto& [from, to] : graph.edges) g.edges.emplace_back(from, to);
   add_step_edges(g, layer_nodes, step_nodes);
   append_globals(g, c, graph, set);
-  set_physics(g, c, params);
+  set_physics(g, c, workload.sim, params);
   g.has_decode = c.request.gen_tokens > 1;
   return g;
 }

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "graph/kernel_graph.h"
 #include "predictor/deepen.h"
@@ -67,7 +69,68 @@ class GnnPredictor final : public Predictor {
   SimParams params_;
 };
 
+class BoundedPredictor final : public Predictor {
+ public:
+  explicit BoundedPredictor(std::unique_ptr<Predictor> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  Prediction predict(const SimConfig& c) const override { return bound_to_power_envelope(c, inner_->predict(c)); }
+  std::vector<Prediction> predict_all(const std::vector<SimConfig>& configs) const override {
+    std::vector<Prediction> out = inner_->predict_all(configs);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = bound_to_power_envelope(configs[i], std::move(out[i]));
+    return out;
+  }
+
+ private:
+  std::unique_ptr<Predictor> inner_;
+};
+
+int gpus_drawing_power(const SimConfig& c) {
+  if (c.scenario.parallelism == Parallelism::layer_split) return c.scenario.layer_split_gpus;
+  return c.request.gpus * c.scenario.data_parallel;
+}
+
+// Clamps one energy into [idle, TDP] x GPUs x latency; returns a note when it moved.
+std::string clamp_energy(std::optional<double>& energy_j, const std::optional<double>& latency_s, double idle_w,
+                         double tdp_w, int gpus, std::string_view phase) {
+  if (!energy_j || !latency_s || !(*latency_s > 0)) return "";
+  const double lo = idle_w * gpus * *latency_s, hi = tdp_w * gpus * *latency_s;
+  if (*energy_j >= lo && *energy_j <= hi) return "";
+  const double mean_w = *energy_j / (gpus * *latency_s);
+  const bool low = *energy_j < lo;
+  std::string note = fmt::format("{} energy {:.4g} J implies {:.0f} W per GPU, {} the {} of {:.0f} W; set to {:.4g} J",
+                                 phase, *energy_j, mean_w, low ? "below" : "above", low ? "idle power" : "TDP",
+                                 low ? idle_w : tdp_w, low ? lo : hi);
+  *energy_j = low ? lo : hi;
+  return note;
+}
+
 }  // namespace
+
+Prediction bound_to_power_envelope(const SimConfig& c, Prediction p) {
+  const int gpus = gpus_drawing_power(c);
+  const double tdp_w = c.scenario.power_cap_w > 0 ? std::min(c.scenario.power_cap_w, c.gpu->tdp_w) : c.gpu->tdp_w;
+  const double idle_w = c.gpu->idle_w;
+  // Data-parallel and fractional batches: latency is one replica's wall time, energy covers row.batch requests.
+  const double scale = c.batch_scale;
+  auto clamp = [&](std::optional<double>& e, const std::optional<double>& t, std::string_view phase) {
+    if (!e) return;
+    std::optional<double> per_batch = *e / scale;
+    const std::string note = clamp_energy(per_batch, t, idle_w, tdp_w, gpus, phase);
+    if (note.empty()) return;
+    *e = *per_batch * scale;
+    p.bounded = true;
+    p.notes.push_back(note);
+  };
+  clamp(p.energy_j.prefill, p.latency_s.prefill, "prefill");
+  clamp(p.energy_j.decode, p.latency_s.decode, "decode");
+  if (p.energy_j.prefill && p.energy_j.decode) p.energy_j.total = *p.energy_j.prefill + *p.energy_j.decode;
+  clamp(p.energy_j.total, p.latency_s.total, "total");
+  return p;
+}
+
+std::unique_ptr<Predictor> make_bounded_predictor(std::unique_ptr<Predictor> inner) {
+  return std::make_unique<BoundedPredictor>(std::move(inner));
+}
 
 std::vector<Prediction> Predictor::predict_all(const std::vector<SimConfig>& configs) const {
   std::vector<Prediction> out;

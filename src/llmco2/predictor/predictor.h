@@ -16,7 +16,14 @@ namespace llmco2 {
 struct Prediction {
   PhaseValues energy_j;   // all GPUs; phases unset when the predictor only knows totals
   PhaseValues latency_s;
+  bool bounded = false;             // the predictor's energy fell outside the power envelope and was brought into it
+  std::vector<std::string> notes;   // why, per phase
 };
+
+// The power envelope every prediction must respect: idle x GPUs x latency <= energy <= TDP x GPUs x latency, per
+// phase and in total, for all GPUs drawing power in the configuration. Energies outside are clamped to the nearer
+// end, with `bounded` set and a note naming the phase, the predictor's value and the bound.
+Prediction bound_to_power_envelope(const SimConfig& config, Prediction prediction);
 
 class Predictor {
  public:
@@ -32,6 +39,9 @@ std::unique_ptr<Predictor> make_sim_predictor(const SimParams& params);
 
 // LLMCarbon: time = FLOPs / (GPUs x peak x utilisation), energy = time x GPUs x TDP.
 std::unique_ptr<Predictor> make_llmcarbon_predictor(double utilisation);
+
+// `inner` with every prediction brought into the power envelope (what the CLI, trace and compare serve).
+std::unique_ptr<Predictor> make_bounded_predictor(std::unique_ptr<Predictor> inner);
 
 // A trained predictor from its model file (kind gnn, llmcarbon or deepen). The GNN's physics offsets and features use
 // `params`. Throws Error naming the file.

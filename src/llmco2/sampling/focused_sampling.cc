@@ -19,7 +19,7 @@ constexpr int kMaxRedraws = 10000;
 bool fits(const PlanRow& row, CatalogCache& catalogs) {
   try {
     const SimConfig c = config_for_plan(row, catalogs);
-    return memory_fit(*c.model, c.request, *c.gpu).fits();
+    return plan_memory(*c.model, c.request, *c.gpu).runs();
   } catch (const Error&) {
     return false;
   }

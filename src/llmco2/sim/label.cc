@@ -36,8 +36,10 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   r.prompt_tokens = std::max(1L, std::lround(row.prompt_tokens));
   r.gen_tokens = std::max(1L, std::lround(row.gen_tokens));
   r.gpus = layer_split ? 1 : row.tensor_parallel;
-  r.precision = precision_or_default(row.dtype, c.model->default_dtype);
+  r.precision = c.gpu->engine_precision(c.model->precision_for(row.dtype)).precision;
   r.engine = row.engine;
+  // HF generate without a KV cache is its own engine class, so that its host costs do not bend those of HF with one.
+  if (row.has_caveat("no_kv_cache") && row.engine == "hf-transformers") r.engine = "hf-transformers-no-kv-cache";
   validate_request(r, *c.model);
   c.scenario.measures = row.measures;
   c.scenario.parallelism = row.parallelism;
@@ -61,7 +63,7 @@ SimConfig default_config(const std::string& model, const std::string& gpu, Catal
   SimConfig c;
   c.model = catalogs.model(model);
   c.gpu = catalogs.gpu(gpu);
-  c.request.precision = precision_or_default("", c.model->default_dtype);
+  c.request.precision = c.gpu->engine_precision(c.model->precision_for("")).precision;
   return c;
 }
 
@@ -74,7 +76,7 @@ SimConfig config_for_plan(const PlanRow& row, CatalogCache& catalogs) {
   r.prompt_tokens = row.prompt;
   r.gen_tokens = row.gen;
   r.gpus = row.gpus;
-  r.precision = precision_or_default(row.dtype, c.model->default_dtype);
+  r.precision = c.gpu->engine_precision(c.model->precision_for(row.dtype)).precision;
   if (!row.engine.empty()) r.engine = row.engine;
   validate_request(r, *c.model);
   c.scenario.measures = row.batch > 1 ? Measures::fixed_batch : Measures::isolated;

@@ -1,4 +1,4 @@
-// sim/sim_params.cc - simulator parameters to and from JSON.
+// sim/sim_params.cc - simulator parameters to and from JSON, with their ranges.
 #include "sim/sim_params.h"
 
 #include "core/error.h"
@@ -6,84 +6,83 @@
 
 namespace llmco2 {
 
-EngineParams SimParams::engine(const std::string& name) const {
-  auto it = engines.find(name);
-  if (it == engines.end()) return default_engine;
-  return {default_engine.step_overhead_s * it->second.step_scale,
-          default_engine.launch_overhead_s * it->second.launch_scale};
+KernelEfficiency SimParams::efficiency(const std::string& generation) const {
+  KernelEfficiency e = kernels.generation(generation);
+  e.attention_efficiency = attention_efficiency;
+  return e;
 }
 
-GpuAdjust SimParams::gpu(const std::string& id) const {
-  auto it = gpus.find(id);
-  return it == gpus.end() ? GpuAdjust{} : it->second;
+const std::vector<SimField>& sim_fields() {
+  static const std::vector<SimField> fields = {
+      {{"attention_efficiency", 0.3, 0.75,
+        "FlashAttention-2 forward reaches 0.5-0.73 of the A100 peak, FlashAttention-3 ~0.75 of the H100 bf16 peak"},
+       &SimParams::attention_efficiency},
+      {{"sync_wait_fraction", 0.0, 0.15, "tensor-parallel skew: GPUs finish a layer within a few % of each other"},
+       &SimParams::sync_wait_fraction},
+      {{"power_active", 0.0, 0.4,
+        "a GPU running light kernels at boost clocks draws idle plus up to ~40% of its dynamic range"},
+       nullptr, &PowerParams::active},
+      {{"power_compute", 0.6, 1.4,
+        "GEMMs at ~0.75 of the tensor peak run at the power limit: active + 0.75 x compute ~ 1"},
+       nullptr, &PowerParams::compute},
+      {{"power_memory", 0.2, 1.0, "HBM streaming at ~0.9 of peak bandwidth draws roughly half to 3/4 of the TDP"},
+       nullptr, &PowerParams::memory},
+      {{"energy_noise", 0.0, 0.2, "repeat-to-repeat spread of energy in the public campaigns: 1-10%"},
+       &SimParams::energy_noise},
+      {{"latency_noise", 0.0, 0.2, "repeat-to-repeat spread of latency in the public campaigns: 1-10%"},
+       &SimParams::latency_noise},
+  };
+  return fields;
 }
-
-namespace {
-
-// The shared scalar parameters by name, so JSON reading and writing use one list.
-std::vector<std::pair<const char*, double SimParams::*>> scalar_fields() {
-  return {{"matrix_efficiency", &SimParams::matrix_efficiency},
-          {"matrix_half_rows", &SimParams::matrix_half_rows},
-          {"attention_efficiency", &SimParams::attention_efficiency},
-          {"vector_efficiency", &SimParams::vector_efficiency},
-          {"memory_efficiency", &SimParams::memory_efficiency},
-          {"memory_half_bytes", &SimParams::memory_half_bytes},
-          {"kernel_gap_s", &SimParams::kernel_gap_s},
-          {"network_efficiency", &SimParams::network_efficiency},
-          {"allreduce_hop_s", &SimParams::allreduce_hop_s},
-          {"sync_wait_fraction", &SimParams::sync_wait_fraction},
-          {"power_active", &SimParams::power_active},
-          {"power_compute", &SimParams::power_compute},
-          {"power_memory", &SimParams::power_memory},
-          {"energy_noise", &SimParams::energy_noise},
-          {"latency_noise", &SimParams::latency_noise}};
-}
-
-Json engine_to_json(const EngineParams& e) {
-  return {{"step_overhead_s", e.step_overhead_s}, {"launch_overhead_s", e.launch_overhead_s}};
-}
-EngineParams engine_from_json(const Json& j, const std::string& source) {
-  JsonReader r(j, source);
-  return {r.number("step_overhead_s"), r.number("launch_overhead_s")};
-}
-
-}  // namespace
 
 Json sim_params_to_json(const SimParams& p) {
   Json j;
-  for (auto [name, field] : scalar_fields()) j["shared"][name] = p.*field;
-  j["default_engine"] = engine_to_json(p.default_engine);
+  for (const SimField& f : sim_fields()) j["shared"][std::string(f.range.name)] = f.get(p);
   j["engines"] = Json::object();
-  for (const auto& [name, e] : p.engines) j["engines"][name] = {{"step_scale", e.step_scale}, {"launch_scale", e.launch_scale}};
-  j["gpus"] = Json::object();
-  for (const auto& [id, g] : p.gpus)
-    j["gpus"][id] = {{"compute_scale", g.compute_scale}, {"memory_scale", g.memory_scale},
-                     {"power_scale", g.power_scale}};
+  for (const auto& [id, e] : p.engines.all()) {
+    EngineProfile copy = e;
+    for (const char* field : kEngineFittedFields) j["engines"][id][field] = engine_field(copy, field);
+  }
   return j;
 }
 
-SimParams sim_params_from_json(const Json& j, const std::string& source) {
+SimParams sim_params_from_json(const Json& j, const std::string& source, KernelParams kernels, EngineCatalog engines) {
   SimParams p;
+  p.kernels = std::move(kernels);
+  p.engines = std::move(engines);
   JsonReader top(j, source);
   JsonReader shared(top.at("shared"), source + ": shared");
-  for (auto [name, field] : scalar_fields()) p.*field = shared.number(name);
-  p.default_engine = engine_from_json(top.at("default_engine"), source + ": default_engine");
-  for (const auto& [name, e] : top.at("engines").items()) {
-    JsonReader r(e, source + ": engines." + name);
-    p.engines[name] = {r.number("step_scale"), r.number("launch_scale")};
-  }
-  for (const auto& [id, g] : top.at("gpus").items()) {
-    JsonReader r(g, source + ": gpus." + id);
-    p.gpus[id] = {r.number("compute_scale"), r.number("memory_scale"), r.number("power_scale")};
+  for (const SimField& f : sim_fields())
+    f.ref(p) = check_range(shared.number(f.range.name), f.range, source, "shared.");
+  if (!top.has("engines")) return p;
+  for (const auto& [id, body] : top.at("engines").items()) {
+    EngineProfile& profile = p.engines.at(id);
+    JsonReader r(body, source + ": engines." + id);
+    for (const char* field : kEngineFittedFields) {
+      if (!r.has(field)) continue;
+      const double value = r.number(field);
+      const auto range = profile.ranges.find(field);
+      if (range != profile.ranges.end())
+        check_range(value, range->second.first, range->second.second, source, "engines." + id + "." + field);
+      engine_field(profile, field) = value;
+    }
   }
   return p;
 }
 
 std::filesystem::path default_sim_params_path() { return data_dir() / "sim" / "params.json"; }
 
+SimParams default_sim_params() {
+  SimParams p;
+  p.kernels = load_kernel_params(default_kernel_params_path());
+  p.engines = load_engine_catalog(default_engine_catalog_path());
+  return p;
+}
+
 SimParams load_sim_params(const std::filesystem::path& path) {
-  if (!std::filesystem::exists(path)) return SimParams{};
-  return sim_params_from_json(read_json_file(path), path.string());
+  if (!std::filesystem::is_regular_file(path)) fail("{}: simulator parameter file not found", path.string());
+  return sim_params_from_json(read_json_file(path), path.string(), load_kernel_params(default_kernel_params_path()),
+                              load_engine_catalog(default_engine_catalog_path()));
 }
 
 }  // namespace llmco2

@@ -1,69 +1,60 @@
-// sim/sim_params.h - the free parameters of the reference simulator, shared and per GPU / per engine, as JSON.
+// sim/sim_params.h - every parameter of the reference simulator, each with a physical meaning and an admissible
+// range: kernel efficiencies per GPU generation (data/sim/kernels.json, fitted to real kernel profiles), serving engine
+// profiles (data/engines/engines.json) and the request-level values `llmco2 calibrate` fits (data/sim/params.json).
 #pragma once
 
 #include <filesystem>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "core/json_io.h"
+#include "core/ranges.h"
+#include "engine/engine_profile.h"
+#include "sim/kernel_time.h"
 
 namespace llmco2 {
 
-// Host-side costs of a serving engine.
-struct EngineParams {
-  double step_overhead_s = 2e-3;  // scheduler, sampling and Python work per forward pass
-  double launch_overhead_s = 5e-6;  // CPU time to launch one kernel (the GPU waits when it is faster than this)
-};
-
-// Per-engine adjustments of the shared engine costs; 1 means "as shared".
-struct EngineAdjust {
-  double step_scale = 1;
-  double launch_scale = 1;
-};
-
-// Per-GPU adjustments of the shared values; 1 means "as shared".
-struct GpuAdjust {
-  double compute_scale = 1;  // multiplies the reachable fraction of the compute peak
-  double memory_scale = 1;   // multiplies the reachable fraction of the memory bandwidth
-  double power_scale = 1;    // multiplies the power drawn above idle
+// Power of one GPU over a step: idle + (TDP - idle) x min(1, active x busy + compute x u_c + memory x u_m), where busy
+// is the share of the step kernels run, u_c the share of the tensor peak the step's operations use and u_m the share of
+// the DRAM bandwidth its bytes use. Never above the TDP (or a power cap), never below idle.
+struct PowerParams {
+  double active = 0.15;   // drawn whenever kernels run: clocks up, instruction issue, on-chip traffic
+  double compute = 0.95;  // per unit of tensor-peak utilisation (GEMMs at ~0.75 of peak run at the power limit)
+  double memory = 0.5;    // per unit of DRAM-bandwidth utilisation (HBM streaming at ~0.9 draws ~half to 3/4 of TDP)
 };
 
 struct SimParams {
-  // Time: a kernel takes max(ops / (peak x compute efficiency), bytes / (bandwidth x memory efficiency)) + launch gap.
-  double matrix_efficiency = 0.75;     // fraction of the tensor peak large GEMMs reach
-  double matrix_half_rows = 48;        // GEMM rows (tokens per step) at which half of it is reached
-  double attention_efficiency = 0.5;   // fraction of the tensor peak attention reaches
-  double vector_efficiency = 0.5;      // fraction of the CUDA-core peak element-wise kernels reach
-  double memory_efficiency = 0.85;     // fraction of the peak bandwidth large transfers reach
-  double memory_half_bytes = 1.5e6;    // transfer size at which half of it is reached
-  double kernel_gap_s = 3e-6;          // GPU-side gap between two kernels
-  double network_efficiency = 0.7;     // fraction of the link bandwidth an all-reduce reaches
-  double allreduce_hop_s = 6e-6;       // latency of one ring step of an all-reduce
-  double sync_wait_fraction = 0.05;    // GPUs wait this fraction of the work between two all-reduces (skew)
-  // Power per GPU: idle + (TDP - idle) x min(1, busy x active + compute x u_c + memory x u_m), where busy is the
-  // share of time kernels run and u_c, u_m how much of that time they keep compute and memory at their peaks.
-  double power_active = 0.25;
-  double power_compute = 0.55;
-  double power_memory = 0.45;
-  // Repeat-to-repeat spread (relative standard deviation) of the seeded noise model.
-  double energy_noise = 0.02;
+  KernelParams kernels;  // per generation and link class
+  EngineCatalog engines;
+  double attention_efficiency = 0.55;  // FlashAttention prefill: fraction of the tensor peak (no kernel profiles)
+  double sync_wait_fraction = 0.03;    // tensor parallelism: GPUs wait this share of the work for the slowest one
+  PowerParams power;
+  double energy_noise = 0.02;   // repeat-to-repeat relative spread of the noise model
   double latency_noise = 0.015;
 
-  EngineParams default_engine;                  // a typical engine; "unknown" engines use it as is
-  std::map<std::string, EngineAdjust> engines;  // by engine name; others use 1
-  std::map<std::string, GpuAdjust> gpus;        // by GPU catalog id; others use 1
-
-  EngineParams engine(const std::string& name) const;
-  GpuAdjust gpu(const std::string& id) const;
+  // The kernel efficiencies of a GPU: its generation's fitted curve, with the shared attention efficiency.
+  KernelEfficiency efficiency(const std::string& generation) const;
 };
 
-Json sim_params_to_json(const SimParams& params);
-SimParams sim_params_from_json(const Json& json, const std::string& source);
+// The request-level parameters by name with their ranges and reasons (docs/simulator.md shows this table).
+struct SimField {
+  ParamRange range;
+  double SimParams::*scalar = nullptr;
+  double PowerParams::*power = nullptr;
+  double& ref(SimParams& p) const { return scalar ? p.*scalar : p.power.*power; }
+  double get(const SimParams& p) const { return scalar ? p.*scalar : p.power.*power; }
+};
+const std::vector<SimField>& sim_fields();
 
-// The calibrated parameters shipped in data/sim/params.json (written by `llmco2 calibrate`);
-// the built-in defaults above when that file does not exist yet.
+// params.json: {"shared": {...}, "engines": {"vllm": {"step_host_s": ..}}}: the fitted values, applied over the
+// kernel and engine catalogs. Every value is range-checked; errors name the file and key.
+Json sim_params_to_json(const SimParams& params);
+SimParams sim_params_from_json(const Json& json, const std::string& source, KernelParams kernels, EngineCatalog engines);
+
+// Loads params.json and the kernel and engine catalogs beside it in the data folder. A missing file is an error.
 SimParams load_sim_params(const std::filesystem::path& path);
 std::filesystem::path default_sim_params_path();
+// The uncalibrated starting point: the catalogs with the built-in row-level defaults.
+SimParams default_sim_params();
 
 }  // namespace llmco2

@@ -1,5 +1,5 @@
-// sim/simulator.cc - kernel times from Roofline peaks with shape-dependent efficiencies, host overheads and
-// all-reduce waits; per-GPU power between idle and TDP from how busy the kernels keep compute and memory.
+// sim/simulator.cc - step times from kernel work at achievable efficiencies plus the engine's host costs; per-GPU
+// power between idle and TDP from how much of the compute and memory roofs the step uses.
 #include "sim/simulator.h"
 
 #include <algorithm>
@@ -9,18 +9,20 @@
 #include "core/error.h"
 #include "features/features.h"
 #include "graph/kernel_graph.h"
+#include "features/memory_fit.h"
 #include "graph/layer_kernels.h"
+#include "hardware/gpu_catalog.h"
 
 namespace llmco2 {
 namespace {
 
-SimKernelClass kernel_class(KernelType type) {
+KernelClass kernel_class(KernelType type) {
   switch (type) {
-    case KernelType::linear: case KernelType::router: case KernelType::lm_head: return SimKernelClass::matrix;
+    case KernelType::linear: case KernelType::router: case KernelType::lm_head: return KernelClass::matrix;
     case KernelType::matmul_qk: case KernelType::matmul_sv: case KernelType::fused_attention:
-      return SimKernelClass::attention;
-    case KernelType::allreduce: return SimKernelClass::network;
-    default: return SimKernelClass::vector;
+      return KernelClass::attention;
+    case KernelType::allreduce: return KernelClass::network;
+    default: return KernelClass::vector;
   }
 }
 
@@ -36,28 +38,36 @@ SimKernel sim_kernel(const KernelNode& node, Phase phase, double steps, double c
                      const GraphFeatures& features, const Gpu& gpu) {
   const KernelCost& c = node.cost(phase);
   SimKernel k;
-  k.kind = kernel_class(node.type);
   k.count = count;
-  k.ops = c.ops / steps;
-  k.mem_bytes = c.mem_bytes() / steps;
-  k.net_bytes = c.net_bytes / steps;
-  k.rows = rows_per_launch(node, phase, steps, model);
-  k.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
+  k.work.kind = kernel_class(node.type);
+  k.work.ops = c.ops / steps;
+  k.work.mem_bytes = c.mem_bytes() / steps;
+  k.work.net_bytes = c.net_bytes / steps;
+  k.work.rows = std::max(1.0, rows_per_launch(node, phase, steps, model));
+  k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
+  k.work.dequant_ops = c.dequant_ops / steps;
+  k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
   return k;
 }
 
-// One segment of `steps` identical steps of `phase` of the graph built for `request`.
-SimSegment segment(const ModelSpec& model, const Gpu& gpu, const Request& request, Phase phase, double steps) {
-  const KernelGraph graph = build_kernel_graph(model, request);
-  const GraphFeatures features = compute_features(graph, gpu, request);
-  const double graph_steps = phase_shape(phase, request).steps;
+// One segment of `steps` identical steps of `phase` of `graph`.
+SimSegment segment(const ModelSpec& model, const Gpu& gpu, const Request& request, const KernelGraph& graph,
+                   const GraphFeatures& features, Phase phase, double steps) {
+  const PhaseShape shape = phase_shape(phase, request);
   SimSegment s;
   s.steps = steps;
+  s.sequences = static_cast<double>(request.batch);
+  s.step_tokens = static_cast<double>(request.batch) * (phase == Phase::prefill ? request.prompt_tokens : 1);
   for (const auto& node : graph.nodes)
-    s.kernels.push_back(sim_kernel(node, phase, graph_steps, graph.layers, model, features, gpu));
+    s.kernels.push_back(sim_kernel(node, phase, shape.steps, graph.layers, model, features, gpu));
   for (const auto& node : graph.step_nodes)
-    s.kernels.push_back(sim_kernel(node, phase, graph_steps, 1, model, features, gpu));
+    s.kernels.push_back(sim_kernel(node, phase, shape.steps, 1, model, features, gpu));
   return s;
+}
+
+SimSegment prefill_segment(const ModelSpec& model, const Gpu& gpu, const Request& request, double steps) {
+  const KernelGraph graph = build_kernel_graph(model, request);
+  return segment(model, gpu, request, graph, compute_features(graph, gpu, request), Phase::prefill, steps);
 }
 
 // Without a KV cache, decode step t is a prefill of prompt + t tokens. Its cost is close to quadratic in the
@@ -70,65 +80,66 @@ std::vector<SimSegment> recompute_decode(const ModelSpec& model, const Gpu& gpu,
   for (auto [length, weight] : {std::pair{first, 1.0}, {(first + last) / 2, 4.0}, {last, 1.0}}) {
     request.prompt_tokens = length;
     request.gen_tokens = 1;
-    out.push_back(segment(model, gpu, request, Phase::prefill, steps * weight / 6));
+    out.push_back(prefill_segment(model, gpu, request, steps * weight / 6));
   }
   return out;
 }
 
 struct StepCost {
-  double time_s = 0;       // wall time of one step
-  double busy_s = 0;       // time kernels run
-  double compute_s = 0;    // ideal time at the compute peaks
-  double memory_s = 0;     // ideal time at the memory peak
+  double time_s = 0;     // wall time of one step
+  double busy_s = 0;     // time kernels run on the GPU
+  double compute_s = 0;  // the step's operations at the compute peaks
+  double memory_s = 0;   // the step's bytes at the peak bandwidth
 };
 
-double kernel_time(const SimKernel& k, const SimWorkload& w, const SimParams& p, const GpuAdjust& adjust) {
-  const double memory_eff = p.memory_efficiency * adjust.memory_scale * k.mem_bytes / (k.mem_bytes + p.memory_half_bytes);
-  const double memory_s = k.mem_bytes > 0 ? k.mem_bytes / (w.memory_bytes_per_s * memory_eff) : 0.0;
-  double compute_eff = p.vector_efficiency;
-  if (k.kind == SimKernelClass::matrix || k.kind == SimKernelClass::attention) {
-    const double base = k.kind == SimKernelClass::matrix ? p.matrix_efficiency : p.attention_efficiency;
-    compute_eff = base * adjust.compute_scale * k.rows / (k.rows + p.matrix_half_rows);
-  }
-  const double compute_s = k.ops > 0 ? k.ops / (k.peak_ops_per_s * std::min(compute_eff, 1.0)) : 0.0;
-  return std::max(compute_s, memory_s) + p.kernel_gap_s;
-}
-
 StepCost step_cost(const SimSegment& s, const SimWorkload& w, const SimParams& p) {
-  const GpuAdjust adjust = p.gpu(w.gpu_id);
-  const EngineParams engine = p.engine(w.engine);
+  const KernelEfficiency eff = p.efficiency(w.generation);
+  const NetworkEfficiency& net = p.kernels.network(w.generation, w.link);
+  const EngineProfile& engine = p.engines.get(w.engine);
   StepCost c;
   double work_s = 0, network_s = 0, launches = 0;
   for (const auto& k : s.kernels) {
     launches += k.count;
-    if (k.kind == SimKernelClass::network) {
-      const double hops = 2.0 * (w.tp_gpus - 1);
-      network_s += k.count * (hops * p.allreduce_hop_s +
-                              k.net_bytes / (w.link_bytes_per_s * p.network_efficiency) + p.kernel_gap_s);
+    const double t = k.count * kernel_time_s(k.work, w.roofs, eff, net);
+    if (k.work.kind == KernelClass::network) {
+      network_s += t;
       continue;
     }
-    work_s += k.count * kernel_time(k, w, p, adjust);
-    c.compute_s += k.count * k.ops / k.peak_ops_per_s;
-    c.memory_s += k.count * k.mem_bytes / w.memory_bytes_per_s;
+    work_s += t;
+    if (k.work.ops > 0) c.compute_s += k.count * k.work.ops / k.work.peak_ops_per_s;
+    c.memory_s += k.count * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
   }
-  const double wait_s = w.tp_gpus > 1 ? p.sync_wait_fraction * work_s : 0.0;
+  const double wait_s = w.roofs.tp_gpus > 1 ? p.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
-  c.time_s = std::max(c.busy_s + wait_s, launches * engine.launch_overhead_s) + engine.step_overhead_s;
+  c.time_s = std::max(c.busy_s + wait_s, engine.launch_s(launches, s.step_tokens)) + engine.serial_s(s.sequences, w.roofs.tp_gpus);
   return c;
+}
+
+// Power of one working GPU over a step, between idle and the TDP (or cap).
+double step_power_w(const StepCost& c, const SimWorkload& w, const PowerParams& power) {
+  const DiePower& d = w.die;
+  // Work measured against the reference board's roofs: the same operations and bytes draw the same power.
+  const double load = (power.active * d.clock_ratio * c.busy_s + power.compute * d.clock_ratio * c.compute_s +
+                       power.memory * d.bandwidth_ratio * c.memory_s) / c.time_s;
+  const double headroom_w = w.tdp_w - w.idle_w;
+  const double dynamic_w = d.dynamic_w > 0 ? d.dynamic_w : headroom_w;
+  return w.idle_w + std::min(headroom_w, dynamic_w * std::clamp(load, 0.0, 1.0));
+}
+
+double dense_peak(const Gpu& gpu) {
+  const ComputePeak bf16 = gpu.matrix_peak(DType::bf16);
+  return bf16.ops_per_s > 0 ? bf16.ops_per_s : gpu.matrix_peak(DType::fp16).ops_per_s;
 }
 
 // Energy (all GPUs) and wall time of a list of segments.
 std::pair<double, double> phase_energy_time(const std::vector<SimSegment>& segments, const SimWorkload& w,
                                             const SimParams& p) {
-  const double dynamic_w = (w.tdp_w - w.idle_w) * p.gpu(w.gpu_id).power_scale;
   double energy_j = 0, time_s = 0;
   for (const auto& s : segments) {
     const StepCost c = step_cost(s, w, p);
-    const double load = (p.power_active * c.busy_s + p.power_compute * c.compute_s + p.power_memory * c.memory_s) /
-                        c.time_s;
-    const double active_w = std::min(w.idle_w + dynamic_w * std::min(load, 1.0), w.tdp_w);
+    const double active_w = step_power_w(c, w, p.power);
     const double step_energy_j = w.layer_split ? active_w * c.time_s + (w.gpus_total - 1) * w.idle_w * c.time_s
-                                               : w.replicas * w.tp_gpus * active_w * c.time_s;
+                                               : w.replicas * w.roofs.tp_gpus * active_w * c.time_s;
     energy_j += s.steps * step_energy_j;
     time_s += s.steps * c.time_s;
   }
@@ -142,27 +153,82 @@ void set_mean_power(SimResult& r) {
 
 }  // namespace
 
-SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc) {
+DiePower die_power(const Gpu& gpu) {
+  const Gpu* reference = &gpu;
+  for (const Gpu& other : GpuCatalog::bundled().gpus())
+    if (other.architecture == gpu.architecture && other.tdp_w > reference->tdp_w) reference = &other;
+  DiePower d;
+  d.dynamic_w = reference->tdp_w - reference->idle_w;
+  d.clock_ratio = dense_peak(gpu) / dense_peak(*reference);
+  d.bandwidth_ratio = gpu.memory_bandwidth_bytes_per_s / reference->memory_bandwidth_bytes_per_s;
+  return d;
+}
+
+SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc,
+                             const KernelGraph& graph, const GraphFeatures& features) {
   if (sc.parallelism == Parallelism::layer_split && request.gpus != 1)
     fail("a layer-split simulation runs the graph on one GPU at a time (request.gpus must be 1, got {})", request.gpus);
   if (sc.data_parallel < 1) fail("data_parallel must be at least 1, got {}", sc.data_parallel);
   SimWorkload w;
-  w.prefill.push_back(segment(model, gpu, request, Phase::prefill, 1));
+  w.prefill.push_back(segment(model, gpu, request, graph, features, Phase::prefill, 1));
   if (request.gen_tokens > 1) {
-    if (sc.kv_cache) w.decode.push_back(segment(model, gpu, request, Phase::decode, static_cast<double>(request.gen_tokens - 1)));
+    const double steps = static_cast<double>(request.gen_tokens - 1);
+    if (sc.kv_cache) w.decode.push_back(segment(model, gpu, request, graph, features, Phase::decode, steps));
     else w.decode = recompute_decode(model, gpu, request);
   }
-  w.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s;
-  w.link_bytes_per_s = request.gpus > 1 ? gpu.network_link(request.gpus).bandwidth_bytes_per_s : 0.0;
-  w.tp_gpus = request.gpus;
+  w.roofs.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s;
+  w.roofs.link_bytes_per_s = request.gpus > 1 ? gpu.network_link(request.gpus).bandwidth_bytes_per_s : 0.0;
+  w.roofs.tp_gpus = request.gpus;
+  w.generation = gpu_generation(gpu);
+  w.link = link_class(gpu, request.gpus);
+  w.engine = request.engine;
   w.layer_split = sc.parallelism == Parallelism::layer_split;
   w.gpus_total = w.layer_split ? sc.layer_split_gpus : request.gpus * sc.data_parallel;
   w.replicas = w.layer_split ? 1.0 : sc.data_parallel;
   w.steady_state = sc.measures == Measures::steady_state;
-  w.tdp_w = gpu.tdp_w;
   w.idle_w = gpu.idle_w;
-  w.gpu_id = gpu.id;
-  w.engine = request.engine;
+  w.tdp_w = sc.power_cap_w > 0 ? std::clamp(sc.power_cap_w, gpu.idle_w, gpu.tdp_w) : gpu.tdp_w;
+  w.die = die_power(gpu);
+  return w;
+}
+
+SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc) {
+  return describe_workload(model, gpu, request, sc).sim;
+}
+
+namespace {
+
+// The segments of a batch of `sequences`, each repeated `times`.
+void append_wave(SimWorkload& w, const ModelSpec& model, const Gpu& gpu, Request request, const SimScenario& sc,
+                 long sequences, double times) {
+  request.batch = sequences;
+  const KernelGraph graph = build_kernel_graph(model, request);
+  const SimWorkload wave = prepare_workload(model, gpu, request, sc, graph, compute_features(graph, gpu, request));
+  for (auto [to, from] : {std::pair{&w.prefill, &wave.prefill}, {&w.decode, &wave.decode}})
+    for (SimSegment segment : *from) {
+      segment.steps *= times;
+      to->push_back(std::move(segment));
+    }
+}
+
+}  // namespace
+
+Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc) {
+  // When the KV cache of the whole batch does not fit, the engine runs as many sequences as fit, the rest in waves.
+  const MemoryPlan plan = plan_memory(model, request, gpu);
+  const bool waves = plan.runs() && plan.waves > 1 && sc.parallelism == Parallelism::tensor;
+  Request first = request;
+  if (waves) first.batch = plan.sequences_per_wave;
+  Workload w;
+  w.graph = build_kernel_graph(model, first);
+  w.features = compute_features(w.graph, gpu, first);
+  w.sim = prepare_workload(model, gpu, first, sc, w.graph, w.features);
+  if (!waves) return w;
+  for (auto* segments : {&w.sim.prefill, &w.sim.decode})
+    for (SimSegment& segment : *segments) segment.steps *= static_cast<double>(plan.waves - 1);
+  append_wave(w.sim, model, gpu, request, sc, plan.last_wave_sequences, 1.0);
+  w.sim.waves = static_cast<double>(plan.waves);
+  w.features.notes.push_back(plan.note);
   return w;
 }
 

@@ -1,4 +1,5 @@
-// sim/simulator.h - the reference simulator: what an NVML measurement of a configuration would read.
+// sim/simulator.h - the reference simulator: what an NVML measurement of a configuration would read, from the
+// kernel graph, the GPU's datasheet roofs, achievable kernel efficiencies, the serving engine and a bounded power model.
 #pragma once
 
 #include <cstdint>
@@ -6,12 +7,15 @@
 #include <vector>
 
 #include "dataset/record.h"
+#include "features/features.h"
+#include "graph/kernel_graph.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "model/model_spec.h"
 #include "sim/sim_params.h"
 
 namespace llmco2 {
+
 
 // How the configuration runs beyond the request itself.
 struct SimScenario {
@@ -20,36 +24,47 @@ struct SimScenario {
   int layer_split_gpus = 1;  // layer_split: GPUs the layers are spread over (request.gpus must be 1)
   int data_parallel = 1;     // independent replicas, each serving batch / data_parallel
   bool kv_cache = true;      // false: every decode step recomputes the whole sequence (HF use_cache=False)
+  double power_cap_w = 0;    // 0: the board's TDP
 };
 
-// What one kernel costs per step on one GPU, with the roofs it runs under: the simulator's input.
-enum class SimKernelClass { matrix, attention, vector, network };
+// Dynamic power is a property of the die and the work, not of the board's TDP (which only caps it). Each die's
+// figures come from its highest-TDP board (which runs at the limit under full load): its dynamic range (TDP - idle),
+// dense bf16/fp16 peak and memory bandwidth. A board's operations and bytes draw what they draw on that board
+// (energy per operation and per byte), its active power scales with its clocks (peak over the reference peak).
+// Same die, same work, about the same energy: an H100 NVL or PCIe pays what an H100 SXM pays, up to its own TDP.
+struct DiePower {
+  double dynamic_w = 0;        // reference board's TDP - idle (0: this board's own range, ratios 1)
+  double clock_ratio = 1;      // this board's dense peak / the reference board's
+  double bandwidth_ratio = 1;  // this board's memory bandwidth / the reference board's
+};
+// One kernel of a step on one GPU, launched `count` times per step (the layer count for layer kernels).
 struct SimKernel {
-  SimKernelClass kind = SimKernelClass::matrix;
-  double count = 1;          // launches per step (the layer count for layer kernels)
-  double ops = 0;            // per launch
-  double mem_bytes = 0;      // per launch
-  double net_bytes = 0;      // per launch
-  double rows = 0;           // GEMM rows (tokens) per launch
-  double peak_ops_per_s = 0;
+  KernelWork work;
+  double count = 1;
 };
 // A run of identical steps (prefill: 1 step; decode: gen-1 steps with the mean context).
 struct SimSegment {
   double steps = 0;
+  double step_tokens = 0;  // tokens one step processes (decides CUDA-graph replay vs eager launches)
+  double sequences = 1;    // sequences in the running batch
   std::vector<SimKernel> kernels;
 };
 struct SimWorkload {
   std::vector<SimSegment> prefill, decode;
-  double memory_bytes_per_s = 0;
-  double link_bytes_per_s = 0;
-  int tp_gpus = 1;         // GPUs working on each step together
+  DeviceRoofs roofs;
+  std::string generation;  // GPU architecture generation: which kernel efficiencies apply
+  std::string link;        // link class of the tensor-parallel group
+  std::string engine;
   int gpus_total = 1;      // all GPUs drawing power (idle ones included)
   double replicas = 1;     // data-parallel copies of the work
+  double waves = 1;        // the batch ran in this many waves (its KV cache did not fit at once); segments hold them
   bool layer_split = false;
   bool steady_state = false;
-  double tdp_w = 0, idle_w = 0;
-  std::string gpu_id, engine;
+  double tdp_w = 0, idle_w = 0;  // per GPU; tdp_w is the power cap when one is set
+  DiePower die;                  // the die's power figures, shared by every board with this die
 };
+
+DiePower die_power(const Gpu& gpu);
 
 struct PhaseResult {
   double prefill = 0, decode = 0;
@@ -62,9 +77,21 @@ struct SimResult {
   int gpus = 1;             // GPUs drawing power
 };
 
-// Builds the per-step kernel costs (kernel graph + Roofline peaks) once; independent of the parameters.
-// Throws Error when the request is invalid for the model.
+// Builds the per-step kernel costs from the request's kernel graph and features (computed once by the caller);
+// independent of the parameters. Throws Error when the request is invalid for the model.
+SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& scenario,
+                             const KernelGraph& graph, const GraphFeatures& features);
+// Builds the graph and features itself.
 SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& scenario);
+
+// One description of a request, computed once and passed down to the simulator, the GNN encoding and the outputs:
+// its kernel graph, the graph priced on the GPU (Roofline features, fallback notes) and the per-step kernel costs.
+struct Workload {
+  KernelGraph graph;
+  GraphFeatures features;
+  SimWorkload sim;
+};
+Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& scenario);
 
 // Times and powers the workload under `params`. Cheap: the calibration calls it millions of times.
 SimResult run_workload(const SimWorkload& workload, const SimParams& params);

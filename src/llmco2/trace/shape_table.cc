@@ -23,7 +23,7 @@ long largest_total_tokens(const SimConfig& base) {
     r.prompt_tokens = total - 1;
     r.gen_tokens = 1;
     if (base.model->max_positions && total > *base.model->max_positions) return false;
-    return memory_fit(*base.model, r, *base.gpu).fits();
+    return plan_memory(*base.model, r, *base.gpu).runs();
   };
   if (!fits(2)) fail("{} does not fit {} x {} even for a 2-token request", base.model->id, base.request.gpus, base.gpu->id);
   long good = 2, bad = 1L << 22;

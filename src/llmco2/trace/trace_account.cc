@@ -67,7 +67,8 @@ RequestFigures figures_of(const LoggedRequest& q, const Prediction& p, const Car
   f.energy_j = shared(batch_footprint.energy_j);
   f.latency_s = batch_footprint.latency_s.total_or_sum().value_or(0);
   f.operational_g = shared(batch_footprint.operational_g);
-  f.embodied_g = shared(batch_footprint.embodied_g);
+  f.embodied_g = shared(batch_footprint.embodied_g);  // 0 when unknown
+  f.embodied_known = !batch_footprint.embodied_unknown;
   return f;
 }
 
@@ -112,6 +113,7 @@ TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, co
 
   TraceAccount a;
   a.skipped_lines = log.skipped;
+  if (!carbon.embodied.known()) a.embodied_unknown = carbon.embodied.unknown_label();
   a.skipped_examples = log.examples;
   std::vector<RequestFigures> local;
   std::vector<RequestFigures>& figures = per_request ? *per_request : local;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "carbon/footprint.h"
@@ -18,6 +19,7 @@ struct RequestFigures {
   std::optional<double> energy_prefill_j, energy_decode_j;  // unset when the predictor knows totals only
   std::optional<double> co2_prefill_g;                      // operational + embodied of the prefill phase
   double energy_j = 0, latency_s = 0, operational_g = 0, embodied_g = 0;
+  bool embodied_known = true;  // false: embodied_g is 0 because the GPU has no embodied figure
   double total_g() const { return operational_g + embodied_g; }
 };
 
@@ -39,6 +41,9 @@ struct TraceAccount {
   long prompt_tokens = 0, gen_tokens = 0;
   double energy_j = 0, latency_s = 0, operational_g = 0, embodied_g = 0;
   double gpu_busy_s = 0;  // GPU-seconds: the batches' latencies x GPU count
+  // Set when the GPU has no embodied figure ("unknown (no sourced embodied figure for b200)"): embodied_g is 0 and
+  // every CO2 total is operational only.
+  std::optional<std::string> embodied_unknown;
   std::optional<double> energy_prefill_j, energy_decode_j, co2_prefill_g, co2_decode_g;
   Distribution energy_per_request_j, co2_per_request_g, latency_per_request_s;
   double total_g() const { return operational_g + embodied_g; }

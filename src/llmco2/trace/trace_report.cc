@@ -43,6 +43,18 @@ std::string distribution_row(const char* label, const Distribution& d) {
                      d.p90, d.p99, d.max);
 }
 
+// The embodied CO2 in kg, or "unknown (...)" when the GPU has no embodied figure.
+std::string embodied_kg_cell(const TraceAccount& a) {
+  return a.embodied_unknown ? *a.embodied_unknown : fmt::format("{:.4g}", a.embodied_g / 1000);
+}
+
+// A sentence saying the CO2 totals leave out embodied carbon, or "".
+std::string operational_only_note(const TraceAccount& a) {
+  return a.embodied_unknown ? fmt::format("Embodied CO2 is {}: every CO2 total and share here is operational only.",
+                                          *a.embodied_unknown)
+                            : "";
+}
+
 double per_token(double value, long tokens) { return tokens > 0 ? value / static_cast<double>(tokens) : 0.0; }
 
 std::string histogram(const std::vector<RequestFigures>& figures, const std::filesystem::path& png) {
@@ -97,11 +109,12 @@ std::string markdown(const TraceAccount& a, const TraceContext& c, bool histogra
   md += "## Totals\n\n| requests | lines skipped (malformed) | requests skipped (too long) | prompt tokens | generated "
         "tokens | energy (kWh) | operational CO2 (kg) | embodied CO2 (kg) | total CO2 (kg) | GPU-hours busy |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n";
-  md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g} | {} | {:.4g} |\n\n", a.requests, a.skipped_lines,
+  md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.4g} | {} | {} | {:.4g} |\n\n", a.requests, a.skipped_lines,
                     a.skipped_shapes, a.prompt_tokens, a.gen_tokens,
                     with_interval(a.energy_j, a.energy_j_interval, 1 / kJoulesPerKwh), a.operational_g / 1000,
-                    a.embodied_g / 1000, with_interval(a.total_g(), a.total_g_interval, 1e-3),
+                    embodied_kg_cell(a), with_interval(a.total_g(), a.total_g_interval, 1e-3),
                     a.gpu_busy_s / 3600);
+  if (a.embodied_unknown) md += operational_only_note(a) + "\n\n";
   md += fmt::format("Energy per generated token: {:.4g} J; per token processed (prompt + generated): {:.4g} J. CO2 per "
                     "1,000 generated tokens: {:.4g} g.\n\n",
                     per_token(a.energy_j, a.gen_tokens), per_token(a.energy_j, a.prompt_tokens + a.gen_tokens),
@@ -148,7 +161,10 @@ Json trace_summary_json(const TraceAccount& a, const TraceContext& c) {
             {"energy_j", a.energy_j},
             {"energy_kwh", a.energy_j / kJoulesPerKwh},
             {"gpu_busy_s", a.gpu_busy_s},
-            {"co2_g", {{"operational", a.operational_g}, {"embodied", a.embodied_g}, {"total", a.total_g()}}},
+            {"co2_g",
+             {{"operational", a.operational_g},
+              {"embodied", a.embodied_unknown ? Json() : Json(a.embodied_g)},
+              {"total", a.total_g()}}},
             {"energy_per_gen_token_j", per_token(a.energy_j, a.gen_tokens)},
             {"energy_per_token_j", per_token(a.energy_j, a.prompt_tokens + a.gen_tokens)},
             {"per_request",
@@ -160,6 +176,7 @@ Json trace_summary_json(const TraceAccount& a, const TraceContext& c) {
   if (a.energy_prefill_j)
     j["share"] = {{"energy", {{"prefill", *a.energy_prefill_j / a.energy_j}, {"decode", *a.energy_decode_j / a.energy_j}}},
                   {"co2", {{"prefill", *a.co2_prefill_g / a.total_g()}, {"decode", *a.co2_decode_g / a.total_g()}}}};
+  if (a.embodied_unknown) j["co2_note"] = operational_only_note(a);
   if (a.energy_j_interval) j["energy_j_interval"] = {a.energy_j_interval->low, a.energy_j_interval->high};
   if (a.total_g_interval) j["co2_g_total_interval"] = {a.total_g_interval->low, a.total_g_interval->high};
   Json hourly = Json::array();
@@ -178,9 +195,10 @@ std::string trace_summary_text(const TraceAccount& a, const TraceContext& c) {
                      a.skipped_examples.empty()
                          ? ""
                          : fmt::format(" (first: line {}: {})", a.skipped_examples[0].line, a.skipped_examples[0].reason));
-  s += fmt::format("  energy {} kWh; CO2 {} kg (operational {:.4g}, embodied {:.4g}); {:.4g} GPU-hours busy\n",
+  s += fmt::format("  energy {} kWh; CO2 {} kg{} (operational {:.4g}, embodied {}); {:.4g} GPU-hours busy\n",
                    with_interval(a.energy_j, a.energy_j_interval, 1 / kJoulesPerKwh),
-                   with_interval(a.total_g(), a.total_g_interval, 1e-3), a.operational_g / 1000, a.embodied_g / 1000,
+                   with_interval(a.total_g(), a.total_g_interval, 1e-3),
+                   a.embodied_unknown ? ", operational only" : "", a.operational_g / 1000, embodied_kg_cell(a),
                    a.gpu_busy_s / 3600);
   s += fmt::format("  per request: energy p50 {:.4g} J (p90 {:.4g}), CO2 p50 {:.4g} g (p90 {:.4g}); {:.4g} J per "
                    "generated token\n",
@@ -209,10 +227,10 @@ void write_request_csv(const std::vector<RequestFigures>& figures, const std::fi
                     "co2_operational_g,co2_embodied_g,co2_total_g\n";
   out.reserve(figures.size() * 120);
   for (const auto& f : figures)
-    out += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n", f.line,
+    out += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g}\n", f.line,
                        optional_cell(f.time_s, "{:.3f}"), f.prompt_tokens, f.gen_tokens,
                        optional_cell(f.energy_prefill_j), optional_cell(f.energy_decode_j), f.energy_j, f.latency_s,
-                       f.operational_g, f.embodied_g, f.total_g());
+                       f.operational_g, f.embodied_known ? fmt::format("{:.6g}", f.embodied_g) : "", f.total_g());
   write_file_atomic(path, out);
 }
 

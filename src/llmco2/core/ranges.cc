@@ -1,0 +1,20 @@
+// core/ranges.cc - range checks with one clear error line.
+#include "core/ranges.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace llmco2 {
+
+double check_range(double value, double lo, double hi, const std::string& source, std::string_view key) {
+  if (!std::isfinite(value)) fail("{}: {} = {} is not a finite number", source, key, value);
+  if (value < lo || value > hi) fail("{}: {} = {:g} is outside [{:g}, {:g}]", source, key, value, lo, hi);
+  return value;
+}
+
+double check_range(double value, const ParamRange& range, const std::string& source, std::string_view prefix) {
+  return check_range(value, range.lo, range.hi, source, std::string(prefix) + std::string(range.name));
+}
+
+}  // namespace llmco2

@@ -1,0 +1,116 @@
+// engine/engine_profile.cc - engine profiles from data/engines/engines.json, range-checked.
+#include "engine/engine_profile.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/paths.h"
+#include "core/ranges.h"
+
+namespace llmco2 {
+
+double EngineProfile::launch_s(double kernel_launches, double step_tokens) const {
+  const bool graph = cuda_graphs && step_tokens <= static_cast<double>(graph_max_tokens);
+  return graph ? graph_launch_s : kernel_launches * launch_host_s;
+}
+
+const EngineProfile& EngineCatalog::get(const std::string& id) const {
+  auto it = engines_.find(id);
+  if (it != engines_.end()) return it->second;
+  it = engines_.find("default");
+  if (it == engines_.end()) fail("engine catalog has no '{}' and no 'default' entry", id);
+  return it->second;
+}
+
+EngineProfile& EngineCatalog::at(const std::string& id) {
+  auto it = engines_.find(id);
+  if (it == engines_.end()) fail("engine catalog has no '{}'", id);
+  return it->second;
+}
+
+void EngineCatalog::add(EngineProfile profile) {
+  const std::string id = profile.id;
+  engines_[id] = std::move(profile);
+}
+
+double& engine_field(EngineProfile& p, const std::string& field) {
+  if (field == "launch_host_s") return p.launch_host_s;
+  if (field == "graph_launch_s") return p.graph_launch_s;
+  if (field == "step_host_s") return p.step_host_s;
+  if (field == "step_host_per_seq_s") return p.step_host_per_seq_s;
+  if (field == "tp_step_host_s") return p.tp_step_host_s;
+  if (field == "memory_utilization") return p.memory_utilization;
+  fail("engine profile has no numeric field '{}'", field);
+}
+
+namespace {
+
+// The physical bounds any engine's values must lie in, whatever its own ranges say.
+constexpr ParamRange kEngineBounds[] = {
+    {"launch_host_s", 1e-6, 2e-4, "a CUDA launch costs ~2-5 us in C++; PyTorch eager with Python modules 10-100 us"},
+    {"graph_launch_s", 1e-6, 1e-3, "one cudaGraphLaunch of a whole forward pass: tens of us"},
+    {"step_host_s", 0.0, 2e-2, "scheduling, input preparation and sampler sync of one step: 0.1-10 ms"},
+    {"step_host_per_seq_s", 0.0, 5e-4, "per-sequence bookkeeping per step: at most ~0.5 ms (llama.cpp samples on the CPU)"},
+    {"tp_step_host_s", 0.0, 2e-3, "broadcasting a step's inputs to tensor-parallel workers: tens to hundreds of us"},
+    {"memory_utilization", 0.5, 1.0, "share of GPU memory an engine gives to weights + KV cache"},
+};
+
+EngineProfile profile_from_json(const std::string& id, const Json& j, const std::string& source) {
+  const std::string where = source + ": engines." + id;
+  JsonReader r(j, where);
+  EngineProfile p;
+  p.id = id;
+  if (auto v = r.optional_bool("cuda_graphs")) p.cuda_graphs = *v;
+  if (auto v = r.optional_bool("paged_kv")) p.paged_kv = *v;
+  if (auto v = r.optional_bool("continuous_batching")) p.continuous_batching = *v;
+  if (auto v = r.optional_string("attention_kernel")) p.attention_kernel = *v;
+  if (auto v = r.optional_number("graph_max_tokens")) p.graph_max_tokens = static_cast<long>(check_range(*v, 1, 1e6, where, "graph_max_tokens"));
+  for (const ParamRange& bound : kEngineBounds) {
+    double& field = engine_field(p, std::string(bound.name));
+    if (auto v = r.optional_number(bound.name)) field = *v;
+    check_range(field, bound, where);
+  }
+  if (r.has("ranges")) {
+    for (const auto& [field, range] : r.at("ranges").items()) {
+      if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number())
+        fail("{}.ranges.{}: expected [lo, hi]", where, field);
+      const double lo = range[0].get<double>(), hi = range[1].get<double>();
+      const auto bound = std::find_if(std::begin(kEngineBounds), std::end(kEngineBounds),
+                                      [&](const ParamRange& b) { return b.name == field; });
+      if (bound == std::end(kEngineBounds)) continue;  // a documented range for a non-fitted field
+      check_range(lo, bound->lo, bound->hi, where, "ranges." + field + "[0]");
+      check_range(hi, bound->lo, bound->hi, where, "ranges." + field + "[1]");
+      if (lo > hi) fail("{}.ranges.{}: lower end {} above upper end {}", where, field, lo, hi);
+      const double value = engine_field(p, field);
+      if (value < lo || value > hi) fail("{}: {} = {:g} is outside its own range [{:g}, {:g}]", where, field, value, lo, hi);
+      p.ranges[field] = {lo, hi};
+    }
+  }
+  if (r.has("sources") && r.at("sources").is_object())
+    for (const auto& [field, text] : r.at("sources").items())
+      if (text.is_string()) p.sources[field] = text.get<std::string>();
+  return p;
+}
+
+}  // namespace
+
+EngineCatalog engine_catalog_from_json(const Json& j, const std::string& source) {
+  JsonReader top(j, source);
+  const Json& engines = top.at("engines");
+  if (!engines.is_object()) fail("{}: key 'engines' must be an object of engine profiles", source);
+  EngineCatalog catalog;
+  for (const auto& [id, body] : engines.items()) {
+    if (!body.is_object()) fail("{}: engines.{} must be an object", source, id);
+    catalog.add(profile_from_json(id, body, source));
+  }
+  if (catalog.all().count("default") == 0) fail("{}: no 'default' engine (used for unknown engines)", source);
+  return catalog;
+}
+
+EngineCatalog load_engine_catalog(const std::filesystem::path& path) {
+  return engine_catalog_from_json(read_json_file(path), path.string());
+}
+
+std::filesystem::path default_engine_catalog_path() { return data_dir() / "engines" / "engines.json"; }
+
+}  // namespace llmco2

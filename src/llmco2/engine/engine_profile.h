@@ -1,0 +1,59 @@
+// engine/engine_profile.h - a serving engine as physics: its host costs per step and per kernel launch, whether it
+// replays CUDA graphs, how it lays out the KV cache and how much memory it reserves (data/engines/engines.json).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "core/json_io.h"
+
+namespace llmco2 {
+
+struct EngineProfile {
+  std::string id;
+  bool cuda_graphs = true;            // decode steps replay a captured CUDA graph (one host launch per step)
+  double launch_host_s = 2e-5;        // host time per kernel launched eagerly (PyTorch dispatcher + Python)
+  double graph_launch_s = 5e-5;       // host time per CUDA-graph replay
+  double step_host_s = 5e-4;          // per-step host work serial with the GPU: scheduling, inputs, sampler sync
+  double step_host_per_seq_s = 0;     // per running sequence per step (scheduler, sampler, detokeniser)
+  double tp_step_host_s = 0;          // per step under tensor parallelism: broadcasting the step to the workers
+  bool paged_kv = true;               // false: the KV cache of a static batch is padded to its longest sequence
+  bool continuous_batching = true;    // requests join and leave the running batch at every step
+  double memory_utilization = 0.9;    // share of GPU memory given to weights + KV cache (the rest: activations, context)
+  long graph_max_tokens = 512;        // steps with more tokens than this run eagerly even with cuda_graphs
+  std::string attention_kernel = "flash";
+  std::map<std::string, std::pair<double, double>> ranges;  // numeric field -> range a calibration may move it in
+  std::map<std::string, std::string> sources;               // field -> citation
+
+  // Host seconds one step needs: launches (graph replay or eager) and serial work.
+  double launch_s(double kernel_launches, double step_tokens) const;
+  double serial_s(double sequences, int tp_gpus) const {
+    return step_host_s + step_host_per_seq_s * sequences + (tp_gpus > 1 ? tp_step_host_s : 0.0);
+  }
+};
+
+// The engines of data/engines/engines.json by id; unknown ids get "default".
+class EngineCatalog {
+ public:
+  const EngineProfile& get(const std::string& id) const;
+  EngineProfile& at(const std::string& id);  // for calibration; throws Error when unknown
+  const std::map<std::string, EngineProfile>& all() const { return engines_; }
+  void add(EngineProfile profile);
+
+ private:
+  std::map<std::string, EngineProfile> engines_;
+};
+
+// The numeric fields calibration may fit, by name.
+double& engine_field(EngineProfile& profile, const std::string& field);
+inline constexpr const char* kEngineFittedFields[] = {"step_host_s", "launch_host_s"};
+
+// Reads and range-checks the catalog: every numeric value finite, inside its stated range, ranges inside the global
+// physical bounds. Throws Error naming the file and key of the first bad value.
+EngineCatalog engine_catalog_from_json(const Json& json, const std::string& source);
+EngineCatalog load_engine_catalog(const std::filesystem::path& path);
+std::filesystem::path default_engine_catalog_path();
+
+}  // namespace llmco2

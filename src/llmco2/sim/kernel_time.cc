@@ -1,0 +1,195 @@
+// sim/kernel_time.cc - kernel seconds from work, datasheet roofs and achievable efficiencies.
+#include "sim/kernel_time.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+#include "core/paths.h"
+#include "hardware/gpu.h"
+
+namespace llmco2 {
+
+double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const KernelEfficiency& e,
+                     const NetworkEfficiency& net) {
+  if (w.kind == KernelClass::network) {
+    if (roofs.tp_gpus <= 1 || w.net_bytes <= 0) return 0.0;
+    return 2.0 * (roofs.tp_gpus - 1) * net.step_latency_s + w.net_bytes / (roofs.link_bytes_per_s * net.bus_efficiency);
+  }
+  double compute_s = 0;
+  if (w.kind == KernelClass::vector) {
+    compute_s = w.ops > 0 ? w.ops / (w.peak_ops_per_s * e.vector_efficiency) : 0.0;
+  } else {
+    // Tensor cores work on whole row tiles: fewer rows than a tile cost the tile.
+    const double efficiency = w.kind == KernelClass::matrix ? e.gemm_efficiency : e.attention_efficiency;
+    const double tile = w.dequant_ops > 0 ? kWeightOnlyTileRows : e.gemm_tile_rows;
+    const double padding = std::max(1.0, tile / std::max(w.rows, 1e-9));
+    const double tensor_ops = std::max(0.0, w.ops - w.dequant_ops);
+    compute_s = tensor_ops > 0 ? tensor_ops * padding / (w.peak_ops_per_s * efficiency) : 0.0;
+    if (w.dequant_ops > 0 && w.vector_peak_ops_per_s > 0)
+      compute_s = std::max(compute_s, w.dequant_ops / (w.vector_peak_ops_per_s * e.gemm_efficiency));
+  }
+  const double memory_eff = e.memory_efficiency * w.mem_bytes / (w.mem_bytes + e.memory_half_bytes);
+  const double memory_s = w.mem_bytes > 0 ? w.mem_bytes / (roofs.memory_bytes_per_s * memory_eff) : 0.0;
+  return e.kernel_floor_s + std::max(compute_s, memory_s);
+}
+
+double roofline_time_s(const KernelWork& w, const DeviceRoofs& roofs) {
+  if (w.kind == KernelClass::network)
+    return roofs.tp_gpus > 1 && roofs.link_bytes_per_s > 0 ? w.net_bytes / roofs.link_bytes_per_s : 0.0;
+  const double compute_s = w.ops > 0 ? w.ops / w.peak_ops_per_s : 0.0;
+  return std::max(compute_s, w.mem_bytes / roofs.memory_bytes_per_s);
+}
+
+std::string gpu_generation(const Gpu& gpu) {
+  std::string word;
+  for (char ch : gpu.architecture) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) break;
+    word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  if (word == "amd") return "cdna";  // "AMD CDNA 3 (...)"
+  return word;
+}
+
+std::string link_class(const Gpu& gpu, int gpus) {
+  if (gpu.gpu_link && gpu.gpu_link->max_gpus >= 4 && gpus <= gpu.gpu_link->max_gpus) return "nvswitch";
+  if (gpu.gpu_link && gpu.gpu_link->max_gpus == 2 && gpus == 2) return "nvlink-pair";
+  return "pcie";
+}
+
+namespace {
+
+template <typename Value>
+const Value& entry_or_default(const std::map<std::string, Value>& entries, const std::string& name, const char* what) {
+  auto it = entries.find(name);
+  if (it == entries.end()) it = entries.find("default");
+  if (it == entries.end()) fail("kernel parameters: no {} entry '{}' and no 'default'", what, name);
+  return it->second;
+}
+
+}  // namespace
+
+const KernelEfficiency& KernelParams::generation(const std::string& name) const {
+  return entry_or_default(generations, name, "generation");
+}
+
+const NetworkEfficiency& KernelParams::network(const std::string& link_class_name) const {
+  return entry_or_default(networks, link_class_name, "link class");
+}
+
+const NetworkEfficiency& KernelParams::network(const std::string& generation_name,
+                                               const std::string& link_class_name) const {
+  const auto it = networks.find(generation_name + "/" + link_class_name);
+  return it != networks.end() ? it->second : network(link_class_name);
+}
+
+const std::vector<ParamRange>& kernel_param_ranges() {
+  static const std::vector<ParamRange> ranges = {
+      {"gemm_efficiency", 0.4, 0.85,
+       "cuBLAS reaches ~0.7-0.8 of the dense fp16/bf16 tensor peak on large GEMMs (NVIDIA Matrix Multiplication "
+       "Background guide, docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication; Vidur's H100 "
+       "mlp_up_proj of Llama-2-7B at 4096 tokens: 0.76 of 989 TFLOP/s)"},
+      {"gemm_tile_rows", 8, 128,
+       "cuBLAS/CUTLASS pick 8-128-row tiles for skinny GEMMs; a GEMM with fewer rows costs a whole tile (same guide, "
+       "tile quantization)"},
+      {"attention_efficiency", 0.3, 0.75,
+       "FlashAttention-2 reaches 50-73% of the A100 peak (Dao 2023, arXiv:2307.08691); FlashAttention-3 ~75% of "
+       "H100 fp16 (Shah et al. 2024, arXiv:2407.08608). Not fitted here: Vidur's attention profiles are not bundled"},
+      {"memory_efficiency", 0.5, 0.92,
+       "STREAM-like copies reach ~0.9 of the HBM peak (BabelStream on A100/H100); no kernel beats the DRAM roof"},
+      {"memory_half_bytes", 1e4, 1e7,
+       "Little's law: bandwidth x latency (~2-3 TB/s x ~0.5-1 us) is ~1-3 MB in flight before the roof is reached"},
+      {"vector_efficiency", 0.02, 0.8,
+       "element-wise kernels are memory-bound; their math rarely reaches more than a fraction of the fp32 CUDA-core "
+       "peak"},
+      {"kernel_floor_s", 1e-6, 2e-5,
+       "the GPU-side duration of an empty or tiny kernel (ramp up and tail): ~1-5 us on A100/H100"},
+      {"step_latency_s", 1e-6, 5e-5,
+       "one ring step of NCCL (LL protocol) costs ~1-10 us per hop within a node; 50 us bounds PCIe through the CPU"},
+      {"bus_efficiency", 0.4, 0.92,
+       "NCCL's bus bandwidth reaches ~0.8 of the NVLink line rate (~370 of 450 GB/s on H100, NVIDIA/nccl-tests#212; "
+       "~200-230 of 300 GB/s on A100, NVIDIA/nccl-tests#149)"},
+  };
+  return ranges;
+}
+
+const ParamRange& kernel_param_range(const std::string& name) {
+  for (const auto& range : kernel_param_ranges())
+    if (range.name == name) return range;
+  fail("kernel parameters: unknown parameter '{}'", name);
+}
+
+std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficiency_fields() {
+  return {{"gemm_efficiency", &KernelEfficiency::gemm_efficiency},
+          {"gemm_tile_rows", &KernelEfficiency::gemm_tile_rows},
+          {"attention_efficiency", &KernelEfficiency::attention_efficiency},
+          {"memory_efficiency", &KernelEfficiency::memory_efficiency},
+          {"memory_half_bytes", &KernelEfficiency::memory_half_bytes},
+          {"vector_efficiency", &KernelEfficiency::vector_efficiency},
+          {"kernel_floor_s", &KernelEfficiency::kernel_floor_s}};
+}
+
+std::vector<std::pair<const char*, double NetworkEfficiency::*>> network_efficiency_fields() {
+  return {{"step_latency_s", &NetworkEfficiency::step_latency_s},
+          {"bus_efficiency", &NetworkEfficiency::bus_efficiency}};
+}
+
+namespace {
+
+template <typename Struct>
+Json fields_to_json(const Struct& value, const std::vector<std::pair<const char*, double Struct::*>>& fields) {
+  Json j = Json::object();
+  for (auto [name, field] : fields) j[name] = value.*field;
+  return j;
+}
+
+// One value at `path` (e.g. "generations.hopper.gemm_efficiency"): present, a finite number, inside its range.
+double checked_value(const Json& object, const std::string& key, const std::string& path, const std::string& source) {
+  if (!object.contains(key) || !object.at(key).is_number()) fail("{}: {} is missing or not a number", source, path);
+  const ParamRange& range = kernel_param_range(key);
+  return check_range(object.at(key).get<double>(), range.lo, range.hi, source, path);
+}
+
+template <typename Struct>
+std::map<std::string, Struct> entries_from_json(const Json& json, const char* group,
+                                                const std::vector<std::pair<const char*, double Struct::*>>& fields,
+                                                const std::string& source) {
+  if (!json.contains(group) || !json.at(group).is_object()) fail("{}: missing object '{}'", source, group);
+  std::map<std::string, Struct> out;
+  for (const auto& [name, entry] : json.at(group).items()) {
+    const std::string prefix = std::string(group) + "." + name;
+    if (!entry.is_object()) fail("{}: {} is not an object", source, prefix);
+    Struct value;
+    for (auto [key, field] : fields) value.*field = checked_value(entry, key, prefix + "." + key, source);
+    out[name] = value;
+  }
+  if (!out.count("default")) fail("{}: {}.default is missing (used for entries without a profile)", source, group);
+  return out;
+}
+
+}  // namespace
+
+Json kernel_params_to_json(const KernelParams& params) {
+  Json j;
+  j["generations"] = Json::object();
+  for (const auto& [name, e] : params.generations) j["generations"][name] = fields_to_json(e, kernel_efficiency_fields());
+  j["networks"] = Json::object();
+  for (const auto& [name, n] : params.networks) j["networks"][name] = fields_to_json(n, network_efficiency_fields());
+  return j;
+}
+
+KernelParams kernel_params_from_json(const Json& json, const std::string& source) {
+  if (!json.is_object()) fail("{}: expected a JSON object", source);
+  KernelParams params;
+  params.generations = entries_from_json(json, "generations", kernel_efficiency_fields(), source);
+  params.networks = entries_from_json(json, "networks", network_efficiency_fields(), source);
+  return params;
+}
+
+KernelParams load_kernel_params(const std::filesystem::path& path) {
+  return kernel_params_from_json(read_json_file(path), path.string());
+}
+
+std::filesystem::path default_kernel_params_path() { return data_dir() / "sim" / "kernels.json"; }
+
+}  // namespace llmco2

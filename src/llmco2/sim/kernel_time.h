@@ -1,0 +1,115 @@
+// sim/kernel_time.h - the time of one kernel on one GPU from its work, the GPU's datasheet peaks and the
+// efficiencies published kernels reach. The one place the simulator turns operations and bytes into seconds.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/ranges.h"
+
+namespace llmco2 {
+
+struct Gpu;
+
+// What the kernels of one architecture generation reach (shared by every GPU of that generation, so that two boards
+// with the same die differ only by their datasheet figures). Ranges: docs/simulator.md and kKernelEfficiencyRanges.
+struct KernelEfficiency {
+  double gemm_efficiency = 0.75;       // fraction of the dense tensor peak large GEMMs reach
+  double gemm_tile_rows = 64;          // GEMMs with fewer rows (tokens in the step) cost as many: the smallest row tile
+  double attention_efficiency = 0.55;  // fraction of the tensor peak FlashAttention's prefill reaches
+  double memory_efficiency = 0.85;     // fraction of the peak DRAM bandwidth a large streaming kernel reaches
+  double memory_half_bytes = 1e6;      // bytes a kernel moves at which half of that is reached (Little's law)
+  double vector_efficiency = 0.3;      // fraction of the fp32 CUDA-core peak element-wise math reaches
+  double kernel_floor_s = 3e-6;        // time every kernel takes beyond its work: launch on the GPU, ramp and tail
+};
+
+// The collectives of tensor parallelism over one kind of link.
+struct NetworkEfficiency {
+  double step_latency_s = 8e-6;  // latency of one ring step of an all-reduce (NCCL launch + hop)
+  double bus_efficiency = 0.75;  // fraction of the per-direction link bandwidth large all-reduces reach
+};
+
+enum class KernelClass { matrix, attention, vector, network };
+
+// One kernel launch on one GPU.
+struct KernelWork {
+  KernelClass kind = KernelClass::matrix;
+  double ops = 0;        // operations (2 per multiply-add)
+  double mem_bytes = 0;  // DRAM traffic
+  double net_bytes = 0;  // bytes this GPU sends (ring all-reduce: 2 (n-1)/n of the tensor)
+  double rows = 1;       // GEMM rows: tokens processed together (attention: query tokens)
+  double peak_ops_per_s = 0;  // the roof for its class and dtype (tensor peak or fp32 vector peak)
+  double dequant_ops = 0;     // of `ops`: dequantising weight-only quantised weights, on the CUDA cores
+  double vector_peak_ops_per_s = 0;  // the fp32 CUDA-core peak (for dequant_ops)
+};
+
+// Weight-only quantised GEMMs (Marlin-style w4a16/w8a16 kernels) tile rows by 16 (Frantar et al. 2024,
+// arXiv:2408.11743): a batch-1 decode pads to 16 rows, not to the dense kernels' tile.
+inline constexpr double kWeightOnlyTileRows = 16;
+
+// Datasheet roofs of the GPU (and link) the kernel runs on.
+struct DeviceRoofs {
+  double memory_bytes_per_s = 0;
+  double link_bytes_per_s = 0;  // per direction; 0 on one GPU
+  int tp_gpus = 1;
+};
+
+// Seconds of one launch:
+//   compute/memory kernels: floor + max(ops / (peak x e_c), bytes / (BW x e_m)),
+//     the operations of GEMMs padded to max(rows, gemm_tile_rows) rows, e_c = gemm_efficiency (attention:
+//     attention_efficiency), dequantisation on the CUDA cores at gemm_efficiency of the fp32 peak,
+//           vector_efficiency for element-wise kernels,
+//     e_m = memory_efficiency x bytes / (bytes + memory_half_bytes);
+//   all-reduce: 2 (n - 1) x step_latency_s + net_bytes / (link x bus_efficiency).
+double kernel_time_s(const KernelWork& work, const DeviceRoofs& roofs, const KernelEfficiency& efficiency,
+                     const NetworkEfficiency& network);
+
+// The time of the same work at the datasheet roofs (no efficiency, no floor): the Roofline lower bound.
+double roofline_time_s(const KernelWork& work, const DeviceRoofs& roofs);
+
+// The architecture generation a GPU belongs to, from its catalog "architecture" ("Hopper (GH100)" -> "hopper").
+std::string gpu_generation(const Gpu& gpu);
+
+// The kind of link `gpus` GPUs of this type all-reduce over: "nvswitch" (a GPU link joining >= 4 GPUs, and no more
+// GPUs than it joins), "nvlink-pair" (a bridge joining 2 GPUs, used by exactly 2), else "pcie".
+std::string link_class(const Gpu& gpu, int gpus);
+
+// The fitted kernel parameters: one KernelEfficiency per architecture generation and one NetworkEfficiency per link
+// class, each with a "default" entry (the mean of the fitted ones) for generations or classes without a profile.
+// Fitted on Vidur's operator profiles by `llmco2 calibrate --kernels` (docs/kernel-fit.md).
+struct KernelParams {
+  std::map<std::string, KernelEfficiency> generations;  // "ampere", "hopper", "default"
+  // "nvswitch", "nvlink-pair", "pcie" (pooled over generations), "<generation>/<class>" where the profiles of one
+  // generation differ ("hopper/nvswitch"), and "default".
+  std::map<std::string, NetworkEfficiency> networks;
+
+  // The entry for `name`, else "default"; throws Error when neither exists.
+  const KernelEfficiency& generation(const std::string& name) const;
+  const NetworkEfficiency& network(const std::string& link_class) const;
+  // "<generation>/<link_class>", else `link_class`, else "default".
+  const NetworkEfficiency& network(const std::string& generation, const std::string& link_class) const;
+};
+
+// Every parameter of KernelEfficiency and NetworkEfficiency with its admissible range and physical source: the one
+// table the loader checks and the fit keeps its parameters inside.
+const std::vector<ParamRange>& kernel_param_ranges();
+// The range of `name`; throws Error for an unknown name.
+const ParamRange& kernel_param_range(const std::string& name);
+
+// The fields of the two structs by JSON key, so reading, writing and fitting share one list.
+std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficiency_fields();
+std::vector<std::pair<const char*, double NetworkEfficiency::*>> network_efficiency_fields();
+
+Json kernel_params_to_json(const KernelParams& params);
+// Reads and range-checks every value; throws Error "<source>: generations.hopper.gemm_efficiency = 1.2 is outside
+// [0.4, 0.85]" (or naming a missing, non-numeric or non-finite value, or a missing "default" entry).
+KernelParams kernel_params_from_json(const Json& json, const std::string& source);
+// Reads a kernels.json file; a missing file is an error.
+KernelParams load_kernel_params(const std::filesystem::path& path);
+// data_dir()/sim/kernels.json.
+std::filesystem::path default_kernel_params_path();
+
+}  // namespace llmco2

@@ -1,0 +1,116 @@
+// Memory as engines manage it: weights at their stored dtype, the engine's reserve, KV-cache waves, values by hand.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "features/memory_fit.h"
+#include "hardware/gpu_catalog.h"
+#include "model/model_catalog.h"
+
+namespace llmco2 {
+namespace {
+
+ModelSpec model(const std::string& id) { return ModelCatalog::bundled().resolve(id); }
+Gpu gpu(const std::string& id) { return GpuCatalog::bundled().resolve(id); }
+
+Request request(const ModelSpec& m, long batch, long prompt, long gen, int gpus, const std::string& dtype = "") {
+  Request r;
+  r.batch = batch;
+  r.prompt_tokens = prompt;
+  r.gen_tokens = gen;
+  r.gpus = gpus;
+  r.precision = m.precision_for(dtype);
+  return r;
+}
+
+TEST(MemoryPlan, Llama31_8bWeightsAtEachPrecision) {
+  const ModelSpec m = model("llama-3.1-8b");
+  EXPECT_DOUBLE_EQ(plan_memory(m, request(m, 1, 1024, 128, 1), gpu("h100-sxm")).weight_bytes_per_gpu,
+                   16060522496.0);  // 8,030,261,248 x 2 bytes
+  // w4a16: 6,979,588,096 layer weights x (0.5 + 2/128 scales) + 1,050,673,152 embedding/LM-head weights x 2
+  EXPECT_DOUBLE_EQ(plan_memory(m, request(m, 1, 1024, 128, 1, "w4a16"), gpu("h100-sxm")).weight_bytes_per_gpu,
+                   6979588096.0 * 0.515625 + 1050673152.0 * 2);
+  // Tensor parallelism splits every weight, embeddings included.
+  EXPECT_DOUBLE_EQ(plan_memory(m, request(m, 1, 1024, 128, 2), gpu("h100-sxm")).weight_bytes_per_gpu,
+                   16060522496.0 / 2);
+}
+
+TEST(MemoryPlan, KvPerSequenceUsesGqaHeadsPerGpuAndTheKvDtype) {
+  const ModelSpec m = model("llama-3.1-8b");  // 32 layers, 8 KV heads of 128
+  // Per token and layer: 2 (K, V) x 8 heads x 128 x 2 bytes = 4096 bytes.
+  const MemoryPlan bf16 = plan_memory(m, request(m, 1, 1024, 128, 1), gpu("h100-sxm"));
+  EXPECT_DOUBLE_EQ(bf16.kv_bytes_per_sequence_per_gpu, 4096.0 * 32 * 1152);
+  EXPECT_DOUBLE_EQ(plan_memory(m, request(m, 1, 1024, 128, 1, "w16a16kv8"), gpu("h100-sxm"))
+                       .kv_bytes_per_sequence_per_gpu, 2048.0 * 32 * 1152);  // kv8 halves it
+  EXPECT_DOUBLE_EQ(plan_memory(m, request(m, 1, 1024, 128, 4), gpu("h100-sxm")).kv_bytes_per_sequence_per_gpu,
+                   1024.0 * 32 * 1152);  // 2 KV heads per GPU
+  // gpt-oss: 18 full layers hold the context, 18 sliding layers at most 128 tokens; 8 KV heads of 64.
+  const ModelSpec oss = model("gpt-oss-120b");
+  EXPECT_DOUBLE_EQ(plan_memory(oss, request(oss, 1, 1024, 128, 1), gpu("h100-sxm")).kv_bytes_per_sequence_per_gpu,
+                   18 * 2048.0 * 1152 + 18 * 2048.0 * 128);
+}
+
+TEST(MemoryPlan, EngineReserveIsTheUnusedShareAndTheActivationPeak) {
+  const ModelSpec m = model("llama-2-70b");
+  const Request r = request(m, 1, 1024, 128, 4);
+  // 8192 rows x (2 x 8192 + 3 x 28672/4) x 2 bytes + 256 x 32000 fp32 logits
+  EXPECT_DOUBLE_EQ(activation_peak_bytes_per_gpu(m, r), 8192.0 * 37888 * 2 + 256.0 * 32000 * 4);
+  EXPECT_DOUBLE_EQ(plan_memory(m, r, gpu("a100-80gb-sxm")).reserve_bytes_per_gpu,
+                   0.1 * 80e9 + 8192.0 * 37888 * 2 + 256.0 * 32000 * 4);
+}
+
+TEST(MemoryPlan, GptOssInMxfp4FitsOneH100) {
+  const ModelSpec m = model("gpt-oss-120b");
+  const MemoryPlan plan = plan_memory(m, request(m, 1, 1024, 128, 1), gpu("h100-sxm"));
+  EXPECT_TRUE(plan.runs());
+  EXPECT_NEAR(plan.weight_bytes_per_gpu, 65.19e9, 0.01e9);  // 60.7 GiB, as the published checkpoint
+  EXPECT_EQ(plan.waves, 1);
+  EXPECT_NO_THROW(check_memory_fit(m, request(m, 1, 1024, 128, 1), gpu("h100-sxm")));
+  // In bf16 (233.7 GB) it needs 4 GPUs (64 heads, 8 KV heads: 1, 2, 4, 8 split evenly).
+  try {
+    check_memory_fit(m, request(m, 1, 1024, 128, 1, "bf16"), gpu("h100-sxm"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs --gpus 4 or more"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MemoryPlan, Llama2_70bBatch256RunsInWavesOnFourA100s) {
+  const ModelSpec m = model("llama-2-70b");
+  const Request r = request(m, 256, 1024, 1024, 4);
+  const MemoryPlan plan = plan_memory(m, r, gpu("a100-80gb-sxm"));
+  // weights 68,976,648,192 x 2 / 4 = 34.49 GB; reserve 8 GB + 0.65 GB; 36.86 GB left for the cache.
+  EXPECT_DOUBLE_EQ(plan.weight_bytes_per_gpu, 68976648192.0 * 2 / 4);
+  EXPECT_NEAR(plan.kv_capacity_bytes_per_gpu, 36858150912.0, 1.0);
+  // One sequence: 2 x 80 layers x 2 KV heads x 128 x 2 bytes x 2048 tokens = 167,772,160 bytes: 219 fit.
+  EXPECT_DOUBLE_EQ(plan.kv_bytes_per_sequence_per_gpu, 167772160.0);
+  EXPECT_EQ(plan.sequences_per_wave, 219);
+  EXPECT_EQ(plan.waves, 2);
+  EXPECT_EQ(plan.last_wave_sequences, 37);
+  EXPECT_NE(plan.note.find("2 waves"), std::string::npos) << plan.note;
+  EXPECT_NO_THROW(check_memory_fit(m, r, gpu("a100-80gb-sxm")));  // no longer refused
+  EXPECT_FALSE(memory_fit(m, r, gpu("a100-80gb-sxm")).fits());  // ...but not in one wave
+}
+
+TEST(MemoryPlan, RefusedWhenWeightsOrOneSequenceDoNotFit) {
+  const ModelSpec m = model("llama-2-70b");
+  const MemoryPlan weights = plan_memory(m, request(m, 1, 1024, 128, 1), gpu("a100-80gb-sxm"));
+  EXPECT_FALSE(weights.weights_fit);
+  EXPECT_EQ(weights.waves, 0);
+  try {
+    check_memory_fit(m, request(m, 1, 1024, 128, 1), gpu("a100-80gb-sxm"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs --gpus 2 or more"), std::string::npos) << e.what();
+  }
+  // Llama-3.1-8B on an L4 (24 GB): 16.06 GB weights + 2.4 + 0.97 GB reserve leave 4.5 GB; a 100k-token sequence
+  // needs 13.1 GB.
+  const ModelSpec small = model("llama-3.1-8b");
+  const MemoryPlan context = plan_memory(small, request(small, 1, 100000, 100, 1), gpu("l4"));
+  EXPECT_TRUE(context.weights_fit);
+  EXPECT_FALSE(context.runs());
+  EXPECT_NE(context.note.find("one sequence of 100100 tokens"), std::string::npos) << context.note;
+  EXPECT_THROW(check_memory_fit(small, request(small, 1, 100000, 100, 1), gpu("l4")), Error);
+}
+
+}  // namespace
+}  // namespace llmco2

@@ -1,0 +1,65 @@
+// Tensor-core paths: the precision an engine runs on each GPU, and the note saying why it differs.
+#include <gtest/gtest.h>
+
+#include "hardware/gpu_catalog.h"
+
+namespace llmco2 {
+namespace {
+
+Gpu gpu(const std::string& id) { return GpuCatalog::bundled().resolve(id); }
+
+TEST(EnginePrecision, Fp8RunsNativelyWhereTheGpuHasFp8TensorCores) {
+  const Precision fp8{DType::fp8, DType::fp8, DType::bf16};
+  for (const char* id : {"h100-sxm", "l40s", "l4", "mi300x", "b200"}) {
+    const EnginePrecision e = gpu(id).engine_precision(fp8);
+    EXPECT_EQ(e.precision, fp8) << id;
+    EXPECT_TRUE(e.notes.empty()) << id;
+  }
+}
+
+TEST(EnginePrecision, Fp8OnAnA100FallsBackToWeightOnlyW8a16) {
+  const Gpu a100 = gpu("a100-80gb-sxm");
+  EXPECT_FALSE(a100.has_tensor_units(DType::fp8));
+  const EnginePrecision e = a100.engine_precision({DType::fp8, DType::fp8, DType::fp8});
+  // 1-byte fp8 weights streamed, bf16 activations and compute; the fp8 KV cache stays (vLLM supports it on Ampere).
+  EXPECT_EQ(e.precision, (Precision{DType::fp8, DType::bf16, DType::fp8}));
+  EXPECT_EQ(e.precision.compute_dtype(), DType::bf16);
+  EXPECT_DOUBLE_EQ(e.precision.weight_bytes_per_element(), 1.0);
+  ASSERT_EQ(e.notes.size(), 1u);
+  EXPECT_NE(e.notes[0].find("a100-80gb-sxm has no fp8 tensor cores"), std::string::npos) << e.notes[0];
+  EXPECT_NE(e.notes[0].find("weight-only"), std::string::npos) << e.notes[0];
+}
+
+TEST(EnginePrecision, Fp4OnlyWhereTheGpuHasIt) {
+  // No bundled GPU lists fp4 tensor cores yet: NVFP4 weights run weight-only (w4a16) on an H100.
+  const Gpu h100 = gpu("h100-sxm");
+  const EnginePrecision e = h100.engine_precision({DType::nvfp4, DType::nvfp4, DType::fp8});
+  EXPECT_EQ(e.precision, (Precision{DType::nvfp4, DType::bf16, DType::fp8}));
+  ASSERT_EQ(e.notes.size(), 1u);
+  EXPECT_NE(e.notes[0].find("no fp4 tensor cores"), std::string::npos) << e.notes[0];
+  Gpu blackwell = gpu("b200");
+  blackwell.dense_peak_ops_per_s[DType::fp4] = 9000e12;
+  EXPECT_TRUE(blackwell.has_tensor_units(DType::nvfp4));
+  EXPECT_TRUE(blackwell.engine_precision({DType::nvfp4, DType::nvfp4, DType::fp8}).notes.empty());
+  EXPECT_DOUBLE_EQ(blackwell.matrix_peak(DType::mxfp4).ops_per_s, 9000e12);
+}
+
+TEST(EnginePrecision, Mxfp4ExpertsAreWeightOnlyAlready) {
+  const Precision oss{DType::bf16, DType::bf16, DType::bf16, DType::mxfp4};
+  const EnginePrecision e = gpu("h100-sxm").engine_precision(oss);
+  EXPECT_EQ(e.precision, oss);
+  EXPECT_TRUE(e.notes.empty());
+}
+
+TEST(EnginePrecision, Bf16BecomesFp16WithoutBf16TensorCores) {
+  const EnginePrecision e = gpu("t4").engine_precision({DType::bf16, DType::bf16, DType::bf16});
+  EXPECT_EQ(e.precision, (Precision{DType::fp16, DType::fp16, DType::fp16}));
+  ASSERT_EQ(e.notes.size(), 1u);
+  EXPECT_NE(e.notes[0].find("t4 has no bf16"), std::string::npos);
+  // int8 W8A8 on a V100 (no int8 tensor cores): int8 weights dequantised to fp16.
+  const EnginePrecision v100 = gpu("v100-sxm2").engine_precision({DType::int8, DType::int8, DType::fp16});
+  EXPECT_EQ(v100.precision, (Precision{DType::int8, DType::fp16, DType::fp16}));
+}
+
+}  // namespace
+}  // namespace llmco2
