@@ -97,7 +97,11 @@ bool dominates(const Gpu& a, const Gpu& b) {
   return link_a >= link_b;
 }
 
+// The simulator is monotone in every datasheet figure by construction (tolerance: rounding). The GNN learns a smooth,
+// not a monotone, correction of the simulator: its noise floor is its validation error against the simulator's
+// labels (~1.2% in `make default-model`), so it may be up to 1% slower on the better GPU, no more.
 TEST_P(PhysicsInvariants, AGpuBetterOnEveryFigureIsNeverSlower) {
+  const double tolerance = GetParam() == "sim" ? 1e-6 : 0.01;
   const auto& gpus = GpuCatalog::bundled().gpus();
   int pairs = 0;
   for (const Gpu& a : gpus)
@@ -109,7 +113,7 @@ TEST_P(PhysicsInvariants, AGpuBetterOnEveryFigureIsNeverSlower) {
         const ModelSpec m = ModelCatalog::bundled().resolve(shape.model);
         if (gpus_that_fit(m, b, config(cb).request) != 1) continue;
         SCOPED_TRACE(fmt::format("{} vs {} on {}", a.id, b.id, shape.model));
-        EXPECT_LE(*predict(ca).latency_s.total, *predict(cb).latency_s.total * (1 + 1e-6));
+        EXPECT_LE(*predict(ca).latency_s.total, *predict(cb).latency_s.total * (1 + tolerance));
         ++pairs;
       }
     }

@@ -122,7 +122,12 @@ class Objective {
     for (size_t i = 0; i < train_.size(); ++i) {
       const CalibrationSample& sample = set_.samples[train_[i]];
       const SimEstimate p = predict(sample, params);
-      if (sample.energy_j) loss += weights_[i] * squared_log_error(p.energy_j, *sample.energy_j);
+      // Where a row measured both, its energy is scored as mean power (energy / latency), so that the power model
+      // is fitted to power and cannot absorb a latency error (a slow engine would otherwise push power up).
+      if (sample.energy_j && sample.latency_s && p.latency_s > 0)
+        loss += weights_[i] * squared_log_error(p.energy_j / p.latency_s, *sample.energy_j / *sample.latency_s);
+      else if (sample.energy_j)
+        loss += weights_[i] * squared_log_error(p.energy_j, *sample.energy_j);
       if (sample.latency_s) loss += weights_[i] * squared_log_error(p.latency_s, *sample.latency_s);
     }
     return loss;

@@ -45,7 +45,8 @@ struct FitOptions {
   size_t min_rows_per_group = 20;  // an engine gets its own host costs from this many training rows
 };
 
-// Minimises the mean squared log error of energy and latency (each source weighted equally, errors beyond 3x
+// Minimises the mean squared log error of mean power (energy / latency where a row measured both, else energy) and
+// latency (each source weighted equally, errors beyond 3x
 // capped) over the samples in `train` by a pattern search over bounded parameters.
 SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train, const SimParams& start,
                      const FitOptions& options);

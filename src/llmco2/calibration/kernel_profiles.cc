@@ -645,7 +645,7 @@ std::string kernel_fit_markdown(const KernelProfileSet& set, const KernelFit& fi
         "\n";
   if (!plot.empty()) md += fmt::format("![held-out predicted vs measured]({})\n\n", plot);
   md += "## What limits the fit\n\n"
-        "- GEMMs (`*_proj`) are within ~7% (A100) and ~10-14% (H100) held out. What remains is tile and wave "
+        "- GEMMs (`*_proj`): see the table for their held-out error. What remains is tile and wave "
         "quantisation (times step at row counts that fill another tile wave) and, at 1-16 rows, weight streaming "
         "that reaches only ~0.7-0.8 of HBM while the largest element-wise adds reach ~0.9-1.0 (L2 hits on a tensor "
         "just written): one memory efficiency serves both.\n"

@@ -8,6 +8,7 @@
 
 #include "core/json_io.h"
 #include "core/plot.h"
+#include "core/statistics.h"
 
 namespace llmco2 {
 namespace {
@@ -25,6 +26,19 @@ std::string accuracy_cells(const AccuracyStats& fit, const AccuracyStats& loso) 
   if (fit.n == 0) return "0 | - | - | - | - | - | -";
   return fmt::format("{} | {} | {} | {} | {} | {} | {}", fit.n, percent(fit.mape), percent(loso.mape),
                      percent(fit.eba10), percent(loso.eba10), percent(fit.eba30), percent(loso.eba30));
+}
+
+// Median of predicted / measured over the samples that measured `quantity`: the direction of the error.
+std::string median_ratio(const CalibrationSet& set, const std::vector<size_t>& samples,
+                         const std::vector<SimEstimate>& predictions, Quantity quantity) {
+  std::vector<double> ratios;
+  for (size_t k : samples) {
+    const bool energy = quantity == Quantity::energy;
+    const auto& measured = energy ? set.samples[k].energy_j : set.samples[k].latency_s;
+    const double predicted = energy ? predictions[k].energy_j : predictions[k].latency_s;
+    if (measured && *measured > 0 && predicted > 0) ratios.push_back(predicted / *measured);
+  }
+  return ratios.empty() ? std::string("-") : fmt::format("{:.2f}", percentile(ratios, 0.5));
 }
 
 std::string data_section(const CalibrationReport& r) {
@@ -62,13 +76,15 @@ std::string accuracy_section(const CalibrationReport& r) {
       "defined per row in docs/data.md.\n\n";
   for (const bool energy : {true, false}) {
     out += fmt::format("### {}\n\n| source | rows | MAPE fit | MAPE held out | EBA(10%) fit | EBA(10%) held out | "
-                       "EBA(30%) fit | EBA(30%) held out |\n|---|---|---|---|---|---|---|---|\n",
+                       "EBA(30%) fit | EBA(30%) held out | median predicted/measured, held out |\n"
+                       "|---|---|---|---|---|---|---|---|---|\n",
                        energy ? "Energy" : "Latency");
     for (const auto& source : set.sources()) {
       const auto samples = samples_of(set, source);
       const Quantity q = energy ? Quantity::energy : Quantity::latency;
-      out += fmt::format("| {} | {} |\n", source,
-                         accuracy_cells(accuracy(set, samples, r.fit, q), accuracy(set, samples, r.leave_one_out, q)));
+      out += fmt::format("| {} | {} | {} |\n", source,
+                         accuracy_cells(accuracy(set, samples, r.fit, q), accuracy(set, samples, r.leave_one_out, q)),
+                         median_ratio(set, samples, r.leave_one_out, q));
     }
     out += "\n";
   }

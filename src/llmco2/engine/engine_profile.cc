@@ -14,6 +14,11 @@ double EngineProfile::launch_s(double kernel_launches, double step_tokens) const
   return graph ? graph_launch_s : kernel_launches * launch_host_s;
 }
 
+const EngineCatalog& EngineCatalog::bundled() {
+  static const EngineCatalog catalog = load_engine_catalog(default_engine_catalog_path());
+  return catalog;
+}
+
 const EngineProfile& EngineCatalog::get(const std::string& id) const {
   auto it = engines_.find(id);
   if (it != engines_.end()) return it->second;

@@ -37,6 +37,7 @@ struct EngineProfile {
 // The engines of data/engines/engines.json by id; unknown ids get "default".
 class EngineCatalog {
  public:
+  static const EngineCatalog& bundled();  // data/engines/engines.json, loaded once
   const EngineProfile& get(const std::string& id) const;
   EngineProfile& at(const std::string& id);  // for calibration; throws Error when unknown
   const std::map<std::string, EngineProfile>& all() const { return engines_; }

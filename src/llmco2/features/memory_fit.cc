@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "engine/engine_profile.h"
 
 namespace llmco2 {
 namespace {
@@ -50,8 +51,14 @@ double activation_peak_bytes_per_gpu(const ModelSpec& m, const Request& r) {
   const double ffn = m.moe ? static_cast<double>(m.moe->expert_intermediate) * m.moe->experts_per_token
                            : static_cast<double>(m.intermediate);
   const double bytes = std::max(2.0, dtype_bytes(r.precision.activations));  // fp8 GEMM inputs: 16-bit between
-  const double rows = kProfiledBatchedTokens * (2.0 * static_cast<double>(m.hidden) + 3.0 * ffn / r.gpus) * bytes;
-  const double logits = kProfiledSequences * static_cast<double>(m.vocab) * 4.0;
+  // Continuous-batching engines profile a forward pass of their token budget up front; a static-batch engine (HF
+  // generate) needs only its own prefill's activations and logits.
+  const bool profiles = EngineCatalog::bundled().get(r.engine).continuous_batching;
+  const double tokens = profiles ? kProfiledBatchedTokens
+                                 : std::min(kProfiledBatchedTokens, static_cast<double>(r.batch * r.prompt_tokens));
+  const double sequences = profiles ? kProfiledSequences : static_cast<double>(r.batch);
+  const double rows = tokens * (2.0 * static_cast<double>(m.hidden) + 3.0 * ffn / r.gpus) * bytes;
+  const double logits = sequences * static_cast<double>(m.vocab) * 4.0;
   return rows + logits;
 }
 
@@ -70,7 +77,9 @@ MemoryPlan plan_memory(const ModelSpec& m, const Request& r, const Gpu& gpu) {
   MemoryPlan p;
   p.memory_bytes_per_gpu = gpu.memory_bytes;
   p.weight_bytes_per_gpu = m.weight_bytes(r.precision) / r.gpus;
-  p.reserve_bytes_per_gpu = (1.0 - kUsableMemoryShare) * gpu.memory_bytes + activation_peak_bytes_per_gpu(m, r);
+  // The engine's share of memory for weights + KV (vLLM 0.9; HF allocates as it goes: 1.0), then activations.
+  const double usable_share = EngineCatalog::bundled().get(r.engine).memory_utilization;
+  p.reserve_bytes_per_gpu = (1.0 - usable_share) * gpu.memory_bytes + activation_peak_bytes_per_gpu(m, r);
   p.kv_bytes_per_sequence_per_gpu = kv_bytes_per_sequence_per_gpu(m, r);
   const double left = gpu.memory_bytes - p.weight_bytes_per_gpu - p.reserve_bytes_per_gpu;
   p.weights_fit = left > 0;

@@ -10,9 +10,8 @@
 
 namespace llmco2 {
 
-// vLLM's default gpu_memory_utilization: the engine leaves 1 - 0.9 of each GPU to the CUDA context, CUDA graphs and
-// allocator slack.
-inline constexpr double kUsableMemoryShare = 0.9;
+// The share of memory an engine gives to weights + KV cache is its profile's memory_utilization (engine/engine_profile.h:
+// vLLM 0.9, HF transformers 1.0); the rest holds the CUDA context, CUDA graphs and allocator slack.
 // Token rows of the largest forward pass the engine profiles its activation peak with (vLLM's
 // max_num_batched_tokens with chunked prefill), and the sequences whose fp32 logits it holds (max_num_seqs).
 inline constexpr double kProfiledBatchedTokens = 8192;

@@ -80,7 +80,7 @@ DatasetRow v2_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
                                                        "configuration the dataset format describes", pp));
   row.gpus = tp;
   row.tensor_parallel = tp;
-  row.engine = "vllm";
+  row.engine = "vllm-v0";  // vLLM 0.5.4 (SOURCE.md): the v0 engine, host work serial with the GPU (engines.json)
   row.measures = Measures::steady_state;
   row.batch = v.number("Avg BS (reqs)");
   row.max_batch = v.number("Max BS (reqs)");

@@ -89,8 +89,8 @@ const std::vector<ParamRange>& kernel_param_ranges() {
        "cuBLAS reaches ~0.7-0.8 of the dense fp16/bf16 tensor peak on large GEMMs (NVIDIA Matrix Multiplication "
        "Background guide, docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication; Vidur's H100 "
        "mlp_up_proj of Llama-2-7B at 4096 tokens: 0.76 of 989 TFLOP/s)"},
-      {"gemm_tile_rows", 8, 128,
-       "cuBLAS/CUTLASS pick 8-128-row tiles for skinny GEMMs; a GEMM with fewer rows costs a whole tile (same guide, "
+      {"gemm_tile_rows", 8, 64,
+       "cuBLAS/CUTLASS pick 8-64-row tiles (or split-K GEMV kernels) for skinny GEMMs; fewer rows cost a whole tile (same guide, "
        "tile quantization)"},
       {"attention_efficiency", 0.3, 0.75,
        "FlashAttention-2 reaches 50-73% of the A100 peak (Dao 2023, arXiv:2307.08691); FlashAttention-3 ~75% of "
