@@ -70,8 +70,8 @@ std::string accuracy_section(const CalibrationReport& r) {
   std::string out =
       "## Accuracy\n\n`fit`: parameters fitted on all sources, scored on the same rows (how well the simulator can "
       "describe the data). `held out`: parameters fitted on all *other* sources, scored on this one (how it does on a "
-      "source it never saw; per-GPU and per-engine parameters exist only where the other sources have 20 rows of "
-      "that GPU or engine, otherwise the shared values are used). MAPE = mean |predicted - measured| / measured; "
+      "source it never saw; there is no per-GPU parameter, and an engine's host costs are fitted only where the other "
+      "sources have 20 rows of that engine, otherwise its sourced defaults from data/engines/engines.json are used). MAPE = mean |predicted - measured| / measured; "
       "EBA(d) = share of rows within +-d. Totals per row: energy of all GPUs for the row's requests; latency as "
       "defined per row in docs/data.md.\n\n";
   for (const bool energy : {true, false}) {
