@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+
+#include "core/error.h"
 
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
@@ -151,6 +154,49 @@ TEST_P(Invariants, NoiseIsSeededAndCentredOnTheCleanValue) {
 }
 
 INSTANTIATE_TEST_SUITE_P(UncalibratedAndCalibrated, Invariants, ::testing::Bool());
+
+}  // namespace
+}  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SimParamsFiles, AMissingParamsFileIsAnError) {
+  const std::string message = error_of([] { load_sim_params("/nonexistent/params.json"); });
+  EXPECT_NE(message.find("/nonexistent/params.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("not found"), std::string::npos) << message;
+}
+
+TEST(SimParamsFiles, AValueOutsideItsPhysicalRangeNamesFileAndKey) {
+  Json j = sim_params_to_json(default_sim_params());
+  j["shared"]["power_active"] = 2.0;  // the range is [0, 0.4]
+  const std::string message = error_of([&] {
+    sim_params_from_json(j, "p.json", default_sim_params().kernels, default_sim_params().engines);
+  });
+  EXPECT_NE(message.find("p.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("shared.power_active"), std::string::npos) << message;
+  EXPECT_NE(message.find("[0, 0.4]"), std::string::npos) << message;
+}
+
+TEST(SimParamsFiles, AnEngineValueOutsideItsRangeNamesEngineAndField) {
+  Json j = read_json_file(default_engine_catalog_path());
+  j["engines"]["vllm"]["step_host_s"] = -1e-3;
+  const std::string message = error_of([&] { engine_catalog_from_json(j, "e.json"); });
+  EXPECT_NE(message.find("e.json: engines.vllm"), std::string::npos) << message;
+  EXPECT_NE(message.find("step_host_s"), std::string::npos) << message;
+  j = read_json_file(default_engine_catalog_path());
+  j["engines"]["hf-transformers"]["launch_host_s"] = std::nan("");
+  EXPECT_NE(error_of([&] { engine_catalog_from_json(j, "e.json"); }).find("not a finite number"), std::string::npos);
+}
 
 }  // namespace
 }  // namespace llmco2
