@@ -2,6 +2,8 @@
 // the range-checked kernels.json loader, and the committed fit's held-out accuracy on the committed Vidur data.
 #include <gtest/gtest.h>
 
+#include "support/error_of.h"
+
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -87,14 +89,7 @@ KernelParams sample_params() {
   return p;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_support::error_of;
 
 TEST(KernelProfile, LoaderRoundTripsAndFallsBack) {
   KernelParams p = sample_params();

@@ -2,6 +2,8 @@
 // under both the uncalibrated and the calibrated (data/sim/params.json) parameters.
 #include <gtest/gtest.h>
 
+#include "support/error_of.h"
+
 #include <cmath>
 #include <functional>
 
@@ -161,14 +163,7 @@ INSTANTIATE_TEST_SUITE_P(UncalibratedAndCalibrated, Invariants, ::testing::Bool(
 namespace llmco2 {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_support::error_of;
 
 TEST(SimParamsFiles, AMissingParamsFileIsAnError) {
   const std::string message = error_of([] { load_sim_params("/nonexistent/params.json"); });
