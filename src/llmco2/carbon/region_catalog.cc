@@ -30,9 +30,7 @@ double parse_number(const std::string& cell, const CsvTable& table, long line, s
   const auto value = parse_double(cell);
   if (!value) fail("{}:{}: column '{}': expected a number, got '{}'", table.source, line, column, cell);
   for (const ParamRange& range : kRanges)
-    if (range.name == column && !(*value >= range.lo && *value <= range.hi))
-      fail("{}:{}: {} = {} is outside [{}, {}] ({})", table.source, line, column, *value, range.lo, range.hi,
-           range.why);
+    if (range.name == column) return check_range(*value, range, fmt::format("{}:{}", table.source, line));
   return *value;
 }
 

@@ -13,8 +13,12 @@ double check_range(double value, double lo, double hi, const std::string& source
   return value;
 }
 
-double check_range(double value, const ParamRange& range, const std::string& source, std::string_view prefix) {
-  return check_range(value, range.lo, range.hi, source, std::string(prefix) + std::string(range.name));
+double check_range(double value, const ParamRange& range, const std::string& source, std::string_view key) {
+  if (key.empty()) key = range.name;
+  if (!std::isfinite(value)) fail("{}: {} = {} is not a finite number", source, key, value);
+  if (!range.contains(value))
+    fail("{}: {} = {:g} is outside [{:g}, {:g}] ({})", source, key, value, range.lo, range.hi, range.why);
+  return value;
 }
 
 }  // namespace llmco2

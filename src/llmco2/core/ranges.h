@@ -16,6 +16,8 @@ struct ParamRange {
 
 // Returns `value` when finite and within [lo, hi]; else throws Error "<source>: <key> = <value> is outside [lo, hi]".
 double check_range(double value, double lo, double hi, const std::string& source, std::string_view key);
-double check_range(double value, const ParamRange& range, const std::string& source, std::string_view prefix = "");
+// The same against a documented range, adding its reason: "... is outside [lo, hi] (<why>)". `key` is what the
+// message names (default: the range's name), e.g. "shared.power_active" or "dense_peak_tflops.fp8".
+double check_range(double value, const ParamRange& range, const std::string& source, std::string_view key = {});
 
 }  // namespace llmco2

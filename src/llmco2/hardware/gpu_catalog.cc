@@ -65,12 +65,7 @@ const ParamRange& range_of(std::string_view key) {
 
 // `value` of `key` (shown as `shown`, e.g. "dense_peak_tflops.fp8") when finite and within its range, else Error.
 double in_range(const std::string& source, std::string_view key, double value, std::string_view shown = {}) {
-  const ParamRange& range = range_of(key);
-  if (shown.empty()) shown = key;
-  if (!std::isfinite(value)) fail("{}: {} = {} is not a finite number", source, shown, value);
-  if (value < range.lo || value > range.hi)
-    fail("{}: {} = {} is outside [{}, {}] ({})", source, shown, value, range.lo, range.hi, range.why);
-  return value;
+  return check_range(value, range_of(key), source, shown.empty() ? key : shown);
 }
 
 double number_in_range(const JsonReader& r, const std::string& file, std::string_view key, std::string_view full_key) {

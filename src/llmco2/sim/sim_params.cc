@@ -53,7 +53,7 @@ SimParams sim_params_from_json(const Json& j, const std::string& source, KernelP
   JsonReader top(j, source);
   JsonReader shared(top.at("shared"), source + ": shared");
   for (const SimField& f : sim_fields())
-    f.ref(p) = check_range(shared.number(f.range.name), f.range, source, "shared.");
+    f.ref(p) = check_range(shared.number(f.range.name), f.range, source, "shared." + std::string(f.range.name));
   if (!top.has("engines")) return p;
   for (const auto& [id, body] : top.at("engines").items()) {
     EngineProfile& profile = p.engines.at(id);

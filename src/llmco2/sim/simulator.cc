@@ -57,7 +57,7 @@ SimSegment segment(const ModelSpec& model, const Gpu& gpu, const Request& reques
   SimSegment s;
   s.steps = steps;
   s.sequences = static_cast<double>(request.batch);
-  s.step_tokens = static_cast<double>(request.batch) * (phase == Phase::prefill ? request.prompt_tokens : 1);
+  s.step_tokens = static_cast<double>(request.batch * (phase == Phase::prefill ? request.prompt_tokens : 1L));
   for (const auto& node : graph.nodes)
     s.kernels.push_back(sim_kernel(node, phase, shape.steps, graph.layers, model, features, gpu));
   for (const auto& node : graph.step_nodes)
