@@ -57,6 +57,7 @@ struct Knob {
   std::function<double&(SimParams&)> ref;
   double lo, hi;
   bool log_scale;
+  std::string name;  // as the report names it
 
   double value(double theta) const {
     const double s = 1 / (1 + std::exp(-theta));
@@ -76,7 +77,8 @@ std::vector<Knob> shared_knobs() {
   std::vector<Knob> knobs;
   for (const SimField& f : sim_fields()) {
     if (f.range.name == "energy_noise" || f.range.name == "latency_noise") continue;
-    knobs.push_back({[f](SimParams& p) -> double& { return f.ref(p); }, f.range.lo, f.range.hi, false});
+    knobs.push_back({[f](SimParams& p) -> double& { return f.ref(p); }, f.range.lo, f.range.hi, false,
+                     std::string(f.range.name)});
   }
   return knobs;
 }
@@ -96,9 +98,17 @@ std::vector<Knob> engine_knobs(const CalibrationSet& set, const std::vector<size
         continue;
       const std::string name = field;
       knobs.push_back({[engine, name](SimParams& p) -> double& { return engine_field(p.engines.at(engine), name); },
-                       range->second.first, range->second.second, true});
+                       range->second.first, range->second.second, true, "engines." + engine + "." + name});
     }
   }
+  return knobs;
+}
+
+// Every parameter a fit on `train` moves: the shared ones and the host costs of engines with enough rows.
+std::vector<Knob> fitted_knobs(const CalibrationSet& set, const std::vector<size_t>& train, const FitOptions& options,
+                               SimParams& start) {
+  std::vector<Knob> knobs = shared_knobs();
+  for (auto& knob : engine_knobs(set, train, options, start)) knobs.push_back(std::move(knob));
   return knobs;
 }
 
@@ -144,8 +154,7 @@ class Objective {
 SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train, const SimParams& start_params,
                      const FitOptions& options) {
   SimParams params = start_params;
-  std::vector<Knob> knobs = shared_knobs();
-  for (auto& knob : engine_knobs(set, train, options, params)) knobs.push_back(std::move(knob));
+  std::vector<Knob> knobs = fitted_knobs(set, train, options, params);
   std::vector<double> theta;
   for (auto& knob : knobs) theta.push_back(knob.theta(knob.ref(params)));
   const Objective objective(set, train);
@@ -173,25 +182,13 @@ SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train
 
 std::vector<std::string> params_at_bounds(const SimParams& params, const CalibrationSet& set,
                                           const std::vector<size_t>& train, const FitOptions& options) {
+  SimParams copy = params;
   std::vector<std::string> out;
-  auto check = [&](const std::string& name, double value, double lo, double hi) {
-    const double span = hi - lo;
-    if (value <= lo + 1e-3 * span || value >= hi - 1e-3 * span)
-      out.push_back(fmt::format("{} = {:.4g} (range [{:g}, {:g}])", name, value, lo, hi));
-  };
-  for (const SimField& f : sim_fields())
-    if (f.range.name != "energy_noise" && f.range.name != "latency_noise")
-      check(std::string(f.range.name), f.get(params), f.range.lo, f.range.hi);
-  std::map<std::string, size_t> engine_rows;
-  for (size_t s : train) ++engine_rows[set.samples[s].workload.engine];
-  for (const auto& [id, profile] : params.engines.all())
-    for (const char* field : kEngineFittedFields) {
-      if (engine_rows[id] < options.min_rows_per_group) continue;
-      const auto range = profile.ranges.find(field);
-      if (range == profile.ranges.end()) continue;
-      EngineProfile p = profile;
-      check("engines." + id + "." + field, engine_field(p, field), range->second.first, range->second.second);
-    }
+  for (const Knob& k : fitted_knobs(set, train, options, copy)) {
+    const double value = k.ref(copy), span = k.hi - k.lo;
+    if (value <= k.lo + 1e-3 * span || value >= k.hi - 1e-3 * span)
+      out.push_back(fmt::format("{} = {:.4g} (range [{:g}, {:g}])", k.name, value, k.lo, k.hi));
+  }
   return out;
 }
 

@@ -198,17 +198,13 @@ SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Reque
 
 namespace {
 
-// The segments of a batch of `sequences`, each repeated `times`.
-void append_wave(SimWorkload& w, const ModelSpec& model, const Gpu& gpu, Request request, const SimScenario& sc,
-                 long sequences, double times) {
+// Appends the segments of the last wave: the same request with its `sequences` (fewer than a full wave, so it fits).
+void append_last_wave(SimWorkload& w, const ModelSpec& model, const Gpu& gpu, Request request, const SimScenario& sc,
+                      long sequences) {
   request.batch = sequences;
-  const KernelGraph graph = build_kernel_graph(model, request);
-  const SimWorkload wave = prepare_workload(model, gpu, request, sc, graph, compute_features(graph, gpu, request));
-  for (auto [to, from] : {std::pair{&w.prefill, &wave.prefill}, {&w.decode, &wave.decode}})
-    for (SimSegment segment : *from) {
-      segment.steps *= times;
-      to->push_back(std::move(segment));
-    }
+  const SimWorkload wave = prepare_workload(model, gpu, request, sc);
+  w.prefill.insert(w.prefill.end(), wave.prefill.begin(), wave.prefill.end());
+  w.decode.insert(w.decode.end(), wave.decode.begin(), wave.decode.end());
 }
 
 }  // namespace
@@ -226,8 +222,7 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
   if (!waves) return w;
   for (auto* segments : {&w.sim.prefill, &w.sim.decode})
     for (SimSegment& segment : *segments) segment.steps *= static_cast<double>(plan.waves - 1);
-  append_wave(w.sim, model, gpu, request, sc, plan.last_wave_sequences, 1.0);
-  w.sim.waves = static_cast<double>(plan.waves);
+  append_last_wave(w.sim, model, gpu, request, sc, plan.last_wave_sequences);
   w.features.notes.push_back(plan.note);
   return w;
 }

@@ -57,7 +57,6 @@ struct SimWorkload {
   std::string engine;
   int gpus_total = 1;      // all GPUs drawing power (idle ones included)
   double replicas = 1;     // data-parallel copies of the work
-  double waves = 1;        // the batch ran in this many waves (its KV cache did not fit at once); segments hold them
   bool layer_split = false;
   bool steady_state = false;
   double tdp_w = 0, idle_w = 0;  // per GPU; tdp_w is the power cap when one is set
