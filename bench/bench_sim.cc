@@ -37,7 +37,7 @@ void BM_RunPreparedWorkload(benchmark::State& state) {
   CatalogCache catalogs;
   const SimConfig c = config_for_plan(sample_plan()[10], catalogs);
   const SimWorkload w = prepare_workload(*c.model, *c.gpu, c.request, c.scenario);
-  const SimParams params;
+  const SimParams params = load_sim_params(default_sim_params_path());
   for (auto _ : state) benchmark::DoNotOptimize(run_workload(w, params));
   state.SetItemsProcessed(state.iterations());
 }

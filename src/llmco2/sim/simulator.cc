@@ -92,10 +92,18 @@ struct StepCost {
   double memory_s = 0;   // the step's bytes at the peak bandwidth
 };
 
-StepCost step_cost(const SimSegment& s, const SimWorkload& w, const SimParams& p) {
-  const KernelEfficiency eff = p.efficiency(w.generation);
-  const NetworkEfficiency& net = p.kernels.network(w.generation, w.link);
-  const EngineProfile& engine = p.engines.get(w.engine);
+// The parameters that apply to one workload, looked up once per run (by generation, link class and engine).
+struct Resolved {
+  KernelEfficiency efficiency;
+  const NetworkEfficiency& network;
+  const EngineProfile& engine;
+  const SimParams& params;
+};
+
+StepCost step_cost(const SimSegment& s, const SimWorkload& w, const Resolved& r) {
+  const KernelEfficiency& eff = r.efficiency;
+  const NetworkEfficiency& net = r.network;
+  const EngineProfile& engine = r.engine;
   StepCost c;
   double work_s = 0, network_s = 0, launches = 0;
   for (const auto& k : s.kernels) {
@@ -109,9 +117,10 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const SimParams& p
     if (k.work.ops > 0) c.compute_s += k.count * k.work.ops / k.work.peak_ops_per_s;
     c.memory_s += k.count * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
   }
-  const double wait_s = w.roofs.tp_gpus > 1 ? p.sync_wait_fraction * work_s : 0.0;
+  const double wait_s = w.roofs.tp_gpus > 1 ? r.params.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
-  c.time_s = std::max(c.busy_s + wait_s, engine.launch_s(launches, s.step_tokens)) + engine.serial_s(s.sequences, w.roofs.tp_gpus);
+  c.time_s = std::max(c.busy_s + wait_s, engine.launch_s(launches, s.step_tokens)) +
+             engine.serial_s(s.sequences, w.roofs.tp_gpus);
   return c;
 }
 
@@ -133,11 +142,11 @@ double dense_peak(const Gpu& gpu) {
 
 // Energy (all GPUs) and wall time of a list of segments.
 std::pair<double, double> phase_energy_time(const std::vector<SimSegment>& segments, const SimWorkload& w,
-                                            const SimParams& p) {
+                                            const Resolved& r) {
   double energy_j = 0, time_s = 0;
   for (const auto& s : segments) {
-    const StepCost c = step_cost(s, w, p);
-    const double active_w = step_power_w(c, w, p.power);
+    const StepCost c = step_cost(s, w, r);
+    const double active_w = step_power_w(c, w, r.params.power);
     const double step_energy_j = w.layer_split ? active_w * c.time_s + (w.gpus_total - 1) * w.idle_w * c.time_s
                                                : w.replicas * w.roofs.tp_gpus * active_w * c.time_s;
     energy_j += s.steps * step_energy_j;
@@ -229,8 +238,9 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
 
 SimResult run_workload(const SimWorkload& w, const SimParams& p) {
   SimResult r;
-  std::tie(r.energy_j.prefill, r.latency_s.prefill) = phase_energy_time(w.prefill, w, p);
-  std::tie(r.energy_j.decode, r.latency_s.decode) = phase_energy_time(w.decode, w, p);
+  const Resolved resolved{p.efficiency(w.generation), p.kernels.network(w.generation, w.link), p.engines.get(w.engine), p};
+  std::tie(r.energy_j.prefill, r.latency_s.prefill) = phase_energy_time(w.prefill, w, resolved);
+  std::tie(r.energy_j.decode, r.latency_s.decode) = phase_energy_time(w.decode, w, resolved);
   r.gpus = w.gpus_total;
   set_mean_power(r);
   return r;
