@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "features/memory_fit.h"
+#include "engine/engine_profile.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 
@@ -37,7 +38,7 @@ ResolvedRequest resolve_request(const RequestFlags& f, bool check_fit) {
   r.gpus = f.gpus;
   // The config's quantization_config sets the default; a type the GPU has no tensor-core path for runs as the engine
   // would fall back (e.g. fp8 on an A100: weight-only fp8, 16-bit compute), with a note.
-  EnginePrecision precision = gpu.engine_precision(model.precision_for(f.dtype));
+  EnginePrecision precision = engine_precision(gpu, model.precision_for(f.dtype), f.engine);
   r.precision = precision.precision;
   r.flash_attention = f.flash;
   r.engine = f.engine;

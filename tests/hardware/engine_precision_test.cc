@@ -51,6 +51,21 @@ TEST(EnginePrecision, Mxfp4ExpertsAreWeightOnlyAlready) {
   EXPECT_TRUE(e.notes.empty());
 }
 
+TEST(EnginePrecision, PyTorchEagerKeepsBf16OnAV100AndRunsItOnTheCudaCores) {
+  const Gpu v100 = gpu("v100-sxm2");
+  const Precision bf16{DType::bf16, DType::bf16, DType::bf16};
+  const EnginePrecision kept = v100.engine_precision(bf16, /*casts_bf16_to_fp16=*/false);
+  EXPECT_EQ(kept.precision, bf16);
+  ASSERT_EQ(kept.notes.size(), 1u);
+  EXPECT_NE(kept.notes[0].find("CUDA cores"), std::string::npos) << kept.notes[0];
+  // bf16 cannot enter Volta's fp16 tensor cores: the V100 datasheet's fp32 rate, 15.7 TFLOP/s, not 125.
+  const ComputePeak peak = v100.matrix_peak(DType::bf16);
+  EXPECT_EQ(peak.dtype, DType::fp32);
+  EXPECT_DOUBLE_EQ(peak.ops_per_s, 15.7e12);
+  // An engine that casts (vLLM) runs fp16 on the tensor cores instead.
+  EXPECT_EQ(v100.engine_precision(bf16, true).precision, (Precision{DType::fp16, DType::fp16, DType::fp16}));
+}
+
 TEST(EnginePrecision, Bf16BecomesFp16WithoutBf16TensorCores) {
   const EnginePrecision e = gpu("t4").engine_precision({DType::bf16, DType::bf16, DType::bf16});
   EXPECT_EQ(e.precision, (Precision{DType::fp16, DType::fp16, DType::fp16}));

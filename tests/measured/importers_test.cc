@@ -106,16 +106,23 @@ TEST(Importers, WilkinsKeepsRequestRowsAndRejectsStartupRows) {
 
 TEST(Importers, TokenPowerBenchCountsOnlyTheServingGpu) {
   const ImportResult r = run("tokenpowerbench");
-  ASSERT_EQ(r.rows.size(), 2u);
-  ASSERT_EQ(r.rejects.size(), 1u);  // the fixture row without per-GPU power
-  EXPECT_EQ(r.rejects[0].line, 4);
+  ASSERT_EQ(r.rows.size(), 1u);
+  // Lines 2-3: GPU 1 at 299 and 296 W (serving, not the ~61 W idle): two GPUs ran. Line 4: no per-GPU power.
+  ASSERT_EQ(r.rejects.size(), 3u);
+  EXPECT_EQ(r.rejects[0].line, 2);
+  EXPECT_NE(r.rejects[0].reason.find("GPU 1 drew 299 W"), std::string::npos) << r.rejects[0].reason;
+  EXPECT_EQ(r.rejects[1].line, 3);
+  EXPECT_EQ(r.rejects[2].line, 4);
+  // Line 5: Llama-3.2-3B, batch 128, 128 responses in 1.014 s, GPU 0 at 145.96 W.
   const DatasetRow& d = r.rows[0];
-  EXPECT_EQ(d.engine, "deepspeed");
-  EXPECT_DOUBLE_EQ(d.batch, 256);
-  const double per_response_j = 269.02680149439965 * 11184.960287332535 / 52002;
-  EXPECT_DOUBLE_EQ(*d.energy_j.total, per_response_j * 256);
-  EXPECT_DOUBLE_EQ(d.gen_tokens, 26001000.0 / 52002);
+  EXPECT_EQ(d.engine, "vllm");
+  EXPECT_DOUBLE_EQ(d.batch, 128);
+  EXPECT_DOUBLE_EQ(*d.energy_j.total, 145.95915 * 1.0138213634490967);
+  EXPECT_DOUBLE_EQ(*d.run_requests, 128);
+  EXPECT_DOUBLE_EQ(d.gen_tokens, 14669.0 / 128);
   EXPECT_TRUE(has(d, "idle_gpus_subtracted"));
+  EXPECT_TRUE(has(d, "nvml_window_mean"));
+  EXPECT_TRUE(has(d, "short_run"));  // 1 s < 10 s
 }
 
 TEST(Importers, ChuyishangTakesTheMeanBatchFromLittlesLaw) {

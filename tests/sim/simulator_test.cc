@@ -12,6 +12,7 @@
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 #include "sim/simulator.h"
+#include "sim/label.h"
 
 namespace llmco2 {
 namespace {
@@ -191,6 +192,55 @@ TEST(SimParamsFiles, AnEngineValueOutsideItsRangeNamesEngineAndField) {
   j = read_json_file(default_engine_catalog_path());
   j["engines"]["hf-transformers"]["launch_host_s"] = std::nan("");
   EXPECT_NE(error_of([&] { engine_catalog_from_json(j, "e.json"); }).find("not a finite number"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// vLLM v0 without chunked prefill (prefill_stalls_decode): at steady state each finished request's replacement is
+// prefilled in a step of its own. Llama-3.1-8B, B = 128 running requests of G = 480 tokens: B/G = 0.267 finish per
+// decode step, p = 1 - exp(-0.267) = 0.234 of the steps are followed by a prefill step of 0.267 / 0.234 = 1.14 -> 1
+// prompt, so the 128 prompts cost 128 single-prompt prefill steps.
+TEST(SteadyState, EnginesWithoutChunkedPrefillPrefillEachReplacementAlone) {
+  const ModelSpec model = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  const Gpu gpu = GpuCatalog::bundled().resolve("h100-sxm");
+  const SimParams params = default_sim_params();
+  Request running;
+  running.batch = 128, running.prompt_tokens = 100, running.gen_tokens = 480, running.engine = "vllm-v0";
+  SimScenario steady;
+  steady.measures = Measures::steady_state;
+  Request alone = running;
+  alone.batch = 1, alone.gen_tokens = 1;
+  const double one_prompt_s = simulate(model, gpu, alone, {}, params).latency_s.prefill;
+  EXPECT_NEAR(simulate(model, gpu, running, steady, params).latency_s.prefill, 128 * one_prompt_s, 1e-9);
+  // B = 512, G = 100: 5.12 finish per step, p = 0.994, 5.15 -> 5 prompts per prefill step, 512 / 5 steps.
+  running.batch = 512, running.gen_tokens = 100, alone.batch = 5;
+  const double five_prompts_s = simulate(model, gpu, alone, {}, params).latency_s.prefill;
+  EXPECT_NEAR(simulate(model, gpu, running, steady, params).latency_s.prefill, 512.0 / 5 * five_prompts_s, 1e-9);
+  // vLLM V1 mixes prefill chunks into decode steps: the prompts are one pass, as for a fixed batch.
+  running.engine = "vllm";
+  Request batch = running;
+  EXPECT_DOUBLE_EQ(simulate(model, gpu, running, steady, params).latency_s.prefill,
+                   simulate(model, gpu, batch, {}, params).latency_s.prefill);
+}
+
+// TokenPowerBench's meter: NVML samples (each the mean power of the last second) from 2 s before to 2 s after the
+// run, 10% trimmed at each end. A 1 s run: samples span 5 s, the kept window [-1.5, 2.5] s holds the 1 s of busy
+// power smeared over [0, 2] s: share 1 / 4. A 3.6 s run: window [-1.24, 4.84] s (6.08 s) holds all 3.6 busy
+// seconds: 0.592. A 40 s run: window [2.4, 37.6] s lies inside the run: 1.
+TEST(WindowMeter, ShortRunsAreDilutedByTheIdleSecondsAroundThem) {
+  EXPECT_NEAR(window_busy_share(1.0), 0.25, 1e-9);
+  EXPECT_NEAR(window_busy_share(3.6), 3.6 / 6.08, 1e-9);
+  EXPECT_NEAR(window_busy_share(40.0), 1.0, 1e-3);  // midpoint rule across the window edges
+  // 300 W busy for 1 s on a GPU idling at 90 W reads 90 + 210 / 4 = 142.5 W, i.e. 142.5 J.
+  SimResult r;
+  r.energy_j.decode = 300, r.latency_s.decode = 1, r.gpus = 1;
+  const WindowMeter meter{128.0 / 128};
+  EXPECT_NEAR(meter.energy_j(r, 90), 142.5, 1e-9);
+  EXPECT_DOUBLE_EQ(WindowMeter{}.energy_j(r, 90), 300);  // no meter: what an integrating counter reads
 }
 
 }  // namespace

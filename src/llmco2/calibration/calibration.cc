@@ -33,6 +33,7 @@ CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
       sample.row = i;
       sample.workload = prepare_workload(*config.model, *config.gpu, config.request, config.scenario);
       sample.batch_scale = config.batch_scale;
+      sample.meter = config.meter;
       sample.energy_j = row.energy_j.total;
       sample.latency_s = row.latency_s.total;
       set.samples.push_back(std::move(sample));
@@ -46,7 +47,7 @@ CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
 
 SimEstimate predict(const CalibrationSample& sample, const SimParams& params) {
   const SimResult r = run_workload(sample.workload, params);
-  return {r.energy_j.total() * sample.batch_scale, r.latency_s.total()};
+  return {sample.meter.energy_j(r, sample.workload.idle_w) * sample.batch_scale, r.latency_s.total()};
 }
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include "dataset/record.h"
 #include "core/accuracy.h"
+#include "sim/label.h"
 #include "sim/simulator.h"
 
 namespace llmco2 {
@@ -16,6 +17,7 @@ struct CalibrationSample {
   size_t row = 0;  // index into CalibrationSet::rows
   SimWorkload workload;
   double batch_scale = 1;
+  WindowMeter meter;                // how the row's energy was metered
   std::optional<double> energy_j;   // measured total energy
   std::optional<double> latency_s;  // measured total latency
 };

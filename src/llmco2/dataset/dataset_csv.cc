@@ -96,6 +96,7 @@ const std::vector<Column>& columns() {
       {"engine", true, TEXT(engine)},
       {"batch", true, NUM(batch)},
       {"max_batch", false, OPT(double, max_batch)},
+      {"run_requests", false, OPT(double, run_requests)},
       {"prompt_tokens", true, NUM(prompt_tokens)},
       {"gen_tokens", true, NUM(gen_tokens)},
       {"measures", true, [](const DatasetRow& r) { return std::string(measures_name(r.measures)); },

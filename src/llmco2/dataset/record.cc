@@ -41,6 +41,8 @@ const std::vector<std::string>& known_caveats() {
       "gpu_variant_assumed",      // the source names the GPU family only; the variant is our assumption
       "dtype_emulated",           // the dtype has no tensor-core support on this GPU (bf16 on V100)
       "short_run",                // runs of a few seconds: NVML power averaging error is large
+      "nvml_window_mean",         // energy = run time x mean of 1-s-averaged NVML power samples over a window
+                                  // around the run (TokenPowerBench); the simulator models that meter
       "tail_included",            // energy includes some time after the load ended
       "energy_missing",           // latency only: the source recorded no power
       "model_substituted",        // the source's model is not in the catalog; a same-architecture model stands in

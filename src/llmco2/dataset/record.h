@@ -61,6 +61,8 @@ struct DatasetRow {
   std::string engine;  // vllm, hf-transformers, ... or "unknown"
   double batch = 1;    // requests per batch; mean running batch for steady_state
   std::optional<double> max_batch;  // the engine's concurrency cap (steady_state)
+  std::optional<double> run_requests;  // requests of the whole measured run the row's meter window covered, when
+                                       // the row reports `batch` of them (the meter model needs the run's length)
   double prompt_tokens = 0;  // per request (mean when aggregated)
   double gen_tokens = 0;     // generated per request (mean when aggregated)
   Measures measures = Measures::isolated;

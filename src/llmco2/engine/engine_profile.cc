@@ -38,6 +38,10 @@ void EngineCatalog::add(EngineProfile profile) {
   engines_[id] = std::move(profile);
 }
 
+EnginePrecision engine_precision(const Gpu& gpu, const Precision& requested, const std::string& engine) {
+  return gpu.engine_precision(requested, EngineCatalog::bundled().get(engine).casts_bf16_to_fp16);
+}
+
 double& engine_field(EngineProfile& p, const std::string& field) {
   if (field == "launch_host_s") return p.launch_host_s;
   if (field == "graph_launch_s") return p.graph_launch_s;
@@ -68,6 +72,8 @@ EngineProfile profile_from_json(const std::string& id, const Json& j, const std:
   if (auto v = r.optional_bool("cuda_graphs")) p.cuda_graphs = *v;
   if (auto v = r.optional_bool("paged_kv")) p.paged_kv = *v;
   if (auto v = r.optional_bool("continuous_batching")) p.continuous_batching = *v;
+  if (auto v = r.optional_bool("casts_bf16_to_fp16")) p.casts_bf16_to_fp16 = *v;
+  if (auto v = r.optional_bool("prefill_stalls_decode")) p.prefill_stalls_decode = *v;
   if (auto v = r.optional_string("attention_kernel")) p.attention_kernel = *v;
   if (auto v = r.optional_number("graph_max_tokens")) p.graph_max_tokens = static_cast<long>(check_range(*v, 1, 1e6, where, "graph_max_tokens"));
   for (const ParamRange& bound : kEngineBounds) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/json_io.h"
+#include "hardware/gpu.h"
 
 namespace llmco2 {
 
@@ -21,6 +22,9 @@ struct EngineProfile {
   double tp_step_host_s = 0;          // per step under tensor parallelism: broadcasting the step to the workers
   bool paged_kv = true;               // false: the KV cache of a static batch is padded to its longest sequence
   bool continuous_batching = true;    // requests join and leave the running batch at every step
+  bool prefill_stalls_decode = false;  // prefills run as steps of their own that pause every running decode (vLLM
+                                       // v0 without chunked prefill); false: prefill chunks ride along in decode steps
+  bool casts_bf16_to_fp16 = true;     // on GPUs without bf16 tensor cores: cast to fp16 (vLLM) or keep bf16 (PyTorch)
   double memory_utilization = 0.9;    // share of GPU memory given to weights + KV cache (the rest: activations, context)
   long graph_max_tokens = 512;        // steps with more tokens than this run eagerly even with cuda_graphs
   std::string attention_kernel = "flash";
@@ -47,9 +51,13 @@ class EngineCatalog {
   std::map<std::string, EngineProfile> engines_;
 };
 
+// A request's precision as `engine` (an id of the bundled catalog) runs it on `gpu`: Gpu::engine_precision with the
+// engine's bf16 policy.
+EnginePrecision engine_precision(const Gpu& gpu, const Precision& requested, const std::string& engine);
+
 // The numeric fields calibration may fit, by name.
 double& engine_field(EngineProfile& profile, const std::string& field);
-inline constexpr const char* kEngineFittedFields[] = {"step_host_s", "launch_host_s"};
+inline constexpr const char* kEngineFittedFields[] = {"step_host_s", "launch_host_s", "step_host_per_seq_s"};
 
 // Reads and range-checks the catalog: every numeric value finite, inside its stated range, ranges inside the global
 // physical bounds. Throws Error naming the file and key of the first bad value.

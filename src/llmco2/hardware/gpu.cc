@@ -15,7 +15,8 @@ std::vector<DType> fallbacks(DType dtype) {
     case DType::fp4: case DType::mxfp4: case DType::nvfp4: return {DType::fp16, DType::fp32};
     case DType::int8: return {DType::fp16, DType::fp32};
     case DType::fp8: return {DType::fp16, DType::fp32};
-    case DType::bf16: return {DType::fp16, DType::fp32};
+    // bf16 cannot enter fp16 tensor cores (other exponent width): cuBLAS runs it on the CUDA cores in fp32 math.
+    case DType::bf16: return {DType::fp32};
     case DType::fp16: return {DType::fp32};
     case DType::tf32: return {DType::fp32};
     case DType::fp32: return {};
@@ -58,15 +59,22 @@ ComputePeak Gpu::matrix_peak(DType dtype) const {
 
 bool Gpu::has_tensor_units(DType dtype) const { return dense_peak_ops_per_s.contains(tensor_dtype(dtype)); }
 
-EnginePrecision Gpu::engine_precision(const Precision& requested) const {
+EnginePrecision Gpu::engine_precision(const Precision& requested, bool casts_bf16_to_fp16) const {
   EnginePrecision out{requested, {}};
   Precision as_fp16 = requested;
   replace_bf16(as_fp16);
-  if (!has_tensor_units(DType::bf16) && as_fp16 != requested) {
-    out.precision = as_fp16;
-    out.notes.push_back(fmt::format("{} has no bf16 tensor cores: the engine runs bf16 tensors as fp16", id));
+  const bool has_bf16 = has_tensor_units(DType::bf16);
+  if (!has_bf16 && as_fp16 != requested) {
+    if (casts_bf16_to_fp16) {
+      out.precision = as_fp16;
+      out.notes.push_back(fmt::format("{} has no bf16 tensor cores: the engine runs bf16 tensors as fp16", id));
+    } else {
+      out.notes.push_back(fmt::format("{} has no bf16 tensor cores and the engine keeps bf16: its matrix kernels run "
+                                      "on the CUDA cores at the fp32 rate", id));
+    }
   }
-  if (!is_wide(out.precision.activations) && !has_tensor_units(out.precision.activations)) {
+  const bool emulated_bf16 = !has_bf16 && out.precision.activations == DType::bf16;
+  if (!emulated_bf16 && !is_wide(out.precision.activations) && !has_tensor_units(out.precision.activations)) {
     const DType compute = sixteen_bit(*this);
     out.notes.push_back(weight_only_note(*this, requested, compute));
     out.precision.activations = compute;

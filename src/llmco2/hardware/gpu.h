@@ -59,8 +59,10 @@ struct Gpu {
   bool has_tensor_units(DType dtype) const;
   // What an engine (vLLM, TensorRT-LLM) runs for `requested` here: activations of a type the tensor cores lack are
   // kept 16-bit and the weights run weight-only (fp8 on an A100: w8a16, 1-byte weights dequantised to bf16 as
-  // vLLM's Marlin fp8 kernels do; MXFP4/NVFP4 before Blackwell: w4a16); bf16 becomes fp16 on GPUs without bf16.
-  EnginePrecision engine_precision(const Precision& requested) const;
+  // vLLM's Marlin fp8 kernels do; MXFP4/NVFP4 before Blackwell: w4a16). On GPUs without bf16 tensor cores bf16
+  // becomes fp16 when the engine casts it (`casts_bf16_to_fp16`, vLLM), else it stays bf16 and its matrix kernels
+  // run on the CUDA cores (PyTorch eager, HF transformers).
+  EnginePrecision engine_precision(const Precision& requested, bool casts_bf16_to_fp16 = true) const;
   // Peak of the vector units (norms, softmax, element-wise kernels): the fp32 CUDA-core rate.
   double vector_peak_ops_per_s() const;
   // The link `gpus` GPUs of this type talk over: the GPU link when it joins that many, else PCIe.

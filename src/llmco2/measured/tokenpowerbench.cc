@@ -12,10 +12,19 @@ namespace {
 
 // Alpaca prompts are short instructions; the files keep no prompt lengths (assumed mean, docs/data.md).
 constexpr double kAlpacaPromptTokens = 30;
+// Above this a node GPU is serving, not idle: idle H100 NVL boards of the node read 60-64 W in these files.
+constexpr double kBusyGpuW = 150;
+// Runs shorter than this are dominated by the meter's window around them (docs/data.md, nvml_window_mean).
+constexpr double kShortRunS = 10;
 
 DatasetRow tokenpowerbench_row(const CsvRowView& v, const std::filesystem::path& file) {
   if (v.empty("gpu0_power_watts"))
     throw std::invalid_argument("per-GPU power not recorded: the 3 idle GPUs in the node's sum cannot be removed");
+  // A second GPU drawing serving power (300-370 W against ~61 W idle) ran part of the work; how the run was split
+  // over the two (tensor or data parallel) is not recorded.
+  if (!v.empty("gpu1_power_watts") && v.number("gpu1_power_watts") > kBusyGpuW)
+    throw std::invalid_argument(fmt::format("GPU 1 drew {:.0f} W (serving, not idle): the run used two GPUs and its "
+                                            "parallelism is not recorded", v.number("gpu1_power_watts")));
   DatasetRow row;
   row.source = "tokenpowerbench";
   row.source_ref = source_ref(file, v.line());
@@ -33,8 +42,11 @@ DatasetRow tokenpowerbench_row(const CsvRowView& v, const std::filesystem::path&
   const double energy_j = v.number("gpu0_power_watts") * duration_s;
   row.energy_j.total = energy_j / responses * row.batch;
   row.latency_s.total = duration_s * row.batch / responses;
+  row.run_requests = responses;
+  // SingleNode/power_monitor.py: 1-s-averaged NVML samples from 2 s before to 2 s after the run, 10% trimmed.
   row.caveats.insert(row.caveats.end(),
-                     {"aggregated_mean", "prompt_tokens_estimated", "idle_gpus_subtracted", "short_run"});
+                     {"aggregated_mean", "prompt_tokens_estimated", "idle_gpus_subtracted", "nvml_window_mean"});
+  if (duration_s < kShortRunS) row.caveats.push_back("short_run");
   row.notes = fmt::format("{} responses in {:.1f} s; latency_total = run time x batch / responses", responses,
                           duration_s);
   return row;

@@ -1,6 +1,7 @@
 // sim/label.cc - dataset and plan rows to simulator configurations and back.
 #include "sim/label.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -25,6 +26,28 @@ std::shared_ptr<const Gpu> CatalogCache::gpu(const std::string& name) {
   return slot;
 }
 
+double window_busy_share(double run_s) {
+  constexpr double kBefore_s = 2, kAfter_s = 2, kTrimmed = 0.1, kAveraging_s = 1;
+  const double span_s = run_s + kBefore_s + kAfter_s;
+  const double from_s = -kBefore_s + kTrimmed * span_s, to_s = run_s + kAfter_s - kTrimmed * span_s;
+  // Each busy second s in [0, run_s] shows in the averaged readings over [s, s + 1 s]; count what the window keeps.
+  constexpr int kSlices = 256;
+  double busy_s = 0;
+  for (int i = 0; i < kSlices; ++i) {
+    const double s = run_s * (i + 0.5) / kSlices;
+    busy_s += std::max(0.0, std::min(s + kAveraging_s, to_s) - std::max(s, from_s)) / kAveraging_s;
+  }
+  return busy_s * run_s / kSlices / (to_s - from_s);
+}
+
+double WindowMeter::energy_j(const SimResult& result, double idle_w) const {
+  const double energy_j = result.energy_j.total(), latency_s = result.latency_s.total();
+  if (!(run_scale > 0) || !(latency_s > 0)) return energy_j;
+  const double idle_all_w = idle_w * result.gpus;
+  const double mean_w = energy_j / latency_s;
+  return (idle_all_w + (mean_w - idle_all_w) * window_busy_share(latency_s * run_scale)) * latency_s;
+}
+
 SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   SimConfig c;
   c.model = catalogs.model(row.model);
@@ -36,10 +59,10 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   r.prompt_tokens = std::max(1L, std::lround(row.prompt_tokens));
   r.gen_tokens = std::max(1L, std::lround(row.gen_tokens));
   r.gpus = layer_split ? 1 : row.tensor_parallel;
-  r.precision = c.gpu->engine_precision(c.model->precision_for(row.dtype)).precision;
   r.engine = row.engine;
   // HF generate without a KV cache is its own engine class, so that its host costs do not bend those of HF with one.
   if (row.has_caveat("no_kv_cache") && row.engine == "hf-transformers") r.engine = "hf-transformers-no-kv-cache";
+  r.precision = engine_precision(*c.gpu, c.model->precision_for(row.dtype), r.engine).precision;
   validate_request(r, *c.model);
   c.scenario.measures = row.measures;
   c.scenario.parallelism = row.parallelism;
@@ -47,6 +70,7 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   c.scenario.data_parallel = layer_split ? 1 : row.data_parallel;
   c.scenario.kv_cache = !row.has_caveat("no_kv_cache");
   c.batch_scale = replica_batch / static_cast<double>(r.batch);
+  if (row.has_caveat("nvml_window_mean") && row.run_requests) c.meter.run_scale = *row.run_requests / row.batch;
   return c;
 }
 
@@ -63,7 +87,7 @@ SimConfig default_config(const std::string& model, const std::string& gpu, Catal
   SimConfig c;
   c.model = catalogs.model(model);
   c.gpu = catalogs.gpu(gpu);
-  c.request.precision = c.gpu->engine_precision(c.model->precision_for("")).precision;
+  c.request.precision = engine_precision(*c.gpu, c.model->precision_for(""), c.request.engine).precision;
   return c;
 }
 
@@ -76,16 +100,18 @@ SimConfig config_for_plan(const PlanRow& row, CatalogCache& catalogs) {
   r.prompt_tokens = row.prompt;
   r.gen_tokens = row.gen;
   r.gpus = row.gpus;
-  r.precision = c.gpu->engine_precision(c.model->precision_for(row.dtype)).precision;
   if (!row.engine.empty()) r.engine = row.engine;
+  r.precision = engine_precision(*c.gpu, c.model->precision_for(row.dtype), r.engine).precision;
   validate_request(r, *c.model);
   c.scenario.measures = row.batch > 1 ? Measures::fixed_batch : Measures::isolated;
   return c;
 }
 
 PhaseValues simulated_energy(const SimResult& result, const SimConfig& c) {
-  return {result.energy_j.prefill * c.batch_scale, result.energy_j.decode * c.batch_scale,
-          result.energy_j.total() * c.batch_scale};
+  const double total_j = result.energy_j.total();
+  const double metered = total_j > 0 ? c.meter.energy_j(result, c.gpu->idle_w) / total_j : 1.0;
+  const double scale = c.batch_scale * metered;
+  return {result.energy_j.prefill * scale, result.energy_j.decode * scale, total_j * scale};
 }
 
 PhaseValues simulated_latency(const SimResult& result, const SimConfig& c) {

@@ -13,6 +13,18 @@
 
 namespace llmco2 {
 
+// The meter of rows flagged nvml_window_mean (TokenPowerBench SingleNode/power_monitor.py@ec00f52): NVML power
+// samples from 2 s before to 2 s after the run, 10% of them trimmed at each end, their mean times the run time. On
+// Ampere (except GA100) and newer, nvmlDeviceGetPowerUsage returns power averaged over the last second (NVML API
+// reference), so a short run's power is smeared into the window and diluted by the idle seconds around it.
+struct WindowMeter {
+  double run_scale = 0;  // the measured run's length over the row's latency (run requests / batch); 0: no meter
+  // The energy such a meter reports for a simulated run of `result` on GPUs idling at `idle_w` each.
+  double energy_j(const SimResult& result, double idle_w) const;
+};
+// Share of the window's seconds the run's 1-s-smeared busy power fills, for a run of `run_s` seconds.
+double window_busy_share(double run_s);
+
 // A configuration ready to simulate.
 struct SimConfig {
   std::shared_ptr<const ModelSpec> model;
@@ -20,6 +32,7 @@ struct SimConfig {
   Request request;
   SimScenario scenario;
   double batch_scale = 1;  // the row's (mean) batch over the integer batch simulated
+  WindowMeter meter;       // how the row's energy was metered (nvml_window_mean rows)
 };
 
 // Resolves model and GPU names through the bundled catalogs once per name.

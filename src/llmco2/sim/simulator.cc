@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "engine/engine_profile.h"
 #include "features/features.h"
 #include "graph/kernel_graph.h"
 #include "features/memory_fit.h"
@@ -136,8 +137,7 @@ double step_power_w(const StepCost& c, const SimWorkload& w, const PowerParams& 
 }
 
 double dense_peak(const Gpu& gpu) {
-  const ComputePeak bf16 = gpu.matrix_peak(DType::bf16);
-  return bf16.ops_per_s > 0 ? bf16.ops_per_s : gpu.matrix_peak(DType::fp16).ops_per_s;
+  return gpu.matrix_peak(gpu.has_tensor_units(DType::bf16) ? DType::bf16 : DType::fp16).ops_per_s;
 }
 
 // Energy (all GPUs) and wall time of a list of segments.
@@ -173,13 +173,33 @@ DiePower die_power(const Gpu& gpu) {
   return d;
 }
 
+namespace {
+
+// Prefill under continuous batching at saturation when the engine runs prefills as steps of their own (vLLM v0
+// without chunked prefill): every step in which a request finishes is followed by a prefill-only step for its
+// replacement from the queue. With B running requests of G tokens, B/G finish per decode step; taking completions as
+// Poisson, a share p = 1 - exp(-B/G) of decode steps is followed by a prefill step of (B/G)/p prompts. The batch's B
+// prompts thus run in B/k steps of k prompts each (each step streams the weights once), not in one step of B prompts.
+std::vector<SimSegment> stalled_prefill(const ModelSpec& model, const Gpu& gpu, Request request) {
+  const double batch = static_cast<double>(request.batch), gen = static_cast<double>(request.gen_tokens);
+  const double per_step = batch / gen, share = 1.0 - std::exp(-per_step);
+  const long prompts = std::clamp(std::lround(per_step / share), 1L, request.batch);
+  request.batch = prompts;
+  return {prefill_segment(model, gpu, request, batch / static_cast<double>(prompts))};
+}
+
+}  // namespace
+
 SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc,
                              const KernelGraph& graph, const GraphFeatures& features) {
   if (sc.parallelism == Parallelism::layer_split && request.gpus != 1)
     fail("a layer-split simulation runs the graph on one GPU at a time (request.gpus must be 1, got {})", request.gpus);
   if (sc.data_parallel < 1) fail("data_parallel must be at least 1, got {}", sc.data_parallel);
   SimWorkload w;
-  w.prefill.push_back(segment(model, gpu, request, graph, features, Phase::prefill, 1));
+  const bool stalls = sc.measures == Measures::steady_state && sc.kv_cache &&
+                      EngineCatalog::bundled().get(request.engine).prefill_stalls_decode;
+  if (stalls) w.prefill = stalled_prefill(model, gpu, request);
+  else w.prefill.push_back(segment(model, gpu, request, graph, features, Phase::prefill, 1));
   if (request.gen_tokens > 1) {
     const double steps = static_cast<double>(request.gen_tokens - 1);
     if (sc.kv_cache) w.decode.push_back(segment(model, gpu, request, graph, features, Phase::decode, steps));
