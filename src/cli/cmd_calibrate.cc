@@ -18,8 +18,9 @@ namespace llmco2::cli {
 namespace {
 
 struct CalibrateOptions {
-  std::string data_dir, params_out, report = "docs/calibration.md";
+  std::string data_dir, params_out, report = "docs/calibration.md", rows_out;
   int max_evaluations = 2500;
+  bool fit_only = false;
   unsigned threads = 0;
 };
 
@@ -64,12 +65,14 @@ void run_calibrate(const CalibrateOptions& o) {
   fit.max_evaluations = o.max_evaluations;
   const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   report.set = &set;
-  report.leave_one_out.resize(set.samples.size());
-  leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].source; },
-                      report.leave_one_out);
-  report.leave_one_gpu_out.resize(set.samples.size());
-  leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].gpu; },
-                      report.leave_one_gpu_out);
+  if (!o.fit_only) {
+    report.leave_one_out.resize(set.samples.size());
+    leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].source; },
+                        report.leave_one_out);
+    report.leave_one_gpu_out.resize(set.samples.size());
+    leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].gpu; },
+                        report.leave_one_gpu_out);
+  }
   std::vector<size_t> all(set.samples.size());
   for (size_t s = 0; s < all.size(); ++s) all[s] = s;
   report.params = fit_params(set, all, default_sim_params(), fit);
@@ -80,6 +83,12 @@ void run_calibrate(const CalibrateOptions& o) {
   write_file_atomic(params_path, sim_params_to_json(report.params).dump(2) + "\n");
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.command = "llmco2 calibrate";
+  if (!o.rows_out.empty()) write_calibration_rows(report, o.rows_out);
+  if (o.fit_only) {
+    std::cerr << fmt::format("calibrate --fit-only: wrote {}{} in {:.0f} s (no report: it needs the held-out fits)\n",
+                             params_path.string(), o.rows_out.empty() ? "" : " and " + o.rows_out, report.seconds);
+    return;
+  }
   const std::filesystem::path md = o.report;
   const std::string warning = write_calibration_report(report, md, md.parent_path() / "calibration");
   if (!warning.empty()) std::cerr << "calibrate: " << warning << "\n";
@@ -138,6 +147,10 @@ void add_calibrate_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--max-evaluations", o->max_evaluations, "objective evaluations per fit")
       ->check(CLI::Range(10, 1000000))->capture_default_str();
+  command->add_option("--rows-out", o->rows_out,
+                     "also write a CSV of every simulatable row: measured, fitted and held-out predictions");
+  command->add_flag("--fit-only", o->fit_only,
+                    "fit on all sources only (no held-out fits, no report): quick, for studying the rows");
   command->add_option("--threads", o->threads, "parallel leave-one-source-out fits (default: all cores)");
   auto kernels = std::make_shared<KernelFitOptions>();
   add_kernel_fit_options(*command, kernels);

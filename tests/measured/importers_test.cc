@@ -1,5 +1,7 @@
 // Tests of each importer on small fixture files copied from ../shared/data/measured (tests/testdata/measured):
 // converted values worked out by hand from the fixture rows and each source's SOURCE.md.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "measured/importer.h"
@@ -52,6 +54,8 @@ TEST(Importers, MlEnergyV2IsSteadyStateEnergyForTheMeanBatchAndRejectsPipelineRo
   EXPECT_DOUBLE_EQ(*g.max_batch, 128);
   EXPECT_DOUBLE_EQ(*g.energy_j.total, 230.644433524673 * 127.72361537073786);
   EXPECT_DOUBLE_EQ(*g.latency_s.total, 0.11220224938943191 * (392.47133333333335 - 1));
+  EXPECT_FALSE(has(g, "greedy_sampling"));  // chat: the client sends temperature 0.8, top_p 0.95
+  EXPECT_FALSE(g.gen_tokens_cv);             // v2 stores no output-length distribution
 }
 
 TEST(Importers, MlEnergyV3ReadsExpertParallelRowsAsOneTensorParallelGroup) {
@@ -68,6 +72,17 @@ TEST(Importers, MlEnergyV3ReadsExpertParallelRowsAsOneTensorParallelGroup) {
   EXPECT_DOUBLE_EQ(r.rows[0].prompt_tokens, 300);              // gpqa: assumed
 }
 
+TEST(Importers, MlEnergyV3TakesTheOutputLengthSpreadFromTheConfigurationsHistogram) {
+  const ImportResult r = run("mlenergy-v3");
+  ASSERT_EQ(r.rows.size(), 2u);
+  // Fixture models/Qwen__Qwen3-14B__gpqa.json, max_num_seqs 8: one output in [0, 100), three in [100, 200). At the
+  // bin midpoints the mean is (50 + 3 x 150) / 4 = 125 and the variance (50^2 + 3 x 150^2) / 4 - 125^2 = 1875.
+  ASSERT_TRUE(r.rows[0].gen_tokens_cv);
+  EXPECT_NEAR(*r.rows[0].gen_tokens_cv, std::sqrt(1875.0) / 125.0, 1e-12);
+  EXPECT_FALSE(r.rows[1].gen_tokens_cv);  // no histogram file for that model: no spread claimed
+  for (const auto& row : r.rows) EXPECT_TRUE(has(row, "sampling_penalties"));  // repetition_penalty 1.1
+}
+
 TEST(Importers, SplitwiseScalesNormalisedPowerByTdpAndInfersEarlyStops) {
   const ImportResult r = run("splitwise");
   ASSERT_EQ(r.rows.size(), 3u);
@@ -77,6 +92,8 @@ TEST(Importers, SplitwiseScalesNormalisedPowerByTdpAndInfersEarlyStops) {
   EXPECT_DOUBLE_EQ(*llama.energy_j.total, 0.73599375 * 400 * 2 * 7.168983697891235);
   EXPECT_DOUBLE_EQ(*llama.latency_s.prefill, 0.1962532191537321);
   EXPECT_DOUBLE_EQ(llama.gen_tokens, 128);  // (7169.0 - 196.3) / 54.88 = 127.1 steps + the prefill token
+  EXPECT_EQ(llama.engine, "vllm-eager");     // not named by the source: vLLM of 2023, before CUDA graphs
+  EXPECT_TRUE(has(llama, "engine_assumed"));
   const DatasetRow& bloom = r.rows[1];
   EXPECT_EQ(bloom.model_relation, "not-in-catalog");
   EXPECT_DOUBLE_EQ(bloom.gen_tokens, 342);  // (16974.76 - 174.58) / 49.249 = 341.1 steps, not 2048

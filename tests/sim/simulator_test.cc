@@ -33,7 +33,7 @@ SimParams hand_params() {
   engine.step_host_s = 1e-3;
   engine.step_host_per_seq_s = 0;
   p.engines.add(engine);
-  p.power = {0.2, 0.5, 0.4};
+  p.power = {0.2, 0.5, 0.4, 0.0};
   return p;
 }
 
@@ -54,6 +54,24 @@ TEST(Simulator, OneSegmentByHand) {
   EXPECT_NEAR(r.energy_j.prefill, 10 * 1.8244, 1e-9);
   EXPECT_NEAR(r.mean_power_w, 1.8244 / 5.02e-3, 1e-6);
   EXPECT_EQ(r.energy_j.decode, 0);
+}
+
+// A step that only waits on the engine's host work (no kernels: 1 ms of step_host_s) draws idle plus power_wait of the
+// dynamic range: 100 W + 0.25 x (700 - 100) W = 250 W, i.e. 0.25 J per step; with power_wait 0, idle alone.
+TEST(Simulator, HostWaitInsideAStepDrawsTheWaitShareOfTheDynamicRange) {
+  SimWorkload w;
+  SimSegment s;
+  s.steps = 4;
+  w.decode.push_back(s);
+  w.tdp_w = 700, w.idle_w = 100;
+  w.engine = "vllm";
+  SimParams p = hand_params();
+  p.power.wait = 0.25;
+  const SimResult r = run_workload(w, p);
+  EXPECT_NEAR(r.latency_s.decode, 4e-3, 1e-15);
+  EXPECT_NEAR(r.energy_j.decode, 4 * 0.25, 1e-12);
+  p.power.wait = 0;
+  EXPECT_NEAR(run_workload(w, p).mean_power_w, 100.0, 1e-9);
 }
 
 TEST(Simulator, PowerNeverExceedsTheTdpOrTheCap) {
@@ -225,6 +243,61 @@ TEST(SteadyState, EnginesWithoutChunkedPrefillPrefillEachReplacementAlone) {
   Request batch = running;
   EXPECT_DOUBLE_EQ(simulate(model, gpu, running, steady, params).latency_s.prefill,
                    simulate(model, gpu, batch, {}, params).latency_s.prefill);
+}
+
+// Requests of a steady state whose lengths vary (cv = std / mean) are met in the running batch in proportion to their
+// length, so its sequences sit at a mean context of prompt + G (1 + cv^2) / 2: with cv = 1, each of the G - 1 decode
+// steps of a request of mean length G costs what a step of a request of 2G tokens costs on average.
+TEST(SteadyState, VaryingLengthsPutTheRunningBatchAtTheLengthBiasedContext) {
+  const ModelSpec model = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  const Gpu gpu = GpuCatalog::bundled().resolve("h100-sxm");
+  Request running;
+  running.batch = 64, running.prompt_tokens = 100, running.gen_tokens = 400, running.engine = "vllm";
+  SimScenario steady;
+  steady.measures = Measures::steady_state;
+  steady.gen_tokens_cv = 1.0;
+  const SimWorkload mixed = prepare_workload(model, gpu, running, steady);
+  Request twice = running;
+  twice.gen_tokens = 800;
+  steady.gen_tokens_cv = 0;
+  const SimWorkload longer = prepare_workload(model, gpu, twice, steady);
+  ASSERT_EQ(mixed.decode.size(), 1u);
+  EXPECT_DOUBLE_EQ(mixed.decode[0].steps, 399);
+  ASSERT_EQ(mixed.decode[0].kernels.size(), longer.decode[0].kernels.size());
+  for (size_t k = 0; k < mixed.decode[0].kernels.size(); ++k)
+    EXPECT_DOUBLE_EQ(mixed.decode[0].kernels[k].work.mem_bytes, longer.decode[0].kernels[k].work.mem_bytes) << k;
+  // Alike lengths (cv 0): mean context 100 + 200 tokens instead of 100 + 400. The KV cache read per step differs by
+  // 64 sequences x 200 tokens x 131,072 B (32 layers x 8 KV heads x 128 x 2 x 2 B) = 1.68 GB.
+  const SimWorkload alike = prepare_workload(model, gpu, running, steady);
+  auto step_bytes = [](const SimWorkload& w) {
+    double bytes = 0;
+    for (const auto& k : w.decode[0].kernels) bytes += k.count * k.work.mem_bytes;
+    return bytes;
+  };
+  EXPECT_NEAR(step_bytes(mixed) - step_bytes(alike), 64.0 * 200 * 131072, 0.02 * 64.0 * 200 * 131072);
+}
+
+// The sampler reads and writes every logit of the whole vocabulary each step, on the GPU that samples: Llama-3.1-8B
+// (vocab 128,256), batch 256, one decode step. vLLM 0.5's top-p sampler moves 205 B per logit against 52 B when
+// greedy (data/engines/engines.json): (205 - 52) x 256 x 128,256 = 5.02 GB more per step, which no kernel can move
+// faster than the H100 SXM's 3.35 TB/s: at least 1.50 ms more per step.
+TEST(Sampler, TopPSamplingCostsItsExtraLogitPassesAtNoMoreThanPeakBandwidth) {
+  const ModelSpec model = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  const Gpu gpu = GpuCatalog::bundled().resolve("h100-sxm");
+  Request r;
+  r.batch = 256, r.prompt_tokens = 100, r.gen_tokens = 2, r.engine = "vllm-v0";
+  const KernelGraph graph = build_kernel_graph(model, r);
+  const KernelNode& sampler = graph.step_nodes.back();
+  ASSERT_EQ(sampler.kernel, "sampler");
+  EXPECT_DOUBLE_EQ(sampler.decode.mem_bytes(), 256.0 * 128256 * 8);  // one pass: 4 B read + 4 B written per logit
+  SimScenario top_p, greedy;
+  greedy.sampling.greedy = true;
+  const SimParams params = load_sim_params(default_sim_params_path());
+  const double extra_s = simulate(model, gpu, r, top_p, params).latency_s.decode -
+                         simulate(model, gpu, r, greedy, params).latency_s.decode;
+  const double extra_bytes = (205.0 - 52.0) * 256 * 128256;
+  EXPECT_GE(extra_s, extra_bytes / 3.35e12);
+  EXPECT_LT(extra_s, 2 * extra_bytes / 3.35e12);  // memory-bound passes at no less than half the peak bandwidth
 }
 
 // TokenPowerBench's meter: NVML samples (each the mean power of the last second) from 2 s before to 2 s after the

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/json_io.h"
 #include "core/plot.h"
 #include "core/statistics.h"
@@ -181,6 +182,32 @@ std::string write_calibration_report(const CalibrationReport& r, const std::file
   md += params_section(r);
   write_file_atomic(markdown, md);
   return warning;
+}
+
+void write_calibration_rows(const CalibrationReport& r, const std::filesystem::path& csv) {
+  const CalibrationSet& set = *r.set;
+  std::string out;
+  append_csv_record(out, {"source", "source_ref", "model", "gpu", "gpus", "dtype", "engine", "measures", "batch",
+                          "prompt_tokens", "gen_tokens", "energy_measured_j", "energy_fit_j", "energy_held_out_j",
+                          "energy_gpu_held_out_j", "latency_measured_s", "latency_fit_s", "latency_held_out_s",
+                          "latency_gpu_held_out_s"});
+  auto value = [](const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : std::string(); };
+  auto estimate = [](const std::vector<SimEstimate>& v, size_t s, bool energy) {
+    if (s >= v.size()) return std::string();
+    return fmt::format("{:.6g}", energy ? v[s].energy_j : v[s].latency_s);
+  };
+  for (size_t s = 0; s < set.samples.size(); ++s) {
+    const CalibrationSample& sample = set.samples[s];
+    const DatasetRow& row = set.rows[sample.row];
+    append_csv_record(out, {row.source, row.source_ref, row.model, row.gpu, std::to_string(row.gpus), row.dtype,
+                            row.engine, std::string(measures_name(row.measures)), fmt::format("{:g}", row.batch),
+                            fmt::format("{:g}", row.prompt_tokens), fmt::format("{:g}", row.gen_tokens),
+                            value(sample.energy_j), estimate(r.fit, s, true), estimate(r.leave_one_out, s, true),
+                            estimate(r.leave_one_gpu_out, s, true), value(sample.latency_s),
+                            estimate(r.fit, s, false), estimate(r.leave_one_out, s, false),
+                            estimate(r.leave_one_gpu_out, s, false)});
+  }
+  write_file_atomic(csv, out);
 }
 
 }  // namespace llmco2

@@ -27,4 +27,8 @@ struct CalibrationReport {
 std::string write_calibration_report(const CalibrationReport& report, const std::filesystem::path& markdown,
                                      const std::filesystem::path& plot_dir);
 
+// Writes one CSV line per simulatable row: the row's identity, the measured energy and latency, and the fitted and
+// held-out predictions (empty where a held-out fit was not run), so that a source's errors can be studied by row.
+void write_calibration_rows(const CalibrationReport& report, const std::filesystem::path& csv);
+
 }  // namespace llmco2

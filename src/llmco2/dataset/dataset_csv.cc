@@ -99,6 +99,7 @@ const std::vector<Column>& columns() {
       {"run_requests", false, OPT(double, run_requests)},
       {"prompt_tokens", true, NUM(prompt_tokens)},
       {"gen_tokens", true, NUM(gen_tokens)},
+      {"gen_tokens_cv", false, OPT(double, gen_tokens_cv)},
       {"measures", true, [](const DatasetRow& r) { return std::string(measures_name(r.measures)); },
        [](DatasetRow& r, const std::string& s) {
          auto m = parse_measures(s);

@@ -46,6 +46,9 @@ const std::vector<std::string>& known_caveats() {
       "tail_included",            // energy includes some time after the load ended
       "energy_missing",           // latency only: the source recorded no power
       "model_substituted",        // the source's model is not in the catalog; a same-architecture model stands in
+      "engine_assumed",           // the source does not name its engine; the notes say why this one
+      "greedy_sampling",          // the client asked for greedy decoding (temperature 0): the sampler only argmaxes
+      "sampling_penalties",       // the client set a repetition/frequency/presence penalty: more sampler passes
   };
   return caveats;
 }

@@ -65,6 +65,9 @@ struct DatasetRow {
                                        // the row reports `batch` of them (the meter model needs the run's length)
   double prompt_tokens = 0;  // per request (mean when aggregated)
   double gen_tokens = 0;     // generated per request (mean when aggregated)
+  // Coefficient of variation (std / mean) of the generated tokens per request, when they vary (steady_state): the
+  // running batch then holds long requests more often than short ones (docs/simulator.md, steady state).
+  std::optional<double> gen_tokens_cv;
   Measures measures = Measures::isolated;
   PhaseValues energy_j;
   PhaseValues latency_s;

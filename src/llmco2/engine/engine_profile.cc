@@ -48,6 +48,9 @@ double& engine_field(EngineProfile& p, const std::string& field) {
   if (field == "step_host_s") return p.step_host_s;
   if (field == "step_host_per_seq_s") return p.step_host_per_seq_s;
   if (field == "tp_step_host_s") return p.tp_step_host_s;
+  if (field == "sampler_top_p_bytes_per_logit") return p.sampler_top_p_bytes_per_logit;
+  if (field == "sampler_greedy_bytes_per_logit") return p.sampler_greedy_bytes_per_logit;
+  if (field == "sampler_penalty_bytes_per_logit") return p.sampler_penalty_bytes_per_logit;
   if (field == "memory_utilization") return p.memory_utilization;
   fail("engine profile has no numeric field '{}'", field);
 }
@@ -61,6 +64,11 @@ constexpr ParamRange kEngineBounds[] = {
     {"step_host_s", 0.0, 2e-2, "scheduling, input preparation and sampler sync of one step: 0.1-10 ms"},
     {"step_host_per_seq_s", 0.0, 5e-4, "per-sequence bookkeeping per step: at most ~0.5 ms (llama.cpp samples on the CPU)"},
     {"tp_step_host_s", 0.0, 2e-3, "broadcasting a step's inputs to tensor-parallel workers: tens to hundreds of us"},
+    {"sampler_top_p_bytes_per_logit", 2.0, 500.0, "a fused sampler reads the logits once (~4 B); PyTorch top-p with "
+     "a radix sort of fp32 keys and int64 indices moves ~250-300 B"},
+    {"sampler_greedy_bytes_per_logit", 2.0, 200.0, "greedy: an argmax (~4-10 B), up to ~60 B where the engine still "
+     "computes softmax and log-softmax"},
+    {"sampler_penalty_bytes_per_logit", 0.0, 200.0, "penalties: token-count tensors and masks over the vocabulary"},
     {"memory_utilization", 0.5, 1.0, "share of GPU memory an engine gives to weights + KV cache"},
 };
 

@@ -12,6 +12,13 @@
 
 namespace llmco2 {
 
+// How the requests choose their tokens: top-p sampling (the default of chat clients) or greedy, with or without
+// repetition/frequency/presence penalties.
+struct SamplingMode {
+  bool greedy = false;
+  bool penalties = false;
+};
+
 struct EngineProfile {
   std::string id;
   bool cuda_graphs = true;            // decode steps replay a captured CUDA graph (one host launch per step)
@@ -20,6 +27,16 @@ struct EngineProfile {
   double step_host_s = 5e-4;          // per-step host work serial with the GPU: scheduling, inputs, sampler sync
   double step_host_per_seq_s = 0;     // per running sequence per step (scheduler, sampler, detokeniser)
   double tp_step_host_s = 0;          // per step under tensor parallelism: broadcasting the step to the workers
+  // GPU memory traffic of the token sampler per element of the [sequences, vocab] logits of a step (its passes:
+  // casts, temperature, the top-p sort and mask, softmax, log-softmax, the exponential draw, argmax), on the GPU that
+  // samples: with top-p sampling (what chat clients send), greedy, and the extra of repetition/frequency penalties.
+  double sampler_top_p_bytes_per_logit = 8;
+  double sampler_greedy_bytes_per_logit = 8;
+  double sampler_penalty_bytes_per_logit = 0;
+  double sampler_bytes_per_logit(const SamplingMode& sampling) const {
+    return (sampling.greedy ? sampler_greedy_bytes_per_logit : sampler_top_p_bytes_per_logit) +
+           (sampling.penalties ? sampler_penalty_bytes_per_logit : 0.0);
+  }
   bool paged_kv = true;               // false: the KV cache of a static batch is padded to its longest sequence
   bool continuous_batching = true;    // requests join and leave the running batch at every step
   bool prefill_stalls_decode = false;  // prefills run as steps of their own that pause every running decode (vLLM

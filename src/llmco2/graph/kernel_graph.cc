@@ -250,10 +250,12 @@ std::vector<KernelNode> build_step_nodes(const ModelSpec& m, const Request& r) {
     return c;
   };
   auto norm = [&](const PhaseShape& s) { return norm_cost(s, h, layer_norm); };
+  auto sampler = [&](const PhaseShape& s) { return sampler_cost(s, m.vocab); };
   return {
       {"embedding", KernelType::embedding, "", m.vocab, h, 0, 0, embedding(prefill), embedding(decode)},
       {"final_norm", KernelType::norm, "", h, h, 0, 0, norm(prefill), norm(decode)},
       {"lm_head", KernelType::lm_head, "", h, vocab_per_gpu, 0, 0, lm_head(prefill), lm_head(decode)},
+      {std::string(kSamplerKernel), KernelType::softmax, "", m.vocab, m.vocab, 0, 0, sampler(prefill), sampler(decode)},
   };
 }
 

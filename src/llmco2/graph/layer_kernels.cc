@@ -157,6 +157,16 @@ KernelCost softmax_cost(const PhaseShape& s, const AttentionShape& a) {
   return c;
 }
 
+KernelCost sampler_cost(const PhaseShape& s, long vocab) {
+  KernelCost c;
+  c.tokens = s.batch * s.steps;
+  const double logits = c.tokens * static_cast<double>(vocab);
+  c.ops = kSoftmaxOpsPerElement * logits;
+  c.act_load_bytes = logits * kSamplerPassBytesPerLogit / 2;
+  c.act_store_bytes = logits * kSamplerPassBytesPerLogit / 2;
+  return c;
+}
+
 KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a) {
   KernelCost c;
   c.tokens = s.tokens;

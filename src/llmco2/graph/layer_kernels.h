@@ -52,6 +52,13 @@ KernelCost matmul_qk_cost(const PhaseShape& s, const AttentionShape& a);
 KernelCost softmax_cost(const PhaseShape& s, const AttentionShape& a);
 KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a);
 
+// The token sampler of a step: one row of `vocab` fp32 logits per sequence (the whole vocabulary, gathered on the GPU
+// that samples), counted as one softmax pass (read and write, 8 bytes per logit); the engine's profile scales it to
+// the passes its sampler really makes (EngineProfile::sampler_bytes_per_logit).
+inline constexpr std::string_view kSamplerKernel = "sampler";
+inline constexpr double kSamplerPassBytesPerLogit = 8;
+KernelCost sampler_cost(const PhaseShape& s, long vocab);
+
 // Routed experts: `routed_tokens` = tokens x top-k rows; weights of `experts_loaded` experts read over the phase.
 KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, double experts_loaded_total,
                               double routed_tokens);

@@ -2,12 +2,14 @@
 #include "measured/sources.h"
 
 #include <cmath>
+#include <map>
 #include <regex>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/json_io.h"
 #include "measured/import_common.h"
 
 namespace llmco2 {
@@ -90,6 +92,9 @@ DatasetRow v2_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   row.energy_j.total = v.number("Energy/req (J)") * row.batch;
   row.latency_s.total = v.number("Avg TPOT (s)") * std::max(row.gen_tokens - 1, 1.0);
   row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated"});
+  // The client sends temperature 0.8, top_p 0.95 for chat and temperature 0 for code (leaderboard-v2@c3af7f3,
+  // benchmark/llm_text_generation/{chat,code}/scripts/benchmark_client.py).
+  if (!chat) row.caveats.push_back("greedy_sampling");
   row.notes = fmt::format("task {}; prompt {}; latency_total = Avg TPOT x (gen - 1)", v.text("task"),
                           chat ? "= mean characters/4 of the 500 ShareGPT prompts" : "assumed (HumanEval+)");
   return row;
@@ -118,7 +123,47 @@ std::string v3_dtype(const std::string& precision) {
   throw std::invalid_argument(fmt::format("unknown weight_precision '{}'", precision));
 }
 
-DatasetRow v3_row(const CsvRowView& v, const fs::path& file, double chat_prompt_tokens) {
+// Coefficient of variation of a histogram of output lengths (bin midpoints), 0 when it is empty.
+double histogram_cv(const Json& histogram) {
+  const auto& bins = histogram.at("bins");
+  const auto& counts = histogram.at("counts");
+  double n = 0, sum = 0, sum_sq = 0;
+  for (size_t i = 0; i < counts.size() && i + 1 < bins.size(); ++i) {
+    const double mid = (bins[i].get<double>() + bins[i + 1].get<double>()) / 2, c = counts[i].get<double>();
+    n += c, sum += c * mid, sum_sq += c * mid * mid;
+  }
+  if (n < 2 || sum <= 0) return 0;
+  const double mean = sum / n;
+  return std::sqrt(std::max(0.0, sum_sq / n - mean * mean)) / mean;
+}
+
+// v3's per-configuration output-length histograms (models/<org>__<model>__<task>.json), by the flat CSV's columns.
+std::string v3_config_key(const std::string& model, const std::string& task, const std::string& gpu, double gpus,
+                          double tp, double dp, double ep, double max_num_seqs) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", model, task, gpu, gpus, tp, dp, ep, max_num_seqs);
+}
+
+std::map<std::string, double> v3_output_cvs(const fs::path& models_dir) {
+  std::map<std::string, double> out;
+  if (!fs::is_directory(models_dir)) return out;
+  for (const auto& entry : fs::directory_iterator(models_dir)) {
+    if (entry.path().extension() != ".json") continue;
+    const Json doc = read_json_file(entry.path());
+    const std::string model = doc.at("model_id"), task = doc.at("task");
+    for (const auto& c : doc.at("configurations")) {
+      if (!c.contains("output_length_distribution")) continue;
+      const auto& par = c.at("parallelization");
+      out.emplace(v3_config_key(model, task, c.at("gpu_model"), c.at("num_gpus").get<double>(),
+                                par.at("tensor_parallel").get<double>(), par.at("data_parallel").get<double>(),
+                                par.at("expert_parallel").get<double>(), c.at("max_num_seqs").get<double>()),
+                  histogram_cv(c.at("output_length_distribution")));
+    }
+  }
+  return out;
+}
+
+DatasetRow v3_row(const CsvRowView& v, const fs::path& file, double chat_prompt_tokens,
+                  const std::map<std::string, double>& output_cvs) {
   DatasetRow row;
   row.source = "mlenergy-v3";
   row.source_ref = source_ref(file, v.line());
@@ -142,7 +187,13 @@ DatasetRow v3_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   row.gen_tokens = v.number("avg_output_len_tokens");
   row.energy_j.total = v.number("energy_per_request_joules") * row.batch;
   row.latency_s.total = v.number("median_itl_ms") / 1000 * std::max(row.gen_tokens - 1, 1.0);
-  row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated"});
+  const auto cv = output_cvs.find(v3_config_key(v.text("model_id"), v.text("task"), gpu, v.number("num_gpus"),
+                                                v.number("tensor_parallel"), v.number("data_parallel"), ep,
+                                                v.number("max_num_seqs")));
+  if (cv != output_cvs.end() && cv->second > 0) row.gen_tokens_cv = cv->second;
+  // Every request carries repetition_penalty 1.1 with top_p 0.95 (ml-energy/benchmark@c1d6557,
+  // mlenergy/benchmark/llm/benchmark.py L130-136, L331, L482).
+  row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated", "sampling_penalties"});
   row.notes = fmt::format("task {}; prompt assumed; latency_total = median ITL x (gen - 1){}", v.text("task"),
                           ep > 1 ? fmt::format("; expert_parallel {} over data_parallel {} replicas", ep, row.data_parallel) : "");
   return row;
@@ -153,8 +204,10 @@ ImportResult import_v3(const fs::path& folder) {
   const fs::path v2_prompts = folder.parent_path() / "mlenergy_leaderboard_v2" / "chat_prompts_ShareGPT_V3_filtered_500.json";
   const double chat_prompt = sharegpt_mean_prompt_tokens(v2_prompts);
   const fs::path file = folder / "mlenergy_v3_llm_configs_flat.csv";
+  const auto output_cvs = v3_output_cvs(folder / "models");
   ImportResult out;
-  convert_records(read_csv_file(file), out, [&](const CsvRowView& v) { return v3_row(v, file, chat_prompt); });
+  convert_records(read_csv_file(file), out,
+                  [&](const CsvRowView& v) { return v3_row(v, file, chat_prompt, output_cvs); });
   return out;
 }
 

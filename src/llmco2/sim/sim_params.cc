@@ -27,6 +27,10 @@ const std::vector<SimField>& sim_fields() {
        nullptr, &PowerParams::compute},
       {{"power_memory", 0.2, 1.0, "HBM streaming at ~0.9 of peak bandwidth draws roughly half to 3/4 of the TDP"},
        nullptr, &PowerParams::memory},
+      {{"power_wait", 0.0, 0.3,
+        "a GPU inside a running step, waiting on the engine's host work, stays at P0 clocks running small "
+        "bookkeeping kernels and copies: idle plus up to ~30% of its dynamic range (deep idle: 0)"},
+       nullptr, &PowerParams::wait},
       {{"energy_noise", 0.0, 0.2, "repeat-to-repeat spread of energy in the public campaigns: 1-10%"},
        &SimParams::energy_noise},
       {{"latency_noise", 0.0, 0.2, "repeat-to-repeat spread of latency in the public campaigns: 1-10%"},

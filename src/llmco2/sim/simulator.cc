@@ -48,6 +48,7 @@ SimKernel sim_kernel(const KernelNode& node, Phase phase, double steps, double c
   k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
   k.work.dequant_ops = c.dequant_ops / steps;
   k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
+  k.sampler = node.kernel == kSamplerKernel;
   return k;
 }
 
@@ -101,13 +102,22 @@ struct Resolved {
   const SimParams& params;
 };
 
+// The sampler counted as one pass over the logits, scaled to the passes the engine's sampler makes.
+SimKernel scaled_sampler(SimKernel k, const EngineProfile& engine, const SamplingMode& sampling) {
+  const double passes = engine.sampler_bytes_per_logit(sampling) / kSamplerPassBytesPerLogit;
+  k.work.ops *= passes;
+  k.work.mem_bytes *= passes;
+  return k;
+}
+
 StepCost step_cost(const SimSegment& s, const SimWorkload& w, const Resolved& r) {
   const KernelEfficiency& eff = r.efficiency;
   const NetworkEfficiency& net = r.network;
   const EngineProfile& engine = r.engine;
   StepCost c;
   double work_s = 0, network_s = 0, launches = 0;
-  for (const auto& k : s.kernels) {
+  for (const auto& kernel : s.kernels) {
+    const SimKernel k = kernel.sampler ? scaled_sampler(kernel, engine, w.sampling) : kernel;
     launches += k.count;
     const double t = k.count * kernel_time_s(k.work, w.roofs, eff, net);
     if (k.work.kind == KernelClass::network) {
@@ -129,8 +139,10 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const Resolved& r)
 double step_power_w(const StepCost& c, const SimWorkload& w, const PowerParams& power) {
   const DiePower& d = w.die;
   // Work measured against the reference board's roofs: the same operations and bytes draw the same power.
-  const double load = (power.active * d.clock_ratio * c.busy_s + power.compute * d.clock_ratio * c.compute_s +
-                       power.memory * d.bandwidth_ratio * c.memory_s) / c.time_s;
+  const double wait_s = std::max(0.0, c.time_s - c.busy_s);
+  const double load = (power.active * d.clock_ratio * c.busy_s + power.wait * d.clock_ratio * wait_s +
+                       power.compute * d.clock_ratio * c.compute_s + power.memory * d.bandwidth_ratio * c.memory_s) /
+                      c.time_s;
   const double headroom_w = w.tdp_w - w.idle_w;
   const double dynamic_w = d.dynamic_w > 0 ? d.dynamic_w : headroom_w;
   return w.idle_w + std::min(headroom_w, dynamic_w * std::clamp(load, 0.0, 1.0));
@@ -188,6 +200,21 @@ std::vector<SimSegment> stalled_prefill(const ModelSpec& model, const Gpu& gpu, 
   return {prefill_segment(model, gpu, request, batch / static_cast<double>(prompts))};
 }
 
+bool length_biased(const SimScenario& sc) { return sc.measures == Measures::steady_state && sc.gen_tokens_cv > 0; }
+
+// Decode of a steady state whose requests generate G tokens with coefficient of variation cv: the step costs of a
+// request of G (1 + cv^2) tokens (its mean context prompt + E[G^2] / 2E[G] is that of the length-biased running
+// batch), repeated for the G - 1 steps one request of mean length takes.
+SimSegment length_biased_decode(const ModelSpec& model, const Gpu& gpu, Request request, double cv) {
+  const double steps = static_cast<double>(request.gen_tokens - 1);
+  request.gen_tokens = std::max(2L, std::lround(static_cast<double>(request.gen_tokens) * (1.0 + cv * cv)));
+  const KernelGraph graph = build_kernel_graph(model, request);
+  const GraphFeatures features = compute_features(graph, gpu, request);
+  SimSegment s = segment(model, gpu, request, graph, features, Phase::decode, 1);
+  s.steps = steps;
+  return s;
+}
+
 }  // namespace
 
 SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc,
@@ -202,8 +229,9 @@ SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Reque
   else w.prefill.push_back(segment(model, gpu, request, graph, features, Phase::prefill, 1));
   if (request.gen_tokens > 1) {
     const double steps = static_cast<double>(request.gen_tokens - 1);
-    if (sc.kv_cache) w.decode.push_back(segment(model, gpu, request, graph, features, Phase::decode, steps));
-    else w.decode = recompute_decode(model, gpu, request);
+    if (!sc.kv_cache) w.decode = recompute_decode(model, gpu, request);
+    else if (length_biased(sc)) w.decode.push_back(length_biased_decode(model, gpu, request, sc.gen_tokens_cv));
+    else w.decode.push_back(segment(model, gpu, request, graph, features, Phase::decode, steps));
   }
   w.roofs.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s;
   w.roofs.link_bytes_per_s = request.gpus > 1 ? gpu.network_link(request.gpus).bandwidth_bytes_per_s : 0.0;
@@ -215,6 +243,7 @@ SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Reque
   w.gpus_total = w.layer_split ? sc.layer_split_gpus : request.gpus * sc.data_parallel;
   w.replicas = w.layer_split ? 1.0 : sc.data_parallel;
   w.steady_state = sc.measures == Measures::steady_state;
+  w.sampling = sc.sampling;
   w.idle_w = gpu.idle_w;
   w.tdp_w = sc.power_cap_w > 0 ? std::clamp(sc.power_cap_w, gpu.idle_w, gpu.tdp_w) : gpu.tdp_w;
   w.die = die_power(gpu);

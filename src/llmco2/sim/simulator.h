@@ -25,6 +25,11 @@ struct SimScenario {
   int data_parallel = 1;     // independent replicas, each serving batch / data_parallel
   bool kv_cache = true;      // false: every decode step recomputes the whole sequence (HF use_cache=False)
   double power_cap_w = 0;    // 0: the board's TDP
+  // steady_state: coefficient of variation of the generated tokens per request (0: all alike). Sampling the running
+  // batch at a random step finds request i with probability proportional to its length (the inspection paradox), so
+  // its sequences sit at a mean context of prompt + E[G^2] / (2 E[G]) = prompt + gen (1 + cv^2) / 2, not gen / 2.
+  double gen_tokens_cv = 0;
+  SamplingMode sampling;  // what the engine's sampler does per step (EngineProfile::sampler_bytes_per_logit)
 };
 
 // Dynamic power is a property of the die and the work, not of the board's TDP (which only caps it). Each die's
@@ -41,6 +46,7 @@ struct DiePower {
 struct SimKernel {
   KernelWork work;
   double count = 1;
+  bool sampler = false;  // the token sampler: its work is one pass, scaled by the engine's sampler_bytes_per_logit
 };
 // A run of identical steps (prefill: 1 step; decode: gen-1 steps with the mean context).
 struct SimSegment {
@@ -59,6 +65,7 @@ struct SimWorkload {
   double replicas = 1;     // data-parallel copies of the work
   bool layer_split = false;
   bool steady_state = false;
+  SamplingMode sampling;
   double tdp_w = 0, idle_w = 0;  // per GPU; tdp_w is the power cap when one is set
   DiePower die;                  // the die's power figures, shared by every board with this die
 };
