@@ -88,8 +88,11 @@ TEST_P(PhysicsInvariants, PowerBetweenIdleAndTdpAndTimeNoFasterThanTheRoofline) 
   EXPECT_GT(checked, 40);
 }
 
-// a is at least as good as b on every datasheet figure a request uses.
+// a is at least as good as b on every datasheet figure a request uses, its power limit included: the datasheet peaks
+// are boost-clock figures, which a board holds under load only within its power limit (a 250 W A100 PCIe lowers its
+// clocks on GEMM-bound work where the 400 W SXM does not; docs/simulator.md, Power).
 bool dominates(const Gpu& a, const Gpu& b) {
+  if (a.tdp_w < b.tdp_w) return false;
   for (DType t : {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8})
     if (a.matrix_peak(t).ops_per_s < b.matrix_peak(t).ops_per_s) return false;
   if (a.memory_bandwidth_bytes_per_s < b.memory_bandwidth_bytes_per_s || a.memory_bytes < b.memory_bytes) return false;

@@ -92,7 +92,7 @@ TEST(Importers, SplitwiseScalesNormalisedPowerByTdpAndInfersEarlyStops) {
   EXPECT_DOUBLE_EQ(*llama.energy_j.total, 0.73599375 * 400 * 2 * 7.168983697891235);
   EXPECT_DOUBLE_EQ(*llama.latency_s.prefill, 0.1962532191537321);
   EXPECT_DOUBLE_EQ(llama.gen_tokens, 128);  // (7169.0 - 196.3) / 54.88 = 127.1 steps + the prefill token
-  EXPECT_EQ(llama.engine, "vllm-eager");     // not named by the source: vLLM of 2023, before CUDA graphs
+  EXPECT_EQ(llama.engine, "vllm-0.2");       // not named by the source: vLLM of 2023, before CUDA graphs
   EXPECT_TRUE(has(llama, "engine_assumed"));
   const DatasetRow& bloom = r.rows[1];
   EXPECT_EQ(bloom.model_relation, "not-in-catalog");
@@ -140,6 +140,7 @@ TEST(Importers, TokenPowerBenchCountsOnlyTheServingGpu) {
   EXPECT_TRUE(has(d, "idle_gpus_subtracted"));
   EXPECT_TRUE(has(d, "nvml_window_mean"));
   EXPECT_TRUE(has(d, "short_run"));  // 1 s < 10 s
+  EXPECT_TRUE(has(d, "temperature_sampling"));  // SamplingParams(max_tokens, temperature): no top-p sort
 }
 
 TEST(Importers, ChuyishangTakesTheMeanBatchFromLittlesLaw) {

@@ -89,6 +89,35 @@ TEST(Simulator, PowerNeverExceedsTheTdpOrTheCap) {
   EXPECT_NEAR(run_workload(w, p).mean_power_w, 400.0, 1e-9);
 }
 
+// A compute-bound step whose work would draw more than the board allows runs at lower clocks. One GEMM of 1e15
+// operations at 0.5 of a 1e15 op/s peak: 2 s (+ 10 us floor) busy, 1 ms host, 2.00101 s. With active 0.4 and compute
+// 1.4 the load is (0.4 x 2.00001 + 1.4 x 1.0 + 1.0 x 5e-7) / 2.00101 = 1.09945, a demand of 659.7 W over a 600 W
+// headroom: the clocks drop to (600 / 659.7)^(1/3) = 0.9689 and the 2 s of GEMM stretch to 2 / 0.9689 = 2.0642 s,
+// at the TDP. A 400 W cap (300 W headroom) stretches them to 2 x (659.7 / 300)^(1/3) = 2.6012 s.
+TEST(Simulator, WorkBeyondThePowerLimitRunsAtLowerClocks) {
+  SimWorkload w;
+  SimSegment s;
+  s.steps = 1;
+  s.kernels.push_back({{KernelClass::matrix, 1e15, 1e6, 0, 1e6, 1e15}, 1});
+  w.prefill.push_back(s);
+  w.roofs.memory_bytes_per_s = 2e12;
+  w.tdp_w = 700, w.idle_w = 100;
+  w.engine = "vllm";
+  SimParams p = hand_params();
+  p.power = {0.4, 1.4, 1.0, 0.0};
+  const double load = (0.4 * 2.00001 + 1.4 * 1.0 + 1.0 * 5e-7) / 2.00101;
+  const double clock = std::cbrt(600 / (600 * load));
+  SimResult r = run_workload(w, p);
+  EXPECT_NEAR(r.latency_s.prefill, 2.00101 + 2.0 * (1 / clock - 1), 1e-9);
+  EXPECT_NEAR(clock, 0.9689, 1e-4);
+  EXPECT_NEAR(r.mean_power_w, 700, 1e-9);
+  w.tdp_w = 400;
+  w.die.dynamic_w = 600;  // the die's range stays 600 W: only the limit falls
+  r = run_workload(w, p);
+  EXPECT_NEAR(r.latency_s.prefill, 2.00101 + 2.0 * (std::cbrt(600 * load / 300) - 1), 1e-9);
+  EXPECT_NEAR(r.mean_power_w, 400, 1e-9);
+}
+
 TEST(Simulator, CudaGraphsReplaceEagerLaunchesInDecode) {
   // 1,000 kernels of 1 us each: eager launches at 20 us each make the host the bound (20 ms); a graph replay costs
   // one launch, so the GPU time (1,000 x (floor 1e-5 + ~0)) bounds the step.
@@ -298,6 +327,12 @@ TEST(Sampler, TopPSamplingCostsItsExtraLogitPassesAtNoMoreThanPeakBandwidth) {
   const double extra_bytes = (205.0 - 52.0) * 256 * 128256;
   EXPECT_GE(extra_s, extra_bytes / 3.35e12);
   EXPECT_LT(extra_s, 2 * extra_bytes / 3.35e12);  // memory-bound passes at no less than half the peak bandwidth
+  // A temperature alone skips the sort: 68 B per logit, between greedy and top-p.
+  SimScenario temperature;
+  temperature.sampling.top_p = false;
+  const double temperature_s = simulate(model, gpu, r, temperature, params).latency_s.decode;
+  EXPECT_GT(temperature_s, simulate(model, gpu, r, greedy, params).latency_s.decode);
+  EXPECT_LT(temperature_s, simulate(model, gpu, r, top_p, params).latency_s.decode);
 }
 
 // TokenPowerBench's meter: NVML samples (each the mean power of the last second) from 2 s before to 2 s after the

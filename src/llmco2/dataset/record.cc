@@ -48,6 +48,7 @@ const std::vector<std::string>& known_caveats() {
       "model_substituted",        // the source's model is not in the catalog; a same-architecture model stands in
       "engine_assumed",           // the source does not name its engine; the notes say why this one
       "greedy_sampling",          // the client asked for greedy decoding (temperature 0): the sampler only argmaxes
+      "temperature_sampling",     // the client samples with a temperature alone: no top-p/top-k sort of the vocabulary
       "sampling_penalties",       // the client set a repetition/frequency/presence penalty: more sampler passes
   };
   return caveats;

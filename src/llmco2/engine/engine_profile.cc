@@ -48,7 +48,8 @@ double& engine_field(EngineProfile& p, const std::string& field) {
   if (field == "step_host_s") return p.step_host_s;
   if (field == "step_host_per_seq_s") return p.step_host_per_seq_s;
   if (field == "tp_step_host_s") return p.tp_step_host_s;
-  if (field == "sampler_top_p_bytes_per_logit") return p.sampler_top_p_bytes_per_logit;
+  if (field == "sampler_random_bytes_per_logit") return p.sampler_random_bytes_per_logit;
+  if (field == "sampler_top_p_extra_bytes_per_logit") return p.sampler_top_p_extra_bytes_per_logit;
   if (field == "sampler_greedy_bytes_per_logit") return p.sampler_greedy_bytes_per_logit;
   if (field == "sampler_penalty_bytes_per_logit") return p.sampler_penalty_bytes_per_logit;
   if (field == "memory_utilization") return p.memory_utilization;
@@ -64,8 +65,10 @@ constexpr ParamRange kEngineBounds[] = {
     {"step_host_s", 0.0, 2e-2, "scheduling, input preparation and sampler sync of one step: 0.1-10 ms"},
     {"step_host_per_seq_s", 0.0, 5e-4, "per-sequence bookkeeping per step: at most ~0.5 ms (llama.cpp samples on the CPU)"},
     {"tp_step_host_s", 0.0, 2e-3, "broadcasting a step's inputs to tensor-parallel workers: tens to hundreds of us"},
-    {"sampler_top_p_bytes_per_logit", 2.0, 500.0, "a fused sampler reads the logits once (~4 B); PyTorch top-p with "
-     "a radix sort of fp32 keys and int64 indices moves ~250-300 B"},
+    {"sampler_random_bytes_per_logit", 2.0, 200.0, "temperature sampling: a fused sampler reads the logits once "
+     "(~4 B); PyTorch casts, divides, softmaxes and draws an exponential per logit (~45-80 B)"},
+    {"sampler_top_p_extra_bytes_per_logit", 0.0, 400.0, "top-p/top-k: a radix sort of fp32 keys with int64 indices, "
+     "cumulative sum, mask and scatter back: ~150-220 B in PyTorch, a few passes in fused kernels"},
     {"sampler_greedy_bytes_per_logit", 2.0, 200.0, "greedy: an argmax (~4-10 B), up to ~60 B where the engine still "
      "computes softmax and log-softmax"},
     {"sampler_penalty_bytes_per_logit", 0.0, 200.0, "penalties: token-count tensors and masks over the vocabulary"},
@@ -82,6 +85,7 @@ EngineProfile profile_from_json(const std::string& id, const Json& j, const std:
   if (auto v = r.optional_bool("continuous_batching")) p.continuous_batching = *v;
   if (auto v = r.optional_bool("casts_bf16_to_fp16")) p.casts_bf16_to_fp16 = *v;
   if (auto v = r.optional_bool("prefill_stalls_decode")) p.prefill_stalls_decode = *v;
+  if (auto v = r.optional_bool("custom_allreduce")) p.custom_allreduce = *v;
   if (auto v = r.optional_string("attention_kernel")) p.attention_kernel = *v;
   if (auto v = r.optional_number("graph_max_tokens")) p.graph_max_tokens = static_cast<long>(check_range(*v, 1, 1e6, where, "graph_max_tokens"));
   for (const ParamRange& bound : kEngineBounds) {

@@ -12,10 +12,11 @@
 
 namespace llmco2 {
 
-// How the requests choose their tokens: top-p sampling (the default of chat clients) or greedy, with or without
-// repetition/frequency/presence penalties.
+// How the requests choose their tokens: greedy, or random sampling with top-p/top-k (the default of chat clients: a
+// sort of the vocabulary) or with a temperature alone; with or without repetition/frequency/presence penalties.
 struct SamplingMode {
   bool greedy = false;
+  bool top_p = true;
   bool penalties = false;
 };
 
@@ -28,19 +29,24 @@ struct EngineProfile {
   double step_host_per_seq_s = 0;     // per running sequence per step (scheduler, sampler, detokeniser)
   double tp_step_host_s = 0;          // per step under tensor parallelism: broadcasting the step to the workers
   // GPU memory traffic of the token sampler per element of the [sequences, vocab] logits of a step (its passes:
-  // casts, temperature, the top-p sort and mask, softmax, log-softmax, the exponential draw, argmax), on the GPU that
-  // samples: with top-p sampling (what chat clients send), greedy, and the extra of repetition/frequency penalties.
-  double sampler_top_p_bytes_per_logit = 8;
+  // casts, temperature, softmax, log-softmax, the exponential draw, argmax), on the GPU that samples: random sampling
+  // with a temperature, the extra of a top-p/top-k sort and mask, greedy decoding, and the extra of penalties.
+  double sampler_random_bytes_per_logit = 8;
+  double sampler_top_p_extra_bytes_per_logit = 0;
   double sampler_greedy_bytes_per_logit = 8;
   double sampler_penalty_bytes_per_logit = 0;
   double sampler_bytes_per_logit(const SamplingMode& sampling) const {
-    return (sampling.greedy ? sampler_greedy_bytes_per_logit : sampler_top_p_bytes_per_logit) +
-           (sampling.penalties ? sampler_penalty_bytes_per_logit : 0.0);
+    const double choose = sampling.greedy ? sampler_greedy_bytes_per_logit
+                                          : sampler_random_bytes_per_logit +
+                                                (sampling.top_p ? sampler_top_p_extra_bytes_per_logit : 0.0);
+    return choose + (sampling.penalties ? sampler_penalty_bytes_per_logit : 0.0);
   }
   bool paged_kv = true;               // false: the KV cache of a static batch is padded to its longest sequence
   bool continuous_batching = true;    // requests join and leave the running batch at every step
   bool prefill_stalls_decode = false;  // prefills run as steps of their own that pause every running decode (vLLM
                                        // v0 without chunked prefill); false: prefill chunks ride along in decode steps
+  bool custom_allreduce = false;      // small all-reduces over NVLink by the engine's own kernel (peers' buffers read
+                                      // directly: two barrier steps whatever the GPU count), not NCCL's ring
   bool casts_bf16_to_fp16 = true;     // on GPUs without bf16 tensor cores: cast to fp16 (vLLM) or keep bf16 (PyTorch)
   double memory_utilization = 0.9;    // share of GPU memory given to weights + KV cache (the rest: activations, context)
   long graph_max_tokens = 512;        // steps with more tokens than this run eagerly even with cuda_graphs

@@ -32,9 +32,10 @@ DatasetRow splitwise_row(const CsvRowView& v, const std::filesystem::path& file)
   else throw std::invalid_argument(fmt::format("unknown hardware '{}'", hardware));
   row.gpus = row.tensor_parallel = static_cast<int>(v.number("tensor_parallel"));
   // The repository does not name its engine. The paper's prototype is built on vLLM (arXiv 2311.18677, Nov 2023),
-  // which replayed no CUDA graphs before v0.2.2 (PR #1926, Nov 2023); the data agree: at TP 8 a 70B decode step
+  // which replayed no CUDA graphs before v0.2.2 (PR #1926, Nov 2023) and all-reduced with NCCL before v0.2.7
+  // (custom all-reduce, PR #2192): engine class vllm-0.2. The data agree: at TP 8 a 70B decode step
   // is no faster than at TP 4 (~30 ms on H100, 3-6 ms of weight streaming), the floor of eager kernel launches.
-  row.engine = "vllm-eager";
+  row.engine = "vllm-0.2";
   row.caveats.push_back("engine_assumed");
   row.batch = v.number("batch_size");
   row.measures = row.batch > 1 ? Measures::fixed_batch : Measures::isolated;
@@ -57,7 +58,7 @@ DatasetRow splitwise_row(const CsvRowView& v, const std::filesystem::path& file)
     row.caveats.push_back("energy_missing");
   }
   row.repeats = 1;
-  row.notes = "engine assumed: vLLM without CUDA graphs (the paper's prototype is built on vLLM, 2023)";
+  row.notes = "engine assumed: vLLM 0.2 of 2023 (no CUDA graphs, NCCL all-reduce), the paper's prototype";
   return row;
 }
 

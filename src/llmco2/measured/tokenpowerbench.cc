@@ -47,6 +47,8 @@ DatasetRow tokenpowerbench_row(const CsvRowView& v, const std::filesystem::path&
   row.caveats.insert(row.caveats.end(),
                      {"aggregated_mean", "prompt_tokens_estimated", "idle_gpus_subtracted", "nvml_window_mean"});
   if (duration_s < kShortRunS) row.caveats.push_back("short_run");
+  // SingleNode/engines/vllm_engine.py@ec00f52 L90-93: SamplingParams(max_tokens, temperature), no top-p or top-k.
+  row.caveats.push_back("temperature_sampling");
   row.notes = fmt::format("{} responses in {:.1f} s; latency_total = run time x batch / responses", responses,
                           duration_s);
   return row;

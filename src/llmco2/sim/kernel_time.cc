@@ -34,6 +34,11 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
   return e.kernel_floor_s + std::max(compute_s, memory_s);
 }
 
+double direct_allreduce_s(const KernelWork& w, const DeviceRoofs& roofs, const NetworkEfficiency& net) {
+  if (roofs.tp_gpus <= 1 || w.net_bytes <= 0) return 0.0;
+  return 2.0 * net.step_latency_s + w.net_bytes / (roofs.link_bytes_per_s * net.bus_efficiency);
+}
+
 double roofline_time_s(const KernelWork& w, const DeviceRoofs& roofs) {
   if (w.kind == KernelClass::network)
     return roofs.tp_gpus > 1 && roofs.link_bytes_per_s > 0 ? w.net_bytes / roofs.link_bytes_per_s : 0.0;

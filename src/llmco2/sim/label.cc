@@ -71,6 +71,7 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   c.scenario.kv_cache = !row.has_caveat("no_kv_cache");
   if (row.measures == Measures::steady_state && row.gen_tokens_cv) c.scenario.gen_tokens_cv = *row.gen_tokens_cv;
   c.scenario.sampling.greedy = row.has_caveat("greedy_sampling");
+  c.scenario.sampling.top_p = !row.has_caveat("temperature_sampling");
   c.scenario.sampling.penalties = row.has_caveat("sampling_penalties");
   c.batch_scale = replica_batch / static_cast<double>(r.batch);
   if (row.has_caveat("nvml_window_mean") && row.run_requests) c.meter.run_scale = *row.run_requests / row.batch;

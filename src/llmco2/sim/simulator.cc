@@ -17,6 +17,9 @@
 namespace llmco2 {
 namespace {
 
+// The lowest clock share power throttling goes to (a GPU at its limit still runs at ~0.3-0.4 of its boost clock).
+constexpr double kMinThrottleClock = 0.3;
+
 KernelClass kernel_class(KernelType type) {
   switch (type) {
     case KernelType::linear: case KernelType::router: case KernelType::lm_head: return KernelClass::matrix;
@@ -90,6 +93,7 @@ std::vector<SimSegment> recompute_decode(const ModelSpec& model, const Gpu& gpu,
 struct StepCost {
   double time_s = 0;     // wall time of one step
   double busy_s = 0;     // time kernels run on the GPU
+  double compute_bound_s = 0;  // of busy_s: kernels held by the tensor/CUDA cores (they slow when clocks drop)
   double compute_s = 0;  // the step's operations at the compute peaks
   double memory_s = 0;   // the step's bytes at the peak bandwidth
 };
@@ -119,7 +123,8 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const Resolved& r)
   for (const auto& kernel : s.kernels) {
     const SimKernel k = kernel.sampler ? scaled_sampler(kernel, engine, w.sampling) : kernel;
     launches += k.count;
-    const double t = k.count * kernel_time_s(k.work, w.roofs, eff, net);
+    const bool direct = k.work.kind == KernelClass::network && engine.custom_allreduce && w.link != "pcie";
+    const double t = k.count * (direct ? direct_allreduce_s(k.work, w.roofs, net) : kernel_time_s(k.work, w.roofs, eff, net));
     if (k.work.kind == KernelClass::network) {
       network_s += t;
       continue;
@@ -130,22 +135,35 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const Resolved& r)
   }
   const double wait_s = w.roofs.tp_gpus > 1 ? r.params.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
+  c.compute_bound_s = std::min(work_s, c.compute_s / eff.gemm_efficiency);
   c.time_s = std::max(c.busy_s + wait_s, engine.launch_s(launches, s.step_tokens)) +
              engine.serial_s(s.sequences, w.roofs.tp_gpus);
   return c;
 }
 
-// Power of one working GPU over a step, between idle and the TDP (or cap).
-double step_power_w(const StepCost& c, const SimWorkload& w, const PowerParams& power) {
+// Dynamic power one working GPU would draw over a step at full clocks (may exceed the board's limit).
+double demanded_dynamic_w(const StepCost& c, const SimWorkload& w, const PowerParams& power) {
   const DiePower& d = w.die;
   // Work measured against the reference board's roofs: the same operations and bytes draw the same power.
   const double wait_s = std::max(0.0, c.time_s - c.busy_s);
   const double load = (power.active * d.clock_ratio * c.busy_s + power.wait * d.clock_ratio * wait_s +
                        power.compute * d.clock_ratio * c.compute_s + power.memory * d.bandwidth_ratio * c.memory_s) /
                       c.time_s;
-  const double headroom_w = w.tdp_w - w.idle_w;
-  const double dynamic_w = d.dynamic_w > 0 ? d.dynamic_w : headroom_w;
-  return w.idle_w + std::min(headroom_w, dynamic_w * std::clamp(load, 0.0, 1.0));
+  const double dynamic_w = d.dynamic_w > 0 ? d.dynamic_w : w.tdp_w - w.idle_w;
+  return dynamic_w * std::clamp(load, 0.0, 1.0 / kMinThrottleClock);
+}
+
+// A step whose work would draw more than the board's limit (TDP or cap) runs at lower clocks: dynamic CMOS power
+// C V^2 f with the voltage following the clock goes as f^3, so the clocks drop to (headroom / demand)^(1/3) and the
+// compute-bound kernels stretch by the inverse; memory-bound work keeps its pace. The GPU then draws its limit.
+// Returns the step's power per working GPU (between idle and the limit) and stretches `c` when throttled.
+double throttled_power_w(StepCost& c, const SimWorkload& w, const PowerParams& power) {
+  const double headroom_w = w.tdp_w - w.idle_w, demand_w = demanded_dynamic_w(c, w, power);
+  if (demand_w <= headroom_w) return w.idle_w + demand_w;
+  const double clock = std::max(kMinThrottleClock, std::cbrt(headroom_w / demand_w));
+  const double extra_s = c.compute_bound_s * (1.0 / clock - 1.0);
+  c.time_s += extra_s, c.busy_s += extra_s;
+  return w.tdp_w;
 }
 
 double dense_peak(const Gpu& gpu) {
@@ -157,8 +175,8 @@ std::pair<double, double> phase_energy_time(const std::vector<SimSegment>& segme
                                             const Resolved& r) {
   double energy_j = 0, time_s = 0;
   for (const auto& s : segments) {
-    const StepCost c = step_cost(s, w, r);
-    const double active_w = step_power_w(c, w, r.params.power);
+    StepCost c = step_cost(s, w, r);
+    const double active_w = throttled_power_w(c, w, r.params.power);
     const double step_energy_j = w.layer_split ? active_w * c.time_s + (w.gpus_total - 1) * w.idle_w * c.time_s
                                                : w.replicas * w.roofs.tp_gpus * active_w * c.time_s;
     energy_j += s.steps * step_energy_j;
