@@ -37,15 +37,22 @@ SimParams hand_params() {
   return p;
 }
 
-TEST(Simulator, OneSegmentByHand) {
+// A prefill of `steps` steps of one GEMM (`ops`, `bytes`, 1e15 op/s peak) launched `count` times per step, on a
+// 700 W board idling at 100 W with 2 TB/s; engine "vllm" is not in hand_params: its "default" profile applies.
+SimWorkload one_gemm_workload(double steps, double ops, double bytes, double count) {
   SimWorkload w;
   SimSegment s;
-  s.steps = 10;
-  s.kernels.push_back({{KernelClass::matrix, 1e12, 1e9, 0, 1e9, 1e15}, 2});
+  s.steps = steps;
+  s.kernels.push_back({{KernelClass::matrix, ops, bytes, 0, bytes, 1e15}, count});
   w.prefill.push_back(s);
   w.roofs.memory_bytes_per_s = 2e12;
   w.tdp_w = 700, w.idle_w = 100;
-  w.engine = "vllm";  // not in the catalog: the "default" profile applies
+  w.engine = "vllm";
+  return w;
+}
+
+TEST(Simulator, OneSegmentByHand) {
+  const SimWorkload w = one_gemm_workload(10, 1e12, 1e9, 2);
   // kernel: 1e-5 + max(1e12 / (1e15 x 0.5), 1e9 / (2e12 x 0.5)) = 2.01e-3 s; 2 launches: 4.02e-3 s busy;
   // host launches 2 x 1e-6 s < busy; step: 4.02e-3 + 1e-3 host = 5.02e-3 s. Ideal compute 2 x 1e-3 s, memory 2 x 0.5e-3 s.
   // energy/step = 100 W x 5.02e-3 s + 600 W x (0.2 x 4.02e-3 + 0.5 x 2e-3 + 0.4 x 1e-3) s = 0.502 + 1.3224 J.
@@ -95,14 +102,7 @@ TEST(Simulator, PowerNeverExceedsTheTdpOrTheCap) {
 // headroom: the clocks drop to (600 / 659.7)^(1/3) = 0.9689 and the 2 s of GEMM stretch to 2 / 0.9689 = 2.0642 s,
 // at the TDP. A 400 W cap (300 W headroom) stretches them to 2 x (659.7 / 300)^(1/3) = 2.6012 s.
 TEST(Simulator, WorkBeyondThePowerLimitRunsAtLowerClocks) {
-  SimWorkload w;
-  SimSegment s;
-  s.steps = 1;
-  s.kernels.push_back({{KernelClass::matrix, 1e15, 1e6, 0, 1e6, 1e15}, 1});
-  w.prefill.push_back(s);
-  w.roofs.memory_bytes_per_s = 2e12;
-  w.tdp_w = 700, w.idle_w = 100;
-  w.engine = "vllm";
+  SimWorkload w = one_gemm_workload(1, 1e15, 1e6, 1);
   SimParams p = hand_params();
   p.power = {0.4, 1.4, 1.0, 0.0};
   const double load = (0.4 * 2.00001 + 1.4 * 1.0 + 1.0 * 5e-7) / 2.00101;
