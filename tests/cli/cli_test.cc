@@ -132,6 +132,43 @@ TEST(CliSimulate, BadPlanAndUnknownSourceAreCleanErrors) {
   expect_clean_error("import mlenergy-v2 --from /no/such/dir", "source folder /no/such/dir/mlenergy_leaderboard_v2");
 }
 
+// `calibrate --fit-only --rows-out`: a quick fit on a folder of two measured rows writes the fitted parameters and one
+// CSV line per row with the measured values as given and a positive fitted prediction; no held-out fit ran, so the
+// held-out columns are empty.
+TEST(CliCalibrate, FitOnlyWritesEveryRowWithItsMeasuredAndFittedValues) {
+  const std::string dir = testing::TempDir() + "/calibrate_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/mini.csv") << "source,model,gpu,gpus,engine,batch,prompt_tokens,gen_tokens,measures,"
+                                      "energy_total_j,latency_total_s\n"
+                                      "mini,llama-3.1-8b,h100-sxm,1,vllm,1,512,128,isolated,400,1.2\n"
+                                      "mini,llama-3.1-8b,a100-80gb-sxm,1,vllm,4,256,64,fixed_batch,600,1.5\n";
+  const Result r = run("calibrate --fit-only --max-evaluations 10 --data " + dir + " --params-out " + dir +
+                       "/params.json --rows-out " + dir + "/rows.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/params.json"));
+  std::ifstream in(dir + "/rows.csv");
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("source,source_ref,model,gpu,gpus,dtype,engine,measures,batch,prompt_tokens,gen_tokens,"
+                         "energy_measured_j,energy_fit_j,energy_held_out_j,", 0), 0u) << header;
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream cells_in(line);
+    for (std::string cell; std::getline(cells_in, cell, ',');) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    rows.push_back(cells);
+  }
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][3], "h100-sxm");
+  EXPECT_EQ(rows[0][11], "400");                // energy_measured_j as given
+  EXPECT_GT(std::stod(rows[0][12]), 0);         // energy_fit_j
+  EXPECT_TRUE(rows[0][13].empty());             // no leave-one-source-out fit ran
+  EXPECT_EQ(rows[1][15], "1.5");                // latency_measured_s as given
+  EXPECT_GT(std::stod(rows[1][16]), 0);         // latency_fit_s
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliPredict, DefaultModelJsonHasPhasesThatSum) {
   const Result r = run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --batch 2 --prompt 512 --gen 64 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
