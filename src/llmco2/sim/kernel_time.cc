@@ -12,10 +12,7 @@ namespace llmco2 {
 
 double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const KernelEfficiency& e,
                      const NetworkEfficiency& net) {
-  if (w.kind == KernelClass::network) {
-    if (roofs.tp_gpus <= 1 || w.net_bytes <= 0) return 0.0;
-    return 2.0 * (roofs.tp_gpus - 1) * net.step_latency_s + w.net_bytes / (roofs.link_bytes_per_s * net.bus_efficiency);
-  }
+  if (w.kind == KernelClass::network) return allreduce_s(w, roofs, net, false);
   double compute_s = 0;
   if (w.kind == KernelClass::vector) {
     compute_s = w.ops > 0 ? w.ops / (w.peak_ops_per_s * e.vector_efficiency) : 0.0;
@@ -34,9 +31,10 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
   return e.kernel_floor_s + std::max(compute_s, memory_s);
 }
 
-double direct_allreduce_s(const KernelWork& w, const DeviceRoofs& roofs, const NetworkEfficiency& net) {
+double allreduce_s(const KernelWork& w, const DeviceRoofs& roofs, const NetworkEfficiency& net, bool direct) {
   if (roofs.tp_gpus <= 1 || w.net_bytes <= 0) return 0.0;
-  return 2.0 * net.step_latency_s + w.net_bytes / (roofs.link_bytes_per_s * net.bus_efficiency);
+  const double latency_steps = direct ? 2.0 : 2.0 * (roofs.tp_gpus - 1);
+  return latency_steps * net.step_latency_s + w.net_bytes / (roofs.link_bytes_per_s * net.bus_efficiency);
 }
 
 double roofline_time_s(const KernelWork& w, const DeviceRoofs& roofs) {

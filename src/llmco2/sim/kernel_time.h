@@ -66,9 +66,10 @@ struct DeviceRoofs {
 //   all-reduce: 2 (n - 1) x step_latency_s + net_bytes / (link x bus_efficiency).
 double kernel_time_s(const KernelWork& work, const DeviceRoofs& roofs, const KernelEfficiency& efficiency,
                      const NetworkEfficiency& network);
-// An engine's own all-reduce over NVLink (vLLM's custom all-reduce, TensorRT-LLM's plugin): every GPU reads its
-// peers' buffers directly, in one or two stages whatever the GPU count: 2 x step_latency_s + the same bytes term.
-double direct_allreduce_s(const KernelWork& w, const DeviceRoofs& roofs, const NetworkEfficiency& net);
+// An all-reduce: NCCL's ring takes 2 (n - 1) latency steps; an engine's own all-reduce over NVLink (`direct`: vLLM's
+// custom all-reduce, TensorRT-LLM's plugin) reads the peers' buffers directly in one or two stages, 2 steps whatever
+// the GPU count. Both add net_bytes / (link x bus_efficiency).
+double allreduce_s(const KernelWork& work, const DeviceRoofs& roofs, const NetworkEfficiency& network, bool direct);
 
 // The time of the same work at the datasheet roofs (no efficiency, no floor): the Roofline lower bound.
 double roofline_time_s(const KernelWork& work, const DeviceRoofs& roofs);

@@ -104,14 +104,21 @@ struct Resolved {
   const NetworkEfficiency& network;
   const EngineProfile& engine;
   const SimParams& params;
+  double sampler_passes;  // the engine's sampler over the one pass the graph counts (its sampling mode's bytes / 8)
+  bool direct_allreduce;  // the engine all-reduces with its own kernel over this link (NVLink), not NCCL's ring
 };
 
-// The sampler counted as one pass over the logits, scaled to the passes the engine's sampler makes.
-SimKernel scaled_sampler(SimKernel k, const EngineProfile& engine, const SamplingMode& sampling) {
-  const double passes = engine.sampler_bytes_per_logit(sampling) / kSamplerPassBytesPerLogit;
-  k.work.ops *= passes;
-  k.work.mem_bytes *= passes;
-  return k;
+// A kernel's work repeated `passes` times (the sampler's passes over the logits).
+KernelWork scaled_work(KernelWork work, double passes) {
+  work.ops *= passes, work.mem_bytes *= passes;
+  return work;
+}
+
+Resolved resolve(const SimWorkload& w, const SimParams& p) {
+  const EngineProfile& engine = p.engines.get(w.engine);
+  return {p.efficiency(w.generation), p.kernels.network(w.generation, w.link), engine, p,
+          engine.sampler_bytes_per_logit(w.sampling) / kSamplerPassBytesPerLogit,
+          engine.custom_allreduce && w.link != "pcie"};
 }
 
 StepCost step_cost(const SimSegment& s, const SimWorkload& w, const Resolved& r) {
@@ -120,18 +127,18 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const Resolved& r)
   const EngineProfile& engine = r.engine;
   StepCost c;
   double work_s = 0, network_s = 0, launches = 0;
-  for (const auto& kernel : s.kernels) {
-    const SimKernel k = kernel.sampler ? scaled_sampler(kernel, engine, w.sampling) : kernel;
+  for (const auto& k : s.kernels) {
     launches += k.count;
-    const bool direct = k.work.kind == KernelClass::network && engine.custom_allreduce && w.link != "pcie";
-    const double t = k.count * (direct ? direct_allreduce_s(k.work, w.roofs, net) : kernel_time_s(k.work, w.roofs, eff, net));
     if (k.work.kind == KernelClass::network) {
-      network_s += t;
+      network_s += k.count * allreduce_s(k.work, w.roofs, net, r.direct_allreduce);
       continue;
     }
-    work_s += t;
-    if (k.work.ops > 0) c.compute_s += k.count * k.work.ops / k.work.peak_ops_per_s;
-    c.memory_s += k.count * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
+    // The sampler: the one pass the graph counts, scaled to the engine's sampler (its time, operations and bytes).
+    const double passes = k.sampler ? r.sampler_passes : 1.0;
+    work_s += k.count * (k.sampler ? kernel_time_s(scaled_work(k.work, passes), w.roofs, eff, net)
+                                   : kernel_time_s(k.work, w.roofs, eff, net));
+    if (k.work.ops > 0) c.compute_s += k.count * passes * k.work.ops / k.work.peak_ops_per_s;
+    c.memory_s += k.count * passes * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
   }
   const double wait_s = w.roofs.tp_gpus > 1 ? r.params.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
@@ -227,10 +234,7 @@ SimSegment length_biased_decode(const ModelSpec& model, const Gpu& gpu, Request 
   const double steps = static_cast<double>(request.gen_tokens - 1);
   request.gen_tokens = std::max(2L, std::lround(static_cast<double>(request.gen_tokens) * (1.0 + cv * cv)));
   const KernelGraph graph = build_kernel_graph(model, request);
-  const GraphFeatures features = compute_features(graph, gpu, request);
-  SimSegment s = segment(model, gpu, request, graph, features, Phase::decode, 1);
-  s.steps = steps;
-  return s;
+  return segment(model, gpu, request, graph, compute_features(graph, gpu, request), Phase::decode, steps);
 }
 
 }  // namespace
@@ -305,7 +309,7 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
 
 SimResult run_workload(const SimWorkload& w, const SimParams& p) {
   SimResult r;
-  const Resolved resolved{p.efficiency(w.generation), p.kernels.network(w.generation, w.link), p.engines.get(w.engine), p};
+  const Resolved resolved = resolve(w, p);
   std::tie(r.energy_j.prefill, r.latency_s.prefill) = phase_energy_time(w.prefill, w, resolved);
   std::tie(r.energy_j.decode, r.latency_s.decode) = phase_energy_time(w.decode, w, resolved);
   r.gpus = w.gpus_total;
