@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace llmco2 {
@@ -74,21 +75,9 @@ std::optional<bool> JsonReader::optional_bool(std::string_view key) const {
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail("{}: cannot write file", tmp.string());
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) fail("{}: write failed", tmp.string());
-  }
-  if (FILE* f = std::fopen(tmp.c_str(), "rb")) {
-    ::fsync(fileno(f));
-    std::fclose(f);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail("{}: cannot rename temporary file: {}", path.string(), ec.message());
+  AtomicFile file(path);
+  file.stream().write(content.data(), static_cast<std::streamsize>(content.size()));
+  file.commit();
 }
 
 }  // namespace llmco2
