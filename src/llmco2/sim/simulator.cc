@@ -237,6 +237,50 @@ SimSegment length_biased_decode(const ModelSpec& model, const Gpu& gpu, Request 
   return segment(model, gpu, request, graph, compute_features(graph, gpu, request), Phase::decode, steps);
 }
 
+// The GPU, link, engine and power figures of a workload (everything but its segments).
+void set_device(SimWorkload& w, const Gpu& gpu, const Request& request, const SimScenario& sc) {
+  w.roofs.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s;
+  w.roofs.link_bytes_per_s = request.gpus > 1 ? gpu.network_link(request.gpus).bandwidth_bytes_per_s : 0.0;
+  w.roofs.tp_gpus = request.gpus;
+  w.generation = gpu_generation(gpu);
+  w.link = link_class(gpu, request.gpus);
+  w.engine = request.engine;
+  w.layer_split = sc.parallelism == Parallelism::layer_split;
+  w.gpus_total = w.layer_split ? sc.layer_split_gpus : request.gpus * sc.data_parallel;
+  w.replicas = w.layer_split ? 1.0 : sc.data_parallel;
+  w.steady_state = sc.measures == Measures::steady_state;
+  w.sampling = sc.sampling;
+  w.idle_w = gpu.idle_w;
+  w.tdp_w = sc.power_cap_w > 0 ? std::clamp(sc.power_cap_w, gpu.idle_w, gpu.tdp_w) : gpu.tdp_w;
+  w.die = die_power(gpu);
+}
+
+bool is_attention(KernelType type) {
+  return type == KernelType::matmul_qk || type == KernelType::softmax || type == KernelType::matmul_sv ||
+         type == KernelType::fused_attention;
+}
+bool samples(const KernelNode& node) { return node.type == KernelType::lm_head || node.kernel == kSamplerKernel; }
+
+// Appends to `s` the kernels of `request`'s graph in `phase` that `keep` selects (layer nodes x layers, step nodes
+// once), each node's cost scaled by `scale` (its token rows kept: they set the tile padding).
+template <typename Keep>
+void append_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Request& request, Phase phase,
+                    Keep keep, double scale = 1.0) {
+  const KernelGraph graph = build_kernel_graph(model, request);
+  const GraphFeatures features = compute_features(graph, gpu, request);
+  const double steps = phase_shape(phase, request).steps;
+  auto add = [&](KernelNode node, double count) {
+    if (!keep(node, count > 1)) return;
+    KernelCost& cost = phase == Phase::prefill ? node.prefill : node.decode;
+    const double tokens = cost.tokens;
+    cost = cost.scaled(scale);
+    cost.tokens = tokens;
+    s.kernels.push_back(sim_kernel(node, phase, steps, count, model, features, gpu));
+  };
+  for (const auto& node : graph.nodes) add(node, graph.layers);
+  for (const auto& node : graph.step_nodes) add(node, 1);
+}
+
 }  // namespace
 
 SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc,
@@ -255,20 +299,7 @@ SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Reque
     else if (length_biased(sc)) w.decode.push_back(length_biased_decode(model, gpu, request, sc.gen_tokens_cv));
     else w.decode.push_back(segment(model, gpu, request, graph, features, Phase::decode, steps));
   }
-  w.roofs.memory_bytes_per_s = gpu.memory_bandwidth_bytes_per_s;
-  w.roofs.link_bytes_per_s = request.gpus > 1 ? gpu.network_link(request.gpus).bandwidth_bytes_per_s : 0.0;
-  w.roofs.tp_gpus = request.gpus;
-  w.generation = gpu_generation(gpu);
-  w.link = link_class(gpu, request.gpus);
-  w.engine = request.engine;
-  w.layer_split = sc.parallelism == Parallelism::layer_split;
-  w.gpus_total = w.layer_split ? sc.layer_split_gpus : request.gpus * sc.data_parallel;
-  w.replicas = w.layer_split ? 1.0 : sc.data_parallel;
-  w.steady_state = sc.measures == Measures::steady_state;
-  w.sampling = sc.sampling;
-  w.idle_w = gpu.idle_w;
-  w.tdp_w = sc.power_cap_w > 0 ? std::clamp(sc.power_cap_w, gpu.idle_w, gpu.tdp_w) : gpu.tdp_w;
-  w.die = die_power(gpu);
+  set_device(w, gpu, request, sc);
   return w;
 }
 
@@ -304,6 +335,53 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
     for (SimSegment& segment : *segments) segment.steps *= static_cast<double>(plan.waves - 1);
   append_last_wave(w.sim, model, gpu, request, sc, plan.last_wave_sequences);
   w.features.notes.push_back(plan.note);
+  return w;
+}
+
+SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step) {
+  const long tokens = step.decodes + step.prefill_tokens;
+  if (tokens <= 0 || step.decodes < 0 || step.prefill_tokens < 0) fail("a serving step needs at least one token");
+  SimSegment s;
+  s.steps = 1;
+  s.step_tokens = static_cast<double>(tokens);
+  s.sequences = static_cast<double>(step.decodes + step.prefill_chunks);
+  // Token-wise kernels: every token of the step is one GEMM row; the embedding and final norm run over all of them.
+  Request flat = setup;
+  flat.batch = 1, flat.prompt_tokens = tokens, flat.gen_tokens = 1;
+  append_kernels(s, model, gpu, flat, Phase::prefill,
+                 [](const KernelNode& n, bool layer) { return layer ? !is_attention(n.type) : !samples(n); });
+  auto layer_attention = [](const KernelNode& n, bool layer) { return layer && is_attention(n.type); };
+  if (step.decodes > 0) {
+    Request decode = setup;
+    decode.batch = step.decodes;
+    decode.prompt_tokens = std::max(1L, std::lround(step.decode_context) - 1);
+    decode.gen_tokens = 2;
+    append_kernels(s, model, gpu, decode, Phase::decode, layer_attention);
+  }
+  if (step.prefill_tokens > 0) {
+    // A chunk of c tokens after p cached ones: the causal prefill of p + c tokens, of which the chunk's queries do
+    // c p + c (c + 1) / 2 of the (p + c)(p + c + 1) / 2 query-key pairs.
+    const long chunks = std::max(1L, step.prefill_chunks);
+    const double c = static_cast<double>(step.prefill_tokens) / static_cast<double>(chunks);
+    const double p = std::max(0.0, step.prefill_context);
+    Request chunk = setup;
+    chunk.batch = chunks;
+    chunk.prompt_tokens = std::max(1L, std::lround(p + c));
+    chunk.gen_tokens = 1;
+    const double n = static_cast<double>(chunk.prompt_tokens);
+    const double share = std::min(1.0, (c * p + c * (c + 1) / 2) / (n * (n + 1) / 2));
+    append_kernels(s, model, gpu, chunk, Phase::prefill, layer_attention, share);
+  }
+  if (step.logits > 0) {
+    Request head = setup;
+    head.batch = step.logits, head.prompt_tokens = 1, head.gen_tokens = 2;
+    append_kernels(s, model, gpu, head, Phase::decode, [](const KernelNode& n, bool layer) { return !layer && samples(n); });
+  }
+  SimWorkload w;
+  w.decode.push_back(std::move(s));
+  SimScenario scenario;
+  scenario.measures = Measures::steady_state;
+  set_device(w, gpu, setup, scenario);
   return w;
 }
 

@@ -99,6 +99,23 @@ struct Workload {
 };
 Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& scenario);
 
+// One iteration of a continuous-batching engine (vLLM v1): sequences decoding one token each and prompt chunks of
+// requests being prefilled, run as one forward pass over all their tokens, so the weights are streamed once.
+struct MixedStep {
+  long decodes = 0;             // sequences adding one token
+  double decode_context = 1;    // their mean context: tokens in the KV cache once this step's token is in
+  long prefill_tokens = 0;      // prompt tokens of the chunks, all requests together
+  long prefill_chunks = 0;      // requests the chunks belong to
+  double prefill_context = 0;   // mean tokens of those requests already cached before their chunk
+  long logits = 0;              // sequences that sample a token (decodes and chunks that end their prompt)
+};
+
+// The step as a workload of one decode segment of one step: token-wise kernels (GEMMs, norms, activations, all-reduces)
+// over decodes + prefill tokens, decode attention at the decodes' context, chunk attention over the cached prefix and
+// the chunk (causal), and the LM head and sampler over the sampling sequences only. `setup` gives the GPUs,
+// precision, engine and attention kernel. Throws Error when the step is empty.
+SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step);
+
 // Times and powers the workload under `params`. Cheap: the calibration calls it millions of times.
 SimResult run_workload(const SimWorkload& workload, const SimParams& params);
 
