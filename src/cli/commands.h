@@ -16,5 +16,6 @@ void add_predict_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_measure_command(CLI::App& app);
+void add_serve_sim_command(CLI::App& app);
 
 }  // namespace llmco2::cli

@@ -332,3 +332,35 @@ TEST(CliCompare, MarksTheLowestCarbonSetupMeetingTheObjective) {
   expect_clean_error("compare --slo-ms -3", "--slo-ms");
   expect_clean_error("compare --gpu-types nosuchgpu", "nosuchgpu");
 }
+
+TEST(CliServeSim, ReplaysALogWithIdleGapsAndWritesEveryRequest) {
+  const std::string dir = testing::TempDir() + "/cli_serve_sim";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream log(dir + "/log.csv");
+    log << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,512,64\n2023-11-16 18:00:00,256,32\n"
+           "2023-11-16 18:00:01,x,1\n2023-11-16 18:01:00,1024,128\n";
+  }
+  const Result r = run("serve-sim " + dir + "/log.csv --model llama-3.1-8b --gpu h100-sxm --replicas 2 --router "
+                       "least-loaded --requests-out " + dir + "/requests.csv --format json --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["requests"]["completed"], 3);
+  // The window runs from the first arrival to the last finish (a minute and a few seconds): 2 GPUs, mostly idle.
+  const double window_s = j["window_s"].get<double>();
+  EXPECT_GT(window_s, 60.0);
+  EXPECT_LT(window_s, 65.0);
+  EXPECT_NEAR(j["gpu_hours"].get<double>(), 2 * window_s / 3600, 1e-9);
+  EXPECT_LT(j["utilisation"].get<double>(), 0.1);
+  const auto& e = j["energy_j"];
+  EXPECT_NEAR(e["total"].get<double>(), e["busy"].get<double>() + e["idle"].get<double>(), 1e-6);
+  EXPECT_LE(j["latency_s"]["ttft"]["p50"].get<double>(), j["latency_s"]["ttft"]["p99"].get<double>());
+  std::ifstream csv(dir + "/requests.csv");
+  EXPECT_EQ(std::count(std::istreambuf_iterator<char>(csv), std::istreambuf_iterator<char>(), '\n'), 4);
+  for (const auto& entry : std::filesystem::directory_iterator(dir))  // no temporary file left behind
+    EXPECT_EQ(entry.path().string().find(".tmp-"), std::string::npos) << entry.path();
+  expect_clean_error("serve-sim " + dir + "/missing.csv", "missing.csv");
+  expect_clean_error("serve-sim " + dir + "/log.csv --router random", "--router");
+  expect_clean_error("serve-sim " + dir + "/log.csv --replicas 0", "--replicas");
+  expect_clean_error("serve-sim " + dir + "/log.csv --model llama-3.1-70b --gpu l4", "does not fit");
+}

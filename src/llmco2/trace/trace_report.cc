@@ -187,8 +187,8 @@ Json trace_summary_json(const TraceAccount& a, const TraceContext& c) {
 }
 
 std::string trace_summary_text(const TraceAccount& a, const TraceContext& c) {
-  std::string s = fmt::format("{}: {} requests scored on {}; predictor {}\n", c.log_source, a.requests, c.setup,
-                              c.predictor);
+  std::string s = fmt::format("{}: {} requests scored one by one (per-request accounting; serve-sim replays a "
+                              "deployment) on {}; predictor {}\n", c.log_source, a.requests, c.setup, c.predictor);
   if (a.skipped_lines || a.skipped_shapes)
     s += fmt::format("  skipped {} malformed line(s) and {} request(s) longer than the setup serves{}\n",
                      a.skipped_lines, a.skipped_shapes,

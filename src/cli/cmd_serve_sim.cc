@@ -1,0 +1,209 @@
+// cli/cmd_serve_sim.cc - `llmco2 serve-sim LOG`: a request log replayed through a deployment (replicas of a
+// continuous-batching engine) in virtual time: latency percentiles, throughput, goodput, energy with idle, CO2.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/carbon_flags.h"
+#include "cli/commands.h"
+#include "cli/request_flags.h"
+#include "core/atomic_file.h"
+#include "core/statistics.h"
+#include "serving/serve_sim.h"
+
+namespace llmco2::cli {
+namespace {
+
+struct ServeFlags {
+  std::string file, requests_out, router = "round-robin", params, format = "table";
+  int replicas = 1;
+  long max_num_seqs = 0, max_batched_tokens = 0, block_size = 16;
+  double gpu_memory_utilization = 0, rate_scale = 1, duration_s = 0, slo_ttft_ms = 0, slo_tpot_ms = 0;
+  bool quiet = false;
+};
+
+// Latencies of the finished requests, for the percentiles.
+struct Latencies {
+  std::vector<double> queue_s, ttft_s, tpot_s, e2e_s;
+  long output_tokens = 0, good = 0;
+  double request_energy_j = 0;
+};
+
+double tpot_s(const ServedRequest& r) {
+  return r.gen_tokens > 1 ? (r.finish_s - r.first_token_s) / static_cast<double>(r.gen_tokens - 1) : 0.0;
+}
+
+Json percentiles_json(const std::vector<double>& values) {
+  Json j = Json::object();
+  if (values.empty()) return j;
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  double sum = 0;
+  for (double v : sorted) sum += v;
+  j["mean"] = sum / static_cast<double>(sorted.size());
+  for (auto [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p95", 0.95}, {"p99", 0.99}})
+    j[name] = percentile_of_sorted(sorted, q);
+  return j;
+}
+
+Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs& carbon, const Deployment& d,
+                  const SchedulerLimits& limits, const ServeFlags& f) {
+  const double total_j = t.busy_energy_j + t.idle_energy_j;
+  const double gpu_hours = t.gpus_total * t.window_s / 3600.0;
+  const double operational = operational_g(total_j, carbon.pue, carbon.ci_g_per_kwh);
+  Json j;
+  j["deployment"] = {{"model", d.model.id}, {"gpu", d.gpu.id}, {"tensor_parallel", d.setup.gpus},
+                     {"replicas", d.replicas}, {"engine", d.setup.engine}, {"dtype", d.setup.precision.to_string()},
+                     {"router", f.router}, {"max_num_seqs", limits.max_num_seqs},
+                     {"max_batched_tokens", limits.max_batched_tokens}, {"block_size", limits.block_size},
+                     {"kv_blocks_per_replica", limits.kv_blocks}};
+  j["requests"] = {{"completed", t.completed}, {"rejected_too_long", t.rejected}, {"preemptions", t.preemptions}};
+  j["window_s"] = t.window_s;
+  j["latency_s"] = {{"queue", percentiles_json(l.queue_s)}, {"ttft", percentiles_json(l.ttft_s)},
+                    {"tpot", percentiles_json(l.tpot_s)}, {"e2e", percentiles_json(l.e2e_s)}};
+  j["throughput"] = {{"output_tokens_per_s", t.window_s > 0 ? l.output_tokens / t.window_s : 0.0},
+                     {"requests_per_s", t.window_s > 0 ? t.completed / t.window_s : 0.0}};
+  if (f.slo_ttft_ms > 0 || f.slo_tpot_ms > 0)
+    j["goodput"] = {{"requests_meeting_slo", l.good}, {"requests_per_s", t.window_s > 0 ? l.good / t.window_s : 0.0},
+                    {"slo_ttft_ms", f.slo_ttft_ms}, {"slo_tpot_ms", f.slo_tpot_ms}};
+  j["gpu_hours"] = gpu_hours;
+  j["utilisation"] = t.window_s > 0 ? t.busy_gpu_s / (t.gpus_total * t.window_s) : 0.0;
+  j["energy_j"] = {{"total", total_j}, {"busy", t.busy_energy_j}, {"idle", t.idle_energy_j},
+                   {"per_request", t.completed > 0 ? l.request_energy_j / t.completed : 0.0},
+                   {"per_1k_output_tokens", l.output_tokens > 0 ? 1000.0 * t.busy_energy_j / l.output_tokens : 0.0}};
+  j["co2_g"] = {{"operational", operational}};
+  if (carbon.embodied.known()) {
+    const double embodied = *carbon.embodied.kgco2e * 1000.0 * gpu_hours / (carbon.lifetime_years * 8760.0);
+    j["co2_g"]["embodied"] = embodied;
+    j["co2_g"]["total"] = operational + embodied;
+  } else {
+    j["co2_g"]["embodied"] = carbon.embodied.unknown_label();
+    j["co2_g"]["total"] = operational;
+  }
+  j["carbon_inputs"] = carbon_inputs_json(carbon);
+  j["peaks"] = {{"running", t.peak_running}, {"waiting", t.peak_waiting}, {"kv_share", t.peak_kv_share}};
+  j["simulation"] = {{"steps", t.steps}, {"step_shapes_simulated", t.distinct_shapes}};
+  return j;
+}
+
+std::string ms(const Json& p, const char* key) {
+  return p.contains(key) ? fmt::format("{:.1f}", p[key].get<double>() * 1000.0) : "-";
+}
+
+std::string summary_text(const Json& j) {
+  std::string out = fmt::format("{} on {} x {} x {} replicas ({}), {} requests over {:.1f} s\n",
+                                j["deployment"]["model"].get<std::string>(), j["deployment"]["tensor_parallel"].get<int>(),
+                                j["deployment"]["gpu"].get<std::string>(), j["deployment"]["replicas"].get<int>(),
+                                j["deployment"]["engine"].get<std::string>(), j["requests"]["completed"].get<long>(),
+                                j["window_s"].get<double>());
+  out += "  latency (ms)       mean      p50      p90      p95      p99\n";
+  for (const char* name : {"queue", "ttft", "tpot", "e2e"}) {
+    const Json& p = j["latency_s"][name];
+    out += fmt::format("  {:<12} {:>10} {:>8} {:>8} {:>8} {:>8}\n", name, ms(p, "mean"), ms(p, "p50"), ms(p, "p90"),
+                       ms(p, "p95"), ms(p, "p99"));
+  }
+  out += fmt::format("  throughput  {:.1f} output tokens/s, {:.3f} requests/s\n",
+                     j["throughput"]["output_tokens_per_s"].get<double>(), j["throughput"]["requests_per_s"].get<double>());
+  if (j.contains("goodput"))
+    out += fmt::format("  goodput     {} requests within the SLOs, {:.3f} requests/s\n",
+                       j["goodput"]["requests_meeting_slo"].get<long>(), j["goodput"]["requests_per_s"].get<double>());
+  out += fmt::format("  GPU-hours   {:.3f}, utilisation {:.1f}%\n", j["gpu_hours"].get<double>(),
+                     100.0 * j["utilisation"].get<double>());
+  const Json& e = j["energy_j"];
+  out += fmt::format("  energy      {:.1f} Wh ({:.1f} busy + {:.1f} idle), {:.1f} J per request, {:.1f} J per 1k output "
+                     "tokens\n", e["total"].get<double>() / 3600, e["busy"].get<double>() / 3600,
+                     e["idle"].get<double>() / 3600, e["per_request"].get<double>(),
+                     e["per_1k_output_tokens"].get<double>());
+  const Json& c = j["co2_g"];
+  out += fmt::format("  CO2         {:.1f} g operational, embodied {}\n", c["operational"].get<double>(),
+                     c["embodied"].is_number() ? fmt::format("{:.1f} g", c["embodied"].get<double>())
+                                               : c["embodied"].get<std::string>());
+  out += fmt::format("  peaks       {} running, {} waiting, {:.0f}% of the KV cache; {} preemptions\n",
+                     j["peaks"]["running"].get<long>(), j["peaks"]["waiting"].get<long>(),
+                     100.0 * j["peaks"]["kv_share"].get<double>(), j["requests"]["preemptions"].get<long>());
+  return out;
+}
+
+void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlags& cf) {
+  RequestFlags setup_flags = rf;
+  setup_flags.batch = 1, setup_flags.prompt = 1, setup_flags.gen = 1;
+  const ResolvedRequest r = resolve_request(setup_flags);
+  Deployment d{r.model, r.gpu, r.request, f.replicas, parse_router(f.router), f.max_num_seqs, f.max_batched_tokens,
+               f.block_size, f.gpu_memory_utilization};
+  const SchedulerLimits limits = scheduler_limits(d);
+  const CarbonInputs carbon = resolve_carbon(cf, r.gpu, r.request.gpus);
+  const SimParams params = load_sim_params(f.params.empty() ? default_sim_params_path() : std::filesystem::path(f.params));
+  const RequestLog log = read_request_log(f.file, !f.quiet);
+  ReplayOptions options{f.rate_scale, f.duration_s, !f.quiet};
+  std::unique_ptr<AtomicFile> csv;
+  if (!f.requests_out.empty()) {
+    csv = std::make_unique<AtomicFile>(f.requests_out);
+    csv->stream() << "line,arrival_s,prompt_tokens,gen_tokens,replica,queue_s,ttft_s,tpot_s,e2e_s,energy_j,co2_g,"
+                     "preemptions,status\n";
+  }
+  Latencies l;
+  const double g_per_j = operational_g(1.0, carbon.pue, carbon.ci_g_per_kwh);
+  const RequestSink sink = [&](const ServedRequest& q) {
+    const bool done = q.finish_s >= 0;
+    if (done) {
+      l.queue_s.push_back(q.scheduled_s - q.arrival_s);
+      l.ttft_s.push_back(q.first_token_s - q.arrival_s);
+      if (q.gen_tokens > 1) l.tpot_s.push_back(tpot_s(q));
+      l.e2e_s.push_back(q.finish_s - q.arrival_s);
+      l.output_tokens += q.gen_tokens;
+      l.request_energy_j += q.energy_j;
+      const bool ttft_ok = f.slo_ttft_ms <= 0 || (q.first_token_s - q.arrival_s) * 1000 <= f.slo_ttft_ms;
+      const bool tpot_ok = f.slo_tpot_ms <= 0 || tpot_s(q) * 1000 <= f.slo_tpot_ms;
+      if (ttft_ok && tpot_ok) ++l.good;
+    }
+    if (!csv) return;
+    if (done)
+      csv->stream() << fmt::format("{},{:.6f},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.6f},{},completed\n", q.id,
+                                   q.arrival_s, q.prompt_tokens, q.gen_tokens, q.replica, q.scheduled_s - q.arrival_s,
+                                   q.first_token_s - q.arrival_s, tpot_s(q), q.finish_s - q.arrival_s, q.energy_j,
+                                   q.energy_j * g_per_j, q.preemptions);
+    else
+      csv->stream() << fmt::format("{},{:.6f},{},{},,,,,,,,0,rejected_longer_than_kv_cache\n", q.id, q.arrival_s,
+                                   q.prompt_tokens, q.gen_tokens);
+  };
+  const ReplayTotals totals = replay(log, d, params, options, sink);
+  if (csv) csv->commit();
+  const Json summary = summary_json(totals, l, carbon, d, limits, f);
+  if (f.format == "json") std::cout << summary.dump(2) << "\n";
+  else std::cout << summary_text(summary);
+}
+
+}  // namespace
+
+void add_serve_sim_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "serve-sim", "replay a request log through a deployment (replicas of a continuous-batching engine) in virtual "
+                   "time: latency percentiles, throughput, energy with idle, CO2");
+  auto f = std::make_shared<ServeFlags>();
+  auto rf = std::make_shared<RequestFlags>();
+  auto cf = std::make_shared<CarbonFlags>();
+  command->add_option("file", f->file, "request log: TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or a dataset CSV")
+      ->required();
+  add_request_flags(*command, *rf, false);
+  add_carbon_flags(*command, *cf);
+  command->add_option("--replicas", f->replicas, "data-parallel replicas, each on --gpus GPUs")->capture_default_str();
+  command->add_option("--router", f->router, "round-robin or least-loaded")->capture_default_str();
+  command->add_option("--max-num-seqs", f->max_num_seqs, "running requests per replica (default: vLLM's for the GPU)");
+  command->add_option("--max-batched-tokens", f->max_batched_tokens,
+                      "tokens per iteration (default: vLLM serve's for the GPU)");
+  command->add_option("--block-size", f->block_size, "tokens per KV-cache block")->capture_default_str();
+  command->add_option("--gpu-memory-utilization", f->gpu_memory_utilization,
+                      "share of GPU memory for weights + KV cache (default: the engine's, vLLM 0.9)");
+  command->add_option("--rate-scale", f->rate_scale, "arrivals this many times faster than logged")->capture_default_str();
+  command->add_option("--duration", f->duration_s, "seconds of the log to replay (from its first arrival; 0: all)");
+  command->add_option("--slo-ttft-ms", f->slo_ttft_ms, "time-to-first-token objective for goodput");
+  command->add_option("--slo-tpot-ms", f->slo_tpot_ms, "time-per-output-token objective for goodput");
+  command->add_option("--requests-out", f->requests_out, "per-request CSV (written atomically when the run ends)");
+  command->add_option("--params", f->params, "simulator parameters (default: data/sim/params.json)");
+  command->add_option("--format", f->format, "table or json")->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  command->add_flag("--quiet", f->quiet, "no progress lines");
+  command->callback([=] { run_serve_sim(*f, *rf, *cf); });
+}
+
+}  // namespace llmco2::cli

@@ -1,0 +1,74 @@
+// serving/scheduler.h - one replica's iteration-level scheduler as vLLM v1 runs it: continuous batching under a token
+// budget and a sequence cap, chunked prefill riding along with decodes, a paged KV cache of fixed-size blocks, and
+// preemption by recomputation when the cache runs out (vllm/v1/core/sched/scheduler.py, Scheduler.schedule).
+#pragma once
+
+#include <deque>
+#include <vector>
+
+namespace llmco2 {
+
+// One request's progress through a replica.
+struct ServedRequest {
+  long id = 0;             // line of the log
+  double arrival_s = 0;    // virtual time it reaches the router
+  long prompt_tokens = 0;
+  long gen_tokens = 1;     // tokens to generate (the first comes with the end of the prefill)
+  int replica = -1;
+  long computed = 0;       // tokens in its KV cache
+  long generated = 0;      // tokens sampled so far
+  long blocks = 0;         // KV blocks it holds
+  int preemptions = 0;
+  double scheduled_s = -1;    // first scheduled (end of its queue wait)
+  double first_token_s = -1;
+  double finish_s = -1;
+  double energy_j = 0;        // its share of the steps it took part in (all GPUs of its replica)
+
+  long tokens_to_compute() const { return prompt_tokens + generated - computed; }
+  bool done() const { return generated >= gen_tokens; }
+};
+
+struct SchedulerLimits {
+  long max_num_seqs = 256;             // running requests at most
+  long max_batched_tokens = 2048;      // tokens per iteration at most (chunked prefill splits longer prompts)
+  long block_size = 16;                // tokens per KV block
+  long kv_blocks = 0;                  // blocks the cache holds on this replica
+};
+
+// A request and the tokens it runs in one iteration.
+struct ScheduledWork {
+  ServedRequest* request = nullptr;
+  long tokens = 0;
+};
+
+class ReplicaScheduler {
+ public:
+  explicit ReplicaScheduler(SchedulerLimits limits);
+  void enqueue(ServedRequest* request);  // arrival: the back of the waiting queue
+  // The next iteration: running requests first (a decode token each, or their next prompt chunk), preempting the
+  // newest running request while the cache cannot hold the tokens; then waiting requests in arrival order while the
+  // budget, the sequence cap and the cache allow (none when this iteration preempted). Empty when there is no work.
+  std::vector<ScheduledWork> schedule();
+  // After the iteration: tokens enter the cache, requests that caught up sample a token; returns the finished ones
+  // (their blocks freed, out of the running set).
+  std::vector<ServedRequest*> complete(const std::vector<ScheduledWork>& work);
+
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+  long running() const { return static_cast<long>(running_.size()); }
+  long waiting() const { return static_cast<long>(waiting_.size()); }
+  long used_blocks() const { return limits_.kv_blocks - free_blocks_; }
+  long preemptions() const { return preemptions_; }
+  long unfinished() const { return running() + waiting(); }
+  const SchedulerLimits& limits() const { return limits_; }
+
+ private:
+  bool allocate(ServedRequest& request, long tokens);
+  void preempt(ServedRequest& request);
+  SchedulerLimits limits_;
+  long free_blocks_ = 0;
+  long preemptions_ = 0;
+  std::deque<ServedRequest*> waiting_;
+  std::vector<ServedRequest*> running_;
+};
+
+}  // namespace llmco2

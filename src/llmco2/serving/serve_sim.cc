@@ -1,0 +1,262 @@
+// serving/serve_sim.cc - the discrete-event replay: arrivals, routing, iterations and idle gaps in virtual time.
+#include "serving/serve_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "engine/engine_profile.h"
+#include "features/memory_fit.h"
+#include "serving/step_cost.h"
+
+namespace llmco2 {
+
+Router parse_router(const std::string& name) {
+  if (name == "round-robin") return Router::round_robin;
+  if (name == "least-loaded") return Router::least_loaded;
+  fail("--router: expected round-robin or least-loaded, got '{}'", name);
+}
+
+namespace {
+
+// vLLM's defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults): GPUs with >= 70 GiB
+// other than the A100 get max_num_batched_tokens 8192 and max_num_seqs 1024, the others 2048 and 256.
+bool large_gpu(const Gpu& gpu) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  return gpu.memory_bytes >= 70 * kGiB && gpu.id.find("a100") == std::string::npos;
+}
+
+}  // namespace
+
+SchedulerLimits scheduler_limits(const Deployment& d) {
+  SchedulerLimits limits;
+  limits.max_num_seqs = d.max_num_seqs > 0 ? d.max_num_seqs : (large_gpu(d.gpu) ? 1024 : 256);
+  limits.max_batched_tokens = d.max_batched_tokens > 0 ? d.max_batched_tokens : (large_gpu(d.gpu) ? 8192 : 2048);
+  limits.block_size = d.block_size;
+  if (d.block_size < 1) fail("--block-size must be at least 1, got {}", d.block_size);
+  Request probe = d.setup;
+  probe.batch = 1, probe.prompt_tokens = 1, probe.gen_tokens = 1;
+  const MemoryPlan plan = plan_memory(d.model, probe, d.gpu);
+  double capacity_bytes = plan.kv_capacity_bytes_per_gpu;
+  if (d.gpu_memory_utilization > 0) {
+    if (d.gpu_memory_utilization > 1) fail("--gpu-memory-utilization must be in (0, 1], got {}", d.gpu_memory_utilization);
+    const double engine_share = EngineCatalog::bundled().get(d.setup.engine).memory_utilization;
+    capacity_bytes = std::max(0.0, capacity_bytes + (d.gpu_memory_utilization - engine_share) * d.gpu.memory_bytes);
+  }
+  Request block = probe;
+  block.prompt_tokens = d.block_size - 1;
+  const double block_bytes = kv_bytes_per_sequence_per_gpu(d.model, block);
+  limits.kv_blocks = static_cast<long>(std::floor(capacity_bytes / block_bytes));
+  if (!plan.weights_fit || limits.kv_blocks < 1)
+    fail("{} does not fit on {} x {} with the engine's memory reserve: no room for a KV cache", d.model.id,
+         d.setup.gpus, d.gpu.id);
+  return limits;
+}
+
+namespace {
+
+struct Replica {
+  explicit Replica(SchedulerLimits limits) : scheduler(limits) {}
+  ReplicaScheduler scheduler;
+  std::vector<ScheduledWork> work;  // the iteration in flight
+  double step_end_s = 0;
+  double step_energy_j = 0;
+  bool busy = false;
+  double idle_since_s = 0;
+  long assigned = 0;                // requests routed here and not finished
+};
+
+// The iteration's shape for the physics: decodes with their mean context, prompt chunks with their cached prefix.
+MixedStep step_shape(const std::vector<ScheduledWork>& work) {
+  MixedStep s;
+  double context_sum = 0, prefix_sum = 0;
+  for (const ScheduledWork& w : work) {
+    const ServedRequest& r = *w.request;
+    const bool samples = r.computed + w.tokens == r.prompt_tokens + r.generated;
+    if (samples) ++s.logits;
+    if (w.tokens == 1 && r.computed >= r.prompt_tokens) {
+      ++s.decodes;
+      context_sum += static_cast<double>(r.computed + 1);
+    } else {
+      s.prefill_tokens += w.tokens;
+      ++s.prefill_chunks;
+      prefix_sum += static_cast<double>(r.computed);
+    }
+  }
+  if (s.decodes > 0) s.decode_context = context_sum / static_cast<double>(s.decodes);
+  if (s.prefill_chunks > 0) s.prefill_context = prefix_sum / static_cast<double>(s.prefill_chunks);
+  return s;
+}
+
+class Replay {
+ public:
+  Replay(const RequestLog& log, const Deployment& d, const SimParams& params, const ReplayOptions& o,
+         const RequestSink& on_request, const StepSink& on_step)
+      : d_(d), options_(o), on_request_(on_request), on_step_(on_step), costs_(d.model, d.gpu, d.setup, params),
+        limits_(scheduler_limits(d)) {
+    if (d.replicas < 1) fail("--replicas must be at least 1, got {}", d.replicas);
+    if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) fail("--rate-scale must be positive, got {}", o.rate_scale);
+    build_requests(log);
+    for (int i = 0; i < d.replicas; ++i) replicas_.emplace_back(limits_);
+    totals_.gpus_total = d.replicas * d.setup.gpus;
+  }
+
+  ReplayTotals run() {
+    Progress progress("serve-sim", static_cast<long>(requests_.size()), options_.progress);
+    size_t next = 0;
+    while (true) {
+      const double arrival = next < requests_.size() ? requests_[next].arrival_s : kNever;
+      const int replica = earliest_busy();
+      const double step_end = replica >= 0 ? replicas_[replica].step_end_s : kNever;
+      if (arrival == kNever && step_end == kNever) break;
+      if (arrival <= step_end) {
+        // Requests arriving at the same instant reach an idle replica together: they start one iteration.
+        while (next < requests_.size() && requests_[next].arrival_s == arrival) arrive(requests_[next++]);
+        for (int i = 0; i < static_cast<int>(replicas_.size()); ++i)
+          if (!replicas_[i].busy && !replicas_[i].scheduler.idle()) {
+            add_idle(replicas_[i], arrival);
+            start_step(i, arrival);
+          }
+      } else {
+        finish_step(replica);
+      }
+      progress.update(totals_.completed + totals_.rejected);
+    }
+    progress.finish();
+    close_window();
+    totals_.distinct_shapes = costs_.distinct_shapes();
+    return totals_;
+  }
+
+ private:
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+
+  void build_requests(const RequestLog& log) {
+    if (log.requests.empty()) return;
+    double t0 = 0;  // the first arrival is time 0 (logs need not be sorted)
+    if (log.has_time()) {
+      t0 = *log.requests.front().time_s;
+      for (const LoggedRequest& l : log.requests) t0 = std::min(t0, l.time_s.value_or(t0));
+    }
+    requests_.reserve(log.requests.size());
+    for (const LoggedRequest& l : log.requests) {
+      ServedRequest r;
+      r.id = l.line;
+      r.arrival_s = log.has_time() ? (*l.time_s - t0) / options_.rate_scale : 0.0;
+      if (options_.duration_s > 0 && r.arrival_s >= options_.duration_s) continue;
+      r.prompt_tokens = std::max(1L, l.prompt_tokens);
+      r.gen_tokens = std::max(1L, l.gen_tokens);
+      requests_.push_back(r);
+    }
+    std::stable_sort(requests_.begin(), requests_.end(),
+                     [](const ServedRequest& a, const ServedRequest& b) { return a.arrival_s < b.arrival_s; });
+  }
+
+  int earliest_busy() const {
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(replicas_.size()); ++i)
+      if (replicas_[i].busy && (best < 0 || replicas_[i].step_end_s < replicas_[best].step_end_s)) best = i;
+    return best;
+  }
+
+  int route() {
+    if (d_.router == Router::round_robin) return static_cast<int>(routed_++ % replicas_.size());
+    int best = 0;
+    for (int i = 1; i < static_cast<int>(replicas_.size()); ++i)
+      if (replicas_[i].assigned < replicas_[best].assigned) best = i;
+    return best;
+  }
+
+  void arrive(ServedRequest& r) {
+    const long blocks = (r.prompt_tokens + r.gen_tokens + limits_.block_size - 1) / limits_.block_size;
+    if (blocks > limits_.kv_blocks) {  // vLLM refuses a request longer than the whole cache at admission
+      ++totals_.rejected;
+      on_request_(r);
+      return;
+    }
+    r.replica = route();
+    Replica& rep = replicas_[r.replica];
+    rep.scheduler.enqueue(&r);
+    ++rep.assigned;
+  }
+
+  void add_idle(Replica& rep, double now) {
+    totals_.idle_energy_j += d_.gpu.idle_w * d_.setup.gpus * std::max(0.0, now - rep.idle_since_s);
+  }
+
+  void start_step(int index, double now) {
+    Replica& rep = replicas_[index];
+    rep.work = rep.scheduler.schedule();
+    if (rep.work.empty()) {
+      rep.busy = false;
+      rep.idle_since_s = now;
+      return;
+    }
+    for (const ScheduledWork& w : rep.work)
+      if (w.request->scheduled_s < 0) w.request->scheduled_s = now;
+    const StepCost c = costs_.cost(step_shape(rep.work));
+    rep.busy = true;
+    rep.step_end_s = now + c.time_s;
+    rep.step_energy_j = c.power_w * d_.setup.gpus * c.time_s;
+    ++totals_.steps;
+    totals_.busy_energy_j += rep.step_energy_j;
+    totals_.busy_gpu_s += c.time_s * d_.setup.gpus;
+    const double kv_share = static_cast<double>(rep.scheduler.used_blocks()) / static_cast<double>(limits_.kv_blocks);
+    totals_.peak_running = std::max(totals_.peak_running, rep.scheduler.running());
+    totals_.peak_waiting = std::max(totals_.peak_waiting, rep.scheduler.waiting());
+    totals_.peak_kv_share = std::max(totals_.peak_kv_share, kv_share);
+    if (on_step_) on_step_({index, now, c.time_s, c.power_w, rep.scheduler.running(), rep.scheduler.waiting(), kv_share});
+  }
+
+  // The iteration's energy goes to its requests by the tokens each ran in it (every token is one row of every GEMM).
+  void finish_step(int index) {
+    Replica& rep = replicas_[index];
+    const double now = rep.step_end_s;
+    long tokens = 0;
+    for (const ScheduledWork& w : rep.work) tokens += w.tokens;
+    for (const ScheduledWork& w : rep.work)
+      w.request->energy_j += rep.step_energy_j * static_cast<double>(w.tokens) / static_cast<double>(tokens);
+    const std::vector<ServedRequest*> finished = rep.scheduler.complete(rep.work);
+    for (const ScheduledWork& w : rep.work)
+      if (w.request->generated >= 1 && w.request->first_token_s < 0) w.request->first_token_s = now;
+    for (ServedRequest* r : finished) {
+      r->finish_s = now;
+      --rep.assigned;
+      ++totals_.completed;
+      end_ = std::max(end_, now);
+      on_request_(*r);
+    }
+    start_step(index, now);
+  }
+
+  void close_window() {
+    totals_.window_s = std::max(end_, options_.duration_s);
+    for (Replica& rep : replicas_) {
+      add_idle(rep, totals_.window_s);
+      totals_.preemptions += rep.scheduler.preemptions();
+    }
+  }
+
+  const Deployment& d_;
+  ReplayOptions options_;
+  const RequestSink& on_request_;
+  const StepSink& on_step_;
+  StepCostModel costs_;
+  SchedulerLimits limits_;
+  std::vector<ServedRequest> requests_;
+  std::vector<Replica> replicas_;
+  ReplayTotals totals_;
+  size_t routed_ = 0;
+  double end_ = 0;
+};
+
+}  // namespace
+
+ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
+                    const ReplayOptions& options, const RequestSink& on_request, const StepSink& on_step) {
+  return Replay(log, deployment, params, options, on_request, on_step).run();
+}
+
+}  // namespace llmco2

@@ -1,0 +1,74 @@
+// serving/serve_sim.h - a request log replayed through a deployment in virtual time: arrivals at the log's timestamps,
+// a router over replicas, each replica an iteration-level scheduler (serving/scheduler.h) whose iterations last and
+// draw what the simulator's physics says (serving/step_cost.h); idle power between iterations; each iteration's
+// energy shared among its requests by the tokens they ran in it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dataset/request_log.h"
+#include "graph/request.h"
+#include "hardware/gpu.h"
+#include "model/model_spec.h"
+#include "serving/scheduler.h"
+#include "sim/sim_params.h"
+
+namespace llmco2 {
+
+enum class Router { round_robin, least_loaded };
+Router parse_router(const std::string& name);  // throws Error naming the accepted values
+
+struct Deployment {
+  ModelSpec model;
+  Gpu gpu;
+  Request setup;  // per replica: GPUs (tensor parallel), precision, engine, attention kernel
+  int replicas = 1;
+  Router router = Router::round_robin;
+  long max_num_seqs = 0;                // 0: the engine's default for this GPU (vLLM: 1024 on >= 70 GiB, else 256)
+  long max_batched_tokens = 0;          // 0: the engine's default (vLLM serve: 8192 on >= 70 GiB, else 2048)
+  long block_size = 16;
+  double gpu_memory_utilization = 0;    // 0: the engine's profile (vLLM 0.9)
+};
+
+struct ReplayOptions {
+  double rate_scale = 1;   // arrivals come this many times faster (timestamps divided by it)
+  double duration_s = 0;   // > 0: only requests arriving in the first duration_s seconds; the window lasts at least this
+  bool progress = false;
+};
+
+// The replica's scheduler limits: the engine's defaults where the deployment leaves them at 0, and the KV blocks that
+// the memory left after weights and the engine's reserve holds. Throws Error when the weights do not fit.
+SchedulerLimits scheduler_limits(const Deployment& d);
+
+struct ReplayTotals {
+  double window_s = 0;           // from the first arrival (time 0) to the end of the last request or of the window
+  double busy_energy_j = 0;      // all GPUs, during iterations
+  double idle_energy_j = 0;      // all GPUs, between iterations
+  double busy_gpu_s = 0;         // replica iteration time x GPUs per replica
+  long steps = 0;
+  long preemptions = 0;
+  long completed = 0;
+  long rejected = 0;             // longer than a replica's whole KV cache
+  long peak_running = 0, peak_waiting = 0;
+  double peak_kv_share = 0;      // of a replica's blocks
+  long distinct_shapes = 0;      // step costs simulated (the rest came from the memo)
+  int gpus_total = 0;
+};
+
+// Called once per finished request (in finishing order) with its figures; rejected ones have finish_s < 0.
+using RequestSink = std::function<void(const ServedRequest&)>;
+// Called for each iteration: replica, start time, duration, per-GPU power, running requests, waiting, KV share.
+struct StepSample {
+  int replica = 0;
+  double start_s = 0, time_s = 0, power_w = 0;
+  long running = 0, waiting = 0;
+  double kv_share = 0;
+};
+using StepSink = std::function<void(const StepSample&)>;
+
+ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
+                    const ReplayOptions& options, const RequestSink& on_request, const StepSink& on_step = {});
+
+}  // namespace llmco2

@@ -1,0 +1,54 @@
+// serving/step_cost.cc - memoised iteration costs on a geometric grid of step shapes.
+#include "serving/step_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace llmco2 {
+
+long step_grid_cell(double value) {
+  if (value < static_cast<double>(kExactBelow)) return std::max(0L, std::lround(value));
+  const double steps = std::log(value / static_cast<double>(kExactBelow)) / std::log(kStepGridRatio);
+  return kExactBelow + static_cast<long>(std::floor(steps));
+}
+
+double step_grid_value(long cell) {
+  if (cell < kExactBelow) return static_cast<double>(cell);
+  return static_cast<double>(kExactBelow) * std::pow(kStepGridRatio, static_cast<double>(cell - kExactBelow) + 0.5);
+}
+
+StepCostModel::StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params)
+    : model_(std::move(model)), gpu_(std::move(gpu)), setup_(std::move(setup)), params_(std::move(params)) {}
+
+namespace {
+
+// Six grid cells packed in 64 bits: decodes and chunks and logits (exact up to 2^12), contexts and tokens (cells).
+uint64_t shape_key(long decodes, long context, long tokens, long chunks, long prefix, long logits) {
+  auto field = [](long v, int bits) { return static_cast<uint64_t>(std::clamp(v, 0L, (1L << bits) - 1)); };
+  return field(decodes, 12) | field(context, 10) << 12 | field(tokens, 10) << 22 | field(chunks, 12) << 32 |
+         field(prefix, 10) << 44 | field(logits, 10) << 54;
+}
+
+}  // namespace
+
+StepCost StepCostModel::cost(const MixedStep& step) {
+  ++calls_;
+  const long context = step.decodes > 0 ? step_grid_cell(step.decode_context) : 0;
+  const long tokens = step_grid_cell(static_cast<double>(step.prefill_tokens));
+  const long prefix = step.prefill_tokens > 0 ? step_grid_cell(step.prefill_context) : 0;
+  const long finishing = step.logits - step.decodes;  // chunks that end their prompt and sample
+  const uint64_t key = shape_key(step.decodes, context, tokens, step.prefill_chunks, prefix, finishing);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  MixedStep at = step;  // the cell's representative shape: equal keys give equal costs
+  at.decode_context = std::max(1.0, step_grid_value(context));
+  at.prefill_tokens = std::lround(step_grid_value(tokens));
+  at.prefill_context = step_grid_value(prefix);
+  const SimResult r = run_workload(mixed_step_workload(model_, gpu_, setup_, at), params_);
+  StepCost c;
+  c.time_s = r.latency_s.total();
+  c.power_w = c.time_s > 0 ? r.energy_j.total() / (c.time_s * setup_.gpus) : gpu_.idle_w;
+  memo_.emplace(key, c);
+  return c;
+}
+
+}  // namespace llmco2

@@ -1,0 +1,48 @@
+// serving/step_cost.h - how long one engine iteration of a deployment takes and what each GPU draws meanwhile, from
+// the simulator's physics (sim/simulator.h mixed_step_workload), memoised on a grid of step shapes so that a long log
+// costs one simulation per distinct shape, not per step.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "graph/request.h"
+#include "hardware/gpu.h"
+#include "model/model_spec.h"
+#include "sim/sim_params.h"
+#include "sim/simulator.h"
+
+namespace llmco2 {
+
+struct StepCost {
+  double time_s = 0;   // wall time of the iteration
+  double power_w = 0;  // per GPU of the replica, between idle and the TDP
+};
+
+// Relative width of the grid cells of contexts and token counts (a cell holds values within ~4% of each other;
+// counts up to kExactBelow are exact). A step's cost moves by far less than that across a cell.
+inline constexpr double kStepGridRatio = 1.04;
+inline constexpr long kExactBelow = 64;
+
+// The grid cell of a count or context, and the value that stands for the whole cell (its geometric centre).
+long step_grid_cell(double value);
+double step_grid_value(long cell);
+
+class StepCostModel {
+ public:
+  // `setup`: GPUs (tensor parallel), precision, engine and attention kernel of one replica.
+  StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params);
+  StepCost cost(const MixedStep& step);
+  long distinct_shapes() const { return static_cast<long>(memo_.size()); }
+  long calls() const { return calls_; }
+
+ private:
+  ModelSpec model_;
+  Gpu gpu_;
+  Request setup_;
+  SimParams params_;
+  std::unordered_map<uint64_t, StepCost> memo_;
+  long calls_ = 0;
+};
+
+}  // namespace llmco2
