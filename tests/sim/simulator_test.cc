@@ -10,6 +10,8 @@
 #include "core/error.h"
 
 #include "hardware/gpu_catalog.h"
+#include "core/json_io.h"
+#include "model/hf_config.h"
 #include "model/model_catalog.h"
 #include "sim/simulator.h"
 #include "sim/label.h"
@@ -349,6 +351,37 @@ TEST(WindowMeter, ShortRunsAreDilutedByTheIdleSecondsAroundThem) {
   const WindowMeter meter{128.0 / 128};
   EXPECT_NEAR(meter.energy_j(r, 90), 142.5, 1e-9);
   EXPECT_DOUBLE_EQ(WindowMeter{}.energy_j(r, 90), 300);  // no meter: what an integrating counter reads
+}
+
+}  // namespace
+}  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// DRAM bytes of one serving iteration over all its kernels.
+double step_bytes(const SimWorkload& w) {
+  double bytes = 0;
+  for (const auto& k : w.decode.front().kernels) bytes += k.count * k.work.mem_bytes;
+  return bytes;
+}
+
+TEST(MixedStep, DecodeAttentionReadsTheKvCacheEvenInAOneLayerModel) {
+  // tiny_llama with one layer: 2 KV heads x 16 dims x (K, V) x 2 bytes = 128 bytes per cached token. One decode at
+  // a context of 4,000 tokens reads 3,990 x 128 bytes more than at 10 (layer nodes are told from step nodes by where
+  // they sit in the graph, not by their launch count).
+  Json config = read_json_file(std::string(LLMCO2_TESTDATA) + "/configs/tiny_llama.json");
+  config["num_hidden_layers"] = 1;
+  const ModelSpec model = model_from_hf_config(config, "tiny_llama one layer");
+  const Gpu gpu = GpuCatalog::bundled().resolve("h100-sxm");
+  Request setup;
+  setup.precision = model.default_precision;
+  MixedStep step;
+  step.decodes = 1, step.logits = 1, step.decode_context = 10;
+  const double short_bytes = step_bytes(mixed_step_workload(model, gpu, setup, step));
+  step.decode_context = 4000;
+  const double long_bytes = step_bytes(mixed_step_workload(model, gpu, setup, step));
+  EXPECT_GE(long_bytes - short_bytes, 0.99 * 3990 * 128);
 }
 
 }  // namespace

@@ -55,6 +55,29 @@ SimKernel sim_kernel(const KernelNode& node, Phase phase, double steps, double c
   return k;
 }
 
+// Appends to `s` the kernels of `graph` in `phase` that `keep(node, is_layer_node)` selects: layer nodes launched once
+// per layer, step nodes once per step; each node's cost scaled by `scale` (its token rows kept: they set the tile
+// padding).
+template <typename Keep>
+void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const KernelGraph& graph,
+                 const GraphFeatures& features, Phase phase, double steps, Keep keep, double scale = 1.0) {
+  auto add = [&](const KernelNode& node, double count, bool layer) {
+    if (!keep(node, layer)) return;
+    if (scale == 1.0) {
+      s.kernels.push_back(sim_kernel(node, phase, steps, count, model, features, gpu));
+      return;
+    }
+    KernelNode scaled = node;
+    KernelCost& cost = phase == Phase::prefill ? scaled.prefill : scaled.decode;
+    const double tokens = cost.tokens;
+    cost = cost.scaled(scale);
+    cost.tokens = tokens;
+    s.kernels.push_back(sim_kernel(scaled, phase, steps, count, model, features, gpu));
+  };
+  for (const auto& node : graph.nodes) add(node, graph.layers, true);
+  for (const auto& node : graph.step_nodes) add(node, 1, false);
+}
+
 // One segment of `steps` identical steps of `phase` of `graph`.
 SimSegment segment(const ModelSpec& model, const Gpu& gpu, const Request& request, const KernelGraph& graph,
                    const GraphFeatures& features, Phase phase, double steps) {
@@ -63,10 +86,7 @@ SimSegment segment(const ModelSpec& model, const Gpu& gpu, const Request& reques
   s.steps = steps;
   s.sequences = static_cast<double>(request.batch);
   s.step_tokens = static_cast<double>(request.batch * (phase == Phase::prefill ? request.prompt_tokens : 1L));
-  for (const auto& node : graph.nodes)
-    s.kernels.push_back(sim_kernel(node, phase, shape.steps, graph.layers, model, features, gpu));
-  for (const auto& node : graph.step_nodes)
-    s.kernels.push_back(sim_kernel(node, phase, shape.steps, 1, model, features, gpu));
+  add_kernels(s, model, gpu, graph, features, phase, shape.steps, [](const KernelNode&, bool) { return true; });
   return s;
 }
 
@@ -261,24 +281,13 @@ bool is_attention(KernelType type) {
 }
 bool samples(const KernelNode& node) { return node.type == KernelType::lm_head || node.kernel == kSamplerKernel; }
 
-// Appends to `s` the kernels of `request`'s graph in `phase` that `keep` selects (layer nodes x layers, step nodes
-// once), each node's cost scaled by `scale` (its token rows kept: they set the tile padding).
+// Appends the kernels of `request`'s own graph in `phase` (see add_kernels).
 template <typename Keep>
 void append_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Request& request, Phase phase,
                     Keep keep, double scale = 1.0) {
   const KernelGraph graph = build_kernel_graph(model, request);
-  const GraphFeatures features = compute_features(graph, gpu, request);
-  const double steps = phase_shape(phase, request).steps;
-  auto add = [&](KernelNode node, double count) {
-    if (!keep(node, count > 1)) return;
-    KernelCost& cost = phase == Phase::prefill ? node.prefill : node.decode;
-    const double tokens = cost.tokens;
-    cost = cost.scaled(scale);
-    cost.tokens = tokens;
-    s.kernels.push_back(sim_kernel(node, phase, steps, count, model, features, gpu));
-  };
-  for (const auto& node : graph.nodes) add(node, graph.layers);
-  for (const auto& node : graph.step_nodes) add(node, 1);
+  add_kernels(s, model, gpu, graph, compute_features(graph, gpu, request), phase, phase_shape(phase, request).steps,
+              keep, scale);
 }
 
 }  // namespace
