@@ -132,7 +132,7 @@ void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlag
                f.block_size, f.gpu_memory_utilization};
   const SchedulerLimits limits = scheduler_limits(d);
   const CarbonInputs carbon = resolve_carbon(cf, r.gpu, r.request.gpus);
-  const SimParams params = load_sim_params(f.params.empty() ? default_sim_params_path() : std::filesystem::path(f.params));
+  const SimParams params = load_sim_params_or_default(f.params);
   const RequestLog log = read_request_log(f.file, !f.quiet);
   ReplayOptions options{f.rate_scale, f.duration_s, !f.quiet};
   std::unique_ptr<AtomicFile> csv;

@@ -69,7 +69,7 @@ void add_simulate_command(CLI::App& app) {
   command->add_option("--seed", o->seed, "seed of the noise model")->capture_default_str();
   command->add_option("--params", o->params, "simulator parameters (default: data/sim/params.json)");
   command->callback([=] {
-    const SimParams params = load_sim_params(o->params.empty() ? default_sim_params_path() : std::filesystem::path(o->params));
+    const SimParams params = load_sim_params_or_default(o->params);
     if (!o->plan.empty()) {
       run_plan(*o, params);
       return;

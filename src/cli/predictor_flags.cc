@@ -32,7 +32,7 @@ void add_predictor_flags(CLI::App& c, PredictorFlags& f) {
 
 LoadedPredictor load_predictor_from_flags(const PredictorFlags& f) {
   LoadedPredictor loaded;
-  loaded.params = load_sim_params(f.params.empty() ? default_sim_params_path() : std::filesystem::path(f.params));
+  loaded.params = load_sim_params_or_default(f.params);
   loaded.predictor = make_bounded_predictor(choose_predictor(f, loaded.params));
   if (!f.model_file.empty()) {
     loaded.bands_note = "no interval: " + f.model_file + " was not evaluated on held-out measurements";

@@ -89,7 +89,7 @@ void add_train_command(CLI::App& app) {
   command->add_option("--params", o->params, "simulator parameters for the physics features (default: data/sim/params.json)");
   command->add_flag("--quiet", o->quiet, "no progress lines");
   command->callback([o] {
-    const SimParams params = load_sim_params(o->params.empty() ? default_sim_params_path() : std::filesystem::path(o->params));
+    const SimParams params = load_sim_params_or_default(o->params);
     const std::vector<DatasetRow> rows = read_datasets(o->data);
     TrainSettings s;
     if (!o->features.empty()) s.features = parse_feature_set(o->features);

@@ -76,6 +76,10 @@ SimParams sim_params_from_json(const Json& j, const std::string& source, KernelP
 
 std::filesystem::path default_sim_params_path() { return data_dir() / "sim" / "params.json"; }
 
+SimParams load_sim_params_or_default(const std::string& path) {
+  return load_sim_params(path.empty() ? default_sim_params_path() : std::filesystem::path(path));
+}
+
 SimParams default_sim_params() {
   SimParams p;
   p.kernels = load_kernel_params(default_kernel_params_path());

@@ -56,6 +56,8 @@ SimParams sim_params_from_json(const Json& json, const std::string& source, Kern
 // Loads params.json and the kernel and engine catalogs beside it in the data folder. A missing file is an error.
 SimParams load_sim_params(const std::filesystem::path& path);
 std::filesystem::path default_sim_params_path();
+// A --params flag: load_sim_params of `path`, or of default_sim_params_path() when it is empty.
+SimParams load_sim_params_or_default(const std::string& path);
 // The uncalibrated starting point: the catalogs with the built-in row-level defaults.
 SimParams default_sim_params();
 
