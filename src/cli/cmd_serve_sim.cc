@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "carbon/embodied.h"
 #include "cli/carbon_flags.h"
 #include "cli/commands.h"
 #include "cli/request_flags.h"
@@ -73,7 +74,7 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
                    {"per_1k_output_tokens", l.output_tokens > 0 ? 1000.0 * t.busy_energy_j / l.output_tokens : 0.0}};
   j["co2_g"] = {{"operational", operational}};
   if (carbon.embodied.known()) {
-    const double embodied = *carbon.embodied.kgco2e * 1000.0 * gpu_hours / (carbon.lifetime_years * 8760.0);
+    const double embodied = embodied_g(*carbon.embodied.kgco2e, t.window_s, carbon.lifetime_years, t.gpus_total);
     j["co2_g"]["embodied"] = embodied;
     j["co2_g"]["total"] = operational + embodied;
   } else {

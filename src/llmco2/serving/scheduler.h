@@ -58,7 +58,7 @@ class ReplicaScheduler {
   long waiting() const { return static_cast<long>(waiting_.size()); }
   long used_blocks() const { return limits_.kv_blocks - free_blocks_; }
   long preemptions() const { return preemptions_; }
-  long unfinished() const { return running() + waiting(); }
+  long unfinished() const { return running() + waiting(); }  // routed here and not finished
   const SchedulerLimits& limits() const { return limits_; }
 
  private:

@@ -65,7 +65,6 @@ struct Replica {
   double step_energy_j = 0;
   bool busy = false;
   double idle_since_s = 0;
-  long assigned = 0;                // requests routed here and not finished
 };
 
 // The iteration's shape for the physics: decodes with their mean context, prompt chunks with their cached prefix.
@@ -93,8 +92,8 @@ MixedStep step_shape(const std::vector<ScheduledWork>& work) {
 class Replay {
  public:
   Replay(const RequestLog& log, const Deployment& d, const SimParams& params, const ReplayOptions& o,
-         const RequestSink& on_request, const StepSink& on_step)
-      : d_(d), options_(o), on_request_(on_request), on_step_(on_step), costs_(d.model, d.gpu, d.setup, params),
+         const RequestSink& on_request)
+      : d_(d), options_(o), on_request_(on_request), costs_(d.model, d.gpu, d.setup, params),
         limits_(scheduler_limits(d)) {
     if (d.replicas < 1) fail("--replicas must be at least 1, got {}", d.replicas);
     if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) fail("--rate-scale must be positive, got {}", o.rate_scale);
@@ -165,7 +164,7 @@ class Replay {
     if (d_.router == Router::round_robin) return static_cast<int>(routed_++ % replicas_.size());
     int best = 0;
     for (int i = 1; i < static_cast<int>(replicas_.size()); ++i)
-      if (replicas_[i].assigned < replicas_[best].assigned) best = i;
+      if (replicas_[i].scheduler.unfinished() < replicas_[best].scheduler.unfinished()) best = i;
     return best;
   }
 
@@ -179,7 +178,6 @@ class Replay {
     r.replica = route();
     Replica& rep = replicas_[r.replica];
     rep.scheduler.enqueue(&r);
-    ++rep.assigned;
   }
 
   void add_idle(Replica& rep, double now) {
@@ -207,7 +205,6 @@ class Replay {
     totals_.peak_running = std::max(totals_.peak_running, rep.scheduler.running());
     totals_.peak_waiting = std::max(totals_.peak_waiting, rep.scheduler.waiting());
     totals_.peak_kv_share = std::max(totals_.peak_kv_share, kv_share);
-    if (on_step_) on_step_({index, now, c.time_s, c.power_w, rep.scheduler.running(), rep.scheduler.waiting(), kv_share});
   }
 
   // The iteration's energy goes to its requests by the tokens each ran in it (every token is one row of every GEMM).
@@ -223,7 +220,6 @@ class Replay {
       if (w.request->generated >= 1 && w.request->first_token_s < 0) w.request->first_token_s = now;
     for (ServedRequest* r : finished) {
       r->finish_s = now;
-      --rep.assigned;
       ++totals_.completed;
       end_ = std::max(end_, now);
       on_request_(*r);
@@ -242,7 +238,6 @@ class Replay {
   const Deployment& d_;
   ReplayOptions options_;
   const RequestSink& on_request_;
-  const StepSink& on_step_;
   StepCostModel costs_;
   SchedulerLimits limits_;
   std::vector<ServedRequest> requests_;
@@ -255,8 +250,8 @@ class Replay {
 }  // namespace
 
 ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
-                    const ReplayOptions& options, const RequestSink& on_request, const StepSink& on_step) {
-  return Replay(log, deployment, params, options, on_request, on_step).run();
+                    const ReplayOptions& options, const RequestSink& on_request) {
+  return Replay(log, deployment, params, options, on_request).run();
 }
 
 }  // namespace llmco2

@@ -59,16 +59,8 @@ struct ReplayTotals {
 
 // Called once per finished request (in finishing order) with its figures; rejected ones have finish_s < 0.
 using RequestSink = std::function<void(const ServedRequest&)>;
-// Called for each iteration: replica, start time, duration, per-GPU power, running requests, waiting, KV share.
-struct StepSample {
-  int replica = 0;
-  double start_s = 0, time_s = 0, power_w = 0;
-  long running = 0, waiting = 0;
-  double kv_share = 0;
-};
-using StepSink = std::function<void(const StepSample&)>;
 
 ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
-                    const ReplayOptions& options, const RequestSink& on_request, const StepSink& on_step = {});
+                    const ReplayOptions& options, const RequestSink& on_request);
 
 }  // namespace llmco2
