@@ -51,14 +51,10 @@ void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsig
 void run_calibrate(const CalibrateOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const std::filesystem::path dir = o.data_dir.empty() ? data_dir() / "measured" : std::filesystem::path(o.data_dir);
-  std::vector<DatasetRow> rows;
   CalibrationReport report;
-  for (const auto& file : dataset_files(dir)) {
-    DatasetReadResult read = read_dataset(file);
-    rows.insert(rows.end(), std::make_move_iterator(read.rows.begin()), std::make_move_iterator(read.rows.end()));
-    report.read_rejects.insert(report.read_rejects.end(), read.rejects.begin(), read.rejects.end());
-  }
-  const CalibrationSet set = prepare_calibration(std::move(rows));
+  DatasetReadResult read = read_dataset_folder(dir);
+  report.read_rejects = std::move(read.rejects);
+  const CalibrationSet set = prepare_calibration(std::move(read.rows));
   std::cerr << fmt::format("calibrate: {} rows, {} simulatable, {} skipped\n", set.rows.size(), set.samples.size(),
                            set.skipped.size());
   FitOptions fit;

@@ -13,6 +13,7 @@
 #include "compare/setup_comparison.h"
 #include "core/error.h"
 #include "hardware/gpu_catalog.h"
+#include "serving/capacity.h"
 
 namespace llmco2::cli {
 namespace {
@@ -24,6 +25,11 @@ struct CompareFlags {
   std::string trace, plot = "llmco2-compare", format = "table";
   std::vector<long> sweep_batches = {1, 4, 16}, sweep_prompts = {64, 1024};
   double grid_ratio = 1.1;
+  // Capacity planning (--trace with a TTFT or TPOT objective): the serving simulation instead of per-request sums.
+  double slo_ttft_ms = 0, slo_tpot_ms = 0;
+  std::vector<int> tp_degrees = {1, 2, 4, 8};
+  int max_replicas = 64;
+  bool quiet = false;
 };
 
 std::vector<Gpu> gpu_types(const CompareFlags& f, const CarbonFor& carbon, std::string& note) {
@@ -107,13 +113,97 @@ Json rows_json(const Comparison& c) {
   return rows;
 }
 
+std::string capacity_table(const CapacityPlan& plan) {
+  std::string out = fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12} {:>12} {:>11} {:>10} {:>10}\n", "rank", "gpu",
+                                "tp", "replicas", "gpus", "p95_ttft_ms", "p95_tpot_ms", "energy_kwh", "gpu_hours",
+                                "co2_kg");
+  for (size_t k = 0; k < plan.chosen.size(); ++k) {
+    const CapacityCandidate& c = plan.tried[plan.chosen[k]];
+    out += fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12.1f} {:>12.2f} {:>11.3f} {:>10.2f} {:>9.3f}{}\n", k + 1,
+                       c.gpu, c.tensor_parallel, c.replicas, c.gpus(), 1000 * c.ttft_q_s, 1000 * c.tpot_q_s,
+                       c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "" : "~");
+  }
+  return out;
+}
+
+Json capacity_json(const CapacityPlan& plan) {
+  auto one = [](const CapacityCandidate& c) {
+    Json j = {{"gpu", c.gpu}, {"tensor_parallel", c.tensor_parallel}, {"replicas", c.replicas}};
+    if (!c.unavailable.empty()) {
+      j["unavailable"] = c.unavailable;
+      return j;
+    }
+    j.update({{"gpus", c.gpus()}, {"meets_slo", c.meets_slo}, {"completed", c.completed}, {"rejected", c.rejected},
+              {"p95_ttft_s", c.ttft_q_s}, {"p95_tpot_s", c.tpot_q_s}, {"energy_j", c.energy_j},
+              {"gpu_hours", c.gpu_hours},
+              {"co2_g", {{"operational", c.operational_g}, {"embodied", c.embodied_known ? Json(c.embodied_g) : Json()},
+                         {"total", c.total_g()}}}});
+    return j;
+  };
+  Json chosen = Json::array(), tried = Json::array();
+  for (size_t i : plan.chosen) chosen.push_back(one(plan.tried[i]));
+  for (const auto& c : plan.tried) tried.push_back(one(c));
+  return {{"ranked_by_energy", chosen}, {"tried", tried}};
+}
+
+// The rank of each chosen deployment by one figure (1: lowest), as "gpu 1, gpu 2, ..." in that order.
+std::string ranking(const CapacityPlan& plan, double (*figure)(const CapacityCandidate&)) {
+  std::vector<size_t> order = plan.chosen;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return figure(plan.tried[a]) < figure(plan.tried[b]); });
+  std::vector<std::string> names;
+  for (size_t i : order) names.push_back(plan.tried[i].gpu);
+  return fmt::format("{}", fmt::join(names, " < "));
+}
+
+void run_capacity(const CompareFlags& f, const ResolvedRequest& r, const CarbonFor& carbon,
+                  const std::vector<Gpu>& gpus, const std::string& params) {
+  if (f.slo_ttft_ms < 0 || f.slo_tpot_ms < 0) fail("--slo-ttft-ms and --slo-tpot-ms must not be negative");
+  const RequestLog log = read_request_log(f.trace, !f.quiet);
+  Deployment base;
+  base.model = r.model, base.gpu = r.gpu, base.setup = r.request;
+  base.setup.batch = 1;
+  ServingSlo slo;
+  slo.ttft_s = f.slo_ttft_ms / 1000, slo.tpot_s = f.slo_tpot_ms / 1000;
+  CapacitySearch search;
+  search.tensor_parallel = f.tp_degrees, search.max_replicas = f.max_replicas, search.progress = !f.quiet;
+  for (int tp : f.tp_degrees)
+    if (tp < 1 || tp > 64) fail("--tp-degrees: expected GPUs per replica between 1 and 64, got {}", tp);
+  const CapacityPlan plan = plan_capacity(log, base, gpus, load_sim_params_or_default(params), slo, carbon, search);
+  const std::string subject = fmt::format(
+      "{} requests of {} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(), log.source,
+      r.model.id, r.request.precision.to_string(), r.request.engine, f.slo_ttft_ms > 0 ? fmt::format("{:g}", f.slo_ttft_ms) : "-",
+      f.slo_tpot_ms > 0 ? fmt::format("{:g}", f.slo_tpot_ms) : "-");
+  const std::string warning = write_capacity_plot(
+      plan, fmt::format("{} on {}: cheapest deployment per GPU type meeting the P95 objectives",
+                        std::filesystem::path(f.trace).filename().string(), r.model.id), f.plot);
+  if (f.format == "json") {
+    Json j = capacity_json(plan);
+    j["subject"] = subject;
+    j["plot_dir"] = f.plot;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << subject << "\n" << capacity_table(plan);
+    if (plan.chosen.empty()) std::cout << "  no deployment meets the objectives within --max-replicas\n";
+    else {
+      std::cout << "  by energy:    " << ranking(plan, [](const CapacityCandidate& c) { return c.energy_j; }) << "\n";
+      std::cout << "  by CO2:       " << ranking(plan, [](const CapacityCandidate& c) { return c.total_g(); }) << "\n";
+      std::cout << "  by GPU-hours: " << ranking(plan, [](const CapacityCandidate& c) { return c.gpu_hours; }) << "\n";
+    }
+    std::cout << fmt::format("  {} replays; cheapest per GPU type = fewest GPUs, then least energy; ~ = embodied "
+                             "unknown; plot: {}/capacity.png\n", plan.tried.size(), f.plot);
+  }
+  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+}
+
 void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorFlags& pf, const CarbonFlags& cf) {
   const ResolvedRequest r = resolve_request(rf, false);
   const CarbonInputs example = resolve_carbon(cf, r.gpu, 1);  // checks the carbon flags once, up front
   const CarbonFor carbon = [&](const Gpu& gpu, int gpus) { return resolve_carbon(cf, gpu, gpus); };
-  const LoadedPredictor p = load_predictor_from_flags(pf);
   std::string note;
   const std::vector<Gpu> gpus = gpu_types(f, carbon, note);
+  if (!f.trace.empty() && (f.slo_ttft_ms > 0 || f.slo_tpot_ms > 0)) return run_capacity(f, r, carbon, gpus, pf.params);
+  const LoadedPredictor p = load_predictor_from_flags(pf);
   for (int count : f.counts)
     if (count < 1 || count > 64) fail("--counts: expected GPU counts between 1 and 64, got {}", count);
   const std::optional<double> slo_s = f.slo_ms ? std::optional<double>(*f.slo_ms / 1000) : std::nullopt;
@@ -184,6 +274,14 @@ void add_compare_command(CLI::App& app) {
   command->add_option("--counts", f->counts, "GPU counts")->delimiter(',')->capture_default_str();
   command->add_option("--slo-ms", f->slo_ms, "latency objective in ms: mark the lowest-carbon setup meeting it");
   command->add_option("--trace", f->trace, "compare on a whole request log instead of one request");
+  command->add_option("--slo-ttft-ms", f->slo_ttft_ms, "with --trace: plan capacity (serve-sim) for this P95 time to "
+                      "first token");
+  command->add_option("--slo-tpot-ms", f->slo_tpot_ms, "with --trace: plan capacity for this P95 time per output token");
+  command->add_option("--tp-degrees", f->tp_degrees, "capacity planning: GPUs per replica to try")->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--max-replicas", f->max_replicas, "capacity planning: most replicas to try")
+      ->capture_default_str();
+  command->add_flag("--quiet", f->quiet, "no progress lines");
   command->add_option("--grid", f->grid_ratio, "token grid ratio for --trace (see llmco2 trace)")->capture_default_str();
   command->add_option("--plot", f->plot, "folder for the plots and their data")->capture_default_str();
   command->add_option("--sweep-batches", f->sweep_batches, "batch sizes of the plots")->delimiter(',')

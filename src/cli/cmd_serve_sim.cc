@@ -129,13 +129,16 @@ void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlag
   RequestFlags setup_flags = rf;
   setup_flags.batch = 1, setup_flags.prompt = 1, setup_flags.gen = 1;
   const ResolvedRequest r = resolve_request(setup_flags);
-  Deployment d{r.model, r.gpu, r.request, f.replicas, parse_router(f.router), f.max_num_seqs, f.max_batched_tokens,
-               f.block_size, f.gpu_memory_utilization};
+  Deployment d;
+  d.model = r.model, d.gpu = r.gpu, d.setup = r.request, d.replicas = f.replicas, d.router = parse_router(f.router);
+  d.max_num_seqs = f.max_num_seqs, d.max_batched_tokens = f.max_batched_tokens, d.block_size = f.block_size;
+  d.gpu_memory_utilization = f.gpu_memory_utilization;
   const SchedulerLimits limits = scheduler_limits(d);
   const CarbonInputs carbon = resolve_carbon(cf, r.gpu, r.request.gpus);
   const SimParams params = load_sim_params_or_default(f.params);
   const RequestLog log = read_request_log(f.file, !f.quiet);
-  ReplayOptions options{f.rate_scale, f.duration_s, !f.quiet};
+  ReplayOptions options;
+  options.rate_scale = f.rate_scale, options.duration_s = f.duration_s, options.progress = !f.quiet;
   std::unique_ptr<AtomicFile> csv;
   if (!f.requests_out.empty()) {
     csv = std::make_unique<AtomicFile>(f.requests_out);

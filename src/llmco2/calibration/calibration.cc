@@ -45,6 +45,15 @@ CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
   return set;
 }
 
+SimParams fit_params_without(std::vector<DatasetRow> rows, const std::function<bool(const DatasetRow&)>& held_out,
+                             const SimParams& start, const FitOptions& options) {
+  rows.erase(std::remove_if(rows.begin(), rows.end(), held_out), rows.end());
+  const CalibrationSet set = prepare_calibration(std::move(rows));
+  std::vector<size_t> all(set.samples.size());
+  for (size_t s = 0; s < all.size(); ++s) all[s] = s;
+  return fit_params(set, all, start, options);
+}
+
 SimEstimate predict(const CalibrationSample& sample, const SimParams& params) {
   const SimResult r = run_workload(sample.workload, params);
   return {sample.meter.energy_j(r, sample.workload.idle_w) * sample.batch_scale, r.latency_s.total()};

@@ -1,6 +1,7 @@
 // calibration/calibration.h - fitting the simulator's free parameters to measured rows, and scoring the fit.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,11 @@ struct FitOptions {
 // capped) over the samples in `train` by a pattern search over bounded parameters.
 SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train, const SimParams& start,
                      const FitOptions& options);
+
+// The parameters fitted (from `start`) on every row that `held_out` rejects and the simulator can label: the
+// parameters a study of the held-out rows may use without having seen them.
+SimParams fit_params_without(std::vector<DatasetRow> rows, const std::function<bool(const DatasetRow&)>& held_out,
+                             const SimParams& start, const FitOptions& options);
 
 // The fitted parameters of `params` that sit at an end of their range, as "name = value (range [lo, hi])".
 std::vector<std::string> params_at_bounds(const SimParams& params, const CalibrationSet& set,

@@ -4,6 +4,7 @@
 // and a total that is the operational CO2 alone, said in `embodied_unknown`.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,10 @@ struct CarbonInputs {
   double lifetime_years = 5;
   int gpus = 1;
 };
+
+// The carbon inputs of a setup of `gpus` GPUs of one type (its embodied figure, possibly unknown, and the region);
+// throws Error when they cannot be had.
+using CarbonFor = std::function<CarbonInputs(const Gpu& gpu, int gpus)>;
 
 struct Interval {
   double low = 0, high = 0;

@@ -29,10 +29,7 @@ struct Comparison {
   std::string latency_meaning;     // "request latency" or "p90 request latency of the log"
 };
 
-// Carbon inputs of a setup (its GPU's embodied figure, possibly unknown, and the region). A setup whose inputs throw
-// Error is marked unavailable with the message.
-using CarbonFor = std::function<CarbonInputs(const Gpu& gpu, int gpus)>;
-
+// A setup whose carbon inputs (CarbonFor, carbon/footprint.h) throw Error is marked unavailable with the message.
 // `request` gives batch, tokens, precision, engine (its GPU count is replaced). `slo_s`: latency objective.
 Comparison compare_request(const Predictor& predictor, const ModelSpec& model, const Request& request,
                            const std::vector<Gpu>& gpu_types, const std::vector<int>& counts, const CarbonFor& carbon,

@@ -238,4 +238,14 @@ std::vector<std::filesystem::path> dataset_files(const std::filesystem::path& di
   return files;
 }
 
+DatasetReadResult read_dataset_folder(const std::filesystem::path& dir) {
+  DatasetReadResult all;
+  for (const auto& file : dataset_files(dir)) {
+    DatasetReadResult read = read_dataset(file);
+    all.rows.insert(all.rows.end(), std::make_move_iterator(read.rows.begin()), std::make_move_iterator(read.rows.end()));
+    all.rejects.insert(all.rejects.end(), read.rejects.begin(), read.rejects.end());
+  }
+  return all;
+}
+
 }  // namespace llmco2

@@ -43,4 +43,7 @@ void write_dataset(const std::filesystem::path& path, const std::vector<DatasetR
 // name. Throws Error when there is none.
 std::vector<std::filesystem::path> dataset_files(const std::filesystem::path& dir);
 
+// The rows (and rejects) of every dataset CSV of the folder, in file order.
+DatasetReadResult read_dataset_folder(const std::filesystem::path& dir);
+
 }  // namespace llmco2

@@ -93,7 +93,7 @@ class Replay {
  public:
   Replay(const RequestLog& log, const Deployment& d, const SimParams& params, const ReplayOptions& o,
          const RequestSink& on_request)
-      : d_(d), options_(o), on_request_(on_request), costs_(d.model, d.gpu, d.setup, params),
+      : d_(d), options_(o), on_request_(on_request), costs_(d.model, d.gpu, d.setup, params, d.sampling),
         limits_(scheduler_limits(d)) {
     if (d.replicas < 1) fail("--replicas must be at least 1, got {}", d.replicas);
     if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) fail("--rate-scale must be positive, got {}", o.rate_scale);
@@ -115,7 +115,7 @@ class Replay {
         while (next < requests_.size() && requests_[next].arrival_s == arrival) arrive(requests_[next++]);
         for (int i = 0; i < static_cast<int>(replicas_.size()); ++i)
           if (!replicas_[i].busy && !replicas_[i].scheduler.idle()) {
-            add_idle(replicas_[i], arrival);
+            add_idle(i, arrival);
             start_step(i, arrival);
           }
       } else {
@@ -180,8 +180,17 @@ class Replay {
     rep.scheduler.enqueue(&r);
   }
 
-  void add_idle(Replica& rep, double now) {
-    totals_.idle_energy_j += d_.gpu.idle_w * d_.setup.gpus * std::max(0.0, now - rep.idle_since_s);
+  void add_idle(int index, double now) {
+    const Replica& rep = replicas_[index];
+    const double gap_s = std::max(0.0, now - rep.idle_since_s);
+    const double energy_j = d_.gpu.idle_w * d_.setup.gpus * gap_s;
+    totals_.idle_energy_j += energy_j;
+    if (options_.on_step && gap_s > 0) {
+      StepRecord idle;
+      idle.replica = index, idle.start_s = rep.idle_since_s, idle.time_s = gap_s, idle.energy_j = energy_j;
+      idle.idle = true;
+      options_.on_step(idle);
+    }
   }
 
   void start_step(int index, double now) {
@@ -194,7 +203,8 @@ class Replay {
     }
     for (const ScheduledWork& w : rep.work)
       if (w.request->scheduled_s < 0) w.request->scheduled_s = now;
-    const StepCost c = costs_.cost(step_shape(rep.work));
+    const MixedStep shape = step_shape(rep.work);
+    const StepCost c = costs_.cost(shape);
     rep.busy = true;
     rep.step_end_s = now + c.time_s;
     rep.step_energy_j = c.power_w * d_.setup.gpus * c.time_s;
@@ -205,6 +215,20 @@ class Replay {
     totals_.peak_running = std::max(totals_.peak_running, rep.scheduler.running());
     totals_.peak_waiting = std::max(totals_.peak_waiting, rep.scheduler.waiting());
     totals_.peak_kv_share = std::max(totals_.peak_kv_share, kv_share);
+    if (options_.on_step) options_.on_step(step_record(index, now, c.time_s, shape, kv_share));
+  }
+
+  StepRecord step_record(int index, double now, double time_s, const MixedStep& shape, double kv_share) const {
+    const Replica& rep = replicas_[index];
+    StepRecord s;
+    s.replica = index, s.start_s = now, s.time_s = time_s, s.energy_j = rep.step_energy_j;
+    s.prefill_tokens = shape.prefill_tokens;
+    s.sampled = shape.logits;
+    for (const ScheduledWork& w : rep.work)  // a decode after the first output token ends an inter-token gap
+      if (w.tokens == 1 && w.request->computed >= w.request->prompt_tokens && w.request->generated >= 1) ++s.decodes;
+    s.running = rep.scheduler.running(), s.waiting = rep.scheduler.waiting();
+    s.kv_share = kv_share;
+    return s;
   }
 
   // The iteration's energy goes to its requests by the tokens each ran in it (every token is one row of every GEMM).
@@ -229,9 +253,9 @@ class Replay {
 
   void close_window() {
     totals_.window_s = std::max(end_, options_.duration_s);
-    for (Replica& rep : replicas_) {
-      add_idle(rep, totals_.window_s);
-      totals_.preemptions += rep.scheduler.preemptions();
+    for (int i = 0; i < static_cast<int>(replicas_.size()); ++i) {
+      add_idle(i, totals_.window_s);
+      totals_.preemptions += replicas_[i].scheduler.preemptions();
     }
   }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dataset/request_log.h"
+#include "engine/engine_profile.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "model/model_spec.h"
@@ -30,12 +31,28 @@ struct Deployment {
   long max_batched_tokens = 0;          // 0: the engine's default (vLLM serve: 8192 on >= 70 GiB, else 2048)
   long block_size = 16;
   double gpu_memory_utilization = 0;    // 0: the engine's profile (vLLM 0.9)
+  SamplingMode sampling;                // the sampler's work per sampled sequence (penalties: extra vocabulary passes)
 };
+
+// One stretch of a replica's timeline as a power meter sees it: an iteration, or an idle gap before the next one.
+struct StepRecord {
+  int replica = 0;
+  double start_s = 0, time_s = 0;
+  double energy_j = 0;        // all GPUs of the replica over the stretch
+  bool idle = false;
+  long decodes = 0;           // requests that added one token after their first (inter-token gaps that end here)
+  long prefill_tokens = 0;    // prompt tokens computed (chunks and recomputation after preemption)
+  long sampled = 0;           // output tokens produced (decodes + prompts finished in this iteration)
+  long running = 0, waiting = 0;  // the replica's queues once the iteration was scheduled
+  double kv_share = 0;        // of the replica's KV blocks in use
+};
+using StepSink = std::function<void(const StepRecord&)>;
 
 struct ReplayOptions {
   double rate_scale = 1;   // arrivals come this many times faster (timestamps divided by it)
   double duration_s = 0;   // > 0: only requests arriving in the first duration_s seconds; the window lasts at least this
   bool progress = false;
+  StepSink on_step;        // optional: every iteration and idle gap of every replica, in time order per replica
 };
 
 // The replica's scheduler limits: the engine's defaults where the deployment leaves them at 0, and the KV blocks that

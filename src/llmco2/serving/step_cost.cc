@@ -17,8 +17,9 @@ double step_grid_value(long cell) {
   return static_cast<double>(kExactBelow) * std::pow(kStepGridRatio, static_cast<double>(cell - kExactBelow) + 0.5);
 }
 
-StepCostModel::StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params)
-    : model_(std::move(model)), gpu_(std::move(gpu)), setup_(std::move(setup)), params_(std::move(params)) {}
+StepCostModel::StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params, SamplingMode sampling)
+    : model_(std::move(model)), gpu_(std::move(gpu)), setup_(std::move(setup)), params_(std::move(params)),
+      sampling_(sampling) {}
 
 namespace {
 
@@ -43,7 +44,7 @@ StepCost StepCostModel::cost(const MixedStep& step) {
   at.decode_context = std::max(1.0, step_grid_value(context));
   at.prefill_tokens = std::lround(step_grid_value(tokens));
   at.prefill_context = step_grid_value(prefix);
-  const SimResult r = run_workload(mixed_step_workload(model_, gpu_, setup_, at), params_);
+  const SimResult r = run_workload(mixed_step_workload(model_, gpu_, setup_, at, sampling_), params_);
   StepCost c;
   c.time_s = r.latency_s.total();
   c.power_w = c.time_s > 0 ? r.energy_j.total() / (c.time_s * setup_.gpus) : gpu_.idle_w;

@@ -30,8 +30,9 @@ double step_grid_value(long cell);
 
 class StepCostModel {
  public:
-  // `setup`: GPUs (tensor parallel), precision, engine and attention kernel of one replica.
-  StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params);
+  // `setup`: GPUs (tensor parallel), precision, engine and attention kernel of one replica; `sampling`: the sampler's
+  // work per sampled sequence (penalties add passes over the vocabulary).
+  StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params, SamplingMode sampling = {});
   StepCost cost(const MixedStep& step);
   long distinct_shapes() const { return static_cast<long>(memo_.size()); }
   long calls() const { return calls_; }
@@ -41,6 +42,7 @@ class StepCostModel {
   Gpu gpu_;
   Request setup_;
   SimParams params_;
+  SamplingMode sampling_;
   std::unordered_map<uint64_t, StepCost> memo_;
   long calls_ = 0;
 };

@@ -347,7 +347,8 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
   return w;
 }
 
-SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step) {
+SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
+                                const SamplingMode& sampling) {
   const long tokens = step.decodes + step.prefill_tokens;
   if (tokens <= 0 || step.decodes < 0 || step.prefill_tokens < 0) fail("a serving step needs at least one token");
   SimSegment s;
@@ -390,6 +391,7 @@ SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Re
   w.decode.push_back(std::move(s));
   SimScenario scenario;
   scenario.measures = Measures::steady_state;
+  scenario.sampling = sampling;
   set_device(w, gpu, setup, scenario);
   return w;
 }

@@ -113,8 +113,10 @@ struct MixedStep {
 // The step as a workload of one decode segment of one step: token-wise kernels (GEMMs, norms, activations, all-reduces)
 // over decodes + prefill tokens, decode attention at the decodes' context, chunk attention over the cached prefix and
 // the chunk (causal), and the LM head and sampler over the sampling sequences only. `setup` gives the GPUs,
-// precision, engine and attention kernel. Throws Error when the step is empty.
-SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step);
+// precision, engine and attention kernel; `sampling` what the engine's sampler does per sampled sequence. Throws Error
+// when the step is empty.
+SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
+                                const SamplingMode& sampling = {});
 
 // Times and powers the workload under `params`. Cheap: the calibration calls it millions of times.
 SimResult run_workload(const SimWorkload& workload, const SimParams& params);

@@ -1,0 +1,138 @@
+// cli/cmd_serve_validate.cc - `llmco2 serve-validate`: the measured steady-state load tests (ML.ENERGY v3) replayed
+// through serve-sim as their harness ran them; energy per request and median inter-token latency against the
+// measured ones, per GPU and model, as a Markdown table (docs/serving.md).
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "calibration/calibration.h"
+#include "core/paths.h"
+#include "dataset/dataset_csv.h"
+#include "evaluation/serving_validation.h"
+
+namespace llmco2::cli {
+namespace {
+
+struct ValidateFlags {
+  std::string data, source = "mlenergy-v3", params, rows_out, markdown_out, held_out = "source";
+  bool quiet = false;
+};
+
+// Geometric mean of simulated / measured: the direction and size of the bias.
+double mean_ratio(const std::vector<ServingValidationRow>& rows, bool energy) {
+  double log_sum = 0;
+  for (const auto& r : rows)
+    log_sum += std::log(energy ? r.simulated_energy_per_request_j / r.measured_energy_per_request_j
+                               : r.simulated_itl_s / r.measured_itl_s);
+  return rows.empty() ? 1.0 : std::exp(log_sum / static_cast<double>(rows.size()));
+}
+
+std::string table_line(const std::string& gpu, const std::string& model, const std::vector<ServingValidationRow>& rows) {
+  const Accuracy e = serving_energy_accuracy(rows), l = serving_itl_accuracy(rows);
+  return fmt::format("| {} | {} | {} | {:.1f} | x{:.2f} | {:.1f} | x{:.2f} |\n", gpu, model, rows.size(), 100 * e.mape,
+                     mean_ratio(rows, true), 100 * l.mape, mean_ratio(rows, false));
+}
+
+std::string markdown(const ServingValidation& v, const std::string& source, const std::string& how) {
+  std::map<std::pair<std::string, std::string>, std::vector<ServingValidationRow>> groups;
+  std::map<std::string, std::vector<ServingValidationRow>> by_gpu;
+  for (const auto& r : v.rows) {
+    groups[{r.gpu, r.model}].push_back(r);
+    by_gpu[r.gpu].push_back(r);
+  }
+  std::string out = fmt::format(
+      "Simulated vs measured, {} steady-state rows ({} replayed, {} skipped) under {}; MAPE in %, bias as the "
+      "geometric mean of simulated / measured.\n\n| GPU | model | rows | energy/request MAPE | bias | median ITL MAPE | bias |\n"
+      "|---|---|---:|---:|---:|---:|---:|\n",
+      source, v.rows.size(), v.skipped.size(), how);
+  for (const auto& [key, rows] : groups) out += table_line(key.first, key.second, rows);
+  for (const auto& [gpu, rows] : by_gpu) out += table_line(gpu, "**all**", rows);
+  out += table_line("**all**", "**all**", v.rows);
+  return out;
+}
+
+void write_rows(const ServingValidation& v, const std::vector<DatasetRow>& rows, const std::string& path) {
+  AtomicFile file(path);
+  file.stream() << "source_ref,model,gpu,task,tensor_parallel,data_parallel,max_num_seqs,measured_batch,simulated_batch,"
+                   "measured_energy_per_request_j,simulated_energy_per_request_j,measured_itl_ms,simulated_itl_ms\n";
+  for (const auto& r : v.rows)
+    file.stream() << fmt::format("{},{},{},{},{},{},{},{:.2f},{:.2f},{:.3f},{:.3f},{:.4f},{:.4f}\n",
+                                 rows[r.row].source_ref, r.model, r.gpu, r.task, r.tensor_parallel, r.data_parallel,
+                                 r.max_num_seqs, r.measured_batch, r.simulated_batch, r.measured_energy_per_request_j,
+                                 r.simulated_energy_per_request_j, 1000 * r.measured_itl_s, 1000 * r.simulated_itl_s);
+  file.commit();
+}
+
+// The replays under parameters that never saw the rows they replay: fitted without the validated source
+// (--held-out source), without each GPU type in turn (gpu), or the shipped parameters (none: a description, not a
+// prediction, since they were fitted on these rows too).
+ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFlags& f, std::string& how) {
+  const auto of_source = [&](const DatasetRow& r) { return r.source == f.source; };
+  if (f.held_out == "none") {
+    how = f.params.empty() ? "the shipped parameters (fitted on these rows too)" : "the parameters of " + f.params;
+    return validate_serving(rows, of_source, load_sim_params_or_default(f.params), !f.quiet);
+  }
+  const FitOptions fit;
+  if (f.held_out == "source") {
+    how = fmt::format("parameters fitted without {} (leave one source out)", f.source);
+    const SimParams params = fit_params_without(rows, of_source, default_sim_params(), fit);
+    return validate_serving(rows, of_source, params, !f.quiet);
+  }
+  how = "parameters fitted without the row's GPU type, on every source (leave one GPU type out)";
+  std::vector<std::string> gpus;
+  for (const DatasetRow& r : rows)
+    if (of_source(r) && std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  ServingValidation all;
+  for (const std::string& gpu : gpus) {
+    const auto of_gpu = [&](const DatasetRow& r) { return r.gpu == gpu; };
+    const SimParams params = fit_params_without(rows, of_gpu, default_sim_params(), fit);
+    ServingValidation v = validate_serving(rows, [&](const DatasetRow& r) { return of_source(r) && of_gpu(r); },
+                                           params, !f.quiet);
+    all.rows.insert(all.rows.end(), v.rows.begin(), v.rows.end());
+    all.skipped.insert(all.skipped.end(), v.skipped.begin(), v.skipped.end());
+  }
+  return all;
+}
+
+void run_validate(const ValidateFlags& f) {
+  const std::filesystem::path dir = f.data.empty() ? data_dir() / "measured" : std::filesystem::path(f.data);
+  const DatasetReadResult read = read_dataset_folder(dir);
+  std::string how;
+  const ServingValidation v = validate(read.rows, f, how);
+  if (v.rows.empty()) fail("{}: no {} steady-state row could be replayed", dir.string(), f.source);
+  const std::string table = markdown(v, f.source, how);
+  if (!f.rows_out.empty()) write_rows(v, read.rows, f.rows_out);
+  if (!f.markdown_out.empty()) write_file_atomic(f.markdown_out, table);
+  std::cout << table;
+  std::map<std::string, int> reasons;  // the skipped rows, one line per reason
+  for (const auto& [row, reason] : v.skipped) ++reasons[reason.substr(0, reason.find(" (did you mean"))];
+  for (const auto& [reason, count] : reasons) std::cerr << fmt::format("skipped {} rows: {}\n", count, reason);
+}
+
+}  // namespace
+
+void add_serve_validate_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "serve-validate", "replay measured steady-state load tests (ML.ENERGY v3) through serve-sim as their harness ran "
+                        "them and score energy per request and inter-token latency");
+  auto f = std::make_shared<ValidateFlags>();
+  command->add_option("--data", f->data, "folder of dataset CSVs (default: data/measured)");
+  command->add_option("--source", f->source, "rows of this source")->capture_default_str();
+  command->add_option("--params", f->params, "simulator parameters (default: data/sim/params.json)");
+  command->add_option("--rows-out", f->rows_out, "per-row CSV of measured and simulated figures");
+  command->add_option("--markdown-out", f->markdown_out, "the table as a Markdown file");
+  command->add_option("--held-out", f->held_out, "source (fit without the validated source), gpu (without each "
+                      "GPU type in turn) or none (--params as given)")
+      ->check(CLI::IsMember({"source", "gpu", "none"}))
+      ->capture_default_str();
+  command->add_flag("--quiet", f->quiet, "no progress line");
+  command->callback([=] { run_validate(*f); });
+}
+
+}  // namespace llmco2::cli

@@ -1,0 +1,188 @@
+// evaluation/serving_validation.cc - ML.ENERGY-style load tests: the synthetic log, the steady-state window and the
+// comparison with the measured rows.
+#include "evaluation/serving_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "sim/label.h"
+
+namespace llmco2 {
+
+RequestLog load_test_log(const LoadTest& test) {
+  if (test.requests < 1 || !(test.gen_mean >= 1) || !(test.prompt_tokens >= 1))
+    fail("a load test needs requests, a prompt length and a mean output length of at least 1");
+  RequestLog log;
+  log.source = "load test";
+  log.format = "dataset";
+  std::mt19937_64 rng(test.seed);
+  const bool spread = test.gen_cv > 0;
+  const double shape = spread ? 1.0 / (test.gen_cv * test.gen_cv) : 1.0;
+  std::gamma_distribution<double> gen(shape, test.gen_mean / shape);
+  for (long i = 0; i < test.requests; ++i) {
+    LoggedRequest r;
+    r.line = i + 1;
+    r.prompt_tokens = std::max(1L, std::lround(test.prompt_tokens));
+    long tokens = std::max(1L, std::lround(spread ? gen(rng) : test.gen_mean));
+    if (test.max_output_tokens > 0) tokens = std::min(tokens, test.max_output_tokens);
+    r.gen_tokens = tokens;
+    log.requests.push_back(r);
+  }
+  return log;
+}
+
+namespace {
+
+// The value at which the running weight reaches half the total.
+double weighted_median(std::vector<std::pair<double, double>> values) {
+  std::sort(values.begin(), values.end());
+  double total = 0;
+  for (const auto& [v, w] : values) total += w;
+  double seen = 0;
+  for (const auto& [v, w] : values)
+    if ((seen += w) >= total / 2) return v;
+  return values.empty() ? 0.0 : values.back().first;
+}
+
+// The k-th smallest (0-based) of the values.
+double kth(std::vector<double> values, size_t k) {
+  std::nth_element(values.begin(), values.begin() + static_cast<long>(k), values.end());
+  return values[k];
+}
+
+}  // namespace
+
+SteadyState run_load_test(const Deployment& d, const SimParams& params, const LoadTest& test) {
+  const RequestLog log = load_test_log(test);
+  std::vector<StepRecord> steps;
+  std::vector<double> first_token_s, finish_s;
+  ReplayOptions options;
+  options.on_step = [&](const StepRecord& s) { steps.push_back(s); };
+  replay(log, d, params, options, [&](const ServedRequest& r) {
+    if (r.finish_s < 0) return;
+    first_token_s.push_back(r.first_token_s);
+    finish_s.push_back(r.finish_s);
+  });
+  SteadyState out;
+  const size_t concurrency = static_cast<size_t>(scheduler_limits(d).max_num_seqs) * d.replicas;
+  if (finish_s.size() < concurrency + 3) return out;
+  const double start_s = kth(first_token_s, concurrency - 1);
+  const double end_s = kth(finish_s, finish_s.size() - concurrency - 2);
+  if (!(end_s > start_s)) return out;
+  double energy_j = 0, running_s = 0;
+  std::vector<std::pair<double, double>> gaps;  // (inter-token gap, how many clients saw it)
+  for (const StepRecord& s : steps) {
+    const double overlap_s = std::min(end_s, s.start_s + s.time_s) - std::max(start_s, s.start_s);
+    if (overlap_s <= 0 || s.time_s <= 0) continue;
+    energy_j += s.energy_j * overlap_s / s.time_s;
+    running_s += static_cast<double>(s.idle ? 0 : s.running) * overlap_s;
+    const double end_of_step = s.start_s + s.time_s;
+    if (end_of_step <= start_s || end_of_step > end_s) continue;
+    out.tokens += s.sampled;
+    if (s.decodes > 0) gaps.emplace_back(s.time_s, static_cast<double>(s.decodes));
+  }
+  if (out.tokens == 0) return out;
+  out.window_s = end_s - start_s;
+  out.energy_per_token_j = energy_j / static_cast<double>(out.tokens);
+  out.median_itl_s = weighted_median(std::move(gaps));
+  out.mean_running = running_s / (out.window_s * d.replicas);
+  out.valid = true;
+  return out;
+}
+
+namespace {
+
+// The harness's task settings (ml-energy/benchmark configs/vllm/<task>/benchmark.yaml, sweep_defaults): requests per
+// repeat, max_tokens, and repeats that grow with max_num_seqs so that a steady state exists.
+struct TaskSettings {
+  long base_requests;
+  long max_output_tokens;
+};
+
+TaskSettings task_settings(const std::string& task) {
+  if (task == "gpqa") return {198, 32768};
+  if (task == "sourcegraph-fim") return {1024, 2048};
+  return {1024, 4096};  // lm-arena-chat
+}
+
+std::string task_of(const DatasetRow& row) {
+  const auto at = row.notes.find("task ");
+  if (at == std::string::npos) return "";
+  const auto end = row.notes.find(';', at);
+  return row.notes.substr(at + 5, end == std::string::npos ? std::string::npos : end - at - 5);
+}
+
+ServingValidationRow replay_row(const DatasetRow& row, size_t index, const SimParams& params, CatalogCache& catalogs) {
+  if (!row.max_batch || !row.energy_j.total || !row.latency_s.total || row.gen_tokens < 2)
+    fail("needs max_num_seqs, a total energy and a latency over at least two output tokens");
+  const SimConfig config = config_for_row(row, catalogs);
+  ServingValidationRow out;
+  out.row = index;
+  out.model = row.model, out.gpu = row.gpu, out.task = task_of(row);
+  out.tensor_parallel = config.request.gpus, out.data_parallel = std::max(1, row.data_parallel);
+  Deployment d;
+  d.model = *config.model, d.gpu = *config.gpu, d.setup = config.request;
+  d.setup.batch = 1;
+  d.sampling = config.scenario.sampling;
+  d.max_num_seqs = std::max(1L, std::lround(*row.max_batch / out.data_parallel));  // per engine (vLLM's cap)
+  d.max_batched_tokens = 8192;  // the harness's vLLM configs (monolithic.config.yaml)
+  out.max_num_seqs = d.max_num_seqs;
+  const TaskSettings task = task_settings(out.task);
+  LoadTest test;
+  const long repeats = std::max(1L, (2 * d.max_num_seqs * out.data_parallel + task.base_requests - 1) / task.base_requests);
+  test.requests = std::max(1L, task.base_requests * repeats / out.data_parallel);
+  test.prompt_tokens = row.prompt_tokens;
+  test.gen_mean = row.gen_tokens;
+  test.gen_cv = row.gen_tokens_cv.value_or(0.0);
+  test.max_output_tokens = task.max_output_tokens;
+  test.seed = index + 1;
+  const SteadyState s = run_load_test(d, params, test);
+  if (!s.valid) fail("the load test reached no steady state");
+  out.measured_energy_per_request_j = *row.energy_j.total / row.batch;
+  out.simulated_energy_per_request_j = s.energy_per_token_j * row.gen_tokens;  // as the source defines it
+  out.measured_itl_s = *row.latency_s.total / (row.gen_tokens - 1);
+  out.simulated_itl_s = s.median_itl_s;
+  out.measured_batch = row.batch;
+  out.simulated_batch = s.mean_running * out.data_parallel;
+  return out;
+}
+
+}  // namespace
+
+ServingValidation validate_serving(const std::vector<DatasetRow>& rows,
+                                   const std::function<bool(const DatasetRow&)>& chosen_row, const SimParams& params,
+                                   bool progress) {
+  ServingValidation v;
+  CatalogCache catalogs;
+  std::vector<size_t> chosen;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].measures == Measures::steady_state && chosen_row(rows[i])) chosen.push_back(i);
+  Progress bar("serving validation", static_cast<long>(chosen.size()), progress);
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    try {
+      v.rows.push_back(replay_row(rows[chosen[k]], chosen[k], params, catalogs));
+    } catch (const Error& e) {
+      v.skipped.emplace_back(chosen[k], e.what());
+    }
+    bar.update(static_cast<long>(k + 1));
+  }
+  bar.finish();
+  return v;
+}
+
+Accuracy serving_energy_accuracy(const std::vector<ServingValidationRow>& rows) {
+  AccuracyCounter c;
+  for (const auto& r : rows) c.add(r.simulated_energy_per_request_j, r.measured_energy_per_request_j);
+  return c.result();
+}
+
+Accuracy serving_itl_accuracy(const std::vector<ServingValidationRow>& rows) {
+  AccuracyCounter c;
+  for (const auto& r : rows) c.add(r.simulated_itl_s, r.measured_itl_s);
+  return c.result();
+}
+
+}  // namespace llmco2

@@ -1,0 +1,71 @@
+// evaluation/serving_validation.h - measured steady-state load tests (ML.ENERGY v3) replayed through the serving
+// simulation as their harness ran them, and the simulated energy per request and inter-token latency scored against
+// the measured ones.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/accuracy.h"
+#include "dataset/record.h"
+#include "dataset/request_log.h"
+#include "serving/serve_sim.h"
+
+namespace llmco2 {
+
+// A closed load test as the ML.ENERGY benchmark runs one (mlenergy/benchmark/llm/benchmark.py): every request sent at
+// once (request rate inf), the engine's max_num_seqs as the only throttle, prompts of one length, outputs drawn
+// from the measured length distribution (mean and coefficient of variation; a gamma law of that mean and spread, cut
+// at the harness's max_tokens).
+struct LoadTest {
+  long requests = 1024;
+  double prompt_tokens = 0;
+  double gen_mean = 0, gen_cv = 0;
+  long max_output_tokens = 0;  // 0: no cut
+  uint64_t seed = 1;
+};
+
+RequestLog load_test_log(const LoadTest& test);
+
+// The harness's steady state: from the moment max_num_seqs requests have their first token to the moment all but
+// max_num_seqs + 1 requests have finished. Energy per output token is the window's energy (busy and idle, all GPUs)
+// over the tokens produced in it; the inter-token latency is the median gap a streaming client sees in it.
+struct SteadyState {
+  double window_s = 0;
+  double energy_per_token_j = 0;
+  double median_itl_s = 0;
+  double mean_running = 0;  // requests running per replica, time-weighted
+  long tokens = 0;
+  bool valid = false;       // false when the run never reached a steady state (too few requests)
+};
+
+SteadyState run_load_test(const Deployment& deployment, const SimParams& params, const LoadTest& test);
+
+// One measured steady-state row and its replay.
+struct ServingValidationRow {
+  size_t row = 0;  // index into the rows given
+  std::string model, gpu, task;
+  int tensor_parallel = 1, data_parallel = 1;
+  long max_num_seqs = 0;
+  double measured_energy_per_request_j = 0, simulated_energy_per_request_j = 0;
+  double measured_itl_s = 0, simulated_itl_s = 0;
+  double measured_batch = 0, simulated_batch = 0;
+};
+
+struct ServingValidation {
+  std::vector<ServingValidationRow> rows;
+  std::vector<std::pair<size_t, std::string>> skipped;  // row index and why it was not replayed
+};
+
+// Replays every steady_state row of `rows` that `chosen` accepts.
+ServingValidation validate_serving(const std::vector<DatasetRow>& rows,
+                                   const std::function<bool(const DatasetRow&)>& chosen, const SimParams& params,
+                                   bool progress);
+
+// MAPE and EBA of energy per request and of median inter-token latency over the chosen rows.
+Accuracy serving_energy_accuracy(const std::vector<ServingValidationRow>& rows);
+Accuracy serving_itl_accuracy(const std::vector<ServingValidationRow>& rows);
+
+}  // namespace llmco2

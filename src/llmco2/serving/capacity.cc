@@ -1,0 +1,152 @@
+// serving/capacity.cc - the replica search per GPU type and tensor-parallel degree, and its plot.
+#include "serving/capacity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/plot.h"
+#include "core/progress.h"
+#include "core/statistics.h"
+
+namespace llmco2 {
+namespace {
+
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return percentile_of_sorted(values, q);
+}
+
+class Planner {
+ public:
+  Planner(const RequestLog& log, const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon)
+      : log_(log), params_(params), slo_(slo), carbon_(carbon) {}
+
+  CapacityCandidate replay_one(const Deployment& d) {
+    CapacityCandidate c;
+    c.gpu = d.gpu.id, c.tensor_parallel = d.setup.gpus, c.replicas = d.replicas;
+    std::vector<double> ttft_s, tpot_s;
+    const ReplayTotals t = replay(log_, d, params_, {}, [&](const ServedRequest& r) {
+      if (r.finish_s < 0) return;
+      ttft_s.push_back(r.first_token_s - r.arrival_s);
+      if (r.gen_tokens > 1) tpot_s.push_back((r.finish_s - r.first_token_s) / static_cast<double>(r.gen_tokens - 1));
+    });
+    c.completed = t.completed, c.rejected = t.rejected;
+    c.ttft_q_s = quantile(ttft_s, slo_.quantile);
+    c.tpot_q_s = quantile(tpot_s, slo_.quantile);
+    c.meets_slo = c.rejected == 0 && c.completed > 0 && (slo_.ttft_s <= 0 || c.ttft_q_s <= slo_.ttft_s) &&
+                  (slo_.tpot_s <= 0 || c.tpot_q_s <= slo_.tpot_s);
+    c.energy_j = t.busy_energy_j + t.idle_energy_j;
+    c.gpu_hours = t.gpus_total * t.window_s / 3600.0;
+    const CarbonInputs in = carbon_(d.gpu, t.gpus_total);
+    c.operational_g = operational_g(c.energy_j, in.pue, in.ci_g_per_kwh);
+    c.embodied_known = in.embodied.known();
+    if (c.embodied_known) c.embodied_g = embodied_g(*in.embodied.kgco2e, t.window_s, in.lifetime_years, t.gpus_total);
+    return c;
+  }
+
+  // The fewest replicas meeting the SLOs at one tensor-parallel degree: doubling, then bisection. Every replay is
+  // kept in `tried`; returns its index, or nothing when even max_replicas misses.
+  std::optional<size_t> fewest_replicas(Deployment d, int max_replicas, std::vector<CapacityCandidate>& tried) {
+    auto run = [&](int replicas) {
+      d.replicas = replicas;
+      tried.push_back(replay_one(d));
+      return tried.size() - 1;
+    };
+    int low = 0, high = 1;  // low misses (0: none tried), high is the next to try
+    size_t at = run(high);
+    while (!tried[at].meets_slo) {
+      if (high >= max_replicas) return std::nullopt;
+      low = high;
+      high = std::min(max_replicas, high * 2);
+      at = run(high);
+    }
+    size_t best = at;
+    while (high - low > 1) {
+      const int mid = (low + high) / 2;
+      const size_t i = run(mid);
+      if (tried[i].meets_slo) high = mid, best = i;
+      else low = mid;
+    }
+    return best;
+  }
+
+ private:
+  const RequestLog& log_;
+  const SimParams& params_;
+  ServingSlo slo_;
+  const CarbonFor& carbon_;
+};
+
+bool cheaper(const CapacityCandidate& a, const CapacityCandidate& b) {
+  if (a.gpus() != b.gpus()) return a.gpus() < b.gpus();
+  return a.energy_j < b.energy_j;
+}
+
+}  // namespace
+
+CapacityPlan plan_capacity(const RequestLog& log, const Deployment& base, const std::vector<Gpu>& gpu_types,
+                           const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
+                           const CapacitySearch& search) {
+  if (search.max_replicas < 1) fail("--max-replicas must be at least 1, got {}", search.max_replicas);
+  if (!(slo.quantile > 0 && slo.quantile < 1)) fail("the SLO quantile must be in (0, 1), got {}", slo.quantile);
+  CapacityPlan plan;
+  Planner planner(log, params, slo, carbon);
+  Progress bar("capacity search", static_cast<long>(gpu_types.size() * search.tensor_parallel.size()), search.progress);
+  long done = 0;
+  for (const Gpu& gpu : gpu_types) {
+    std::optional<size_t> best;
+    for (int tp : search.tensor_parallel) {
+      Deployment d = base;
+      d.gpu = gpu, d.setup.gpus = tp;
+      try {
+        scheduler_limits(d);  // throws when the weights leave no room for a KV cache
+        const auto found = planner.fewest_replicas(d, search.max_replicas, plan.tried);
+        if (found && (!best || cheaper(plan.tried[*found], plan.tried[*best]))) best = found;
+      } catch (const Error& e) {
+        CapacityCandidate c;
+        c.gpu = gpu.id, c.tensor_parallel = tp, c.replicas = 0;
+        c.unavailable = e.what();
+        plan.tried.push_back(c);
+      }
+      bar.update(++done);
+    }
+    if (best) plan.chosen.push_back(*best);
+  }
+  bar.finish();
+  std::sort(plan.chosen.begin(), plan.chosen.end(),
+            [&](size_t a, size_t b) { return plan.tried[a].energy_j < plan.tried[b].energy_j; });
+  return plan;
+}
+
+std::string write_capacity_plot(const CapacityPlan& plan, const std::string& title, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::string csv = "gpu,tensor_parallel,replicas,gpus,ttft_q_s,tpot_q_s,energy_kwh,gpu_hours,co2_kg,embodied_known\n";
+  std::string data;
+  for (size_t i : plan.chosen) {
+    const CapacityCandidate& c = plan.tried[i];
+    csv += fmt::format("{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", c.gpu, c.tensor_parallel, c.replicas,
+                       c.gpus(), c.ttft_q_s, c.tpot_q_s, c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000,
+                       c.embodied_known ? "yes" : "no");
+    data += fmt::format("\"{} {}xTP{}\" {:.6g} {:.6g} {:.6g}\n", gnuplot_text(c.gpu), c.replicas, c.tensor_parallel,
+                        c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000);
+  }
+  write_file_atomic(dir / "capacity.csv", csv);
+  if (plan.chosen.empty()) return "no deployment meets the objectives: no plot";
+  std::string script = fmt::format(
+      "$d << EOD\n{}EOD\nset termoption noenhanced\nset multiplot layout 1,3 title \"{}\"\nset style data histograms\n"
+      "set style fill solid 0.8 border -1\nset boxwidth 0.7\nset grid ytics\nset yrange [0:*]\nunset key\n"
+      "set xtics rotate by -30\n",
+      data, gnuplot_text(title));
+  for (auto [column, label] : {std::pair{2, "energy (kWh)"}, {3, "GPU-hours"}, {4, "CO2 (kg)"}})
+    script += fmt::format("set title '{}'\nplot $d using {}:xtic(1) lc {}\n", label, column, column - 1);
+  script += "unset multiplot\n";
+  return plot_to_file(script, dir / "capacity.png", 1200, 500);
+}
+
+}  // namespace llmco2

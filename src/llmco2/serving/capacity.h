@@ -1,0 +1,56 @@
+// serving/capacity.h - capacity planning: per GPU type, the smallest deployment (tensor-parallel degree x replicas)
+// whose replay of a log meets latency objectives at the 95th percentile, and its energy, GPU-hours and CO2.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "carbon/footprint.h"
+#include "serving/serve_sim.h"
+
+namespace llmco2 {
+
+struct ServingSlo {
+  double ttft_s = 0;  // 0: no objective on time to first token
+  double tpot_s = 0;  // 0: no objective on time per output token
+  double quantile = 0.95;
+};
+
+// One replayed deployment.
+struct CapacityCandidate {
+  std::string gpu;
+  int tensor_parallel = 1, replicas = 1;
+  std::string unavailable;  // why it cannot serve at all (weights do not fit...), else empty
+  bool meets_slo = false;
+  long completed = 0, rejected = 0;
+  double ttft_q_s = 0, tpot_q_s = 0;  // at the SLO quantile
+  double energy_j = 0, gpu_hours = 0, operational_g = 0, embodied_g = 0;
+  bool embodied_known = true;
+  int gpus() const { return tensor_parallel * replicas; }
+  double total_g() const { return operational_g + embodied_g; }
+};
+
+struct CapacityPlan {
+  std::vector<CapacityCandidate> tried;  // every replay, in search order
+  std::vector<size_t> chosen;            // per GPU type that can meet the SLOs: its cheapest deployment, by energy
+};
+
+struct CapacitySearch {
+  std::vector<int> tensor_parallel = {1, 2, 4, 8};
+  int max_replicas = 64;
+  bool progress = false;
+};
+
+// For each GPU type and tensor-parallel degree whose weights fit, the fewest replicas meeting `slo` (a doubling then
+// a bisection over replicas: the latency quantiles fall as replicas are added). The cheapest of a GPU type is the one
+// with the fewest GPUs, then the least energy. `base` gives the model, precision, engine and scheduler settings.
+CapacityPlan plan_capacity(const RequestLog& log, const Deployment& base, const std::vector<Gpu>& gpu_types,
+                           const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
+                           const CapacitySearch& search);
+
+// Writes a bar chart of the chosen deployments' energy, GPU-hours and CO2 (one group per GPU type) and its data as CSV
+// into `dir`; returns "" or a warning about the plot.
+std::string write_capacity_plot(const CapacityPlan& plan, const std::string& title, const std::filesystem::path& dir);
+
+}  // namespace llmco2
