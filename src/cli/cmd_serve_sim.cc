@@ -1,31 +1,35 @@
 // cli/cmd_serve_sim.cc - `llmco2 serve-sim LOG`: a request log replayed through a deployment (replicas of a
 // continuous-batching engine) in virtual time: latency percentiles, throughput, goodput, energy with idle, CO2.
 #include <iostream>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "carbon/ci_profile.h"
 #include "carbon/embodied.h"
 #include "cli/carbon_flags.h"
 #include "cli/commands.h"
 #include "cli/request_flags.h"
 #include "core/atomic_file.h"
-#include "core/statistics.h"
+#include "core/error.h"
 #include "serving/serve_sim.h"
+#include "serving/timeline.h"
 
 namespace llmco2::cli {
 namespace {
 
 struct ServeFlags {
-  std::string file, requests_out, router = "round-robin", params, format = "table";
+  std::string file, requests_out, router = "round-robin", params, format = "table", plot, ci_profile;
+  double bin_s = 60;
+  bool attribute_idle = false;
   int replicas = 1;
   long max_num_seqs = 0, max_batched_tokens = 0, block_size = 16;
   double gpu_memory_utilization = 0, rate_scale = 1, duration_s = 0, slo_ttft_ms = 0, slo_tpot_ms = 0;
   bool quiet = false;
 };
 
-// Latencies of the finished requests, for the percentiles.
-struct Latencies {
-  std::vector<double> queue_s, ttft_s, tpot_s, e2e_s;
+// Latencies of the finished requests (bounded memory: histograms), and what the summary adds up.
+struct Latencies : LatencyHistograms {
   long output_tokens = 0, good = 0;
   double request_energy_j = 0;
 };
@@ -34,31 +38,28 @@ double tpot_s(const ServedRequest& r) {
   return r.gen_tokens > 1 ? (r.finish_s - r.first_token_s) / static_cast<double>(r.gen_tokens - 1) : 0.0;
 }
 
-Json percentiles_json(const std::vector<double>& values) {
+Json percentiles_json(const LogHistogram& h) {
   Json j = Json::object();
-  if (values.empty()) return j;
-  std::vector<double> sorted = values;
-  std::sort(sorted.begin(), sorted.end());
-  double sum = 0;
-  for (double v : sorted) sum += v;
-  j["mean"] = sum / static_cast<double>(sorted.size());
-  for (auto [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p95", 0.95}, {"p99", 0.99}})
-    j[name] = percentile_of_sorted(sorted, q);
+  if (h.count() == 0) return j;
+  j["mean"] = h.mean();
+  for (auto [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p95", 0.95}, {"p99", 0.99}}) j[name] = h.quantile(q);
   return j;
 }
 
 Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs& carbon, const Deployment& d,
-                  const SchedulerLimits& limits, const ServeFlags& f) {
+                  const SchedulerLimits& limits, const ServeFlags& f, std::optional<double> profile_g,
+                  long skipped_lines) {
   const double total_j = t.busy_energy_j + t.idle_energy_j;
   const double gpu_hours = t.gpus_total * t.window_s / 3600.0;
-  const double operational = operational_g(total_j, carbon.pue, carbon.ci_g_per_kwh);
+  const double operational = profile_g.value_or(operational_g(total_j, carbon.pue, carbon.ci_g_per_kwh));
   Json j;
   j["deployment"] = {{"model", d.model.id}, {"gpu", d.gpu.id}, {"tensor_parallel", d.setup.gpus},
                      {"replicas", d.replicas}, {"engine", d.setup.engine}, {"dtype", d.setup.precision.to_string()},
                      {"router", f.router}, {"max_num_seqs", limits.max_num_seqs},
                      {"max_batched_tokens", limits.max_batched_tokens}, {"block_size", limits.block_size},
                      {"kv_blocks_per_replica", limits.kv_blocks}};
-  j["requests"] = {{"completed", t.completed}, {"rejected_too_long", t.rejected}, {"preemptions", t.preemptions}};
+  j["requests"] = {{"completed", t.completed}, {"rejected_too_long", t.rejected}, {"preemptions", t.preemptions},
+                    {"log_lines_skipped", skipped_lines}};
   j["window_s"] = t.window_s;
   j["latency_s"] = {{"queue", percentiles_json(l.queue_s)}, {"ttft", percentiles_json(l.ttft_s)},
                     {"tpot", percentiles_json(l.tpot_s)}, {"e2e", percentiles_json(l.e2e_s)}};
@@ -70,6 +71,7 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   j["gpu_hours"] = gpu_hours;
   j["utilisation"] = t.window_s > 0 ? t.busy_gpu_s / (t.gpus_total * t.window_s) : 0.0;
   j["energy_j"] = {{"total", total_j}, {"busy", t.busy_energy_j}, {"idle", t.idle_energy_j},
+                   {"idle_attributed_to_requests", t.attributed_idle_j},
                    {"per_request", t.completed > 0 ? l.request_energy_j / t.completed : 0.0},
                    {"per_1k_output_tokens", l.output_tokens > 0 ? 1000.0 * t.busy_energy_j / l.output_tokens : 0.0}};
   j["co2_g"] = {{"operational", operational}};
@@ -82,8 +84,10 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
     j["co2_g"]["total"] = operational;
   }
   j["carbon_inputs"] = carbon_inputs_json(carbon);
+  if (profile_g) j["carbon_inputs"]["ci_profile"] = f.ci_profile;
   j["peaks"] = {{"running", t.peak_running}, {"waiting", t.peak_waiting}, {"kv_share", t.peak_kv_share}};
-  j["simulation"] = {{"steps", t.steps}, {"step_shapes_simulated", t.distinct_shapes}};
+  j["simulation"] = {{"steps", t.steps}, {"step_shapes_simulated", t.distinct_shapes},
+                     {"peak_requests_in_memory", t.peak_in_flight}};
   return j;
 }
 
@@ -136,9 +140,44 @@ void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlag
   const SchedulerLimits limits = scheduler_limits(d);
   const CarbonInputs carbon = resolve_carbon(cf, r.gpu, r.request.gpus);
   const SimParams params = load_sim_params_or_default(f.params);
-  const RequestLog log = read_request_log(f.file, !f.quiet);
+  RequestLogReader reader(f.file);  // streamed: memory follows the requests in flight, not the log's length
+  std::optional<LoggedRequest> first = reader.next();
+  if (!first)
+    fail("{}: no request could be read ({} lines skipped{})", reader.source(), reader.skipped(),
+         reader.examples().empty() ? "" : fmt::format("; line {}: {}", reader.examples()[0].line,
+                                                      reader.examples()[0].reason));
+  double last_time_s = first->time_s.value_or(0.0);
+  const RequestSource source = [&] {
+    std::optional<LoggedRequest> q = first ? std::exchange(first, std::nullopt) : reader.next();
+    if (q && q->time_s) {
+      if (*q->time_s < last_time_s)
+        fail("{}:{}: TIMESTAMP goes back in time; serve-sim reads the log as a stream and needs it sorted by "
+             "TIMESTAMP (e.g. sort -t, -k1,1)", reader.source(), q->line);
+      last_time_s = *q->time_s;
+    }
+    return q;
+  };
   ReplayOptions options;
+  options.expected_requests = std::max(0L, reader.lines_in_file() - 1);
   options.rate_scale = f.rate_scale, options.duration_s = f.duration_s, options.progress = !f.quiet;
+  options.attribute_idle = f.attribute_idle;
+  // A time-varying intensity: virtual time 0 is the log's first arrival (or the profile's first row for a log
+  // without timestamps); each meter reading is charged at the intensity of the hours it spans.
+  std::optional<CiProfile> profile;
+  double origin_s = 0, profile_g = 0;
+  if (!f.ci_profile.empty()) {
+    profile = CiProfile::read(f.ci_profile);
+    origin_s = first->time_s.value_or(profile->first_s());
+  }
+  std::optional<Timeline> timeline;
+  if (!f.plot.empty()) timeline.emplace(f.bin_s, f.replicas);
+  if (profile || timeline)
+    options.on_step = [&](const StepRecord& step) {
+      if (timeline) timeline->add(step);
+      if (profile)
+        profile_g += profile->operational_g(step.energy_j, origin_s + step.start_s,
+                                            origin_s + step.start_s + step.time_s, carbon.pue);
+    };
   std::unique_ptr<AtomicFile> csv;
   if (!f.requests_out.empty()) {
     csv = std::make_unique<AtomicFile>(f.requests_out);
@@ -146,14 +185,16 @@ void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlag
                      "preemptions,status\n";
   }
   Latencies l;
-  const double g_per_j = operational_g(1.0, carbon.pue, carbon.ci_g_per_kwh);
+  const auto g_per_j = [&](double at_s) {  // a request's CO2: its energy at the intensity in force when it finishes
+    return operational_g(1.0, carbon.pue, profile ? profile->at(origin_s + at_s) : carbon.ci_g_per_kwh);
+  };
   const RequestSink sink = [&](const ServedRequest& q) {
     const bool done = q.finish_s >= 0;
     if (done) {
-      l.queue_s.push_back(q.scheduled_s - q.arrival_s);
-      l.ttft_s.push_back(q.first_token_s - q.arrival_s);
-      if (q.gen_tokens > 1) l.tpot_s.push_back(tpot_s(q));
-      l.e2e_s.push_back(q.finish_s - q.arrival_s);
+      l.queue_s.add(q.scheduled_s - q.arrival_s);
+      l.ttft_s.add(q.first_token_s - q.arrival_s);
+      if (q.gen_tokens > 1) l.tpot_s.add(tpot_s(q));
+      l.e2e_s.add(q.finish_s - q.arrival_s);
       l.output_tokens += q.gen_tokens;
       l.request_energy_j += q.energy_j;
       const bool ttft_ok = f.slo_ttft_ms <= 0 || (q.first_token_s - q.arrival_s) * 1000 <= f.slo_ttft_ms;
@@ -165,16 +206,25 @@ void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlag
       csv->stream() << fmt::format("{},{:.6f},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.6f},{},completed\n", q.id,
                                    q.arrival_s, q.prompt_tokens, q.gen_tokens, q.replica, q.scheduled_s - q.arrival_s,
                                    q.first_token_s - q.arrival_s, tpot_s(q), q.finish_s - q.arrival_s, q.energy_j,
-                                   q.energy_j * g_per_j, q.preemptions);
+                                   q.energy_j * g_per_j(q.finish_s), q.preemptions);
     else
       csv->stream() << fmt::format("{},{:.6f},{},{},,,,,,,,0,rejected_longer_than_kv_cache\n", q.id, q.arrival_s,
                                    q.prompt_tokens, q.gen_tokens);
   };
-  const ReplayTotals totals = replay(log, d, params, options, sink);
+  const ReplayTotals totals = replay(source, d, params, options, sink);
   if (csv) csv->commit();
-  const Json summary = summary_json(totals, l, carbon, d, limits, f);
+  const Json summary =
+      summary_json(totals, l, carbon, d, limits, f, profile ? std::optional<double>(profile_g) : std::nullopt,
+                   reader.skipped());
   if (f.format == "json") std::cout << summary.dump(2) << "\n";
   else std::cout << summary_text(summary);
+  if (timeline) {
+    const std::string title = fmt::format("{}: {} on {} x {} x {} replicas", std::filesystem::path(f.file).filename().string(),
+                                          d.model.id, d.setup.gpus, d.gpu.id, d.replicas);
+    const std::string warning = write_serving_plots(*timeline, l, title, f.plot);
+    if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+    else if (f.format != "json") std::cout << fmt::format("  plots: {0}/timeline.png, {0}/latency-cdf.png\n", f.plot);
+  }
 }
 
 }  // namespace
@@ -204,6 +254,13 @@ void add_serve_sim_command(CLI::App& app) {
   command->add_option("--slo-tpot-ms", f->slo_tpot_ms, "time-per-output-token objective for goodput");
   command->add_option("--requests-out", f->requests_out, "per-request CSV (written atomically when the run ends)");
   command->add_option("--params", f->params, "simulator parameters (default: data/sim/params.json)");
+  command->add_option("--plot", f->plot, "folder for timeline.png (power, batch, queue, KV use), latency-cdf.png and "
+                      "timeline.csv");
+  command->add_option("--bin-s", f->bin_s, "seconds per point of the timeline")->capture_default_str();
+  command->add_option("--ci-profile", f->ci_profile, "carbon intensity over time: CSV of timestamp,g_per_kwh (each "
+                      "value holds until the next); replaces the region's annual mean");
+  command->add_flag("--attribute-idle", f->attribute_idle, "give each idle gap's energy to the requests of the "
+                    "iteration that ends it (per-request energies then add up to nearly the total)");
   command->add_option("--format", f->format, "table or json")->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   command->add_flag("--quiet", f->quiet, "no progress lines");

@@ -364,3 +364,79 @@ TEST(CliServeSim, ReplaysALogWithIdleGapsAndWritesEveryRequest) {
   expect_clean_error("serve-sim " + dir + "/log.csv --replicas 0", "--replicas");
   expect_clean_error("serve-sim " + dir + "/log.csv --model llama-3.1-70b --gpu l4", "does not fit");
 }
+
+TEST(CliServeSim, PlotsTheTimelineChargesAnIntensityProfileAndRefusesAnUnsortedLog) {
+  const std::string dir = testing::TempDir() + "/cli_serve_sim_plots";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/log.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:59:58,512,64\n"
+                                     "2023-11-16 19:00:30,256,32\n";
+  std::ofstream(dir + "/ci.csv") << "timestamp,g_per_kwh\n2023-11-16 18:00:00,500\n2023-11-16 19:00:00,0\n";
+  const Result r = run("serve-sim " + dir + "/log.csv --model llama-3.1-8b --gpu h100-sxm --ci-profile " + dir +
+                       "/ci.csv --plot " + dir + "/plots --bin-s 10 --format json --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // Only the first two seconds (before 19:00, at 500 g/kWh) emit: the rest of the window is at 0 g/kWh. They hold
+  // the first request's iterations (under a second) and idle: at most 2 s at the TDP.
+  const double first_two_s_max_j = 2.0 * 700;
+  EXPECT_GT(j["co2_g"]["operational"].get<double>(), 0.0);
+  EXPECT_LT(j["co2_g"]["operational"].get<double>(), first_two_s_max_j / 3.6e6 * 500 * 1.6 + 1e-9);
+  EXPECT_EQ(j["carbon_inputs"]["ci_profile"], dir + "/ci.csv");
+  std::ifstream timeline(dir + "/plots/timeline.csv");
+  const std::string header((std::istreambuf_iterator<char>(timeline)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(header.substr(0, header.find('\n')), "start_s,power_w,running,waiting,kv_share,busy_share");
+  EXPECT_GE(std::count(header.begin(), header.end(), '\n'), 4);  // 10 s bins over a window of about 40 s
+  std::ofstream(dir + "/unsorted.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 19:00:00,10,2\n"
+                                          "2023-11-16 18:00:00,10,2\n";
+  expect_clean_error("serve-sim " + dir + "/unsorted.csv --quiet", "sorted by TIMESTAMP");
+  std::ofstream(dir + "/bad_ci.csv") << "timestamp,g_per_kwh\n2023-11-16 18:00:00,lots\n";
+  expect_clean_error("serve-sim " + dir + "/log.csv --quiet --ci-profile " + dir + "/bad_ci.csv", "bad_ci.csv:2");
+  expect_clean_error("serve-sim " + dir + "/unsorted.csv --quiet", "unsorted.csv:3");
+}
+
+TEST(CliServeValidate, ReplaysMeasuredLoadTestsAndScoresThem) {
+  const std::string dir = testing::TempDir() + "/cli_serve_validate";
+  std::filesystem::create_directories(dir);
+  {  // the header and two ML.ENERGY v3 rows of Llama-3.1-8B on one H100 (max_num_seqs 8 and 16)
+    std::ifstream in(std::string(LLMCO2_DATA) + "/measured/mlenergy-v3.csv");
+    std::filesystem::create_directories(dir + "/data");
+    std::ofstream out(dir + "/data/mlenergy-v3.csv");
+    std::string line;
+    int kept = 0;
+    for (int n = 0; std::getline(in, line); ++n)
+      if (n == 0 || (line.find(",llama-3.1-8b,") != std::string::npos && line.find(",h100-sxm,1,") != std::string::npos &&
+                     kept++ < 2))
+        out << line << "\n";
+  }
+  const Result r = run("serve-validate --data " + dir + "/data --held-out none --quiet --rows-out " + dir + "/rows.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| h100-sxm | llama-3.1-8b | 2 |"), std::string::npos) << r.out;
+  std::ifstream rows(dir + "/rows.csv");
+  std::string header;
+  std::getline(rows, header);
+  EXPECT_EQ(header.find("source_ref,model,gpu,task"), 0u);
+  expect_clean_error("serve-validate --data " + dir + "/data --held-out maybe", "--held-out");
+}
+
+TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
+  const std::string dir = testing::TempDir() + "/cli_capacity";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream log(dir + "/log.csv");
+    log << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+    for (int i = 0; i < 40; ++i) log << "2023-11-16 18:00:" << (10 + i / 4) << ",1500,200\n";
+  }
+  const Result r = run("compare --trace " + dir + "/log.csv --model llama-3.1-8b --gpu h100-sxm --gpu-types "
+                       "h100-sxm,a100-80gb-sxm --slo-ttft-ms 2000 --slo-tpot-ms 60 --tp-degrees 1,2 --plot " + dir +
+                       "/plot --format json --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["ranked_by_energy"].size(), 2u);
+  for (const auto& c : j["ranked_by_energy"]) {
+    EXPECT_TRUE(c["meets_slo"].get<bool>());
+    EXPECT_LE(c["p95_ttft_s"].get<double>(), 2.0);
+    EXPECT_LE(c["p95_tpot_s"].get<double>(), 0.060);
+  }
+  EXPECT_LE(j["ranked_by_energy"][0]["energy_j"].get<double>(), j["ranked_by_energy"][1]["energy_j"].get<double>());
+  EXPECT_TRUE(std::filesystem::exists(dir + "/plot/capacity.csv"));
+  expect_clean_error("compare --trace " + dir + "/log.csv --slo-ttft-ms 100 --tp-degrees 0", "--tp-degrees");
+}

@@ -8,6 +8,9 @@
 
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
+#include "core/error.h"
+#include "evaluation/serving_validation.h"
+#include "serving/capacity.h"
 #include "serving/serve_sim.h"
 #include "sim/simulator.h"
 
@@ -153,6 +156,117 @@ TEST(SchedulerLimits, FollowVllmDefaultsAndTheMemoryLeft) {
   EXPECT_LT(h100.kv_blocks, 28000);
   d.gpu = GpuCatalog::bundled().resolve("a100-80gb-sxm");
   EXPECT_EQ(scheduler_limits(d).max_batched_tokens, 2048);  // the A100 keeps the small defaults
+}
+
+TEST(ServeSim, AStreamThatGoesBackInTimeIsRefusedWithItsLine) {
+  const RequestLog log = log_of({{10, 100, 10}, {5, 100, 10}});
+  size_t next = 0;
+  const RequestSource unsorted = [&]() -> std::optional<LoggedRequest> {
+    if (next == log.requests.size()) return std::nullopt;
+    return log.requests[next++];
+  };
+  try {
+    replay(unsorted, h100_deployment(), default_sim_params(), {}, [](const ServedRequest&) {});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+  }
+  // The same log in memory is sorted first and replays.
+  EXPECT_EQ(run_log(log, h100_deployment()).totals.completed, 2);
+}
+
+TEST(ServeSim, MemoryFollowsTheRequestsInFlightNotTheLog) {
+  // 200 short requests a minute apart: each finishes long before the next arrives, so two slots serve them all (the
+  // one in flight and the next arrival, read ahead).
+  std::vector<std::array<double, 3>> rows;
+  for (int i = 0; i < 200; ++i) rows.push_back({60.0 * i, 100, 10});
+  const Replayed r = run_log(log_of(rows), h100_deployment());
+  EXPECT_EQ(r.totals.completed, 200);
+  EXPECT_EQ(r.totals.peak_in_flight, 2);
+}
+
+TEST(ServeSim, AttributedIdleIsTheGapBeforeTheIterationThatEndsIt) {
+  // Two requests 100 s apart on one idle GPU. The gap before the second request's first iteration (100 s minus the
+  // first request's run) at the catalog's idle power goes to the second request; the tail after it stays apart.
+  const Deployment d = h100_deployment();
+  const RequestLog log = log_of({{0, 200, 20}, {100, 200, 20}});
+  const Replayed plain = run_log(log, d);
+  ReplayOptions attribute;
+  attribute.attribute_idle = true;
+  attribute.duration_s = 200;  // a window past the end: an idle tail
+  const Replayed spread = run_log(log, d, attribute);
+  const double gap_s = 100.0 - plain.requests[0].finish_s;
+  EXPECT_NEAR(spread.requests[1].energy_j - plain.requests[1].energy_j, d.gpu.idle_w * gap_s, 1e-6 * d.gpu.idle_w);
+  EXPECT_NEAR(spread.requests[0].energy_j, plain.requests[0].energy_j, 1e-9);
+  EXPECT_NEAR(spread.totals.attributed_idle_j, d.gpu.idle_w * gap_s, 1e-6 * d.gpu.idle_w);
+  const double tail_s = 200.0 - plain.requests[1].finish_s;
+  EXPECT_NEAR(spread.totals.idle_energy_j - spread.totals.attributed_idle_j, d.gpu.idle_w * tail_s, 1e-3);
+  EXPECT_NEAR(spread.requests[0].energy_j + spread.requests[1].energy_j,
+              spread.totals.busy_energy_j + spread.totals.attributed_idle_j, 1e-6);
+}
+
+TEST(ServeSim, StepRecordsCoverTheWindowAndAddUpToTheTotals) {
+  const Deployment d = h100_deployment(2);
+  ReplayOptions options;
+  options.duration_s = 30;
+  double energy_j = 0, covered_s = 0;
+  long sampled = 0;
+  options.on_step = [&](const StepRecord& s) {
+    energy_j += s.energy_j;
+    covered_s += s.time_s;
+    sampled += s.sampled;
+  };
+  const Replayed r = run_log(log_of({{0, 300, 50}, {1, 300, 70}, {2.5, 100, 5}}), d, options);
+  EXPECT_NEAR(energy_j, r.totals.busy_energy_j + r.totals.idle_energy_j, 1e-6);
+  EXPECT_NEAR(covered_s, 2 * 30.0, 1e-9);  // two replicas, each metered over the whole 30 s window
+  EXPECT_EQ(sampled, 50 + 70 + 5);         // every output token comes out of exactly one iteration
+}
+
+TEST(LoadTest, ReachesItsConcurrencyCapAtSteadyState) {
+  Deployment d = h100_deployment();
+  d.max_num_seqs = 32;
+  LoadTest test;
+  test.requests = 256, test.prompt_tokens = 100, test.gen_mean = 200, test.gen_cv = 0.5;
+  const SteadyState s = run_load_test(d, default_sim_params(), test);
+  ASSERT_TRUE(s.valid);
+  // All requests were sent at once: between the ramp-up and the drain the engine always has 32 running (less the
+  // instants where a finished request's successor is still in its prefill iteration).
+  EXPECT_GT(s.mean_running, 0.95 * 32);
+  EXPECT_LE(s.mean_running, 32.0 + 1e-9);
+  // Energy per token at batch 32 lies between the catalog's idle and TDP power times the median gap over 32 tokens.
+  EXPECT_GT(s.energy_per_token_j, d.gpu.idle_w * s.median_itl_s / 32 * 0.9);
+  EXPECT_LT(s.energy_per_token_j, d.gpu.tdp_w * s.median_itl_s / 32 * 1.5);
+  test.requests = 20;  // fewer requests than the cap plus the harness's margin: no steady state
+  EXPECT_FALSE(run_load_test(d, default_sim_params(), test).valid);
+}
+
+TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
+  // Eight long requests at once, one running per replica: round-robin gives a replica ceil(8 / R) of them in a row,
+  // and the second in a row waits a whole first request (~5 s) for its first token. The P95 of eight TTFTs is the
+  // order statistic at rank 0.95 x 7 = 6.65, i.e. the 7th smallest: one late request passes, two do not. So 7
+  // replicas (one replica with two) meet a 1 s objective and 6 (two with two) miss; the search tries 1, 2, 4, 8
+  // (meets), then 6 (misses) and 7 (meets).
+  Deployment d = h100_deployment();
+  d.max_num_seqs = 1;
+  std::vector<std::array<double, 3>> rows(8, {0, 200, 500});
+  const CarbonFor carbon = [](const Gpu&, int gpus) {
+    CarbonInputs c;
+    c.ci_g_per_kwh = 400, c.pue = 1, c.gpus = gpus;
+    return c;
+  };
+  ServingSlo slo;
+  slo.ttft_s = 1.0;
+  CapacitySearch search;
+  search.tensor_parallel = {1};
+  const CapacityPlan plan = plan_capacity(log_of(rows), d, {d.gpu}, default_sim_params(), slo, carbon, search);
+  std::vector<int> tried;
+  for (const auto& c : plan.tried) tried.push_back(c.replicas);
+  EXPECT_EQ(tried, (std::vector<int>{1, 2, 4, 8, 6, 7}));
+  ASSERT_EQ(plan.chosen.size(), 1u);
+  const CapacityCandidate& best = plan.tried[plan.chosen[0]];
+  EXPECT_EQ(best.replicas, 7);
+  EXPECT_TRUE(best.meets_slo);
+  EXPECT_NEAR(best.operational_g, best.energy_j / 3.6e6 * 400, 1e-9);
 }
 
 }  // namespace

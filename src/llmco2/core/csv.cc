@@ -36,46 +36,61 @@ size_t CsvTable::column(std::string_view name) const {
   fail("{}: missing column '{}'", source, name);
 }
 
-namespace {
+CsvReader::CsvReader(std::istream& in, std::string source) : in_(in), source_(std::move(source)) {}
 
-// Splits the text into records; `line` counts physical lines so every record knows where it started.
-std::vector<CsvTable::Record> split_records(std::string_view text, const std::string& source) {
-  std::vector<CsvTable::Record> records;
-  CsvTable::Record record{1, {}};
+int CsvReader::get() { return in_.get(); }
+
+std::optional<CsvTable::Record> CsvReader::next() {
+  if (!bom_checked_) {  // a UTF-8 byte-order mark before the header
+    bom_checked_ = true;
+    if (in_.peek() == 0xEF) {
+      char bom[3];
+      in_.read(bom, 3);
+      if (!(in_.gcount() == 3 && bom[1] == '\xBB' && bom[2] == '\xBF')) {
+        in_.clear();
+        in_.seekg(0);
+      }
+    }
+  }
+  CsvTable::Record record{line_, {}};
   std::string cell;
   bool quoted = false, any = false;
-  long line = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
+  for (int c; (c = get()) != std::char_traits<char>::eof();) {
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
+      if (c == '"' && in_.peek() == '"') cell += '"', get();
       else if (c == '"') quoted = false;
-      else cell += c, line += (c == '\n');
+      else cell += static_cast<char>(c), line_ += (c == '\n');
       continue;
     }
     if (c == '"') quoted = any = true;
     else if (c == ',') record.cells.push_back(std::move(cell)), cell.clear(), any = true;
     else if (c == '\r') continue;
     else if (c == '\n') {
-      if (any || !cell.empty()) record.cells.push_back(std::move(cell)), records.push_back(std::move(record));
-      cell.clear(), any = false, record = {++line, {}};
-    } else cell += c, any = true;
+      ++line_;
+      if (any || !cell.empty()) {
+        record.cells.push_back(std::move(cell));
+        return record;
+      }
+      record.line = line_;  // a blank line: the record starts on the next one
+    } else cell += static_cast<char>(c), any = true;
   }
-  if (quoted) fail("{}:{}: unterminated quoted field", source, record.line);
-  if (any || !cell.empty()) record.cells.push_back(std::move(cell)), records.push_back(std::move(record));
-  return records;
+  if (quoted) fail("{}:{}: unterminated quoted field", source_, record.line);
+  if (any || !cell.empty()) {
+    record.cells.push_back(std::move(cell));
+    return record;
+  }
+  return std::nullopt;
 }
 
-}  // namespace
-
 CsvTable parse_csv(std::string_view text, std::string source) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte-order mark
+  std::istringstream in{std::string(text)};
+  CsvReader reader(in, std::move(source));
   CsvTable table;
-  table.source = std::move(source);
-  auto records = split_records(text, table.source);
-  if (records.empty()) fail("{}: empty CSV file (expected a header line)", table.source);
-  table.header = std::move(records.front().cells);
-  table.records.assign(std::make_move_iterator(records.begin() + 1), std::make_move_iterator(records.end()));
+  table.source = reader.source();
+  auto header = reader.next();
+  if (!header) fail("{}: empty CSV file (expected a header line)", table.source);
+  table.header = std::move(header->cells);
+  while (auto record = reader.next()) table.records.push_back(std::move(*record));
   return table;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <istream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,22 @@ struct CsvTable {
   std::optional<size_t> find_column(std::string_view column) const;
   // Index of `column`; throws Error "<source>: missing column '<column>'" when absent.
   size_t column(std::string_view column) const;
+};
+
+// Reads CSV records one at a time from a stream (memory: one record), with the same quoting rules as parse_csv.
+class CsvReader {
+ public:
+  CsvReader(std::istream& in, std::string source);
+  // The next record (the first one is the header line), or nullopt at the end. Throws Error on an unterminated quote.
+  std::optional<CsvTable::Record> next();
+  const std::string& source() const { return source_; }
+
+ private:
+  int get();
+  std::istream& in_;
+  std::string source_;
+  long line_ = 1;
+  bool bom_checked_ = false;
 };
 
 // Parses CSV text. Quoted fields may hold commas, quotes ("") and newlines. Throws Error on an unterminated quote.

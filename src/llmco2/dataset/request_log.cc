@@ -1,7 +1,10 @@
 // dataset/request_log.cc - reading request logs, skipping and counting bad lines.
 #include "dataset/request_log.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -39,7 +42,7 @@ struct Columns {
   size_t prompt = 0, gen = 0;
 };
 
-Columns detect(const CsvTable& t) {
+Columns detect(const CsvTable& t) {  // from the header
   if (auto prompt = t.find_column("ContextTokens"), gen = t.find_column("GeneratedTokens"); prompt && gen)
     return {"azure", t.find_column("TIMESTAMP"), *prompt, *gen};
   if (auto prompt = t.find_column("prompt_tokens"), gen = t.find_column("gen_tokens"); prompt && gen)
@@ -95,26 +98,65 @@ std::optional<double> parse_timestamp(std::string_view s) {
   return seconds && *seconds >= 0 ? seconds : std::nullopt;
 }
 
-RequestLog read_request_log(const std::filesystem::path& path, bool progress) {
-  const CsvTable t = read_csv_file(path);
-  const Columns c = detect(t);
-  RequestLog log;
-  log.source = t.source;
-  log.format = c.format;
-  log.requests.reserve(t.records.size());
-  Progress bar("reading " + path.filename().string(), static_cast<long>(t.records.size()),
-               progress && t.records.size() > 100000);
+struct RequestLogReader::State {
+  std::ifstream in;
+  std::optional<CsvReader> reader;
+  CsvTable header;  // the header only: column lookups and messages
+  Columns columns;
+  long skipped = 0, lines = 0;
+  std::vector<SkippedLine> examples;
+};
+
+RequestLogReader::RequestLogReader(const std::filesystem::path& path) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.in.open(path, std::ios::binary);
+  if (!s.in) fail("{}: cannot open file", path.string());
+  std::array<char, 1 << 16> buffer;
+  while (s.in.read(buffer.data(), buffer.size()) || s.in.gcount() > 0)
+    s.lines += std::count(buffer.data(), buffer.data() + s.in.gcount(), '\n');
+  s.in.clear();
+  s.in.seekg(0);
+  s.reader.emplace(s.in, path.string());
+  s.header.source = path.string();
+  auto header = s.reader->next();
+  if (!header) fail("{}: empty CSV file (expected a header line)", s.header.source);
+  s.header.header = std::move(header->cells);
+  s.columns = detect(s.header);
+}
+
+RequestLogReader::~RequestLogReader() = default;
+
+std::optional<LoggedRequest> RequestLogReader::next() {
+  State& s = *state_;
   std::string reason;
-  for (size_t i = 0; i < t.records.size(); ++i) {
-    if (auto q = parse_record(t, t.records[i], c, reason)) {
-      log.requests.push_back(*q);
-    } else {
-      ++log.skipped;
-      if (log.examples.size() < kExamples) log.examples.push_back({t.records[i].line, reason});
-    }
-    bar.update(static_cast<long>(i));
+  while (auto record = s.reader->next()) {
+    if (auto q = parse_record(s.header, *record, s.columns, reason)) return q;
+    ++s.skipped;
+    if (s.examples.size() < kExamples) s.examples.push_back({record->line, reason});
+  }
+  return std::nullopt;
+}
+
+const std::string& RequestLogReader::source() const { return state_->header.source; }
+const std::string& RequestLogReader::format() const { return state_->columns.format; }
+long RequestLogReader::skipped() const { return state_->skipped; }
+const std::vector<SkippedLine>& RequestLogReader::examples() const { return state_->examples; }
+long RequestLogReader::lines_in_file() const { return state_->lines; }
+
+RequestLog read_request_log(const std::filesystem::path& path, bool progress) {
+  RequestLogReader reader(path);
+  RequestLog log;
+  log.source = reader.source();
+  log.format = reader.format();
+  Progress bar("reading " + path.filename().string(), reader.lines_in_file(),
+               progress && reader.lines_in_file() > 100000);
+  while (auto q = reader.next()) {
+    log.requests.push_back(*q);
+    bar.update(q->line);
   }
   bar.finish();
+  log.skipped = reader.skipped();
+  log.examples = reader.examples();
   if (log.requests.empty())
     fail("{}: no request could be read ({} lines skipped{})", log.source, log.skipped,
          log.examples.empty() ? "" : fmt::format("; line {}: {}", log.examples[0].line, log.examples[0].reason));

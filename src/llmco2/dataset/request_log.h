@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,24 @@ struct RequestLog {
   long skipped = 0;                   // lines not used
   std::vector<SkippedLine> examples;  // the first few skipped lines with their reasons
   bool has_time() const { return !requests.empty() && requests.front().time_s.has_value(); }
+};
+
+// Reads a log one request at a time (memory: one record): the streaming form of read_request_log.
+class RequestLogReader {
+ public:
+  // Opens the file and reads its header; throws Error when it cannot be read or has neither format's columns.
+  explicit RequestLogReader(const std::filesystem::path& path);
+  ~RequestLogReader();
+  std::optional<LoggedRequest> next();  // the next good request; bad lines are skipped and counted
+  const std::string& source() const;
+  const std::string& format() const;
+  long skipped() const;
+  const std::vector<SkippedLine>& examples() const;
+  long lines_in_file() const;  // counted once when opened (for progress lines), header included
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // Reads a log; throws Error naming the file when it cannot be read, has neither format's columns, or holds no good

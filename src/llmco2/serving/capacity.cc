@@ -11,16 +11,10 @@
 #include "core/error.h"
 #include "core/plot.h"
 #include "core/progress.h"
-#include "core/statistics.h"
+#include "core/log_histogram.h"
 
 namespace llmco2 {
 namespace {
-
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return percentile_of_sorted(values, q);
-}
 
 class Planner {
  public:
@@ -30,15 +24,15 @@ class Planner {
   CapacityCandidate replay_one(const Deployment& d) {
     CapacityCandidate c;
     c.gpu = d.gpu.id, c.tensor_parallel = d.setup.gpus, c.replicas = d.replicas;
-    std::vector<double> ttft_s, tpot_s;
+    LogHistogram ttft_s, tpot_s;
     const ReplayTotals t = replay(log_, d, params_, {}, [&](const ServedRequest& r) {
       if (r.finish_s < 0) return;
-      ttft_s.push_back(r.first_token_s - r.arrival_s);
-      if (r.gen_tokens > 1) tpot_s.push_back((r.finish_s - r.first_token_s) / static_cast<double>(r.gen_tokens - 1));
+      ttft_s.add(r.first_token_s - r.arrival_s);
+      if (r.gen_tokens > 1) tpot_s.add((r.finish_s - r.first_token_s) / static_cast<double>(r.gen_tokens - 1));
     });
     c.completed = t.completed, c.rejected = t.rejected;
-    c.ttft_q_s = quantile(ttft_s, slo_.quantile);
-    c.tpot_q_s = quantile(tpot_s, slo_.quantile);
+    c.ttft_q_s = ttft_s.quantile(slo_.quantile);
+    c.tpot_q_s = tpot_s.quantile(slo_.quantile);
     c.meets_slo = c.rejected == 0 && c.completed > 0 && (slo_.ttft_s <= 0 || c.ttft_q_s <= slo_.ttft_s) &&
                   (slo_.tpot_s <= 0 || c.tpot_q_s <= slo_.tpot_s);
     c.energy_j = t.busy_energy_j + t.idle_energy_j;

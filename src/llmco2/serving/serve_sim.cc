@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <optional>
 #include <limits>
+#include <utility>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -63,6 +66,8 @@ struct Replica {
   std::vector<ScheduledWork> work;  // the iteration in flight
   double step_end_s = 0;
   double step_energy_j = 0;
+  double step_idle_j = 0;     // idle energy before the iteration, given to its requests (attribute_idle)
+  double pending_idle_j = 0;  // idle energy since the last iteration, not yet given to any request
   bool busy = false;
   double idle_since_s = 0;
 };
@@ -91,28 +96,30 @@ MixedStep step_shape(const std::vector<ScheduledWork>& work) {
 
 class Replay {
  public:
-  Replay(const RequestLog& log, const Deployment& d, const SimParams& params, const ReplayOptions& o,
+  Replay(const RequestSource& source, const Deployment& d, const SimParams& params, const ReplayOptions& o,
          const RequestSink& on_request)
-      : d_(d), options_(o), on_request_(on_request), costs_(d.model, d.gpu, d.setup, params, d.sampling),
-        limits_(scheduler_limits(d)) {
+      : source_(source), d_(d), options_(o), on_request_(on_request),
+        costs_(d.model, d.gpu, d.setup, params, d.sampling), limits_(scheduler_limits(d)) {
     if (d.replicas < 1) fail("--replicas must be at least 1, got {}", d.replicas);
     if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) fail("--rate-scale must be positive, got {}", o.rate_scale);
-    build_requests(log);
     for (int i = 0; i < d.replicas; ++i) replicas_.emplace_back(limits_);
     totals_.gpus_total = d.replicas * d.setup.gpus;
+    pull();
   }
 
   ReplayTotals run() {
-    Progress progress("serve-sim", static_cast<long>(requests_.size()), options_.progress);
-    size_t next = 0;
+    Progress progress("serve-sim", options_.expected_requests, options_.progress && options_.expected_requests > 0);
     while (true) {
-      const double arrival = next < requests_.size() ? requests_[next].arrival_s : kNever;
+      const double arrival = next_ ? next_->arrival_s : kNever;
       const int replica = earliest_busy();
       const double step_end = replica >= 0 ? replicas_[replica].step_end_s : kNever;
       if (arrival == kNever && step_end == kNever) break;
       if (arrival <= step_end) {
         // Requests arriving at the same instant reach an idle replica together: they start one iteration.
-        while (next < requests_.size() && requests_[next].arrival_s == arrival) arrive(requests_[next++]);
+        while (next_ && next_->arrival_s == arrival) {
+          arrive(*next_);
+          pull();
+        }
         for (int i = 0; i < static_cast<int>(replicas_.size()); ++i)
           if (!replicas_[i].busy && !replicas_[i].scheduler.idle()) {
             add_idle(i, arrival);
@@ -126,32 +133,37 @@ class Replay {
     progress.finish();
     close_window();
     totals_.distinct_shapes = costs_.distinct_shapes();
+    totals_.peak_in_flight = static_cast<long>(slab_.size());
     return totals_;
   }
 
  private:
   static constexpr double kNever = std::numeric_limits<double>::infinity();
 
-  void build_requests(const RequestLog& log) {
-    if (log.requests.empty()) return;
-    double t0 = 0;  // the first arrival is time 0 (logs need not be sorted)
-    if (log.has_time()) {
-      t0 = *log.requests.front().time_s;
-      for (const LoggedRequest& l : log.requests) t0 = std::min(t0, l.time_s.value_or(t0));
-    }
-    requests_.reserve(log.requests.size());
-    for (const LoggedRequest& l : log.requests) {
-      ServedRequest r;
-      r.id = l.line;
-      r.arrival_s = log.has_time() ? (*l.time_s - t0) / options_.rate_scale : 0.0;
-      if (options_.duration_s > 0 && r.arrival_s >= options_.duration_s) continue;
-      r.prompt_tokens = std::max(1L, l.prompt_tokens);
-      r.gen_tokens = std::max(1L, l.gen_tokens);
-      requests_.push_back(r);
-    }
-    std::stable_sort(requests_.begin(), requests_.end(),
-                     [](const ServedRequest& a, const ServedRequest& b) { return a.arrival_s < b.arrival_s; });
+  // The next arrival from the source into a request slot (recycled from finished requests): memory follows the
+  // requests in flight, not the log's length. Arrivals must not go back in time.
+  void pull() {
+    next_ = nullptr;
+    const std::optional<LoggedRequest> l = source_();
+    if (!l) return;
+    if (l->time_s && !origin_s_) origin_s_ = *l->time_s;  // the first arrival is time 0
+    const double arrival_s = l->time_s ? (*l->time_s - *origin_s_) / options_.rate_scale : 0.0;
+    if (arrival_s < last_arrival_s_)
+      fail("line {}: arrives before the line read before it; serve-sim reads the log as a stream and needs it sorted "
+           "by TIMESTAMP", l->line);
+    if (options_.duration_s > 0 && arrival_s >= options_.duration_s) return;  // the rest lies beyond the window
+    last_arrival_s_ = arrival_s;
+    ServedRequest* r = free_.empty() ? &slab_.emplace_back() : free_.back();
+    if (!free_.empty()) free_.pop_back();
+    *r = ServedRequest{};
+    r->id = l->line;
+    r->arrival_s = arrival_s;
+    r->prompt_tokens = std::max(1L, l->prompt_tokens);
+    r->gen_tokens = std::max(1L, l->gen_tokens);
+    next_ = r;
   }
+
+  void release(ServedRequest& r) { free_.push_back(&r); }
 
   int earliest_busy() const {
     int best = -1;
@@ -173,6 +185,7 @@ class Replay {
     if (blocks > limits_.kv_blocks) {  // vLLM refuses a request longer than the whole cache at admission
       ++totals_.rejected;
       on_request_(r);
+      release(r);
       return;
     }
     r.replica = route();
@@ -181,10 +194,11 @@ class Replay {
   }
 
   void add_idle(int index, double now) {
-    const Replica& rep = replicas_[index];
+    Replica& rep = replicas_[index];
     const double gap_s = std::max(0.0, now - rep.idle_since_s);
     const double energy_j = d_.gpu.idle_w * d_.setup.gpus * gap_s;
     totals_.idle_energy_j += energy_j;
+    if (options_.attribute_idle) replicas_[index].pending_idle_j += energy_j;
     if (options_.on_step && gap_s > 0) {
       StepRecord idle;
       idle.replica = index, idle.start_s = rep.idle_since_s, idle.time_s = gap_s, idle.energy_j = energy_j;
@@ -208,6 +222,8 @@ class Replay {
     rep.busy = true;
     rep.step_end_s = now + c.time_s;
     rep.step_energy_j = c.power_w * d_.setup.gpus * c.time_s;
+    rep.step_idle_j = std::exchange(rep.pending_idle_j, 0.0);
+    totals_.attributed_idle_j += rep.step_idle_j;
     ++totals_.steps;
     totals_.busy_energy_j += rep.step_energy_j;
     totals_.busy_gpu_s += c.time_s * d_.setup.gpus;
@@ -237,8 +253,9 @@ class Replay {
     const double now = rep.step_end_s;
     long tokens = 0;
     for (const ScheduledWork& w : rep.work) tokens += w.tokens;
+    const double energy_j = rep.step_energy_j + rep.step_idle_j;
     for (const ScheduledWork& w : rep.work)
-      w.request->energy_j += rep.step_energy_j * static_cast<double>(w.tokens) / static_cast<double>(tokens);
+      w.request->energy_j += energy_j * static_cast<double>(w.tokens) / static_cast<double>(tokens);
     const std::vector<ServedRequest*> finished = rep.scheduler.complete(rep.work);
     for (const ScheduledWork& w : rep.work)
       if (w.request->generated >= 1 && w.request->first_token_s < 0) w.request->first_token_s = now;
@@ -247,6 +264,7 @@ class Replay {
       ++totals_.completed;
       end_ = std::max(end_, now);
       on_request_(*r);
+      release(*r);
     }
     start_step(index, now);
   }
@@ -259,12 +277,17 @@ class Replay {
     }
   }
 
+  const RequestSource& source_;
   const Deployment& d_;
   ReplayOptions options_;
   const RequestSink& on_request_;
   StepCostModel costs_;
   SchedulerLimits limits_;
-  std::vector<ServedRequest> requests_;
+  std::deque<ServedRequest> slab_;      // every request slot ever used (addresses stay put)
+  std::vector<ServedRequest*> free_;    // slots of finished requests, for the next arrivals
+  ServedRequest* next_ = nullptr;       // the next arrival, read ahead
+  std::optional<double> origin_s_;
+  double last_arrival_s_ = 0;
   std::vector<Replica> replicas_;
   ReplayTotals totals_;
   size_t routed_ = 0;
@@ -273,9 +296,26 @@ class Replay {
 
 }  // namespace
 
-ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
+ReplayTotals replay(const RequestSource& source, const Deployment& deployment, const SimParams& params,
                     const ReplayOptions& options, const RequestSink& on_request) {
-  return Replay(log, deployment, params, options, on_request).run();
+  return Replay(source, deployment, params, options, on_request).run();
+}
+
+ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
+                    ReplayOptions options, const RequestSink& on_request) {
+  std::vector<const LoggedRequest*> order;  // by arrival (an in-memory log need not be sorted)
+  order.reserve(log.requests.size());
+  for (const LoggedRequest& l : log.requests) order.push_back(&l);
+  std::stable_sort(order.begin(), order.end(), [](const LoggedRequest* a, const LoggedRequest* b) {
+    return a->time_s.value_or(0.0) < b->time_s.value_or(0.0);
+  });
+  size_t next = 0;
+  const RequestSource source = [&]() -> std::optional<LoggedRequest> {
+    if (next == order.size()) return std::nullopt;
+    return *order[next++];
+  };
+  if (options.expected_requests == 0) options.expected_requests = static_cast<long>(log.requests.size());
+  return replay(source, deployment, params, options, on_request);
 }
 
 }  // namespace llmco2

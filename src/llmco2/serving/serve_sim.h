@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,12 @@ struct ReplayOptions {
   double rate_scale = 1;   // arrivals come this many times faster (timestamps divided by it)
   double duration_s = 0;   // > 0: only requests arriving in the first duration_s seconds; the window lasts at least this
   bool progress = false;
+  long expected_requests = 0;  // for the progress line's ETA (0: unknown)
   StepSink on_step;        // optional: every iteration and idle gap of every replica, in time order per replica
+  // Idle energy to requests: each idle gap of a replica goes to the requests of the iteration that ends it (the work
+  // the idle GPUs were kept for), by tokens like the iteration's own energy. The gap after a replica's last iteration
+  // stays unattributed.
+  bool attribute_idle = false;
 };
 
 // The replica's scheduler limits: the engine's defaults where the deployment leaves them at 0, and the KV blocks that
@@ -63,6 +69,7 @@ struct ReplayTotals {
   double window_s = 0;           // from the first arrival (time 0) to the end of the last request or of the window
   double busy_energy_j = 0;      // all GPUs, during iterations
   double idle_energy_j = 0;      // all GPUs, between iterations
+  double attributed_idle_j = 0;  // the part of idle_energy_j given to requests (attribute_idle)
   double busy_gpu_s = 0;         // replica iteration time x GPUs per replica
   long steps = 0;
   long preemptions = 0;
@@ -71,13 +78,22 @@ struct ReplayTotals {
   long peak_running = 0, peak_waiting = 0;
   double peak_kv_share = 0;      // of a replica's blocks
   long distinct_shapes = 0;      // step costs simulated (the rest came from the memo)
+  long peak_in_flight = 0;       // request slots the replay ever held at once (its memory)
   int gpus_total = 0;
 };
 
 // Called once per finished request (in finishing order) with its figures; rejected ones have finish_s < 0.
 using RequestSink = std::function<void(const ServedRequest&)>;
 
-ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
+// The log's requests in arrival order, one at a time; nullopt at the end.
+using RequestSource = std::function<std::optional<LoggedRequest>()>;
+
+// Replays a stream of requests (arrival times must not decrease: throws Error naming the line that goes back). Memory
+// follows the requests in flight, not the stream's length.
+ReplayTotals replay(const RequestSource& source, const Deployment& deployment, const SimParams& params,
                     const ReplayOptions& options, const RequestSink& on_request);
+// Replays an in-memory log (in any order: sorted by arrival first).
+ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
+                    ReplayOptions options, const RequestSink& on_request);
 
 }  // namespace llmco2
