@@ -34,10 +34,6 @@ struct Latencies : LatencyHistograms {
   double request_energy_j = 0;
 };
 
-double tpot_s(const ServedRequest& r) {
-  return r.gen_tokens > 1 ? (r.finish_s - r.first_token_s) / static_cast<double>(r.gen_tokens - 1) : 0.0;
-}
-
 Json percentiles_json(const LogHistogram& h) {
   Json j = Json::object();
   if (h.count() == 0) return j;
@@ -142,22 +138,10 @@ void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlag
   const SimParams params = load_sim_params_or_default(f.params);
   RequestLogReader reader(f.file);  // streamed: memory follows the requests in flight, not the log's length
   std::optional<LoggedRequest> first = reader.next();
-  if (!first)
-    fail("{}: no request could be read ({} lines skipped{})", reader.source(), reader.skipped(),
-         reader.examples().empty() ? "" : fmt::format("; line {}: {}", reader.examples()[0].line,
-                                                      reader.examples()[0].reason));
-  double last_time_s = first->time_s.value_or(0.0);
-  const RequestSource source = [&] {
-    std::optional<LoggedRequest> q = first ? std::exchange(first, std::nullopt) : reader.next();
-    if (q && q->time_s) {
-      if (*q->time_s < last_time_s)
-        fail("{}:{}: TIMESTAMP goes back in time; serve-sim reads the log as a stream and needs it sorted by "
-             "TIMESTAMP (e.g. sort -t, -k1,1)", reader.source(), q->line);
-      last_time_s = *q->time_s;
-    }
-    return q;
-  };
+  if (!first) reader.fail_nothing_read();
+  const RequestSource source = [&] { return first ? std::exchange(first, std::nullopt) : reader.next(); };
   ReplayOptions options;
+  options.source_name = reader.source();
   options.expected_requests = std::max(0L, reader.lines_in_file() - 1);
   options.rate_scale = f.rate_scale, options.duration_s = f.duration_s, options.progress = !f.quiet;
   options.attribute_idle = f.attribute_idle;
@@ -192,20 +176,20 @@ void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlag
     const bool done = q.finish_s >= 0;
     if (done) {
       l.queue_s.add(q.scheduled_s - q.arrival_s);
-      l.ttft_s.add(q.first_token_s - q.arrival_s);
-      if (q.gen_tokens > 1) l.tpot_s.add(tpot_s(q));
+      l.ttft_s.add(q.ttft_s());
+      if (q.gen_tokens > 1) l.tpot_s.add(q.tpot_s());
       l.e2e_s.add(q.finish_s - q.arrival_s);
       l.output_tokens += q.gen_tokens;
       l.request_energy_j += q.energy_j;
-      const bool ttft_ok = f.slo_ttft_ms <= 0 || (q.first_token_s - q.arrival_s) * 1000 <= f.slo_ttft_ms;
-      const bool tpot_ok = f.slo_tpot_ms <= 0 || tpot_s(q) * 1000 <= f.slo_tpot_ms;
+      const bool ttft_ok = f.slo_ttft_ms <= 0 || q.ttft_s() * 1000 <= f.slo_ttft_ms;
+      const bool tpot_ok = f.slo_tpot_ms <= 0 || q.tpot_s() * 1000 <= f.slo_tpot_ms;
       if (ttft_ok && tpot_ok) ++l.good;
     }
     if (!csv) return;
     if (done)
       csv->stream() << fmt::format("{},{:.6f},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.6f},{},completed\n", q.id,
                                    q.arrival_s, q.prompt_tokens, q.gen_tokens, q.replica, q.scheduled_s - q.arrival_s,
-                                   q.first_token_s - q.arrival_s, tpot_s(q), q.finish_s - q.arrival_s, q.energy_j,
+                                   q.ttft_s(), q.tpot_s(), q.finish_s - q.arrival_s, q.energy_j,
                                    q.energy_j * g_per_j(q.finish_s), q.preemptions);
     else
       csv->stream() << fmt::format("{},{:.6f},{},{},,,,,,,,0,rejected_longer_than_kv_cache\n", q.id, q.arrival_s,

@@ -79,9 +79,10 @@ ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFl
     return validate_serving(rows, of_source, load_sim_params_or_default(f.params), !f.quiet);
   }
   const FitOptions fit;
+  const CalibrationSet set = prepare_calibration(rows);  // once, for every held-out fit
   if (f.held_out == "source") {
     how = fmt::format("parameters fitted without {} (leave one source out)", f.source);
-    const SimParams params = fit_params_without(rows, of_source, default_sim_params(), fit);
+    const SimParams params = fit_params_without(set, of_source, default_sim_params(), fit);
     return validate_serving(rows, of_source, params, !f.quiet);
   }
   how = "parameters fitted without the row's GPU type, on every source (leave one GPU type out)";
@@ -91,7 +92,7 @@ ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFl
   ServingValidation all;
   for (const std::string& gpu : gpus) {
     const auto of_gpu = [&](const DatasetRow& r) { return r.gpu == gpu; };
-    const SimParams params = fit_params_without(rows, of_gpu, default_sim_params(), fit);
+    const SimParams params = fit_params_without(set, of_gpu, default_sim_params(), fit);
     ServingValidation v = validate_serving(rows, [&](const DatasetRow& r) { return of_source(r) && of_gpu(r); },
                                            params, !f.quiet);
     all.rows.insert(all.rows.end(), v.rows.begin(), v.rows.end());

@@ -45,13 +45,12 @@ CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
   return set;
 }
 
-SimParams fit_params_without(std::vector<DatasetRow> rows, const std::function<bool(const DatasetRow&)>& held_out,
+SimParams fit_params_without(const CalibrationSet& set, const std::function<bool(const DatasetRow&)>& held_out,
                              const SimParams& start, const FitOptions& options) {
-  rows.erase(std::remove_if(rows.begin(), rows.end(), held_out), rows.end());
-  const CalibrationSet set = prepare_calibration(std::move(rows));
-  std::vector<size_t> all(set.samples.size());
-  for (size_t s = 0; s < all.size(); ++s) all[s] = s;
-  return fit_params(set, all, start, options);
+  std::vector<size_t> train;
+  for (size_t s = 0; s < set.samples.size(); ++s)
+    if (!held_out(set.rows[set.samples[s].row])) train.push_back(s);
+  return fit_params(set, train, start, options);
 }
 
 SimEstimate predict(const CalibrationSample& sample, const SimParams& params) {

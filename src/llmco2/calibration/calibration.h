@@ -54,9 +54,9 @@ struct FitOptions {
 SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train, const SimParams& start,
                      const FitOptions& options);
 
-// The parameters fitted (from `start`) on every row that `held_out` rejects and the simulator can label: the
-// parameters a study of the held-out rows may use without having seen them.
-SimParams fit_params_without(std::vector<DatasetRow> rows, const std::function<bool(const DatasetRow&)>& held_out,
+// The parameters fitted (from `start`) on the samples of `set` whose rows `held_out` rejects: the parameters a study
+// of the held-out rows may use without having seen them. The set is prepared once for any number of such fits.
+SimParams fit_params_without(const CalibrationSet& set, const std::function<bool(const DatasetRow&)>& held_out,
                              const SimParams& start, const FitOptions& options);
 
 // The fitted parameters of `params` that sit at an end of their range, as "name = value (range [lo, hi])".

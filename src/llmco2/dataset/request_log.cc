@@ -143,6 +143,12 @@ long RequestLogReader::skipped() const { return state_->skipped; }
 const std::vector<SkippedLine>& RequestLogReader::examples() const { return state_->examples; }
 long RequestLogReader::lines_in_file() const { return state_->lines; }
 
+void RequestLogReader::fail_nothing_read() const {
+  const State& s = *state_;
+  fail("{}: no request could be read ({} lines skipped{})", s.header.source, s.skipped,
+       s.examples.empty() ? "" : fmt::format("; line {}: {}", s.examples[0].line, s.examples[0].reason));
+}
+
 RequestLog read_request_log(const std::filesystem::path& path, bool progress) {
   RequestLogReader reader(path);
   RequestLog log;
@@ -155,11 +161,9 @@ RequestLog read_request_log(const std::filesystem::path& path, bool progress) {
     bar.update(q->line);
   }
   bar.finish();
+  if (log.requests.empty()) reader.fail_nothing_read();
   log.skipped = reader.skipped();
   log.examples = reader.examples();
-  if (log.requests.empty())
-    fail("{}: no request could be read ({} lines skipped{})", log.source, log.skipped,
-         log.examples.empty() ? "" : fmt::format("; line {}: {}", log.examples[0].line, log.examples[0].reason));
   return log;
 }
 

@@ -44,6 +44,8 @@ class RequestLogReader {
   long skipped() const;
   const std::vector<SkippedLine>& examples() const;
   long lines_in_file() const;  // counted once when opened (for progress lines), header included
+  // Throws the Error for a log with no good request: the lines skipped and the first one's reason.
+  [[noreturn]] void fail_nothing_read() const;
 
  private:
   struct State;

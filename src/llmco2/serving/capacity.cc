@@ -27,8 +27,8 @@ class Planner {
     LogHistogram ttft_s, tpot_s;
     const ReplayTotals t = replay(log_, d, params_, {}, [&](const ServedRequest& r) {
       if (r.finish_s < 0) return;
-      ttft_s.add(r.first_token_s - r.arrival_s);
-      if (r.gen_tokens > 1) tpot_s.add((r.finish_s - r.first_token_s) / static_cast<double>(r.gen_tokens - 1));
+      ttft_s.add(r.ttft_s());
+      if (r.gen_tokens > 1) tpot_s.add(r.tpot_s());
     });
     c.completed = t.completed, c.rejected = t.rejected;
     c.ttft_q_s = ttft_s.quantile(slo_.quantile);

@@ -26,6 +26,11 @@ struct ServedRequest {
 
   long tokens_to_compute() const { return prompt_tokens + generated - computed; }
   bool done() const { return generated >= gen_tokens; }
+  // Latencies of a finished request: time to first token, and time per output token after the first (0 for one).
+  double ttft_s() const { return first_token_s - arrival_s; }
+  double tpot_s() const {
+    return gen_tokens > 1 ? (finish_s - first_token_s) / static_cast<double>(gen_tokens - 1) : 0.0;
+  }
 };
 
 struct SchedulerLimits {

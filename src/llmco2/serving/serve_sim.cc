@@ -149,13 +149,18 @@ class Replay {
     if (l->time_s && !origin_s_) origin_s_ = *l->time_s;  // the first arrival is time 0
     const double arrival_s = l->time_s ? (*l->time_s - *origin_s_) / options_.rate_scale : 0.0;
     if (arrival_s < last_arrival_s_)
-      fail("line {}: arrives before the line read before it; serve-sim reads the log as a stream and needs it sorted "
-           "by TIMESTAMP", l->line);
+      fail("{}{}: TIMESTAMP goes back in time; serve-sim reads the log as a stream and needs it sorted by TIMESTAMP "
+           "(e.g. sort -t, -k1,1)", options_.source_name.empty() ? "line " : options_.source_name + ":", l->line);
     if (options_.duration_s > 0 && arrival_s >= options_.duration_s) return;  // the rest lies beyond the window
     last_arrival_s_ = arrival_s;
-    ServedRequest* r = free_.empty() ? &slab_.emplace_back() : free_.back();
-    if (!free_.empty()) free_.pop_back();
-    *r = ServedRequest{};
+    ServedRequest* r = nullptr;
+    if (free_.empty()) {
+      r = &slab_.emplace_back();
+    } else {
+      r = free_.back();
+      free_.pop_back();
+      *r = ServedRequest{};
+    }
     r->id = l->line;
     r->arrival_s = arrival_s;
     r->prompt_tokens = std::max(1L, l->prompt_tokens);
@@ -240,8 +245,7 @@ class Replay {
     s.replica = index, s.start_s = now, s.time_s = time_s, s.energy_j = rep.step_energy_j;
     s.prefill_tokens = shape.prefill_tokens;
     s.sampled = shape.logits;
-    for (const ScheduledWork& w : rep.work)  // a decode after the first output token ends an inter-token gap
-      if (w.tokens == 1 && w.request->computed >= w.request->prompt_tokens && w.request->generated >= 1) ++s.decodes;
+    s.decodes = shape.decodes;  // past its prompt, a request has its first token: each decode ends an inter-token gap
     s.running = rep.scheduler.running(), s.waiting = rep.scheduler.waiting();
     s.kv_share = kv_share;
     return s;
