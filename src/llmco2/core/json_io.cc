@@ -1,6 +1,8 @@
 // core/json_io.cc - JSON file reading with located errors, and write-then-rename file output.
 #include "core/json_io.h"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -72,6 +74,25 @@ std::optional<bool> JsonReader::optional_bool(std::string_view key) const {
   const Json& value = at(key);
   if (!value.is_boolean()) fail("{}: key '{}' must be true or false, found {}", source_, key, value.dump());
   return value.get<bool>();
+}
+
+std::vector<std::string> JsonReader::strings(std::string_view key) const {
+  std::vector<std::string> out;
+  if (!has(key)) return out;
+  for (const Json& item : at(key)) {
+    if (!item.is_string()) fail("{}: key '{}' must list strings", source_, key);
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<std::filesystem::path> json_files_in(const std::filesystem::path& dir, std::string_view what) {
+  if (!std::filesystem::is_directory(dir)) fail("{}: {} folder not found", dir.string(), what);
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {

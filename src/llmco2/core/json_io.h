@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,7 @@ class JsonReader {
   std::string string(std::string_view key) const;
   std::optional<std::string> optional_string(std::string_view key) const;
   std::optional<bool> optional_bool(std::string_view key) const;
+  std::vector<std::string> strings(std::string_view key) const;  // a list of strings; empty when absent
   const Json& at(std::string_view key) const;
   const std::string& source() const { return source_; }
 
@@ -34,6 +36,9 @@ class JsonReader {
   const Json& object_;
   std::string source_;
 };
+
+// The *.json files of a folder, sorted by name. Throws Error "<dir>: <what> folder not found".
+std::vector<std::filesystem::path> json_files_in(const std::filesystem::path& dir, std::string_view what);
 
 // Writes `content` to `path` atomically: a temporary file in the same folder, flushed, then renamed over `path`.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);

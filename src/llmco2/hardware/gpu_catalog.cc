@@ -93,16 +93,6 @@ Link read_link(const JsonReader& file, std::string_view key, int default_max_gpu
   return link;
 }
 
-std::vector<std::string> read_strings(const JsonReader& r, std::string_view key) {
-  std::vector<std::string> out;
-  if (!r.has(key)) return out;
-  for (const auto& item : r.at(key)) {
-    if (!item.is_string()) fail("{}: key '{}' must list strings", r.source(), key);
-    out.push_back(item.get<std::string>());
-  }
-  return out;
-}
-
 void check_peak_order(const std::string& source, const std::map<DType, double>& tflops) {
   for (const auto& [narrow, wide] : kPeakOrder) {
     const auto n = tflops.find(narrow), w = tflops.find(wide);
@@ -154,8 +144,8 @@ Gpu gpu_from_json(const Json& json, const std::string& source) {
   gpu.id = r.string("id");
   if (gpu.id != normalize_name(gpu.id)) fail("{}: key 'id' must be lower-case with '-', found '{}'", source, gpu.id);
   gpu.name = r.string("name");
-  gpu.nvidia_smi_names = read_strings(r, "nvidia_smi_names");
-  gpu.aliases = read_strings(r, "aliases");
+  gpu.nvidia_smi_names = r.strings("nvidia_smi_names");
+  gpu.aliases = r.strings("aliases");
   gpu.vendor = r.optional_string("vendor").value_or("");
   gpu.architecture = r.optional_string("architecture").value_or("");
   read_peaks(r, gpu);
@@ -169,7 +159,7 @@ Gpu gpu_from_json(const Json& json, const std::string& source) {
   gpu.process = r.optional_string("process").value_or("");
   gpu.process_nm = optional_in_range(r, source, "process_nm", "process_nm");
   read_embodied(r, gpu);
-  gpu.notes = read_strings(r, "notes");
+  gpu.notes = r.strings("notes");
   check_sources(r);
   return gpu;
 }
@@ -177,10 +167,8 @@ Gpu gpu_from_json(const Json& json, const std::string& source) {
 Gpu read_gpu_file(const std::filesystem::path& path) { return gpu_from_json(read_json_file(path), path.string()); }
 
 GpuCatalog GpuCatalog::load(const std::filesystem::path& dir) {
-  if (!std::filesystem::is_directory(dir)) fail("{}: GPU catalog folder not found", dir.string());
   GpuCatalog catalog;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".json") catalog.gpus_.push_back(read_gpu_file(entry.path()));
+  for (const auto& path : json_files_in(dir, "GPU catalog")) catalog.gpus_.push_back(read_gpu_file(path));
   std::sort(catalog.gpus_.begin(), catalog.gpus_.end(), [](const Gpu& a, const Gpu& b) { return a.id < b.id; });
   return catalog;
 }

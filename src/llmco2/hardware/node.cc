@@ -1,0 +1,190 @@
+// hardware/node.cc - node files: every figure range-checked and sourced.
+#include "hardware/node.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/names.h"
+#include "core/paths.h"
+#include "core/ranges.h"
+
+namespace llmco2 {
+namespace {
+
+// The plausible range of every number of a node file; outside is a typo, a wrong unit or not one node.
+constexpr ParamRange kRanges[] = {
+    {"gpus", 1, 72, "accelerators in one node: 1 (a cloud instance's server share) to 72 (an NVL72 rack domain)"},
+    {"cpu.sockets", 1, 8, "CPU sockets of one server"},
+    {"cpu.cores_per_socket", 1, 512, "cores of one CPU"},
+    {"cpu.tdp_w", 10, 1000, "W per socket: server CPUs are 100-500 W"},
+    {"cpu.idle_w", 1, 1000, "W per socket at OS idle, below its TDP"},
+    {"memory.dimms", 0, 64, "DIMMs of one server"},
+    {"memory.idle_w_per_dimm", 0, 40, "W per DIMM idle: DDR4/DDR5 RDIMMs draw 1-5 W"},
+    {"memory.active_w_per_dimm", 0, 40, "W per DIMM under load: DDR5 RDIMMs draw up to ~10-15 W"},
+    {"nics.count", 0, 64, "cards of one model in the node"},
+    {"nics.typical_w", 0, 500, "W per NIC or DPU: 10-25 W for a NIC, up to ~150 W for a DPU"},
+    {"gpu_fabric_w", 0, 5000, "W for all NVSwitch chips / PCIe switches of the GPU baseboard"},
+    {"storage_w", 0, 2000, "W for all drives: NVMe SSDs draw 5-25 W each"},
+    {"baseboard_w", 0, 3000, "W: motherboard, BMC, chipset and losses not counted elsewhere"},
+    {"fans.idle_w", 0, 10000, "W of all fans at floor speed"},
+    {"fans.max_w", 0, 10000, "W of all fans at full speed"},
+    {"psu.count", 1, 32, "power supplies of the node"},
+    {"psu.active", 1, 32, "supplies sharing the load"},
+    {"psu.rated_w", 100, 20000, "W DC output of one supply"},
+    {"psu.efficiency.load", 0, 1.5, "load fraction of the active supplies' rating"},
+    {"psu.efficiency.value", 0.5, 0.999, "AC->DC efficiency: 80 PLUS levels are 0.80-0.96"},
+    {"max_power_w", 50, 200000, "W: the vendor's maximum system power"},
+    {"measured_idle_w", 10, 200000, "W at the wall, idle node"},
+};
+
+// Fields that must name their source in "sources".
+constexpr std::string_view kSourcedFields[] = {"cpu",     "memory",     "nics", "gpu_fabric_w", "storage_w",
+                                               "baseboard_w", "fans", "psu",  "max_power_w"};
+
+const ParamRange& range_of(std::string_view key) {
+  for (const ParamRange& range : kRanges)
+    if (range.name == key) return range;
+  fail("internal: no plausible range for node key '{}'", key);
+}
+
+double ranged(const JsonReader& r, std::string_view key, std::string_view full_key) {
+  return check_range(r.number(key), range_of(full_key), r.source(), full_key);
+}
+
+JsonReader sub(const JsonReader& r, std::string_view key) {
+  return JsonReader(r.at(key), fmt::format("{}: {}", r.source(), key));
+}
+
+void read_cpu(const JsonReader& file, Node& n) {
+  const JsonReader r = sub(file, "cpu");
+  n.cpu_model = r.string("model");
+  n.cpu_sockets = static_cast<int>(ranged(r, "sockets", "cpu.sockets"));
+  n.cpu_cores_per_socket = static_cast<int>(ranged(r, "cores_per_socket", "cpu.cores_per_socket"));
+  n.cpu_tdp_w = ranged(r, "tdp_w", "cpu.tdp_w");
+  n.cpu_idle_w = ranged(r, "idle_w", "cpu.idle_w");
+  if (n.cpu_idle_w >= n.cpu_tdp_w)
+    fail("{}: cpu.idle_w = {} is not below cpu.tdp_w = {}", file.source(), n.cpu_idle_w, n.cpu_tdp_w);
+}
+
+void read_memory(const JsonReader& file, Node& n) {
+  const JsonReader r = sub(file, "memory");
+  n.dimms = static_cast<int>(ranged(r, "dimms", "memory.dimms"));
+  n.dimm_idle_w = ranged(r, "idle_w_per_dimm", "memory.idle_w_per_dimm");
+  n.dimm_active_w = ranged(r, "active_w_per_dimm", "memory.active_w_per_dimm");
+  if (n.dimm_active_w < n.dimm_idle_w)
+    fail("{}: memory.active_w_per_dimm = {} is below idle_w_per_dimm = {}", file.source(), n.dimm_active_w,
+         n.dimm_idle_w);
+}
+
+void read_nics(const JsonReader& file, Node& n) {
+  const Json& nics = file.at("nics");
+  if (!nics.is_array()) fail("{}: key 'nics' must be a list of {{model, count, typical_w}}", file.source());
+  for (const Json& nic : nics) {
+    const JsonReader r(nic, file.source() + ": nics");
+    r.string("model");
+    n.nics_w += ranged(r, "count", "nics.count") * ranged(r, "typical_w", "nics.typical_w");
+  }
+}
+
+void read_psu(const JsonReader& file, Node& n) {
+  const JsonReader r = sub(file, "psu");
+  const int count = static_cast<int>(ranged(r, "count", "psu.count"));
+  n.psu_active = static_cast<int>(ranged(r, "active", "psu.active"));
+  if (n.psu_active > count) fail("{}: psu.active = {} exceeds psu.count = {}", file.source(), n.psu_active, count);
+  n.psu_rated_w = ranged(r, "rated_w", "psu.rated_w");
+  n.psu_standard = r.optional_string("standard").value_or("");
+  const Json& curve = r.at("efficiency");
+  for (const Json& point : curve) {
+    if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_number())
+      fail("{}: psu.efficiency must list [load fraction, efficiency] pairs", file.source());
+    const double load = check_range(point[0].get<double>(), range_of("psu.efficiency.load"), file.source());
+    const double eff = check_range(point[1].get<double>(), range_of("psu.efficiency.value"), file.source());
+    if (!n.psu_efficiency.empty() && load <= n.psu_efficiency.back().first)
+      fail("{}: psu.efficiency loads must increase (found {} after {})", file.source(), load,
+           n.psu_efficiency.back().first);
+    n.psu_efficiency.emplace_back(load, eff);
+  }
+  if (n.psu_efficiency.empty()) fail("{}: psu.efficiency has no points", file.source());
+}
+
+void read_fans(const JsonReader& file, Node& n) {
+  const JsonReader r = sub(file, "fans");
+  n.fans_idle_w = ranged(r, "idle_w", "fans.idle_w");
+  n.fans_max_w = ranged(r, "max_w", "fans.max_w");
+  if (n.fans_max_w < n.fans_idle_w)
+    fail("{}: fans.max_w = {} is below fans.idle_w = {}", file.source(), n.fans_max_w, n.fans_idle_w);
+}
+
+void check_sources(const JsonReader& r, const Node& n) {
+  const JsonReader sources = sub(r, "sources");
+  for (const auto field : kSourcedFields)
+    if (!sources.has(field)) fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
+  if (n.measured_idle_w && !sources.has("measured_idle_w"))
+    fail("{}: sources has no entry for 'measured_idle_w' (every value names its source)", r.source());
+}
+
+}  // namespace
+
+Node node_from_json(const Json& json, const std::string& source) {
+  const JsonReader r(json, source);
+  Node n;
+  n.source = source;
+  n.id = r.string("id");
+  if (n.id != normalize_name(n.id)) fail("{}: key 'id' must be lower-case with '-', found '{}'", source, n.id);
+  n.name = r.string("name");
+  n.gpu = r.string("gpu");
+  n.gpus = static_cast<int>(ranged(r, "gpus", "gpus"));
+  n.cooling = r.optional_string("cooling").value_or("");
+  read_cpu(r, n);
+  read_memory(r, n);
+  read_nics(r, n);
+  n.gpu_fabric_w = ranged(r, "gpu_fabric_w", "gpu_fabric_w");
+  n.storage_w = ranged(r, "storage_w", "storage_w");
+  n.baseboard_w = ranged(r, "baseboard_w", "baseboard_w");
+  read_fans(r, n);
+  read_psu(r, n);
+  n.max_power_w = ranged(r, "max_power_w", "max_power_w");
+  if (r.has("measured_idle_w")) n.measured_idle_w = ranged(r, "measured_idle_w", "measured_idle_w");
+  n.default_for_gpu = r.optional_bool("default_for_gpu").value_or(false);
+  n.notes = r.strings("notes");
+  check_sources(r, n);
+  return n;
+}
+
+NodeCatalog NodeCatalog::load(const std::filesystem::path& dir) {
+  NodeCatalog catalog;
+  for (const auto& path : json_files_in(dir, "node catalog"))
+    catalog.nodes_.push_back(node_from_json(read_json_file(path), path.string()));
+  std::sort(catalog.nodes_.begin(), catalog.nodes_.end(), [](const Node& a, const Node& b) { return a.id < b.id; });
+  return catalog;
+}
+
+const NodeCatalog& NodeCatalog::bundled() {
+  static const NodeCatalog catalog = load(data_dir() / "nodes");
+  return catalog;
+}
+
+Node NodeCatalog::resolve(const std::string& name) const {
+  const std::string key = normalize_name(name);
+  for (const Node& n : nodes_)
+    if (n.id == key) return n;
+  if (name.ends_with(".json")) return node_from_json(read_json_file(name), name);
+  std::vector<std::string> ids;
+  for (const Node& n : nodes_) ids.push_back(n.id);
+  fail("unknown node '{}' (did you mean {}? `llmco2 nodes` lists all; a node JSON file path also works)", name,
+       join_or(nearest_names(name, ids, 3)));
+}
+
+const Node* NodeCatalog::default_for(const std::string& gpu_id) const {
+  const Node* first = nullptr;
+  for (const Node& n : nodes_) {
+    if (n.gpu != gpu_id) continue;
+    if (n.default_for_gpu) return &n;
+    if (!first) first = &n;
+  }
+  return first;
+}
+
+}  // namespace llmco2

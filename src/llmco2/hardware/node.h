@@ -1,0 +1,64 @@
+// hardware/node.h - a server node around its GPUs (CPUs, memory, NICs, switches, fans, power supplies), read from
+// data/nodes/*.json, and the host power model that turns GPU power into the power the node draws at the wall.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json_io.h"
+
+namespace llmco2 {
+
+struct Node {
+  std::string id, name, source;
+  std::string gpu;  // GPU catalog id of its accelerators
+  int gpus = 0;     // accelerators per node
+  std::string cooling;
+
+  std::string cpu_model;
+  int cpu_sockets = 0, cpu_cores_per_socket = 0;
+  double cpu_tdp_w = 0, cpu_idle_w = 0;  // per socket
+
+  int dimms = 0;
+  double dimm_idle_w = 0, dimm_active_w = 0;  // per DIMM
+
+  double nics_w = 0;        // every NIC and DPU at its typical power
+  double gpu_fabric_w = 0;  // NVSwitch chips / PCIe switches of the GPU baseboard
+  double storage_w = 0, baseboard_w = 0;
+  double fans_idle_w = 0, fans_max_w = 0;  // all fans at their floor speed and at full speed
+
+  int psu_active = 0;       // supplies sharing the load
+  double psu_rated_w = 0;   // DC output of one supply
+  std::string psu_standard;
+  std::vector<std::pair<double, double>> psu_efficiency;  // (load fraction of the active supplies, AC->DC efficiency)
+
+  double max_power_w = 0;                 // vendor's maximum system power
+  std::optional<double> measured_idle_w;  // a published wall reading of the idle node
+  bool default_for_gpu = false;          // the node llmco2 assumes for its GPU type when none is named
+  std::vector<std::string> notes;
+};
+
+// Reads one node file. Every value is range-checked and must name its source; throws Error with one line naming the
+// file and key.
+Node node_from_json(const Json& json, const std::string& source);
+
+class NodeCatalog {
+ public:
+  static NodeCatalog load(const std::filesystem::path& dir);  // every *.json in dir, sorted by id
+  static const NodeCatalog& bundled();                          // data_dir()/nodes, loaded once
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  // An id or a JSON path; unknown names throw Error suggesting the nearest ids.
+  Node resolve(const std::string& name) const;
+  // The node assumed for a GPU type: the one marked default_for_gpu, else the first by id holding that GPU;
+  // nullptr when no node holds it.
+  const Node* default_for(const std::string& gpu_id) const;
+
+ private:
+  std::vector<Node> nodes_;
+};
+
+}  // namespace llmco2

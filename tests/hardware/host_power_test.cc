@@ -1,0 +1,112 @@
+// Node files and the host power model: values worked by hand on a round-number node (testdata/nodes/test_node.json:
+// 8 GPUs; 2 CPUs of 50 cores, 100 W idle, 300 W TDP; 10 DIMMs of 2/5 W; NICs 2x20 + 60 W; switches 200 W; drives
+// 50 W; baseboard 100 W; fans 100-1000 W; 4 active 2.5 kW supplies; 8 kW maximum), and refusals of bad files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "hardware/host_power.h"
+#include "hardware/node.h"
+
+namespace llmco2 {
+namespace {
+
+Json test_node_json() { return read_json_file(std::string(LLMCO2_TESTDATA) + "/nodes/test_node.json"); }
+Node test_node() { return node_from_json(test_node_json(), "test_node.json"); }
+
+std::string refusal(const Json& json) {
+  try {
+    node_from_json(json, "bad.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Node, ReadsEveryComponent) {
+  const Node n = test_node();
+  EXPECT_EQ(n.gpus, 8);
+  EXPECT_DOUBLE_EQ(n.nics_w, 2 * 20 + 60);  // the NIC list summed
+  EXPECT_EQ(n.psu_active, 4);
+  EXPECT_EQ(n.psu_efficiency.size(), 4u);
+  EXPECT_FALSE(n.measured_idle_w.has_value());
+}
+
+// Idle, GPUs at 50 W: CPUs 2 x 100 = 200, DIMMs 10 x 2 = 20, NICs 100 + switches 200 + drives 50 + board 100 = 450,
+// so 670 W before fans; heat 670 + 8 x 50 = 1070 W is 13.4% of 8 kW, fans 1000 x 0.134^3 = 2.4 W < the 100 W floor.
+// Host 770 W; DC 1170 W is 11.7% of 10 kW: efficiency 0.90 + 0.04 x 0.017 / 0.1 = 0.9068; wall 1170 / 0.9068.
+TEST(HostPower, IdleNodeByHand) {
+  const Node n = test_node();
+  EXPECT_NEAR(host_dc_w(n, 50, false), 770, 1e-9);
+  EXPECT_NEAR(psu_efficiency(n, 1170), 0.9068, 1e-12);
+  EXPECT_NEAR(node_wall_w(n, 50, false), 1170 / 0.9068, 1e-9);
+}
+
+// Serving, GPUs at 600 W: CPUs 200 + 8 busy cores x (300 - 100) / 50 = 232, DIMMs 10 x 5 = 50, fixed 450: 732 W;
+// heat 732 + 4800 = 5532 W, speed 0.6915, fans 1000 x 0.6915^3 = 330.66 W; host 1062.66 W; DC 5862.66 W is 58.6% of
+// 10 kW: efficiency 0.96 - 0.04 x 0.0863 / 0.5 = 0.95310; wall 6151.15 W.
+TEST(HostPower, ServingNodeByHand) {
+  const Node n = test_node();
+  EXPECT_NEAR(fans_w(n, 5532), 1000 * std::pow(5532.0 / 8000, 3), 1e-9);
+  EXPECT_NEAR(host_dc_w(n, 600, true), 1062.656110875, 1e-6);
+  EXPECT_NEAR(node_wall_w(n, 600, true), 6151.15286, 1e-4);
+}
+
+TEST(HostPower, EfficiencyCurveIsClampedAtItsEnds) {
+  const Node n = test_node();
+  EXPECT_DOUBLE_EQ(psu_efficiency(n, 100), 0.90);    // 1% load: the curve's first point
+  EXPECT_DOUBLE_EQ(psu_efficiency(n, 12000), 0.92);  // 120%: its last
+}
+
+TEST(HostPower, FansReachTheirMaximumAtTheNodesMaximumPower) {
+  const Node n = test_node();
+  EXPECT_DOUBLE_EQ(fans_w(n, 8000), 1000);
+  EXPECT_DOUBLE_EQ(fans_w(n, 20000), 1000);
+}
+
+// Two of the node's 8 GPUs at 600 W for 10 s: the node at that load (6151.15 W) x 2/8 x 10 s = 15377.88 J, against
+// 12000 J of GPU energy.
+TEST(EnergyScope, NodeScopeChargesTheUsedGpusShareOfTheWallPower) {
+  EnergyScope gpu_scope, node_scope;
+  node_scope.node = test_node();
+  EXPECT_DOUBLE_EQ(gpu_scope.metered_j(12000, 10, 2), 12000);
+  EXPECT_NEAR(node_scope.metered_j(12000, 10, 2), 15377.882155, 1e-5);
+  EXPECT_EQ(node_scope.name(), "node");
+  EXPECT_EQ(gpu_scope.name(), "gpu");
+}
+
+// Wall power grows with GPU power and is never below the GPUs' own draw.
+TEST(HostPower, WallPowerIsMonotoneAndAboveTheGpus) {
+  const Node n = test_node();
+  double last = 0;
+  for (double gpu_w = 50; gpu_w <= 700; gpu_w += 10) {
+    const double wall = node_wall_w(n, gpu_w, true);
+    EXPECT_GT(wall, last);
+    EXPECT_GT(wall, n.gpus * gpu_w);
+    last = wall;
+  }
+}
+
+TEST(Node, RefusesBadFilesWithOneLine) {
+  Json j = test_node_json();
+  j["cpu"]["idle_w"] = 400;
+  EXPECT_NE(refusal(j).find("cpu.idle_w = 400 is not below cpu.tdp_w = 300"), std::string::npos) << refusal(j);
+  j = test_node_json();
+  j["sources"].erase("fans");
+  EXPECT_NE(refusal(j).find("sources has no entry for 'fans'"), std::string::npos) << refusal(j);
+  j = test_node_json();
+  j["psu"]["efficiency"] = Json::parse("[[0.5, 0.96], [0.2, 0.94]]");
+  EXPECT_NE(refusal(j).find("psu.efficiency loads must increase"), std::string::npos) << refusal(j);
+  j = test_node_json();
+  j["memory"]["idle_w_per_dimm"] = 2000;
+  EXPECT_NE(refusal(j).find("bad.json: memory: memory.idle_w_per_dimm = 2000 is outside"), std::string::npos)
+      << refusal(j);
+  j = test_node_json();
+  j["psu"]["active"] = 9;
+  EXPECT_NE(refusal(j).find("psu.active = 9 exceeds psu.count = 6"), std::string::npos) << refusal(j);
+}
+
+}  // namespace
+}  // namespace llmco2
