@@ -5,6 +5,7 @@
 
 #include "carbon/region_catalog.h"
 #include "core/error.h"
+#include "hardware/node.h"
 
 namespace llmco2::cli {
 namespace {
@@ -47,6 +48,13 @@ double check_range(double value, double low, double high, const char* flag, cons
 }  // namespace
 
 void add_carbon_flags(CLI::App& c, CarbonFlags& f) {
+  c.add_option("--scope", f.scope,
+               "energy counted: node (the node's wall power incl. CPUs, memory, fans and power supplies, the used "
+               "GPUs' share; what a meter and PUE apply to) or gpu (the GPU boards' power, as NVML reads it)")
+      ->check(CLI::IsMember({"node", "gpu"}))
+      ->capture_default_str();
+  c.add_option("--node", f.node, "server node for --scope node: an id of `llmco2 nodes` or a node JSON file "
+                                 "(default: the GPU type's node in the catalog)");
   c.add_option("--region", f.region,
                "grid region: a country code (USA, FRA, ...), a cloud region (gcp:us-central1, aws:us-east-1, "
                "azure:westeurope) or WORLD (default)");
@@ -60,10 +68,29 @@ void add_carbon_flags(CLI::App& c, CarbonFlags& f) {
   c.add_option("--embodied-kg", f.embodied_kg, "embodied carbon of one GPU in kgCO2e (your own figure)");
 }
 
+EnergyScope resolve_scope(const CarbonFlags& f, const Gpu& gpu) {
+  EnergyScope scope;
+  if (f.scope == "gpu") {
+    if (!f.node.empty()) fail("--node {}: only used with --scope node", f.node);
+    return scope;
+  }
+  if (!f.node.empty()) {
+    scope.node = NodeCatalog::bundled().resolve(f.node);
+    if (scope.node->gpu != gpu.id)
+      fail("--node {}: that node holds {} GPUs, not {}", f.node, scope.node->gpu, gpu.id);
+  } else if (const Node* node = NodeCatalog::bundled().default_for(gpu.id)) {
+    scope.node = *node;
+  } else {
+    scope.fallback = fmt::format("no node in the catalog holds {}: GPU energy only; give --node FILE.json", gpu.id);
+  }
+  return scope;
+}
+
 CarbonInputs resolve_carbon(const CarbonFlags& f, const Gpu& gpu, int gpus) {
   const RegionCatalog& catalog = RegionCatalog::bundled();
   CarbonInputs in;
   in.gpus = gpus;
+  in.scope = resolve_scope(f, gpu);
   const Region& region = catalog.resolve(f.region.empty() ? "WORLD" : f.region);
   in.region = region.id;
   if (f.ci) {
@@ -87,8 +114,8 @@ CarbonInputs resolve_carbon(const CarbonFlags& f, const Gpu& gpu, int gpus) {
     in.pue_source = in.pue_label + ": " + provider->source;
   } else {
     in.pue = 1.0;
-    in.pue_label = "unknown for this region: 1.0 assumed, GPU energy only; pass --pue";
-    in.pue_source = "unknown for this region: 1.0 assumed (GPU energy only); pass --pue, e.g. --pue industry-average";
+    in.pue_label = "unknown for this region: 1.0 assumed, IT energy only; pass --pue";
+    in.pue_source = "unknown for this region: 1.0 assumed (IT energy only); pass --pue, e.g. --pue industry-average";
   }
   const EmbodiedParams& params = bundled_embodied_params();
   in.lifetime_years = f.lifetime_years ? check_range(*f.lifetime_years, 0.1, 30, "--lifetime", "years")
@@ -102,8 +129,15 @@ CarbonInputs resolve_carbon(const CarbonFlags& f, const Gpu& gpu, int gpus) {
   return in;
 }
 
+Json energy_scope_json(const EnergyScope& scope) {
+  return {{"energy_scope", scope.name()},
+          {"node", scope.node ? Json(scope.node->id) : Json()},
+          {"energy_scope_label", scope.label()}};
+}
+
 Json carbon_inputs_json(const CarbonInputs& in) {
-  return {{"region", in.region},
+  Json j = energy_scope_json(in.scope);
+  j.update(Json{{"region", in.region},
           {"ci_g_per_kwh", in.ci_g_per_kwh},
           {"ci_source", in.ci_source},
           {"pue", in.pue},
@@ -112,11 +146,13 @@ Json carbon_inputs_json(const CarbonInputs& in) {
           {"embodied_kg_per_gpu", in.embodied.kgco2e ? Json(*in.embodied.kgco2e) : Json()},
           {"embodied_derivation", in.embodied.derivation},
           {"lifetime_years", in.lifetime_years},
-          {"gpus", in.gpus}};
+          {"gpus", in.gpus}});
+  return j;
 }
 
 Json footprint_json(const Footprint& f, double level) {
-  Json j = {{"energy_j", phases_json(f.energy_j)},
+  Json j = {{"energy_scope", f.energy_scope},
+            {"energy_j", phases_json(f.energy_j)},
             {"energy_wh", phases_json(f.energy_j, 1.0 / kJoulesPerWh)},
             {"latency_s", phases_json(f.latency_s)},
             {"co2_g",
@@ -167,9 +203,10 @@ std::string footprint_table(const Footprint& f) {
 
 std::string carbon_inputs_lines(const CarbonInputs& in) {
   return fmt::format(
+      "  energy scope: {}\n"
       "  grid {:.4g} gCO2e/kWh ({}); PUE {:.3g} ({})\n"
       "  embodied basis {}: {}; lifetime {:.3g} years; {} GPU(s)\n",
-      in.ci_g_per_kwh, in.ci_label, in.pue, in.pue_label, embodied_basis_name(in.embodied.basis),
+      in.scope.label(), in.ci_g_per_kwh, in.ci_label, in.pue, in.pue_label, embodied_basis_name(in.embodied.basis),
       in.embodied.derivation, in.lifetime_years, in.gpus);
 }
 

@@ -1,4 +1,4 @@
-// cli/cmd_catalog.cc - `llmco2 models` and `llmco2 gpus`: list the bundled catalogs.
+// cli/cmd_catalog.cc - `llmco2 models`, `llmco2 gpus` and `llmco2 nodes`: list the bundled catalogs.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -6,6 +6,8 @@
 #include "cli/commands.h"
 #include "core/json_io.h"
 #include "hardware/gpu_catalog.h"
+#include "hardware/host_power.h"
+#include "hardware/node.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
 
@@ -55,7 +57,37 @@ void print_gpus(const std::string& format) {
   if (format == "json") std::cout << list.dump(2) << "\n";
 }
 
+// Each node's wall power idle and with every GPU at its TDP (the host power model), and what it rests on.
+void print_nodes(const std::string& format) {
+  Json list = Json::array();
+  if (format == "table")
+    std::cout << fmt::format("{:<20} {:<12} {:>4} {:>11} {:>11} {:>11} {:>10}  {}\n", "id", "gpu", "gpus",
+                             "host idle W", "wall idle W", "wall full W", "design W", "supplies");
+  for (const Node& n : NodeCatalog::bundled().nodes()) {
+    const double host_idle_w = host_dc_w(n, n.gpu_idle_w, false);
+    const double idle_w = node_wall_w(n, n.gpu_idle_w, false), full_w = node_wall_w(n, n.gpu_tdp_w, true);
+    const bool is_default = NodeCatalog::bundled().default_for(n.gpu) == &n;
+    if (format == "table")
+      std::cout << fmt::format("{:<20} {:<12} {:>4} {:>11.0f} {:>11.0f} {:>11.0f} {:>10.0f}  {}{}\n", n.id, n.gpu,
+                               n.gpus, host_idle_w, idle_w, full_w, n.design_power_w, n.psu_standard,
+                               is_default ? " (default for its GPU)" : "");
+    else
+      list.push_back({{"id", n.id}, {"name", n.name}, {"gpu", n.gpu}, {"gpus", n.gpus},
+                      {"host_idle_dc_w", host_idle_w}, {"wall_idle_w", idle_w}, {"wall_at_gpu_tdp_w", full_w},
+                      {"design_power_w", n.design_power_w}, {"psu_assumed", n.psu_assumed},
+                      {"default_for_gpu", is_default}, {"source", n.source}});
+  }
+  if (format == "json") std::cout << list.dump(2) << "\n";
+}
+
 }  // namespace
+
+void add_nodes_command(CLI::App& app) {
+  auto* command = app.add_subcommand("nodes", "list the bundled server nodes (host power for --scope node)");
+  auto format = std::make_shared<std::string>("table");
+  command->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  command->callback([=] { print_nodes(*format); });
+}
 
 void add_models_command(CLI::App& app) {
   auto* command = app.add_subcommand("models", "list the bundled model architectures");

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/carbon_flags.h"
 #include "cli/commands.h"
@@ -13,6 +14,7 @@
 #include "compare/setup_comparison.h"
 #include "core/error.h"
 #include "hardware/gpu_catalog.h"
+#include "hardware/node.h"
 #include "serving/capacity.h"
 
 namespace llmco2::cli {
@@ -71,8 +73,8 @@ std::string short_reason(std::string reason) {
 }
 
 std::string table(const Comparison& c, std::optional<double> slo_ms) {
-  std::string out = fmt::format("  {:<16} {:>4} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu", "gpus",
-                                "energy_j", "latency_s", "co2_oper_g", "co2_emb_g", "co2_total_g", "co2_per_gpu",
+  std::string out = fmt::format("  {:<16} {:>4} {:<18} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu",
+                                "gpus", "energy scope", "energy_j", "latency_s", "co2_oper_g", "co2_emb_g", "co2_total_g", "co2_per_gpu",
                                 slo_ms ? "  slo" : "");
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
@@ -83,8 +85,8 @@ std::string table(const Comparison& c, std::optional<double> slo_ms) {
     }
     const std::string embodied = r.embodied_known ? fmt::format("{:.4g}", r.embodied_g) : "unknown";
     const std::string total = fmt::format("{}{:.4g}", r.embodied_known ? "" : "~", r.total_g());
-    out += fmt::format("{} {:<16} {:>4} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark, r.gpu, r.gpus,
-                       r.energy_j, r.latency_s, r.operational_g, embodied, total, r.per_gpu_g(),
+    out += fmt::format("{} {:<16} {:>4} {:<18} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark, r.gpu,
+                       r.gpus, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total, r.per_gpu_g(),
                        slo_ms ? (r.meets_slo ? "  yes" : "  no") : "");
   }
   return out;
@@ -99,7 +101,9 @@ Json rows_json(const Comparison& c) {
       j["unavailable"] = r.unavailable;
     } else {
       const Json embodied = r.embodied_known ? Json(r.embodied_g) : Json();
-      j.update({{"energy_j", r.energy_j},
+      j.update({{"energy_scope", r.scope == "gpu" ? "gpu" : "node"},
+                {"node", r.scope == "gpu" ? Json() : Json(r.scope)},
+                {"energy_j", r.energy_j},
                 {"latency_s", r.latency_s},
                 {"co2_g", {{"operational", r.operational_g}, {"embodied", embodied}, {"total", r.total_g()}}},
                 {"co2_per_gpu_g", r.per_gpu_g()},
@@ -196,12 +200,29 @@ void run_capacity(const CompareFlags& f, const ResolvedRequest& r, const CarbonF
   if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
 }
 
-void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorFlags& pf, const CarbonFlags& cf) {
+// Node scope only when every compared GPU type has a node: a comparison is like for like or it misleads. Otherwise
+// GPU scope for all, said in `note`.
+CarbonFlags comparable_scope(CarbonFlags cf, const std::vector<Gpu>& gpus, std::string& note) {
+  if (cf.scope != "node" || !cf.node.empty()) return cf;
+  std::vector<std::string> without;
+  for (const Gpu& gpu : gpus)
+    if (!NodeCatalog::bundled().default_for(gpu.id)) without.push_back(gpu.id);
+  if (without.empty()) return cf;
+  note = fmt::format("energy scope gpu for every setup: the node catalog has no node for {} (compared like for "
+                     "like); `llmco2 nodes` lists those it has",
+                     fmt::join(without, ", "));
+  cf.scope = "gpu";
+  return cf;
+}
+
+void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorFlags& pf, const CarbonFlags& flags) {
   const ResolvedRequest r = resolve_request(rf, false);
-  const CarbonInputs example = resolve_carbon(cf, r.gpu, 1);  // checks the carbon flags once, up front
+  resolve_carbon(flags, r.gpu, 1);  // checks the carbon flags once, up front
+  std::string note, scope_note;
+  const std::vector<Gpu> gpus = gpu_types(f, [&](const Gpu& gpu, int n) { return resolve_carbon(flags, gpu, n); }, note);
+  const CarbonFlags cf = comparable_scope(flags, gpus, scope_note);
+  const CarbonInputs example = resolve_carbon(cf, r.gpu, 1);
   const CarbonFor carbon = [&](const Gpu& gpu, int gpus) { return resolve_carbon(cf, gpu, gpus); };
-  std::string note;
-  const std::vector<Gpu> gpus = gpu_types(f, carbon, note);
   if (!f.trace.empty() && (f.slo_ttft_ms > 0 || f.slo_tpot_ms > 0)) return run_capacity(f, r, carbon, gpus, pf.params);
   const LoadedPredictor p = load_predictor_from_flags(pf);
   for (int count : f.counts)
@@ -234,6 +255,7 @@ void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorF
     for (const char* key : {"region", "ci_g_per_kwh", "pue", "embodied_basis", "lifetime_years"}) j[key] = inputs[key];
     if (!note.empty()) j["note"] = note;
     if (!unknown_note.empty()) j["embodied_note"] = unknown_note;
+    if (!scope_note.empty()) j["scope_note"] = scope_note;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << subject << "; predictor " << p.predictor->name() << "; latency = " << c.latency_meaning << "\n"
@@ -250,6 +272,9 @@ void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorF
                              embodied_basis_name(example.embodied.basis), example.lifetime_years);
     if (!note.empty()) std::cout << "  " << note << "\n";
     if (!unknown_note.empty()) std::cout << "  " << unknown_note << "\n";
+    std::cout << "  energy scope: " << (cf.scope == "gpu" ? "gpu (GPU board power)" : "node (wall power of the node "
+                                        "named in each row, the used GPUs' share)") << "\n";
+    if (!scope_note.empty()) std::cout << "  " << scope_note << "\n";
     std::cout << "  plots: " << f.plot << "/co2-per-gpu.png, " << f.plot << "/co2-total.png (GPU counts on "
               << r.gpu.id << ")\n";
   }

@@ -24,14 +24,15 @@ struct ServingFigures {
   double tokens_per_s = 0, energy_per_1k_output_tokens_j = 0;
 };
 
-ServingFigures serving_figures(const Request& request, const Prediction& p) {
+// `energy_j`: the footprint's (in its scope).
+ServingFigures serving_figures(const Request& request, const Prediction& p, const PhaseValues& energy_j) {
   ServingFigures s;
   const double output_tokens = static_cast<double>(request.batch * request.gen_tokens);
   s.ttft_s = p.latency_s.prefill;
   if (p.latency_s.decode && request.gen_tokens > 1)
     s.tpot_s = *p.latency_s.decode / static_cast<double>(request.gen_tokens - 1);
   if (p.latency_s.total && *p.latency_s.total > 0) s.tokens_per_s = output_tokens / *p.latency_s.total;
-  if (p.energy_j.total) s.energy_per_1k_output_tokens_j = *p.energy_j.total / output_tokens * 1000;
+  if (energy_j.total) s.energy_per_1k_output_tokens_j = *energy_j.total / output_tokens * 1000;
   return s;
 }
 
@@ -57,7 +58,7 @@ std::string serving_line(const ServingFigures& s) {
 
 void print(const ResolvedRequest& r, const LoadedPredictor& p, const CarbonInputs& carbon, const Prediction& prediction,
            const Footprint& f, const std::string& format) {
-  const ServingFigures serving = serving_figures(r.request, prediction);
+  const ServingFigures serving = serving_figures(r.request, prediction, f.energy_j);
   if (format == "json") {
     Json j = request_json(r);
     j["predictor"] = p.predictor->name();

@@ -49,6 +49,7 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   const double gpu_hours = t.gpus_total * t.window_s / 3600.0;
   const double operational = profile_g.value_or(operational_g(total_j, carbon.pue, carbon.ci_g_per_kwh));
   Json j;
+  j.update(energy_scope_json(carbon.scope));
   j["deployment"] = {{"model", d.model.id}, {"gpu", d.gpu.id}, {"tensor_parallel", d.setup.gpus},
                      {"replicas", d.replicas}, {"engine", d.setup.engine}, {"dtype", d.setup.precision.to_string()},
                      {"router", f.router}, {"max_num_seqs", limits.max_num_seqs},
@@ -111,6 +112,7 @@ std::string summary_text(const Json& j) {
   out += fmt::format("  GPU-hours   {:.3f}, utilisation {:.1f}%\n", j["gpu_hours"].get<double>(),
                      100.0 * j["utilisation"].get<double>());
   const Json& e = j["energy_j"];
+  out += fmt::format("  scope       {}\n", j["energy_scope_label"].get<std::string>());
   out += fmt::format("  energy      {:.1f} Wh ({:.1f} busy + {:.1f} idle), {:.1f} J per request, {:.1f} J per 1k output "
                      "tokens\n", e["total"].get<double>() / 3600, e["busy"].get<double>() / 3600,
                      e["idle"].get<double>() / 3600, e["per_request"].get<double>(),
@@ -135,6 +137,7 @@ void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlag
   d.gpu_memory_utilization = f.gpu_memory_utilization;
   const SchedulerLimits limits = scheduler_limits(d);
   const CarbonInputs carbon = resolve_carbon(cf, r.gpu, r.request.gpus);
+  d.scope = carbon.scope;
   const SimParams params = load_sim_params_or_default(f.params);
   RequestLogReader reader(f.file);  // streamed: memory follows the requests in flight, not the log's length
   std::optional<LoggedRequest> first = reader.next();

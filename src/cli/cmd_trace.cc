@@ -40,7 +40,8 @@ void run_trace(const TraceFlags& t, RequestFlags request_flags, const PredictorF
   const TraceAccount account =
       account_trace(log, *p.predictor, config_for_request(r.model, r.gpu, r.request), carbon, p.bands ? &*p.bands : nullptr, options, &figures);
   TraceContext context{log.source, log.format, setup_line(r), p.predictor->name(), carbon_inputs_lines(carbon),
-                       p.bands_note, options};
+                       p.bands_note, options, carbon.scope.name(),
+                       carbon.scope.node ? carbon.scope.node->id : ""};
   const std::filesystem::path out =
       t.out.empty() ? std::filesystem::path("llmco2-trace-" + std::filesystem::path(t.file).stem().string())
                     : std::filesystem::path(t.out);

@@ -8,6 +8,7 @@ namespace llmco2::cli {
 void add_graph_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_gpus_command(CLI::App& app);
+void add_nodes_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   llmco2::cli::add_graph_command(app);
   llmco2::cli::add_models_command(app);
   llmco2::cli::add_gpus_command(app);
+  llmco2::cli::add_nodes_command(app);
   llmco2::cli::add_simulate_command(app);
   llmco2::cli::add_import_command(app);
   llmco2::cli::add_calibrate_command(app);

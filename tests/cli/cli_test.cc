@@ -185,10 +185,38 @@ TEST(CliPredict, DefaultModelJsonHasPhasesThatSum) {
 
 TEST(CliPredict, SimPredictorIsTheNoiselessSimulator) {
   const std::string request = "--model qwen2-7b --gpu l4 --gpus 2 --batch 1 --prompt 300 --gen 20 --format json";
-  const auto p = nlohmann::json::parse(run("predict --predictor sim " + request).out);
+  const auto p = nlohmann::json::parse(run("predict --predictor sim --scope gpu " + request).out);
   const auto s = nlohmann::json::parse(run("simulate " + request).out);
   EXPECT_DOUBLE_EQ(p.at("energy_j").at("total").get<double>(), s.at("energy_j").at("total").get<double>());
   EXPECT_DOUBLE_EQ(p.at("latency_s").at("decode").get<double>(), s.at("latency_s").at("decode").get<double>());
+}
+
+// Node scope on the round-number test node (tests/testdata/nodes/test_node.json, see host_power_test.cc): a phase of
+// GPU energy E over t s on 1 of its 8 GPUs (p = E / t W) meters (8 p + host) / efficiency / 8 x t, where host = CPUs
+// 200 + 8 busy cores x 4 W + DIMMs 10 x 5 W + 450 W fixed + fans max(100, 1000 (heat / 8000)^3) and the efficiency
+// is interpolated on 90/94/96/92% at 10/20/50/100% of 10 kW.
+TEST(CliPredict, NodeScopeMetersTheNodesWallPowerShare) {
+  const std::string request = "--model llama-3.1-8b --gpu h100-sxm --batch 4 --prompt 512 --gen 64 --format json";
+  const auto gpu = nlohmann::json::parse(run("predict --predictor sim --scope gpu " + request).out);
+  const Result r = run("predict --predictor sim --scope node --node " + std::string(LLMCO2_TESTDATA) +
+                       "/nodes/test_node.json " + request);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto node = nlohmann::json::parse(r.out);
+  EXPECT_EQ(node.at("energy_scope").get<std::string>(), "node");
+  EXPECT_EQ(node.at("node").get<std::string>(), "test-node");
+  for (const char* phase : {"prefill", "decode"}) {
+    const double e = gpu.at("energy_j").at(phase), t = gpu.at("latency_s").at(phase), p = e / t;
+    const double rest = 200 + 8 * 4 + 10 * 5 + 450, heat = rest + 8 * p;
+    const double dc = 8 * p + rest + std::max(100.0, 1000 * std::pow(heat / 8000, 3)), load = dc / 10000;
+    const double eff = load <= 0.2 ? 0.90 + 0.4 * (load - 0.1) : load <= 0.5 ? 0.94 + 0.02 * (load - 0.2) / 0.3
+                                                                              : 0.96 - 0.08 * (load - 0.5);
+    EXPECT_NEAR(node.at("energy_j").at(phase).get<double>(), dc / eff / 8 * t, 1e-9 * e) << phase;
+  }
+  EXPECT_DOUBLE_EQ(node.at("energy_j").at("total").get<double>(),
+                   node.at("energy_j").at("prefill").get<double>() + node.at("energy_j").at("decode").get<double>());
+  expect_clean_error("predict --scope node --node dgx-h100 --gpu a100-80gb-sxm",
+                     "--node dgx-h100: that node holds h100-sxm GPUs, not a100-80gb-sxm");
+  expect_clean_error("predict --scope gpu --node dgx-h100", "--node dgx-h100: only used with --scope node");
 }
 
 TEST(CliPredict, BadModelFilesAreCleanErrors) {

@@ -29,7 +29,9 @@ TEST(Node, ReadsEveryComponent) {
   const Node n = test_node();
   EXPECT_EQ(n.gpus, 8);
   EXPECT_DOUBLE_EQ(n.nics_w, 2 * 20 + 60);  // the NIC list summed
-  EXPECT_EQ(n.psu_active, 4);
+  EXPECT_DOUBLE_EQ(n.psu_capacity_w, 4 * 2500);
+  EXPECT_DOUBLE_EQ(n.design_power_w, 8000);  // the vendor maximum
+  EXPECT_DOUBLE_EQ(n.gpu_tdp_w, 700);         // h100-sxm's, from the GPU catalog
   EXPECT_EQ(n.psu_efficiency.size(), 4u);
   EXPECT_FALSE(n.measured_idle_w.has_value());
 }
@@ -89,6 +91,32 @@ TEST(HostPower, WallPowerIsMonotoneAndAboveTheGpus) {
   }
 }
 
+// Without a vendor maximum the fans are sized for the parts' maxima: 8 x 700 W GPUs + CPUs 2 x 300 + DIMMs 10 x 5 +
+// NICs 100 + switches 200 + drives 50 + board 100 + fans 1000 = 7700 W; without supply data, Platinum supplies of
+// twice that: at 50% of 15.4 kW (7700 W DC) 94% efficient.
+TEST(Node, DocumentedFallbacksWhenMaximumAndSuppliesAreUnpublished) {
+  Json j = test_node_json();
+  j["max_power_w"] = nullptr;
+  j["psu"] = Json::parse(R"({"count": null, "active": null, "rated_w": null, "efficiency": null})");
+  const Node n = node_from_json(j, "no_psu.json");
+  EXPECT_DOUBLE_EQ(n.design_power_w, 7700);
+  EXPECT_TRUE(n.psu_assumed);
+  EXPECT_DOUBLE_EQ(n.psu_capacity_w, 15400);
+  EXPECT_DOUBLE_EQ(psu_efficiency(n, 7700), 0.94);
+}
+
+TEST(Node, EveryBundledNodeIsPhysical) {
+  for (const Node& n : NodeCatalog::bundled().nodes()) {
+    SCOPED_TRACE(n.id);
+    const double idle_wall = node_wall_w(n, n.gpu_idle_w, false), full_wall = node_wall_w(n, n.gpu_tdp_w, true);
+    EXPECT_GT(idle_wall, n.gpus * n.gpu_idle_w);  // the host draws something
+    EXPECT_LT(full_wall, 1.05 * n.design_power_w / psu_efficiency(n, n.design_power_w));  // within its design
+    EXPECT_GT(full_wall, n.gpus * n.gpu_tdp_w);
+  }
+  EXPECT_EQ(NodeCatalog::bundled().default_for("t4"), nullptr);
+  ASSERT_NE(NodeCatalog::bundled().default_for("h100-sxm"), nullptr);
+}
+
 TEST(Node, RefusesBadFilesWithOneLine) {
   Json j = test_node_json();
   j["cpu"]["idle_w"] = 400;
@@ -106,6 +134,9 @@ TEST(Node, RefusesBadFilesWithOneLine) {
   j = test_node_json();
   j["psu"]["active"] = 9;
   EXPECT_NE(refusal(j).find("psu.active = 9 exceeds psu.count = 6"), std::string::npos) << refusal(j);
+  j = test_node_json();
+  j["gpu"] = "h100";
+  EXPECT_NE(refusal(j).find("key 'gpu' must be a GPU catalog id, found 'h100'"), std::string::npos) << refusal(j);
 }
 
 }  // namespace

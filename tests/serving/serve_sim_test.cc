@@ -7,6 +7,7 @@
 #include <array>
 
 #include "hardware/gpu_catalog.h"
+#include "hardware/node.h"
 #include "model/model_catalog.h"
 #include "core/error.h"
 #include "evaluation/serving_validation.h"
@@ -101,6 +102,20 @@ TEST(ServeSim, AnEmptyHourDrawsIdlePowerOfEveryGpu) {
   const double expected_j = d.gpu.idle_w * 2 * 3600;
   EXPECT_NEAR(r.totals.idle_energy_j, expected_j, 1e-4 * expected_j);
   EXPECT_LT(r.totals.idle_energy_j, expected_j);
+}
+
+// At node scope on the round-number test node (testdata/nodes/test_node.json): 8 idle H100s at 75 W and a host of
+// CPUs 200 + DIMMs 10 x 2 + 450 W fixed + fans at their 100 W floor (heat 1270 W is 16% of 8 kW: 1000 x 0.16^3 = 4 W)
+// draw 600 + 770 = 1370 W DC, 13.7% of 10 kW: efficiency 0.90 + 0.04 x 0.037 / 0.1 = 0.9148. Each GPU's share is
+// 1370 / 0.9148 / 8 = 187.2 W, so the hour costs 2 x 3,600 x 187.2 J.
+TEST(ServeSim, AnEmptyHourAtNodeScopeDrawsTheIdleNodesShare) {
+  Deployment d = h100_deployment(2);
+  d.scope.node = node_from_json(read_json_file(std::string(LLMCO2_TESTDATA) + "/nodes/test_node.json"), "test");
+  ReplayOptions options;
+  options.duration_s = 3600;
+  const Replayed r = run_log(log_of({{0, 1, 1}}), d, options);
+  const double expected_j = 2 * 3600 * 1370 / 0.9148 / 8;
+  EXPECT_NEAR(r.totals.idle_energy_j, expected_j, 1e-4 * expected_j);
 }
 
 TEST(ServeSim, RequestEnergiesAddUpToTheBusyEnergy) {

@@ -39,13 +39,31 @@ PhaseValues sum(const PhaseValues& a, const PhaseValues& b) {
 
 }  // namespace
 
+PhaseValues scoped_energy_j(const Prediction& prediction, const EnergyScope& scope, int gpus) {
+  const PhaseValues& e = prediction.energy_j;
+  const PhaseValues& t = prediction.latency_s;
+  if (!scope.is_node()) return e;
+  // A phase without a latency takes the total's ratio of metered to GPU energy.
+  const double total_ratio = e.total && t.total && *e.total > 0 ? scope.metered_j(*e.total, *t.total, gpus) / *e.total : 1.0;
+  PhaseValues out;
+  for (const auto& p : kPhaseMembers) {
+    if (!(e.*p.value)) continue;
+    const double energy_j = *(e.*p.value);
+    out.*p.value = t.*p.value ? scope.metered_j(energy_j, *(t.*p.value), gpus) : energy_j * total_ratio;
+  }
+  // Energy adds over time: with both phases metered, the total is their sum (not the wall power at the mean).
+  if (out.prefill && out.decode) out.total = *out.prefill + *out.decode;
+  return out;
+}
+
 double operational_g(double energy_j, double pue, double ci_g_per_kwh) {
   return energy_j / kJoulesPerKwh * pue * ci_g_per_kwh;
 }
 
 Footprint footprint(const Prediction& prediction, const CarbonInputs& in, const PredictorErrorBands* bands) {
   Footprint f;
-  f.energy_j = prediction.energy_j;
+  f.energy_scope = in.scope.name();
+  f.energy_j = scoped_energy_j(prediction, in.scope, in.gpus);
   f.latency_s = prediction.latency_s;
   const auto operational = [&](double energy_j) { return operational_g(energy_j, in.pue, in.ci_g_per_kwh); };
   const auto embodied = [&](double latency_s) {

@@ -1,4 +1,5 @@
-// carbon/footprint.h - the carbon of a predicted request: operational = energy x PUE x grid carbon intensity,
+// carbon/footprint.h - the carbon of a predicted request: operational = energy x PUE x grid carbon intensity, the
+// energy in its scope (the GPUs' own, or the used GPUs' share of the node's wall power: hardware/host_power.h),
 // embodied = each GPU's embodied carbon x (latency / lifetime) x GPU count; with 80% intervals [P / f, P x f] from the
 // predictor's error factor f on held-out measurements. A GPU without a sourced embodied figure gets no embodied CO2
 // and a total that is the operational CO2 alone, said in `embodied_unknown`.
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "carbon/embodied.h"
+#include "hardware/host_power.h"
 #include "predictor/error_band.h"
 #include "predictor/predictor.h"
 
@@ -26,6 +28,7 @@ struct CarbonInputs {
   GpuEmbodied embodied;        // one GPU
   double lifetime_years = 5;
   int gpus = 1;
+  EnergyScope scope;           // which energy the figures count (GPU scope when unset)
 };
 
 // The carbon inputs of a setup of `gpus` GPUs of one type (its embodied figure, possibly unknown, and the region);
@@ -50,6 +53,7 @@ inline constexpr PhaseMember kPhaseMembers[] = {{"prefill", &PhaseValues::prefil
                                                 {"total", &PhaseValues::total, &PhaseIntervals::total}};
 
 struct Footprint {
+  std::string energy_scope = "gpu";  // "gpu" or "node": what energy_j and operational_g count
   PhaseValues energy_j, latency_s, operational_g, embodied_g, total_g;  // embodied_g unset when unknown
   // Set when the GPU has no embodied figure: "unknown (no sourced embodied figure for b200)"; total_g is then the
   // operational CO2 only.
@@ -60,6 +64,10 @@ struct Footprint {
 
 // g CO2e of `energy_j` drawn by the GPUs in a facility of `pue` on a grid of `ci_g_per_kwh`.
 double operational_g(double energy_j, double pue, double ci_g_per_kwh);
+
+// The energy of each phase in `scope` for `gpus` GPUs: as predicted at GPU scope; at node scope the node's wall power
+// at the phase's mean GPU power, times the used GPUs' share and the phase's latency.
+PhaseValues scoped_energy_j(const Prediction& prediction, const EnergyScope& scope, int gpus);
 
 // The footprint of a prediction. `bands` may be null (no intervals).
 Footprint footprint(const Prediction& prediction, const CarbonInputs& inputs, const PredictorErrorBands* bands);

@@ -50,7 +50,9 @@ Comparison for_each_setup(const ModelSpec& model, const Request& request, const 
       row.unavailable = unavailable(model, r, gpu);
       if (row.unavailable.empty()) {
         try {
-          score(row, gpu, r, carbon(gpu, gpus));
+          const CarbonInputs in = carbon(gpu, gpus);
+          row.scope = in.scope.node ? in.scope.node->id : "gpu";
+          score(row, gpu, r, in);
         } catch (const Error& e) {
           row.unavailable = e.what();
         }

@@ -16,6 +16,7 @@ struct SetupRow {
   std::string gpu;  // GPU id
   int gpus = 1;
   std::string unavailable;  // why the setup cannot serve (empty when it can)
+  std::string scope = "gpu";  // the energy's scope: "gpu", or the node id whose wall power it is
   double energy_j = 0, latency_s = 0, operational_g = 0, embodied_g = 0;
   bool embodied_known = true;  // false: the GPU has no embodied figure, embodied_g is 0 and total_g() operational only
   double total_g() const { return operational_g + embodied_g; }

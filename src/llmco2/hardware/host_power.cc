@@ -8,7 +8,7 @@
 namespace llmco2 {
 
 double fans_w(const Node& node, double heat_w) {
-  const double speed = std::clamp(heat_w / node.max_power_w, 0.0, 1.0);
+  const double speed = std::clamp(heat_w / node.design_power_w, 0.0, 1.0);
   return std::max(node.fans_idle_w, node.fans_max_w * speed * speed * speed);
 }
 
@@ -23,7 +23,7 @@ double host_dc_w(const Node& n, double gpu_w, bool serving) {
 
 double psu_efficiency(const Node& n, double dc_w) {
   const auto& curve = n.psu_efficiency;
-  const double load = dc_w / (n.psu_active * n.psu_rated_w);
+  const double load = dc_w / n.psu_capacity_w;
   if (load <= curve.front().first) return curve.front().second;
   for (size_t i = 1; i < curve.size(); ++i) {
     if (load > curve[i].first) continue;
@@ -41,8 +41,8 @@ double node_wall_w(const Node& n, double gpu_w, bool serving) {
 
 std::string EnergyScope::label() const {
   if (!node) return fallback.empty() ? "gpu (GPU board power, as NVML reads it)" : "gpu (" + fallback + ")";
-  return fmt::format("node ({}: {}, wall power with host and power supplies, {} of {} GPUs' share)", node->id,
-                     node->name, "the request's", node->gpus);
+  return fmt::format("node ({}: {}; wall power of GPUs, host and power supplies, the used GPUs' share of {}{})",
+                     node->id, node->name, node->gpus, node->psu_assumed ? "; supplies assumed" : "");
 }
 
 double EnergyScope::metered_w(double gpu_w, bool serving) const {

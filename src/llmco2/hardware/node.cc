@@ -9,6 +9,7 @@
 #include "core/names.h"
 #include "core/paths.h"
 #include "core/ranges.h"
+#include "hardware/gpu_catalog.h"
 
 namespace llmco2 {
 namespace {
@@ -84,16 +85,29 @@ void read_nics(const JsonReader& file, Node& n) {
   for (const Json& nic : nics) {
     const JsonReader r(nic, file.source() + ": nics");
     r.string("model");
-    n.nics_w += ranged(r, "count", "nics.count") * ranged(r, "typical_w", "nics.typical_w");
+    // A card whose count or power is unpublished (null, said in sources) adds nothing.
+    if (r.has("count") && r.has("typical_w"))
+      n.nics_w += ranged(r, "count", "nics.count") * ranged(r, "typical_w", "nics.typical_w");
   }
 }
 
+// Supplies of a node whose file has none: the 80 PLUS Platinum levels (230 V internal redundant: 90/94/91% at
+// 20/50/100% load, the lowest grade sold for current GPU servers), held below 20%; and a combined rating of twice the
+// node's design power (N+N redundant supplies sharing the load, as the DGX H100's 6 x 3.3 kW for 10.2 kW do).
+constexpr double kAssumedPsuCapacityPerDesignW = 2.0;
+const std::vector<std::pair<double, double>> kAssumedPsuCurve = {{0.2, 0.90}, {0.5, 0.94}, {1.0, 0.91}};
+
 void read_psu(const JsonReader& file, Node& n) {
   const JsonReader r = sub(file, "psu");
+  if (!r.has("efficiency") || !r.has("rated_w") || !r.has("active")) {
+    n.psu_assumed = true, n.psu_standard = "assumed 80 PLUS Platinum (no supply data)";
+    n.psu_efficiency = kAssumedPsuCurve;
+    return;
+  }
   const int count = static_cast<int>(ranged(r, "count", "psu.count"));
-  n.psu_active = static_cast<int>(ranged(r, "active", "psu.active"));
-  if (n.psu_active > count) fail("{}: psu.active = {} exceeds psu.count = {}", file.source(), n.psu_active, count);
-  n.psu_rated_w = ranged(r, "rated_w", "psu.rated_w");
+  const int active = static_cast<int>(ranged(r, "active", "psu.active"));
+  if (active > count) fail("{}: psu.active = {} exceeds psu.count = {}", file.source(), active, count);
+  n.psu_capacity_w = active * ranged(r, "rated_w", "psu.rated_w");
   n.psu_standard = r.optional_string("standard").value_or("");
   const Json& curve = r.at("efficiency");
   for (const Json& point : curve) {
@@ -115,6 +129,20 @@ void read_fans(const JsonReader& file, Node& n) {
   n.fans_max_w = ranged(r, "max_w", "fans.max_w");
   if (n.fans_max_w < n.fans_idle_w)
     fail("{}: fans.max_w = {} is below fans.idle_w = {}", file.source(), n.fans_max_w, n.fans_idle_w);
+}
+
+double host_max_dc_w(const Node& n) {
+  return n.cpu_sockets * n.cpu_tdp_w + n.dimms * n.dimm_active_w + n.nics_w + n.gpu_fabric_w + n.storage_w +
+         n.baseboard_w + n.fans_max_w;
+}
+
+void set_gpu_and_design_power(const JsonReader& r, Node& n) {
+  const Gpu gpu = GpuCatalog::bundled().resolve(n.gpu);
+  if (gpu.id != n.gpu) fail("{}: key 'gpu' must be a GPU catalog id, found '{}' (the id is '{}')", r.source(), n.gpu,
+                            gpu.id);
+  n.gpu_tdp_w = gpu.tdp_w, n.gpu_idle_w = gpu.idle_w;
+  n.design_power_w = n.vendor_max_power_w.value_or(n.gpus * n.gpu_tdp_w + host_max_dc_w(n));
+  if (n.psu_assumed) n.psu_capacity_w = kAssumedPsuCapacityPerDesignW * n.design_power_w;
 }
 
 void check_sources(const JsonReader& r, const Node& n) {
@@ -141,11 +169,12 @@ Node node_from_json(const Json& json, const std::string& source) {
   read_memory(r, n);
   read_nics(r, n);
   n.gpu_fabric_w = ranged(r, "gpu_fabric_w", "gpu_fabric_w");
-  n.storage_w = ranged(r, "storage_w", "storage_w");
+  if (r.has("storage_w")) n.storage_w = ranged(r, "storage_w", "storage_w");  // null: unpublished, said in sources
   n.baseboard_w = ranged(r, "baseboard_w", "baseboard_w");
   read_fans(r, n);
   read_psu(r, n);
-  n.max_power_w = ranged(r, "max_power_w", "max_power_w");
+  if (r.has("max_power_w")) n.vendor_max_power_w = ranged(r, "max_power_w", "max_power_w");
+  set_gpu_and_design_power(r, n);
   if (r.has("measured_idle_w")) n.measured_idle_w = ranged(r, "measured_idle_w", "measured_idle_w");
   n.default_for_gpu = r.optional_bool("default_for_gpu").value_or(false);
   n.notes = r.strings("notes");

@@ -30,12 +30,18 @@ struct Node {
   double storage_w = 0, baseboard_w = 0;
   double fans_idle_w = 0, fans_max_w = 0;  // all fans at their floor speed and at full speed
 
-  int psu_active = 0;       // supplies sharing the load
-  double psu_rated_w = 0;   // DC output of one supply
+  // Power supplies: the active supplies' combined DC rating and their efficiency curve (load fraction of that rating,
+  // AC->DC efficiency). A file without supply data gets kAssumedPsu: psu_assumed says so.
+  double psu_capacity_w = 0;
   std::string psu_standard;
-  std::vector<std::pair<double, double>> psu_efficiency;  // (load fraction of the active supplies, AC->DC efficiency)
+  std::vector<std::pair<double, double>> psu_efficiency;
+  bool psu_assumed = false;
 
-  double max_power_w = 0;                 // vendor's maximum system power
+  std::optional<double> vendor_max_power_w;  // the vendor's maximum system power, when published
+  // The heat the fans are sized for: the vendor's maximum, else the sum of the parts' maxima (GPUs at TDP, CPUs at
+  // TDP, DIMMs active, NICs, switches, drives, board, fans at full speed).
+  double design_power_w = 0;
+  double gpu_tdp_w = 0, gpu_idle_w = 0;   // of its GPU type (GPU catalog)
   std::optional<double> measured_idle_w;  // a published wall reading of the idle node
   bool default_for_gpu = false;          // the node llmco2 assumes for its GPU type when none is named
   std::vector<std::string> notes;

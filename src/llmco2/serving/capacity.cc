@@ -99,6 +99,7 @@ CapacityPlan plan_capacity(const RequestLog& log, const Deployment& base, const 
       Deployment d = base;
       d.gpu = gpu, d.setup.gpus = tp;
       try {
+        d.scope = carbon(gpu, tp).scope;
         scheduler_limits(d);  // throws when the weights leave no room for a KV cache
         const auto found = planner.fewest_replicas(d, search.max_replicas, plan.tried);
         if (found && (!best || cheaper(plan.tried[*found], plan.tried[*best]))) best = found;

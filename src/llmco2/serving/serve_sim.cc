@@ -201,7 +201,7 @@ class Replay {
   void add_idle(int index, double now) {
     Replica& rep = replicas_[index];
     const double gap_s = std::max(0.0, now - rep.idle_since_s);
-    const double energy_j = d_.gpu.idle_w * d_.setup.gpus * gap_s;
+    const double energy_j = d_.scope.metered_w(d_.gpu.idle_w, false) * d_.setup.gpus * gap_s;
     totals_.idle_energy_j += energy_j;
     if (options_.attribute_idle) replicas_[index].pending_idle_j += energy_j;
     if (options_.on_step && gap_s > 0) {
@@ -226,7 +226,7 @@ class Replay {
     const StepCost c = costs_.cost(shape);
     rep.busy = true;
     rep.step_end_s = now + c.time_s;
-    rep.step_energy_j = c.power_w * d_.setup.gpus * c.time_s;
+    rep.step_energy_j = d_.scope.metered_w(c.power_w, true) * d_.setup.gpus * c.time_s;
     rep.step_idle_j = std::exchange(rep.pending_idle_j, 0.0);
     totals_.attributed_idle_j += rep.step_idle_j;
     ++totals_.steps;

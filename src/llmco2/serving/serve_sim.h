@@ -13,6 +13,7 @@
 #include "engine/engine_profile.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
+#include "hardware/host_power.h"
 #include "model/model_spec.h"
 #include "serving/scheduler.h"
 #include "sim/sim_params.h"
@@ -33,6 +34,7 @@ struct Deployment {
   long block_size = 16;
   double gpu_memory_utilization = 0;    // 0: the engine's profile (vLLM 0.9)
   SamplingMode sampling;                // the sampler's work per sampled sequence (penalties: extra vocabulary passes)
+  EnergyScope scope;                    // energy metered: the GPUs' (unset node) or the nodes' at the wall
 };
 
 // One stretch of a replica's timeline as a power meter sees it: an iteration, or an idle gap before the next one.

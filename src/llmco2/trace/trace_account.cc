@@ -60,8 +60,8 @@ RequestFigures figures_of(const LoggedRequest& q, const Prediction& p, const Car
   f.prompt_tokens = q.prompt_tokens;
   f.gen_tokens = q.gen_tokens;
   if (p.energy_j.prefill && p.energy_j.decode && batch_footprint.total_g.prefill) {
-    f.energy_prefill_j = *p.energy_j.prefill * share;
-    f.energy_decode_j = *p.energy_j.decode * share;
+    f.energy_prefill_j = *batch_footprint.energy_j.prefill * share;
+    f.energy_decode_j = *batch_footprint.energy_j.decode * share;
     f.co2_prefill_g = *batch_footprint.total_g.prefill * share;
   }
   f.energy_j = shared(batch_footprint.energy_j);

@@ -158,6 +158,8 @@ Json trace_summary_json(const TraceAccount& a, const TraceContext& c) {
             {"skipped_too_long", a.skipped_shapes},
             {"prompt_tokens", a.prompt_tokens},
             {"gen_tokens", a.gen_tokens},
+            {"energy_scope", c.energy_scope},
+            {"node", c.node.empty() ? Json() : Json(c.node)},
             {"energy_j", a.energy_j},
             {"energy_kwh", a.energy_j / kJoulesPerKwh},
             {"gpu_busy_s", a.gpu_busy_s},

@@ -19,6 +19,8 @@ struct TraceContext {
   std::string carbon;     // the carbon inputs, one or two lines
   std::string intervals;  // where the intervals come from, or why there are none
   TraceOptions options;
+  std::string energy_scope = "gpu";  // what the energies count: "gpu" or "node"
+  std::string node;                  // the node id at node scope
 };
 
 Json trace_summary_json(const TraceAccount& account, const TraceContext& context);
