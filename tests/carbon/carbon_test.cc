@@ -57,7 +57,7 @@ TEST(Carbon, TheVendorBasisWithoutAPcfIsAnErrorNamingTheGpu) {
 
 TEST(Carbon, GpusWithoutASourcedLlmCarbonFigureGetAnUnknownOne) {
   const EmbodiedParams& params = bundled_embodied_params();
-  for (const char* id : {"a10g", "b200", "mi300x"}) {
+  for (const char* id : {"a10g", "a40", "rtx-3090", "b200", "mi300x"}) {
     const GpuEmbodied e = gpu_embodied(GpuCatalog::bundled().resolve(id), EmbodiedBasis::llmcarbon, params);
     EXPECT_FALSE(e.known()) << id;
     EXPECT_EQ(e.unknown_label(), fmt::format("unknown (no sourced embodied figure for {})", id));
@@ -65,7 +65,7 @@ TEST(Carbon, GpusWithoutASourcedLlmCarbonFigureGetAnUnknownOne) {
   }
   // Every other bundled GPU has a figure.
   for (const Gpu& gpu : GpuCatalog::bundled().gpus())
-    if (gpu.id != "a10g" && gpu.id != "b200" && gpu.id != "mi300x")
+    if (gpu.id != "a10g" && gpu.id != "a40" && gpu.id != "rtx-3090" && gpu.id != "b200" && gpu.id != "mi300x")
       EXPECT_TRUE(gpu_embodied(gpu, EmbodiedBasis::llmcarbon, params).known()) << gpu.id;
 }
 
