@@ -33,15 +33,15 @@ std::string refusal(const Json& json) {
 TEST(GpuCatalog, BundlesTheIssuesGpus) {
   for (const char* id : {"t4", "l4", "a10g", "a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie",
                          "h100-sxm", "h100-pcie", "h100-nvl", "h200", "b200", "l40s", "v100-sxm2", "mi300x",
-                         "a40", "rtx-6000-ada", "rtx-3090", "l40"})
+                         "a40", "rtx-6000-ada", "rtx-3090", "l40", "h200-nvl", "gh200-96gb", "gh200-144gb"})
     EXPECT_EQ(catalog().resolve(id).id, id);
-  EXPECT_EQ(catalog().gpus().size(), 19u);
+  EXPECT_EQ(catalog().gpus().size(), 22u);
 }
 
 TEST(GpuCatalog, EveryBundledFilePassesTheRangeChecks) {
   // GpuCatalog::load applies every check; load the folder afresh (not the cached catalog).
   const GpuCatalog fresh = GpuCatalog::load(data_dir() / "gpus");
-  ASSERT_EQ(fresh.gpus().size(), 19u);
+  ASSERT_EQ(fresh.gpus().size(), 22u);
   for (const Gpu& gpu : fresh.gpus()) {
     EXPECT_GE(gpu.idle_w, 1) << gpu.id;
     EXPECT_LT(gpu.idle_w, gpu.tdp_w) << gpu.id;
