@@ -33,15 +33,16 @@ std::string refusal(const Json& json) {
 TEST(GpuCatalog, BundlesTheIssuesGpus) {
   for (const char* id : {"t4", "l4", "a10g", "a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie",
                          "h100-sxm", "h100-pcie", "h100-nvl", "h200", "b200", "l40s", "v100-sxm2", "mi300x",
-                         "a40", "rtx-6000-ada", "rtx-3090", "l40", "h200-nvl", "gh200-96gb", "gh200-144gb"})
+                         "a40", "rtx-6000-ada", "rtx-3090", "l40", "h200-nvl", "gh200-96gb", "gh200-144gb", "gb200",
+                         "mi250x", "mi325x", "gaudi3"})
     EXPECT_EQ(catalog().resolve(id).id, id);
-  EXPECT_EQ(catalog().gpus().size(), 22u);
+  EXPECT_EQ(catalog().gpus().size(), 26u);
 }
 
 TEST(GpuCatalog, EveryBundledFilePassesTheRangeChecks) {
   // GpuCatalog::load applies every check; load the folder afresh (not the cached catalog).
   const GpuCatalog fresh = GpuCatalog::load(data_dir() / "gpus");
-  ASSERT_EQ(fresh.gpus().size(), 22u);
+  ASSERT_EQ(fresh.gpus().size(), 26u);
   for (const Gpu& gpu : fresh.gpus()) {
     EXPECT_GE(gpu.idle_w, 1) << gpu.id;
     EXPECT_LT(gpu.idle_w, gpu.tdp_w) << gpu.id;
@@ -106,13 +107,14 @@ TEST(GpuCatalog, ImplausibleValuesAreRefusedNamingFileAndKey) {
 
 TEST(GpuCatalog, FpEightAndFpFourOnlyWhereTheHardwareHasThem) {
   for (const Gpu& gpu : catalog().gpus()) {
+    const bool blackwell = gpu.architecture.find("Blackwell") != std::string::npos;
     const bool has_fp8_units = gpu.architecture.find("Hopper") != std::string::npos ||
-                               gpu.architecture.find("Ada") != std::string::npos ||
-                               gpu.architecture.find("Blackwell") != std::string::npos ||
-                               gpu.architecture.find("CDNA 3") != std::string::npos;
+                               gpu.architecture.find("Ada") != std::string::npos || blackwell ||
+                               gpu.architecture.find("CDNA 3") != std::string::npos ||
+                               gpu.architecture.find("Gaudi 3") != std::string::npos;
     EXPECT_EQ(gpu.dense_peak_ops_per_s.contains(DType::fp8), has_fp8_units) << gpu.id << " " << gpu.architecture;
-    // fp4 tensor cores: Blackwell only.
-    EXPECT_EQ(gpu.dense_peak_ops_per_s.contains(DType::fp4), gpu.id == "b200") << gpu.id;
+    // fp4 tensor cores: Blackwell only (b200, gb200).
+    EXPECT_EQ(gpu.dense_peak_ops_per_s.contains(DType::fp4), blackwell) << gpu.id;
   }
   EXPECT_DOUBLE_EQ(catalog().resolve("b200").dense_peak_ops_per_s.at(DType::fp4), 9000e12);  // 18,000 is sparse
 }
