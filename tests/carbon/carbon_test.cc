@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
+#include <string>
 
 #include "carbon/footprint.h"
 #include "carbon/region_catalog.h"
@@ -57,7 +59,11 @@ TEST(Carbon, TheVendorBasisWithoutAPcfIsAnErrorNamingTheGpu) {
 
 TEST(Carbon, GpusWithoutASourcedLlmCarbonFigureGetAnUnknownOne) {
   const EmbodiedParams& params = bundled_embodied_params();
-  for (const char* id : {"a10g", "b200", "mi300x"}) {
+  // Samsung 8 nm (no LLMCarbon figure): a10g, a40, rtx-3090; no published die area: b200, gb200, mi250x, mi300x,
+  // mi325x, gaudi3.
+  const std::set<std::string> unknown = {"a10g", "a40", "rtx-3090", "b200", "gb200", "mi250x", "mi300x", "mi325x",
+                                         "gaudi3"};
+  for (const std::string& id : unknown) {
     const GpuEmbodied e = gpu_embodied(GpuCatalog::bundled().resolve(id), EmbodiedBasis::llmcarbon, params);
     EXPECT_FALSE(e.known()) << id;
     EXPECT_EQ(e.unknown_label(), fmt::format("unknown (no sourced embodied figure for {})", id));
@@ -65,8 +71,9 @@ TEST(Carbon, GpusWithoutASourcedLlmCarbonFigureGetAnUnknownOne) {
   }
   // Every other bundled GPU has a figure.
   for (const Gpu& gpu : GpuCatalog::bundled().gpus())
-    if (gpu.id != "a10g" && gpu.id != "b200" && gpu.id != "mi300x")
+    if (!unknown.contains(gpu.id)) {
       EXPECT_TRUE(gpu_embodied(gpu, EmbodiedBasis::llmcarbon, params).known()) << gpu.id;
+    }
 }
 
 TEST(Carbon, FootprintWithUnknownEmbodiedIsOperationalOnly) {

@@ -72,7 +72,7 @@ TEST(Cli, CatalogListings) {
   EXPECT_EQ(lines(models.out), 53);  // header + 52 configs
   const Result gpus = run("gpus --format json");
   ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
-  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 15u);
+  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 26u);
 }
 
 TEST(Cli, BadInputIsOneLineAndExitCode2) {

@@ -37,14 +37,14 @@ void check_sources(const JsonReader& r) {
 // The plausible range of every numeric value of a GPU file, in the file's units. A value outside is a typo, a wrong
 // unit (MB for GB, a sparse or per-node figure) or a different kind of device; the loader refuses it.
 constexpr ParamRange kRanges[] = {
-    {"tdp_w", 10, 2000, "W: a 70 W inference card (T4) to a 1000 W module (B200), with headroom both ways"},
-    {"idle_w", 1, 2000, "W, and below tdp_w: a powered board never draws 0 (T4 idles at 9 W, B200 at 140 W)"},
-    {"memory_gb", 1, 1024, "GB: 16 GB (T4, V100) to 192 GB (MI300X); a TB or more is a node, not one GPU"},
+    {"tdp_w", 10, 2000, "W: a 70 W inference card (T4) to a 1200 W GPU (GB200), with headroom both ways"},
+    {"idle_w", 1, 2000, "W, and below tdp_w: a powered board never draws 0 (T4 idles at 9 W, Gaudi 3 at 226 W)"},
+    {"memory_gb", 1, 1024, "GB: 16 GB (T4, V100) to 256 GB (MI325X); a TB or more is a node, not one GPU"},
     {"memory_bandwidth_gb_per_s", 50, 20000, "GB/s: 300 GB/s (L4) to 8000 GB/s (B200); below 50 is host DRAM"},
-    {"dense_peak_tflops", 0.1, 20000, "TFLOP/s (TOPS for integers), dense: 8.1 (T4 fp32) to 9000 (B200 fp4)"},
-    {"gpu_link.bandwidth_gb_per_s", 1, 20000, "GB/s both ways, positive: 300 (NVLink 2) to 1800 (NVLink 5)"},
-    {"gpu_link.max_gpus", 2, 1024, "GPUs one link domain joins: a bridge joins 2, an NVSwitch domain 8 or 72"},
-    {"host_link.bandwidth_gb_per_s", 1, 1000, "GB/s both ways, positive: PCIe Gen3 x16 32 to Gen6 x16 256"},
+    {"dense_peak_tflops", 0.1, 20000, "TFLOP/s (TOPS for integers), dense: 8.1 (T4 fp32) to 10000 (GB200 fp4)"},
+    {"gpu_link.bandwidth_gb_per_s", 1, 20000, "GB/s both ways, positive: 112.5 (GA102 bridge) to 1800 (NVLink 5)"},
+    {"gpu_link.max_gpus", 2, 1024, "GPUs one link domain joins: a bridge 2 (H200 NVL 4), an NVSwitch domain 8, 72 or 256 (GH200)"},
+    {"host_link.bandwidth_gb_per_s", 1, 1000, "GB/s both ways, positive: PCIe Gen3 x16 32 to NVLink-C2C 900 (GH200)"},
     {"die_area_mm2", 10, 5000, "mm2 of silicon: 294 (L4) to 826 (A100), a few reticles for multi-die parts"},
     {"process_nm", 1, 100, "nm, the process node's name: 12 (T4, V100) to 4 (H100, B200)"},
     {"embodied.llmcarbon_cpa_kgco2e_per_cm2", 0.1, 10, "kg per cm2: LLMCarbon's 1.0 (16 nm) to 1.8 (4 nm)"},

@@ -14,8 +14,8 @@ constexpr double kGeneratorPromptTokens = 256;
 
 std::string gpu_of(const std::string& system) {
   if (system.find("A100-80GB") != std::string::npos) return "a100-80gb-sxm";  // a DGX: SXM boards
-  if (system.find("RTX 6000 Ada") != std::string::npos) return "rtx-6000-ada";  // not in the catalog
-  if (system.find("RTX 3090") != std::string::npos) return "rtx-3090";          // not in the catalog
+  if (system.find("RTX 6000 Ada") != std::string::npos) return "rtx-6000-ada";
+  if (system.find("RTX 3090") != std::string::npos) return "rtx-3090";
   throw std::invalid_argument(fmt::format("unknown system_gpu '{}'", system));
 }
 

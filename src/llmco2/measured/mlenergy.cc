@@ -17,11 +17,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// v1 names the GPU family only.
+// v1 names the GPU family only (the A40 has one variant).
 void set_v1_gpu(DatasetRow& row, const std::string& gpu) {
   if (gpu == "A100") row.gpu = "a100-40gb-sxm", row.caveats.push_back("gpu_variant_assumed");
   else if (gpu == "V100") row.gpu = "v100-sxm2", row.caveats.push_back("gpu_variant_assumed");
-  else row.gpu = "a40";  // not in the GPU catalog: kept, not simulated
+  else if (gpu == "A40") row.gpu = "a40";
+  else throw std::invalid_argument(fmt::format("unknown GPU '{}'", gpu));
 }
 
 DatasetRow v1_row(const CsvRowView& v, const fs::path& file, const std::string& gpu, const std::string& task,
