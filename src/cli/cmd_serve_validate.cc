@@ -14,6 +14,7 @@
 #include "calibration/calibration.h"
 #include "core/paths.h"
 #include "dataset/dataset_csv.h"
+#include "evaluation/node_validation.h"
 #include "evaluation/serving_validation.h"
 
 namespace llmco2::cli {
@@ -101,9 +102,63 @@ ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFl
   return all;
 }
 
+double node_ratio(const std::vector<NodeValidationRow>& rows, bool energy) {
+  double log_sum = 0;
+  long n = 0;
+  for (const auto& r : rows) {
+    if (!energy && r.scenario != "Offline") continue;
+    log_sum += std::log(energy ? r.simulated_energy_per_token_j / r.measured_energy_per_token_j
+                               : r.simulated_tokens_per_s / r.measured_tokens_per_s);
+    ++n;
+  }
+  return n == 0 ? 1.0 : std::exp(log_sum / static_cast<double>(n));
+}
+
+// One line per run, then per GPU and benchmark, and all.
+std::string node_markdown(const NodeValidation& v, const std::string& source) {
+  std::string out = fmt::format(
+      "Simulated vs measured, {} runs ({} replayed, {} skipped) at node scope (wall power of the node's GPUs, host "
+      "and supplies), parameters fitted on GPU-scope sources only (no {} row is in any fit).\n\n"
+      "| node | GPU | benchmark | scenario | TP x replicas | cap W | measured J/token | simulated | measured tok/s | "
+      "simulated | measured node kW | simulated |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+      source, v.rows.size(), v.skipped.size(), source);
+  for (const auto& r : v.rows)
+    out += fmt::format("| {} | {} | {} | {} | {} x {} | {} | {:.3f} | {:.3f} | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n", r.node,
+                       r.gpu, r.benchmark, r.scenario, r.tensor_parallel, r.replicas,
+                       r.power_cap_w > 0 ? fmt::format("{:.0f}", r.power_cap_w) : "TDP", r.measured_energy_per_token_j,
+                       r.simulated_energy_per_token_j, r.measured_tokens_per_s, r.simulated_tokens_per_s,
+                       r.measured_node_w / 1000, r.simulated_node_w / 1000);
+  std::map<std::string, std::vector<NodeValidationRow>> by_group;
+  for (const auto& r : v.rows) by_group[r.gpu + " | " + r.benchmark.substr(0, r.benchmark.find("-99"))].push_back(r);
+  by_group["**all** | **all**"] = v.rows;
+  out += "\n| GPU | benchmark | runs | energy/token MAPE | bias | Offline throughput MAPE | bias |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& [group, rows] : by_group) {
+    const Accuracy e = node_energy_accuracy(rows), t = node_throughput_accuracy(rows);
+    out += fmt::format("| {} | {} | {:.1f} | x{:.2f} | {} | x{:.2f} |\n", group, rows.size(), 100 * e.mape,
+                       node_ratio(rows, true), t.n > 0 ? fmt::format("{:.1f}", 100 * t.mape) : "-",
+                       node_ratio(rows, false));
+  }
+  return out;
+}
+
+void run_node_validate(const ValidateFlags& f, const std::vector<DatasetRow>& rows, const std::string& dir) {
+  const auto of_source = [&](const DatasetRow& r) { return r.source == f.source; };
+  const NodeValidation v = validate_node_rows(rows, of_source, load_sim_params_or_default(f.params), !f.quiet);
+  if (v.rows.empty()) fail("{}: no {} node-scope row could be replayed", dir, f.source);
+  const std::string table = node_markdown(v, f.source);
+  if (!f.markdown_out.empty()) write_file_atomic(f.markdown_out, table);
+  std::cout << table;
+  for (const auto& [row, reason] : v.skipped) std::cerr << fmt::format("skipped {}: {}\n", rows[row].source_ref, reason);
+}
+
 void run_validate(const ValidateFlags& f) {
   const std::filesystem::path dir = f.data.empty() ? data_dir() / "measured" : std::filesystem::path(f.data);
   const DatasetReadResult read = read_dataset_folder(dir);
+  if (std::any_of(read.rows.begin(), read.rows.end(), [&](const DatasetRow& r) {
+        return r.source == f.source && r.has_caveat("node_wall_power");
+      }))
+    return run_node_validate(f, read.rows, dir.string());
   std::string how;
   const ServingValidation v = validate(read.rows, f, how);
   if (v.rows.empty()) fail("{}: no {} steady-state row could be replayed", dir.string(), f.source);

@@ -153,6 +153,31 @@ TEST(Importers, ChuyishangTakesTheMeanBatchFromLittlesLaw) {
   EXPECT_EQ(q.model_relation, "not-in-catalog");  // Qwen2.5-3B
 }
 
+// The fixture: v4.0 DGX H100 llama2-70b-99.9 Server (15,487.46 tokens/s alone, 5,908.76 W), v4.1 H200 llama2-70b-99
+// Offline (86.7369 samples/s, 291.25 tokens each, 6,152.98 W) and its -99.9 twin (the same run).
+TEST(Importers, MlperfPowerKeepsTheNodesWallEnergyPerSampleAndCountsEachRunOnce) {
+  const ImportResult r = run("mlperf-power");
+  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_EQ(r.rejects.size(), 1u);
+  EXPECT_NE(r.rejects[0].reason.find("same measurement as the llama2-70b-99 row"), std::string::npos);
+  const DatasetRow& h100 = r.rows[0];
+  EXPECT_EQ(h100.gpu, "h100-sxm");
+  EXPECT_EQ(h100.tensor_parallel, 2);  // NVIDIA's v4.0 config; 70 GB of FP8 weights would fill 87% of one 80 GB GPU
+  EXPECT_EQ(h100.data_parallel, 4);
+  // tokens/s alone: samples/s = 15,487.46 / 294.45 (the reference tokens per sample); J per token = 5,908.76 / 15,487.46
+  EXPECT_NEAR(*h100.latency_s.total, 294.45 / 15487.46, 1e-12);
+  EXPECT_NEAR(*h100.energy_j.total / h100.gen_tokens, 5908.76 / 15487.46, 1e-9);
+  EXPECT_NE(h100.notes.find("node dgx-h100"), std::string::npos);
+  EXPECT_NE(h100.notes.find("power_cap_w 450"), std::string::npos);  // MaxQ, from its config (not in the CSV)
+  const DatasetRow& h200 = r.rows[1];
+  EXPECT_NEAR(*h200.energy_j.total, 6152.9844351733 / 86.7369, 1e-9);  // 70.94 J per sample at the wall
+  EXPECT_DOUBLE_EQ(h200.gen_tokens, 291.25);
+  EXPECT_EQ(h200.tensor_parallel, 1);
+  EXPECT_NE(h200.notes.find("max_batch 806"), std::string::npos);
+  for (const char* caveat : {"node_wall_power", "throughput_row", "prompt_tokens_estimated", "power_capped"})
+    EXPECT_TRUE(has(h200, caveat)) << caveat;
+}
+
 TEST(Importers, BenchlabIsRejectedBecauseItsTokenCountIsMissing) {
   const ImportResult r = run("benchlab");
   EXPECT_TRUE(r.rows.empty());

@@ -118,6 +118,25 @@ TEST(ServeSim, AnEmptyHourAtNodeScopeDrawsTheIdleNodesShare) {
   EXPECT_NEAR(r.totals.idle_energy_j, expected_j, 1e-4 * expected_j);
 }
 
+// A power limit (nvidia-smi -pl) holds a saturated GPU's mean power at the limit and costs throughput: the clocks
+// drop and compute-bound work stretches (sim/simulator.h throttled_power_w).
+TEST(ServeSim, APowerCapHoldsSaturatedPowerAtTheCapAndSlowsTheRun) {
+  Deployment free = h100_deployment();
+  free.max_num_seqs = 256;
+  Deployment capped = free;
+  capped.power_cap_w = 300;
+  LoadTest test;
+  test.requests = 600, test.prompt_tokens = 1024, test.gen_mean = 64;
+  const SteadyState a = run_load_test(free, default_sim_params(), test),
+                    b = run_load_test(capped, default_sim_params(), test);
+  ASSERT_TRUE(a.valid && b.valid);
+  const auto mean_w = [](const SteadyState& s) { return s.energy_per_token_j * static_cast<double>(s.tokens) / s.window_s; };
+  EXPECT_GT(mean_w(a), 300);            // uncapped, the run draws more than the cap
+  EXPECT_LE(mean_w(b), 300 * 1.0001);   // capped, never more
+  EXPECT_GT(mean_w(b), 0.95 * 300);     // and saturated at it
+  EXPECT_LT(static_cast<double>(b.tokens) / b.window_s, static_cast<double>(a.tokens) / a.window_s);
+}
+
 TEST(ServeSim, RequestEnergiesAddUpToTheBusyEnergy) {
   const Deployment d = h100_deployment(2);
   std::vector<std::array<double, 3>> rows;

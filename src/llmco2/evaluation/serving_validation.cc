@@ -155,22 +155,11 @@ ServingValidationRow replay_row(const DatasetRow& row, size_t index, const SimPa
 ServingValidation validate_serving(const std::vector<DatasetRow>& rows,
                                    const std::function<bool(const DatasetRow&)>& chosen_row, const SimParams& params,
                                    bool progress) {
-  ServingValidation v;
   CatalogCache catalogs;
-  std::vector<size_t> chosen;
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].measures == Measures::steady_state && chosen_row(rows[i])) chosen.push_back(i);
-  Progress bar("serving validation", static_cast<long>(chosen.size()), progress);
-  for (size_t k = 0; k < chosen.size(); ++k) {
-    try {
-      v.rows.push_back(replay_row(rows[chosen[k]], chosen[k], params, catalogs));
-    } catch (const Error& e) {
-      v.skipped.emplace_back(chosen[k], e.what());
-    }
-    bar.update(static_cast<long>(k + 1));
-  }
-  bar.finish();
-  return v;
+  return replay_rows<ServingValidation>(
+      rows, [&](const DatasetRow& r) { return r.measures == Measures::steady_state && chosen_row(r); },
+      "serving validation", progress,
+      [&](const DatasetRow& row, size_t index) { return replay_row(row, index, params, catalogs); });
 }
 
 Accuracy serving_energy_accuracy(const std::vector<ServingValidationRow>& rows) {

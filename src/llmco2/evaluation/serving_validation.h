@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/accuracy.h"
+#include "core/progress.h"
 #include "dataset/record.h"
 #include "dataset/request_log.h"
 #include "serving/serve_sim.h"
@@ -58,6 +59,28 @@ struct ServingValidation {
   std::vector<ServingValidationRow> rows;
   std::vector<std::pair<size_t, std::string>> skipped;  // row index and why it was not replayed
 };
+
+// Replays each row of `rows` that `take` accepts with `replay(row, index)`, with a progress line; a row whose replay
+// throws goes to `skipped` with the reason. Shared by the GPU-scope and node-scope validations.
+template <typename Validation, typename Take, typename Replay>
+Validation replay_rows(const std::vector<DatasetRow>& rows, Take take, const char* what, bool progress,
+                       Replay replay) {
+  Validation v;
+  std::vector<size_t> chosen;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (take(rows[i])) chosen.push_back(i);
+  Progress bar(what, static_cast<long>(chosen.size()), progress);
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    try {
+      v.rows.push_back(replay(rows[chosen[k]], chosen[k]));
+    } catch (const std::exception& e) {
+      v.skipped.emplace_back(chosen[k], e.what());
+    }
+    bar.update(static_cast<long>(k + 1));
+  }
+  bar.finish();
+  return v;
+}
 
 // Replays every steady_state row of `rows` that `chosen` accepts.
 ServingValidation validate_serving(const std::vector<DatasetRow>& rows,

@@ -356,9 +356,13 @@ SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Re
   s.step_tokens = static_cast<double>(tokens);
   s.sequences = static_cast<double>(step.decodes + step.prefill_chunks);
   // Token-wise kernels: every token of the step is one GEMM row; the embedding and final norm run over all of them.
+  // The step's tokens belong to many sequences, so their count is not a position: no context-window check (a
+  // 2048-token-window model still runs 8192-token steps).
   Request flat = setup;
   flat.batch = 1, flat.prompt_tokens = tokens, flat.gen_tokens = 1;
-  append_kernels(s, model, gpu, flat, Phase::prefill,
+  ModelSpec unbounded = model;
+  unbounded.max_positions.reset();
+  append_kernels(s, unbounded, gpu, flat, Phase::prefill,
                  [](const KernelNode& n, bool layer) { return layer ? !is_attention(n.type) : !samples(n); });
   auto layer_attention = [](const KernelNode& n, bool layer) { return layer && is_attention(n.type); };
   if (step.decodes > 0) {

@@ -1,0 +1,49 @@
+// evaluation/node_validation.h - MLPerf Inference power runs (8-GPU nodes at the wall, TensorRT-LLM, Offline: every
+// query at once; Server: Poisson arrivals at the submitted rate) replayed through the serving simulation at node
+// scope, and the simulated energy per output token and throughput scored against the measured ones.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/accuracy.h"
+#include "dataset/record.h"
+#include "evaluation/serving_validation.h"
+#include "serving/serve_sim.h"
+
+namespace llmco2 {
+
+// An open load test: requests arrive as a Poisson process of `rate_per_s`. The steady state is the window between
+// the arrivals of the 20th and 80th percentile requests; its energy over the tokens produced in it.
+SteadyState run_open_load_test(const Deployment& deployment, const SimParams& params, const LoadTest& test,
+                               double rate_per_s);
+
+struct NodeValidationRow {
+  size_t row = 0;  // index into the rows given
+  std::string node, gpu, model, benchmark, scenario;
+  int tensor_parallel = 1, replicas = 1;
+  double power_cap_w = 0;  // 0: the board's TDP
+  double measured_energy_per_token_j = 0, simulated_energy_per_token_j = 0;  // whole node at the wall
+  double measured_tokens_per_s = 0, simulated_tokens_per_s = 0;              // whole node
+  double measured_node_w = 0, simulated_node_w = 0;
+};
+
+struct NodeValidation {
+  std::vector<NodeValidationRow> rows;
+  std::vector<std::pair<size_t, std::string>> skipped;  // row index and why it was not replayed
+};
+
+// Replays every row of `rows` that carries the node_wall_power caveat and that `chosen` accepts.
+NodeValidation validate_node_rows(const std::vector<DatasetRow>& rows,
+                                  const std::function<bool(const DatasetRow&)>& chosen, const SimParams& params,
+                                  bool progress);
+
+Accuracy node_energy_accuracy(const std::vector<NodeValidationRow>& rows);
+// Offline rows only: a Server run's throughput is the rate it was offered.
+Accuracy node_throughput_accuracy(const std::vector<NodeValidationRow>& rows);
+
+// A "key value" entry of a row's notes ("node dgx-h100; scenario Offline; ..."), or "".
+std::string note_value(const DatasetRow& row, std::string_view key);
+
+}  // namespace llmco2
