@@ -50,6 +50,8 @@ const std::vector<std::string>& known_caveats() {
       "greedy_sampling",          // the client asked for greedy decoding (temperature 0): the sampler only argmaxes
       "temperature_sampling",     // the client samples with a temperature alone: no top-p/top-k sort of the vocabulary
       "sampling_penalties",       // the client set a repetition/frequency/presence penalty: more sampler passes
+      "batch_ran_to_longest",     // a fixed batch timed to its longest response while gen is the mean response:
+                                  // the decode steps run are unknown (not fitted; docs/data.md)
       "node_wall_power",          // energy of the whole node at the wall (GPUs, host, supplies), not the GPUs alone
       "throughput_row",           // a saturated or rate-driven run: latency_total is the node's time per request
                                   // (1 / requests per second), not a request's latency

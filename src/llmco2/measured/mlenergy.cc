@@ -42,6 +42,7 @@ DatasetRow v1_row(const CsvRowView& v, const fs::path& file, const std::string& 
   row.energy_j.total = v.number("energy") * batch;  // the source stores batch energy / batch size
   row.latency_s.total = v.number("latency");        // wall time of the batch
   row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated"});
+  if (batch > 1) row.caveats.push_back("batch_ran_to_longest");
   row.notes = fmt::format("task {}; prompt = mean characters/4 of the ShareGPT prompt file (no chat template)", task);
   return row;
 }
