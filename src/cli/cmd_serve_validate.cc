@@ -2,7 +2,6 @@
 // through serve-sim as their harness ran them; energy per request and median inter-token latency against the
 // measured ones, per GPU and model, as a Markdown table (docs/serving.md).
 #include <algorithm>
-#include <cmath>
 #include <iostream>
 #include <map>
 
@@ -25,19 +24,10 @@ struct ValidateFlags {
   bool quiet = false;
 };
 
-// Geometric mean of simulated / measured: the direction and size of the bias.
-double mean_ratio(const std::vector<ServingValidationRow>& rows, bool energy) {
-  double log_sum = 0;
-  for (const auto& r : rows)
-    log_sum += std::log(energy ? r.simulated_energy_per_request_j / r.measured_energy_per_request_j
-                               : r.simulated_itl_s / r.measured_itl_s);
-  return rows.empty() ? 1.0 : std::exp(log_sum / static_cast<double>(rows.size()));
-}
-
 std::string table_line(const std::string& gpu, const std::string& model, const std::vector<ServingValidationRow>& rows) {
   const Accuracy e = serving_energy_accuracy(rows), l = serving_itl_accuracy(rows);
   return fmt::format("| {} | {} | {} | {:.1f} | x{:.2f} | {:.1f} | x{:.2f} |\n", gpu, model, rows.size(), 100 * e.mape,
-                     mean_ratio(rows, true), 100 * l.mape, mean_ratio(rows, false));
+                     e.bias, 100 * l.mape, l.bias);
 }
 
 std::string markdown(const ServingValidation& v, const std::string& source, const std::string& how) {
@@ -102,18 +92,6 @@ ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFl
   return all;
 }
 
-double node_ratio(const std::vector<NodeValidationRow>& rows, bool energy) {
-  double log_sum = 0;
-  long n = 0;
-  for (const auto& r : rows) {
-    if (!energy && r.scenario != "Offline") continue;
-    log_sum += std::log(energy ? r.simulated_energy_per_token_j / r.measured_energy_per_token_j
-                               : r.simulated_tokens_per_s / r.measured_tokens_per_s);
-    ++n;
-  }
-  return n == 0 ? 1.0 : std::exp(log_sum / static_cast<double>(n));
-}
-
 // One line per run, then per GPU and benchmark, and all.
 std::string node_markdown(const NodeValidation& v, const std::string& source) {
   std::string out = fmt::format(
@@ -135,9 +113,8 @@ std::string node_markdown(const NodeValidation& v, const std::string& source) {
          "|---|---|---:|---:|---:|---:|---:|\n";
   for (const auto& [group, rows] : by_group) {
     const Accuracy e = node_energy_accuracy(rows), t = node_throughput_accuracy(rows);
-    out += fmt::format("| {} | {} | {:.1f} | x{:.2f} | {} | x{:.2f} |\n", group, rows.size(), 100 * e.mape,
-                       node_ratio(rows, true), t.n > 0 ? fmt::format("{:.1f}", 100 * t.mape) : "-",
-                       node_ratio(rows, false));
+    out += fmt::format("| {} | {} | {:.1f} | x{:.2f} | {} | x{:.2f} |\n", group, rows.size(), 100 * e.mape, e.bias,
+                       t.n > 0 ? fmt::format("{:.1f}", 100 * t.mape) : "-", t.bias);
   }
   return out;
 }

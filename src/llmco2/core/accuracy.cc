@@ -12,6 +12,7 @@ void AccuracyCounter::add(double predicted, double measured) {
   sum_.eba5 += error <= 0.05;
   sum_.eba10 += error <= 0.10;
   sum_.eba30 += error <= 0.30;
+  log_ratio_sum_ += std::log(predicted / measured);
 }
 
 Accuracy AccuracyCounter::result() const {
@@ -19,6 +20,7 @@ Accuracy AccuracyCounter::result() const {
   if (a.n == 0) return a;
   const double n = static_cast<double>(a.n);
   a.mape /= n, a.eba5 /= n, a.eba10 /= n, a.eba30 /= n;
+  a.bias = std::exp(log_ratio_sum_ / n);
   return a;
 }
 

@@ -1,4 +1,5 @@
-// core/accuracy.h - the paper's accuracy measures: MAPE and EBA(d), the share of predictions within +-d of the truth.
+// core/accuracy.h - the paper's accuracy measures: MAPE and EBA(d), the share of predictions within +-d of the truth;
+// and the bias, the geometric mean of predicted / measured.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,7 @@ namespace llmco2 {
 struct Accuracy {
   size_t n = 0;
   double mape = 0, eba5 = 0, eba10 = 0, eba30 = 0;  // fractions
+  double bias = 1;  // geometric mean of predicted / measured: the direction and size of the bias (1 when empty)
 };
 
 // Adds (predicted, measured) pairs; measured must be positive.
@@ -19,6 +21,7 @@ class AccuracyCounter {
 
  private:
   Accuracy sum_;
+  double log_ratio_sum_ = 0;
 };
 
 }  // namespace llmco2

@@ -59,6 +59,16 @@ const std::vector<std::string>& known_caveats() {
   return caveats;
 }
 
+std::string DatasetRow::note(std::string_view key) const {
+  const std::string needle = std::string(key) + " ";
+  for (size_t at = 0; (at = notes.find(needle, at)) != std::string::npos; at += needle.size()) {
+    if (at > 0 && notes[at - 1] != ' ' && notes[at - 1] != ';') continue;  // a key, not the end of another word
+    const size_t start = at + needle.size(), end = notes.find(';', start);
+    return notes.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  }
+  return "";
+}
+
 bool DatasetRow::has_caveat(std::string_view caveat) const {
   return std::find(caveats.begin(), caveats.end(), caveat) != caveats.end();
 }

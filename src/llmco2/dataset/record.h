@@ -78,6 +78,8 @@ struct DatasetRow {
   std::string notes;
 
   bool has_caveat(std::string_view caveat) const;
+  // The value of a "key value" entry of `notes` ("task gpqa; node dgx-h100; ..."), up to the next ';'; "" if absent.
+  std::string note(std::string_view key) const;
 };
 
 }  // namespace llmco2

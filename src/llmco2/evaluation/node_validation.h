@@ -14,11 +14,6 @@
 
 namespace llmco2 {
 
-// An open load test: requests arrive as a Poisson process of `rate_per_s`. The steady state is the window between
-// the arrivals of the 20th and 80th percentile requests; its energy over the tokens produced in it.
-SteadyState run_open_load_test(const Deployment& deployment, const SimParams& params, const LoadTest& test,
-                               double rate_per_s);
-
 struct NodeValidationRow {
   size_t row = 0;  // index into the rows given
   std::string node, gpu, model, benchmark, scenario;
@@ -42,8 +37,5 @@ NodeValidation validate_node_rows(const std::vector<DatasetRow>& rows,
 Accuracy node_energy_accuracy(const std::vector<NodeValidationRow>& rows);
 // Offline rows only: a Server run's throughput is the rate it was offered.
 Accuracy node_throughput_accuracy(const std::vector<NodeValidationRow>& rows);
-
-// A "key value" entry of a row's notes ("node dgx-h100; scenario Offline; ..."), or "".
-std::string note_value(const DatasetRow& row, std::string_view key);
 
 }  // namespace llmco2

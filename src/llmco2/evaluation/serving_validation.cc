@@ -55,22 +55,8 @@ double kth(std::vector<double> values, size_t k) {
 
 }  // namespace
 
-SteadyState run_load_test(const Deployment& d, const SimParams& params, const LoadTest& test) {
-  const RequestLog log = load_test_log(test);
-  std::vector<StepRecord> steps;
-  std::vector<double> first_token_s, finish_s;
-  ReplayOptions options;
-  options.on_step = [&](const StepRecord& s) { steps.push_back(s); };
-  replay(log, d, params, options, [&](const ServedRequest& r) {
-    if (r.finish_s < 0) return;
-    first_token_s.push_back(r.first_token_s);
-    finish_s.push_back(r.finish_s);
-  });
+SteadyState steady_window(const std::vector<StepRecord>& steps, double start_s, double end_s, int replicas) {
   SteadyState out;
-  const size_t concurrency = static_cast<size_t>(scheduler_limits(d).max_num_seqs) * d.replicas;
-  if (finish_s.size() < concurrency + 3) return out;
-  const double start_s = kth(first_token_s, concurrency - 1);
-  const double end_s = kth(finish_s, finish_s.size() - concurrency - 2);
   if (!(end_s > start_s)) return out;
   double energy_j = 0, running_s = 0;
   std::vector<std::pair<double, double>> gaps;  // (inter-token gap, how many clients saw it)
@@ -88,9 +74,46 @@ SteadyState run_load_test(const Deployment& d, const SimParams& params, const Lo
   out.window_s = end_s - start_s;
   out.energy_per_token_j = energy_j / static_cast<double>(out.tokens);
   out.median_itl_s = weighted_median(std::move(gaps));
-  out.mean_running = running_s / (out.window_s * d.replicas);
+  out.mean_running = running_s / (out.window_s * replicas);
   out.valid = true;
   return out;
+}
+
+// The replay of `log` with every iteration and idle gap recorded.
+std::vector<StepRecord> replay_steps(const RequestLog& log, const Deployment& d, const SimParams& params,
+                                     const RequestSink& on_request) {
+  std::vector<StepRecord> steps;
+  ReplayOptions options;
+  options.on_step = [&](const StepRecord& s) { steps.push_back(s); };
+  replay(log, d, params, options, on_request);
+  return steps;
+}
+
+SteadyState run_load_test(const Deployment& d, const SimParams& params, const LoadTest& test) {
+  std::vector<double> first_token_s, finish_s;
+  const std::vector<StepRecord> steps = replay_steps(load_test_log(test), d, params, [&](const ServedRequest& r) {
+    if (r.finish_s < 0) return;
+    first_token_s.push_back(r.first_token_s);
+    finish_s.push_back(r.finish_s);
+  });
+  const size_t concurrency = static_cast<size_t>(scheduler_limits(d).max_num_seqs) * d.replicas;
+  if (finish_s.size() < concurrency + 3) return {};
+  const double start_s = kth(first_token_s, concurrency - 1);
+  const double end_s = kth(finish_s, finish_s.size() - concurrency - 2);
+  return steady_window(steps, start_s, end_s, d.replicas);
+}
+
+SteadyState run_open_load_test(const Deployment& d, const SimParams& params, const LoadTest& test,
+                               double rate_per_s) {
+  if (!(rate_per_s > 0)) fail("an open load test needs a positive arrival rate, got {}", rate_per_s);
+  RequestLog log = load_test_log(test);
+  std::mt19937_64 rng(test.seed + 7919);
+  std::exponential_distribution<double> gap(rate_per_s);
+  double t = 0;
+  for (LoggedRequest& r : log.requests) r.time_s = (t += gap(rng));
+  const std::vector<StepRecord> steps = replay_steps(log, d, params, [](const ServedRequest&) {});
+  const size_t n = log.requests.size();
+  return steady_window(steps, *log.requests[n / 5].time_s, *log.requests[4 * n / 5].time_s, d.replicas);
 }
 
 namespace {
@@ -108,20 +131,13 @@ TaskSettings task_settings(const std::string& task) {
   return {1024, 4096};  // lm-arena-chat
 }
 
-std::string task_of(const DatasetRow& row) {
-  const auto at = row.notes.find("task ");
-  if (at == std::string::npos) return "";
-  const auto end = row.notes.find(';', at);
-  return row.notes.substr(at + 5, end == std::string::npos ? std::string::npos : end - at - 5);
-}
-
 ServingValidationRow replay_row(const DatasetRow& row, size_t index, const SimParams& params, CatalogCache& catalogs) {
   if (!row.max_batch || !row.energy_j.total || !row.latency_s.total || row.gen_tokens < 2)
     fail("needs max_num_seqs, a total energy and a latency over at least two output tokens");
   const SimConfig config = config_for_row(row, catalogs);
   ServingValidationRow out;
   out.row = index;
-  out.model = row.model, out.gpu = row.gpu, out.task = task_of(row);
+  out.model = row.model, out.gpu = row.gpu, out.task = row.note("task");
   out.tensor_parallel = config.request.gpus, out.data_parallel = std::max(1, row.data_parallel);
   Deployment d;
   d.model = *config.model, d.gpu = *config.gpu, d.setup = config.request;

@@ -44,6 +44,15 @@ struct SteadyState {
 
 SteadyState run_load_test(const Deployment& deployment, const SimParams& params, const LoadTest& test);
 
+// An open load test (MLPerf Server): requests arrive as a Poisson process of `rate_per_s`. The steady state is the
+// window between the arrivals of the 20th and 80th percentile requests.
+SteadyState run_open_load_test(const Deployment& deployment, const SimParams& params, const LoadTest& test,
+                               double rate_per_s);
+
+// The figures of the steps inside [start_s, end_s] (steps cut at the edges count in proportion; tokens and
+// inter-token gaps of the steps ending inside): invalid when nothing was produced there.
+SteadyState steady_window(const std::vector<StepRecord>& steps, double start_s, double end_s, int replicas);
+
 // One measured steady-state row and its replay.
 struct ServingValidationRow {
   size_t row = 0;  // index into the rows given

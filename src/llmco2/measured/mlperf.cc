@@ -140,8 +140,7 @@ DatasetRow mlperf_row(const CsvRowView& v, const std::filesystem::path& file) {
     notes += fmt::format("; power_cap_w {}", cap_w);
   }
   if (run) {
-    row.max_batch = static_cast<double>(run->max_batch) * row.data_parallel;
-    notes += fmt::format("; max_batch {}", run->max_batch);
+    row.max_batch = static_cast<double>(run->max_batch) * row.data_parallel;  // all engines, as the format has it
     if (run->max_tokens > 0) notes += fmt::format("; max_tokens {}", run->max_tokens);
   }
   row.notes = notes;
