@@ -4,8 +4,10 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/json_io.h"
 #include "graph/kernel_graph.h"
 #include "graph/layer_kernels.h"
+#include "model/hf_config.h"
 #include "model/model_catalog.h"
 
 namespace llmco2 {
@@ -105,10 +107,46 @@ TEST(KernelGraph, Gemma2MeanLayerGivesTheExactSumOverLocalAndGlobalLayers) {
   const KernelGraph g = build_kernel_graph(m, r);
   const PhaseShape s = phase_shape(Phase::decode, r);
   double expected = 0;
-  for (const auto& layer : m.layer_attention)
-    expected += fused_attention_cost(s, {16, 8, 256, attention_span(Phase::decode, r, layer)}).ops;
+  for (const auto& layer : m.layer_specs)
+    expected += fused_attention_cost(s, {16, 8, 256, attention_span(Phase::decode, r, layer.attention)}).ops;
   EXPECT_NEAR(node(g, "fused_attention").decode.ops * m.layers, expected, expected * 1e-12);
   EXPECT_NE(node(g, "post_norm_attn").kernel, "");  // Gemma2's extra norms
+}
+
+// Qwen2-57B-A14B with its first two layers dense (mlp_only_layers): one graph, the union of both layer kinds.
+ModelSpec qwen_moe_two_dense() {
+  for (const auto& entry : ModelCatalog::bundled().entries())
+    if (entry.id == "qwen2-57b-a14b") {
+      Json config = read_json_file(entry.config_path);
+      config["mlp_only_layers"] = Json::array({0, 1});
+      return model_from_hf_config(config, "qwen2-57b-two-dense");
+    }
+  throw std::runtime_error("no qwen2-57b-a14b");
+}
+
+TEST(KernelGraph, MixedDenseAndMoeLayersMeanOverTheUnionOfTheirKernels) {
+  const Request r = request(1, 256, 16);
+  const KernelGraph g = build_kernel_graph(qwen_moe_two_dense(), r);
+  // The dense MLP runs in 2 of 28 layers: layers x node = 2 x (2 x 256 x 3584 x 18944) prefill ops.
+  const KernelNode& dense = node(g, "gate_proj");
+  EXPECT_DOUBLE_EQ(dense.layer_share, 2.0 / 28);
+  EXPECT_DOUBLE_EQ(dense.prefill.ops * 28, 2 * (2.0 * 256 * 3584 * 18944));
+  // The router and experts run in the other 26, the norms and residual adds in all 28.
+  EXPECT_DOUBLE_EQ(node(g, "router").layer_share, 26.0 / 28);
+  EXPECT_DOUBLE_EQ(node(g, "router").prefill.ops * 28, 26 * (2.0 * 256 * 3584 * 64));
+  EXPECT_EQ(node(g, "norm_mlp").layer_share, 1.0);
+  // Nodes stay in a topological order, and norm_mlp feeds both FFN kinds.
+  for (const auto& [from, to] : g.edges) EXPECT_LT(from, to);
+  auto feeds = [&](const std::string& from, const std::string& to, const std::string& expert) {
+    const auto index = [&](const std::string& kernel, const std::string& e) {
+      for (size_t i = 0; i < g.nodes.size(); ++i)
+        if (g.nodes[i].kernel == kernel && g.nodes[i].expert == e) return static_cast<int>(i);
+      return -1;
+    };
+    return std::count(g.edges.begin(), g.edges.end(), std::pair{index(from, ""), index(to, expert)}) == 1;
+  };
+  EXPECT_TRUE(feeds("norm_mlp", "gate_proj", ""));
+  EXPECT_TRUE(feeds("norm_mlp", "router", ""));
 }
 
 TEST(KernelGraph, TotalsCoverAllLayersStepKernelsAndGpus) {

@@ -59,25 +59,25 @@ TEST(HfConfig, FamilyKeyNames) {
   EXPECT_EQ(opt.intermediate, 16384);
   EXPECT_EQ(opt.activation, Activation::relu);
   const ModelSpec falcon = bundled("falcon-7b");  // multi_query -> 1 KV head, parallel attention
-  EXPECT_EQ(falcon.layer_attention[0].kv_heads, 1);
+  EXPECT_EQ(falcon.layer_specs[0].attention.kv_heads, 1);
   EXPECT_EQ(falcon.head_dim, 64);
   EXPECT_TRUE(falcon.parallel_attention);
 }
 
 TEST(HfConfig, SlidingWindowLayers) {
   const ModelSpec mistral = bundled("mistral-7b-v0.1");
-  for (const auto& a : mistral.layer_attention) EXPECT_EQ(a.window_tokens, 4096);
-  EXPECT_EQ(bundled("mistral-7b-instruct-v0.3").layer_attention[0].window_tokens, 0);  // sliding_window: null
-  EXPECT_EQ(bundled("qwen2-7b").layer_attention[0].window_tokens, 0);                  // use_sliding_window: false
+  for (const auto& a : mistral.layer_specs) EXPECT_EQ(a.attention.window_tokens, 4096);
+  EXPECT_EQ(bundled("mistral-7b-instruct-v0.3").layer_specs[0].attention.window_tokens, 0);  // sliding_window: null
+  EXPECT_EQ(bundled("qwen2-7b").layer_specs[0].attention.window_tokens, 0);                  // use_sliding_window: false
   const ModelSpec gemma2 = bundled("gemma-2-9b");  // even layers local, odd layers global
-  EXPECT_EQ(gemma2.layer_attention[0].window_tokens, 4096);
-  EXPECT_EQ(gemma2.layer_attention[1].window_tokens, 0);
+  EXPECT_EQ(gemma2.layer_specs[0].attention.window_tokens, 4096);
+  EXPECT_EQ(gemma2.layer_specs[1].attention.window_tokens, 0);
   const ModelSpec gemma3 = bundled("gemma-3-27b-it");  // 5 local layers per global layer
-  EXPECT_EQ(gemma3.layer_attention[4].window_tokens, 1024);
-  EXPECT_EQ(gemma3.layer_attention[5].window_tokens, 0);
+  EXPECT_EQ(gemma3.layer_specs[4].attention.window_tokens, 1024);
+  EXPECT_EQ(gemma3.layer_specs[5].attention.window_tokens, 0);
   const ModelSpec oss = bundled("gpt-oss-20b");  // layer_types alternate, sliding first
-  EXPECT_EQ(oss.layer_attention[0].window_tokens, 128);
-  EXPECT_EQ(oss.layer_attention[1].window_tokens, 0);
+  EXPECT_EQ(oss.layer_specs[0].attention.window_tokens, 128);
+  EXPECT_EQ(oss.layer_specs[1].attention.window_tokens, 0);
   EXPECT_EQ(oss.moe->experts, 32);
   EXPECT_EQ(oss.moe->experts_per_token, 4);
 }
@@ -91,11 +91,50 @@ TEST(HfConfig, MoeWidthsAndSharedExperts) {
   EXPECT_EQ(qwen2.moe->shared_intermediate, 20480);
 }
 
+// A bundled config with some keys replaced (`changes` is a JSON object merged over it).
+ModelSpec edited(const std::string& id, const std::string& changes) {
+  for (const auto& entry : ModelCatalog::bundled().entries())
+    if (entry.id == id) {
+      Json config = read_json_file(entry.config_path);
+      config.merge_patch(Json::parse(changes));
+      return model_from_hf_config(config, id + "-edited");
+    }
+  ADD_FAILURE() << "no bundled model " << id;
+  return {};
+}
+
+TEST(HfConfig, MoeLayersFollowMlpOnlyLayersAndTheSparseStep) {
+  // Qwen2-57B-A14B, 28 layers. A MoE FFN: 64 experts x 3 x 3584 x 2560 + shared 3 x 3584 x 20480 + its gate 3584
+  // + router 3584 x 64 = 1,982,041,600; a dense one 3 x 3584 x 18944 = 203,685,888; 1,778,355,712 less per layer.
+  const ModelSpec all = bundled("qwen2-57b-a14b");
+  EXPECT_EQ(all.layers_with(FfnKind::moe), 28);
+  const ModelSpec two_dense = edited("qwen2-57b-a14b", R"({"mlp_only_layers": [0, 1]})");
+  EXPECT_EQ(two_dense.layer_specs[1].ffn, FfnKind::dense);
+  EXPECT_EQ(two_dense.layer_specs[2].ffn, FfnKind::moe);
+  EXPECT_DOUBLE_EQ(all.total_params() - two_dense.total_params(), 2 * 1778355712.0);
+  const ModelSpec every_other = edited("qwen2-57b-a14b", R"({"decoder_sparse_step": 2})");  // (i + 1) % 2 == 0
+  EXPECT_EQ(every_other.layer_specs[0].ffn, FfnKind::dense);
+  EXPECT_EQ(every_other.layer_specs[1].ffn, FfnKind::moe);
+  EXPECT_EQ(every_other.layers_with(FfnKind::moe), 14);
+  // Active: total less 14 layers x (64 - 8) idle experts of 3 x 3584 x 2560 = 27,525,120 weights.
+  EXPECT_DOUBLE_EQ(every_other.active_params(), every_other.total_params() - 14.0 * 56 * 27525120);
+}
+
+TEST(HfConfig, BadLayerListsNameTheKey) {
+  try {
+    edited("qwen2-57b-a14b", R"({"mlp_only_layers": [0, 99]})");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("qwen2-57b-a14b-edited: key 'mlp_only_layers' must hold whole numbers from "
+                                         "0 to 27, found 99"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HfConfig, PerLayerKvHeads) {
   const ModelSpec deci = bundled("decilm-7b");
-  EXPECT_EQ(deci.layer_attention[0].kv_heads, 4);
-  EXPECT_EQ(deci.layer_attention[5].kv_heads, 2);
-  EXPECT_EQ(deci.layer_attention[20].kv_heads, 1);
+  EXPECT_EQ(deci.layer_specs[0].attention.kv_heads, 4);
+  EXPECT_EQ(deci.layer_specs[5].attention.kv_heads, 2);
+  EXPECT_EQ(deci.layer_specs[20].attention.kv_heads, 1);
 }
 
 TEST(HfConfig, DtypeDefaultsFromConfig) {
