@@ -170,14 +170,16 @@ TEST(KernelGraph, EagerAttentionHasThreeKernels) {
 }
 
 TEST(KernelGraph, EdgesFormADagInNodeOrder) {
-  for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "qwen2-57b-a14b", "bloom-7b1"}) {
+  for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "falcon-40b", "qwen2-57b-a14b",
+                         "bloom-7b1"}) {
     const KernelGraph g = build_kernel_graph(model(id), request(1, 128, 8));
     for (const auto& [from, to] : g.edges) {
       EXPECT_LT(from, to) << id;
       EXPECT_LT(to, static_cast<int>(g.nodes.size())) << id;
     }
-    for (int i = 1; i < static_cast<int>(g.nodes.size()); ++i)  // every node but the first has an input
-      EXPECT_TRUE(std::any_of(g.edges.begin(), g.edges.end(), [&](auto e) { return e.second == i; })) << id << i;
+    for (int i = 1; i < static_cast<int>(g.nodes.size()); ++i)  // only norms read the layer's input
+      EXPECT_TRUE(g.nodes[i].type == KernelType::norm ||
+                  std::any_of(g.edges.begin(), g.edges.end(), [&](auto e) { return e.second == i; })) << id << i;
   }
 }
 
@@ -186,6 +188,20 @@ TEST(KernelGraph, FalconParallelBlockHasOneResidualAdd) {
   const auto adds = nodes_of(g, KernelType::add);
   ASSERT_EQ(adds.size(), 1u);
   EXPECT_DOUBLE_EQ(adds[0]->prefill.ops, 2.0 * 128 * 4544);  // x + attention + MLP
+}
+
+TEST(KernelGraph, Falcon40bHasTwoNormsOneAllReduceAndOneAdd) {
+  const KernelGraph g = build_kernel_graph(model("falcon-40b"), request(1, 128, 8, 8));
+  // ln_attn and ln_mlp both read the layer's input (no inputs inside the layer graph).
+  for (const char* norm : {"norm_attn", "norm_mlp"}) {
+    const KernelNode& n = node(g, norm);
+    EXPECT_DOUBLE_EQ(n.prefill.ops, 7.0 * 128 * 8192) << norm;
+  }
+  EXPECT_EQ(nodes_of(g, KernelType::allreduce).size(), 1u);  // attention + MLP outputs reduced together
+  const auto adds = nodes_of(g, KernelType::add);
+  ASSERT_EQ(adds.size(), 1u);
+  EXPECT_DOUBLE_EQ(adds[0]->prefill.ops, 2.0 * 128 * 8192);  // x + attention + MLP
+  EXPECT_EQ(node(g, "k_proj").d_out, 64);                    // 8 KV groups of 64 over 8 GPUs
 }
 
 void expect_error(const std::string& id, const Request& r, const std::string& fragment) {

@@ -22,7 +22,7 @@ std::string error_of(const std::string& file) {
 
 TEST(HfConfig, EveryBundledConfigParses) {
   const auto& entries = ModelCatalog::bundled().entries();
-  EXPECT_EQ(entries.size(), 52u);
+  EXPECT_EQ(entries.size(), 59u);
   for (const auto& entry : entries) EXPECT_NO_THROW(read_hf_config(entry.config_path)) << entry.id;
 }
 
@@ -30,6 +30,45 @@ TEST(HfConfig, EveryBundledConfigParses) {
 TEST(HfConfig, Llama31_8bParameterCountMatchesThePublishedOne) {
   // 2 x 128256 x 4096 (untied embeddings) + 32 x (41943040 attention + 176160768 MLP + 8192 norms) + 4096
   EXPECT_EQ(bundled("llama-3.1-8b").total_params(), 8030261248.0);
+}
+
+TEST(HfConfig, Bloom176bParameterCountMatchesTheModelCard) {
+  // 70 x (12 h^2 + 13 h) + 250880 h (tied) + 2 h (final LayerNorm), h = 14336: 176,247,242,752. The card's
+  // 176,247,271,424 also counts the embedding LayerNorm (2 x 14336 = 28,672), which llmco2 neglects.
+  const ModelSpec bloom = bundled("bloom-176b");  // n_embed, n_layer, num_attention_heads; ALiBi; MLP 4 x hidden
+  EXPECT_EQ(bloom.hidden, 14336);
+  EXPECT_EQ(bloom.position, PositionKind::alibi);
+  EXPECT_DOUBLE_EQ(bloom.total_params(), 176247271424.0 - 28672.0);
+}
+
+TEST(HfConfig, Falcon40bReleaseFormatIsTheNewDecoderArchitecture) {
+  // model_type RefinedWeb, n_head 128, n_head_kv 8, n_layer 60: 8 KV groups, ln_attn and ln_mlp, parallel block.
+  const ModelSpec falcon = bundled("falcon-40b");
+  EXPECT_EQ(falcon.family, "falcon");
+  EXPECT_EQ(falcon.layer_specs[0].attention.kv_heads, 8);
+  EXPECT_EQ(falcon.head_dim, 64);
+  EXPECT_TRUE(falcon.parallel_attention);
+  EXPECT_EQ(falcon.norms_per_layer, 2);
+  // Per layer: q 8192 x 8192 + k, v 8192 x 512 + o 8192 x 8192 = 142,606,336; MLP 2 x 8192 x 32768 = 536,870,912;
+  // two LayerNorms 32,768. 60 layers + 65024 x 8192 tied embeddings + final norm = 41,303,293,952. HF's 41.8B counts
+  // the stored LM head copy too (+532,676,608 = 41,835,970,560); tied, it is held once.
+  EXPECT_DOUBLE_EQ(falcon.total_params(), 41303293952.0);
+  EXPECT_NEAR((falcon.total_params() + falcon.lm_head_params()) / 1e9, 41.8, 0.05);
+}
+
+TEST(HfConfig, Qwen3Coder480bIsAllMoeWithoutASharedExpert) {
+  const ModelSpec coder = bundled("qwen3-coder-480b-a35b-instruct");
+  EXPECT_EQ(coder.layers_with(FfnKind::moe), 62);  // decoder_sparse_step 1, mlp_only_layers []
+  EXPECT_EQ(coder.moe->shared_intermediate, 0);   // shared_expert_intermediate_size: 0
+  // Per layer: attention 6144 x 12288 x 2 + 6144 x 1024 x 2 = 163,577,856; 160 experts x 3 x 6144 x 2560
+  // (47,185,920 each); router 6144 x 160; 2 norms. 62 layers + 2 x 151936 x 6144 + 6144 = 480,154,859,520 (480B);
+  // active: less 62 x 152 idle experts = 35,474,749,440 (A35B).
+  EXPECT_DOUBLE_EQ(coder.total_params(), 480154859520.0);
+  EXPECT_DOUBLE_EQ(coder.active_params(), 35474749440.0);
+}
+
+TEST(HfConfig, Qwen25_3bMatchesItsSafetensorsCount) {
+  EXPECT_DOUBLE_EQ(bundled("qwen2.5-3b-instruct").total_params(), 3085938688.0);  // HF safetensors metadata
 }
 
 TEST(HfConfig, MixtralCountsEveryExpertAndTheRouter) {
@@ -237,6 +276,26 @@ TEST(HfQuantization, ModelOptHfQuantConfigBesideTheConfig) {
   write_temp("qwen-nvfp4.hf_quant_config.json",
              R"({"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16}})");
   EXPECT_EQ(read_hf_config(nvfp4).default_precision, (Precision{DType::nvfp4, DType::nvfp4, DType::fp8}));
+}
+
+TEST(HfQuantization, BundledQuantisedCheckpoints) {
+  const ModelSpec qwen_fp8 = bundled("qwen3-30b-a3b-fp8");  // Qwen's block fp8 (weight_block_size 128 x 128)
+  EXPECT_EQ(qwen_fp8.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));
+  const ModelSpec llama_fp8 = bundled("llama-3.1-70b-instruct-fp8");  // ModelOpt FP8 + FP8 KV cache
+  EXPECT_EQ(llama_fp8.quantization, "modelopt");
+  EXPECT_EQ(llama_fp8.default_precision, (Precision{DType::fp8, DType::fp8, DType::fp8}));
+  const ModelSpec qwen_fp4 = bundled("qwen3-235b-a22b-nvfp4");  // ModelOpt NVFP4, group 16, FP8 KV cache
+  EXPECT_EQ(qwen_fp4.default_precision, (Precision{DType::nvfp4, DType::nvfp4, DType::fp8}));
+}
+
+TEST(HfQuantization, Qwen3CoderFp8ExcerptIsBlockFp8OfEveryLinearWeight) {
+  // The FP8 release's quantization_config (data/models/...-FP8.config-excerpt.json) on the bf16 config.
+  Json excerpt = read_json_file(ModelCatalog::bundled().entries().front().config_path.parent_path() /
+                                "Qwen-Qwen3-Coder-480B-A35B-Instruct-FP8.config-excerpt.json");
+  const ModelSpec m = with_quantization("qwen3-coder-480b-a35b-instruct", excerpt.at("quantization_config").dump());
+  EXPECT_EQ(m.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));
+  // Embeddings and LM head bf16 (2 x 151936 x 6144 x 2 bytes), the other 478,287,869,952 weights 1 byte: 482.0 GB.
+  EXPECT_DOUBLE_EQ(m.weight_bytes(m.default_precision), 2.0 * 151936 * 6144 * 2 + 478287869952.0);
 }
 
 TEST(HfQuantization, BadQuantizationConfigsAreClearErrors) {
