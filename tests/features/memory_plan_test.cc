@@ -49,6 +49,15 @@ TEST(MemoryPlan, KvPerSequenceUsesGqaHeadsPerGpuAndTheKvDtype) {
                    18 * 2048.0 * 1152 + 18 * 2048.0 * 128);
 }
 
+TEST(MemoryPlan, MlaCachesOneLatentPerTokenOnEveryGpu) {
+  // DeepSeek-V3.1: 61 layers x (512 latent + 64 rope) x 2 bytes per token, whole on each GPU (the latent is one
+  // shared head, not split by tensor parallelism). At 1152 tokens: 80,953,344 B per sequence, against 128 heads x
+  // (192 + 128) x 2 B = 81,920 B per token and layer for a plain-MHA cache of the same heads (71x more).
+  const ModelSpec m = model("deepseek-v3.1");
+  EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 1024, 128, 8)), 61.0 * 1152 * 576 * 2);
+  EXPECT_DOUBLE_EQ(state_bytes_per_sequence_per_gpu(m, request(m, 1, 1024, 128, 8)), 0);
+}
+
 TEST(MemoryPlan, EngineReserveIsTheUnusedShareAndTheActivationPeak) {
   const ModelSpec m = model("llama-2-70b");
   const Request r = request(m, 1, 1024, 128, 4);

@@ -171,7 +171,7 @@ TEST(KernelGraph, EagerAttentionHasThreeKernels) {
 
 TEST(KernelGraph, EdgesFormADagInNodeOrder) {
   for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "falcon-40b", "qwen2-57b-a14b",
-                         "bloom-7b1"}) {
+                         "bloom-7b1", "deepseek-v3.1"}) {
     const KernelGraph g = build_kernel_graph(model(id), request(1, 128, 8));
     for (const auto& [from, to] : g.edges) {
       EXPECT_LT(from, to) << id;
@@ -202,6 +202,47 @@ TEST(KernelGraph, Falcon40bHasTwoNormsOneAllReduceAndOneAdd) {
   ASSERT_EQ(adds.size(), 1u);
   EXPECT_DOUBLE_EQ(adds[0]->prefill.ops, 2.0 * 128 * 8192);  // x + attention + MLP
   EXPECT_EQ(node(g, "k_proj").d_out, 64);                    // 8 KV groups of 64 over 8 GPUs
+}
+
+// DeepSeek-V3.1 on 8 GPUs: 16 heads each; batch 1, prompt 1024, gen 128 (127 decode steps, contexts 1025..1151,
+// 138,176 keys in all). bf16 KV cache (torch_dtype), fp8 weights and activations (quantization_config).
+TEST(KernelGraph, DeepSeekMlaCountsBothPaths) {
+  const ModelSpec m = model("deepseek-v3.1");
+  Request r = request(1, 1024, 128, 8);
+  r.precision = m.default_precision;  // wfp8-afp8-kvbf16
+  const KernelGraph g = build_kernel_graph(m, r);
+  const KernelNode& attention = node(g, "fused_attention");
+  // Prefill, expanded: 16 heads x 1024 x 1025 / 2 pairs x (2 x 192 + 2 x 128 + 5) = 5,415,936,000.
+  EXPECT_DOUBLE_EQ(attention.prefill.ops, 16.0 * 524800 * 645);
+  // Decode, absorbed: 16 x 138,176 pairs x (2 x 576 + 2 x 512 + 5) = 4,821,789,696; one 576-element bf16 latent row
+  // per key: 138,176 x 1152 B = 159,178,752 B of cache.
+  EXPECT_DOUBLE_EQ(attention.decode.ops, 16.0 * 138176 * 2181);
+  EXPECT_DOUBLE_EQ(attention.decode.kv_load_bytes, 138176.0 * 576 * 2);
+  // kv_a_proj (replicated, 7168 -> 576) writes the latent + k_pe of each token: 1024 x 576 x 2 B.
+  EXPECT_EQ(node(g, "kv_a_proj").d_out, 576);
+  EXPECT_DOUBLE_EQ(node(g, "kv_a_proj").prefill.kv_store_bytes, 1024.0 * 576 * 2);
+  EXPECT_DOUBLE_EQ(node(g, "q_a_proj").prefill.ops, 2.0 * 1024 * 7168 * 1536);  // replicated: not split
+  EXPECT_EQ(node(g, "q_b_proj").d_out, 16 * 192);
+  // kv_b_proj, 512 -> 16 x (128 + 128): fp8 in prefill, 16-bit absorbed copies in decode (127 x 512 x 4096 x 2 B).
+  EXPECT_DOUBLE_EQ(node(g, "kv_b_proj").prefill.weight_bytes, 512.0 * 4096);
+  EXPECT_DOUBLE_EQ(node(g, "kv_b_proj").decode.weight_bytes, 127.0 * 512 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(node(g, "kv_b_proj").decode.ops, 2.0 * 127 * 512 * 4096);
+  EXPECT_EQ(node(g, "o_proj").d_in, 16 * 128);
+}
+
+TEST(KernelGraph, DeepSeekMoeHasThreeDenseLayersAndAnUngatedSharedExpert) {
+  const KernelGraph g = build_kernel_graph(model("deepseek-v3.1"), request(1, 1024, 128, 8));
+  EXPECT_DOUBLE_EQ(node(g, "gate_proj").layer_share, 3.0 / 61);  // first_k_dense_replace 3: 18432 wide
+  EXPECT_EQ(node(g, "gate_proj").d_out, 18432 / 8);
+  EXPECT_DOUBLE_EQ(node(g, "router").layer_share, 58.0 / 61);
+  EXPECT_EQ(node(g, "router").d_out, 256);
+  // Sigmoid router with the score-correction bias: 2 x 7168 x 256 + 256 ops per token (58 of 61 layers).
+  EXPECT_DOUBLE_EQ(node(g, "router").prefill.ops * 61, 58 * (1024.0 * (2 * 7168 * 256 + 256)));
+  EXPECT_EQ(node(g, "down_proj", "shared").d_in, 2048 / 8);  // n_shared_experts 1 x moe_intermediate_size
+  EXPECT_FALSE(std::any_of(g.nodes.begin(), g.nodes.end(), [](const KernelNode& n) {
+    return n.kernel == "shared_expert_gate";  // Qwen2-MoE's gate; DeepSeek adds its shared expert ungated
+  }));
+  EXPECT_DOUBLE_EQ(node(g, "up_proj", "routed").experts_loaded_decode, 8.0);  // top-8 of 256 at batch 1
 }
 
 void expect_error(const std::string& id, const Request& r, const std::string& fragment) {

@@ -99,6 +99,45 @@ TEST(LayerKernels, EagerAttentionMaterialisesScores) {
   EXPECT_DOUBLE_EQ(matmul_sv_cost(s, a).act_store_bytes, 16 * 4 * 16 * 2);
 }
 
+// MLA with 2 heads: expanded head widths qk 6 (nope 4 + rope 2), v 4; latent 8 (+ rope 2) cached per token.
+MlaShape small_mla() { return MlaShape{2, 6, 4, 8, 2, AttentionSpan{36, 8}}; }
+
+TEST(LayerKernels, MlaPrefillIsExpandedMultiHeadAttention) {
+  const KernelCost c = mla_attention_cost(prefill_shape(), small_mla());
+  // 2 sequences x 2 heads x 36 pairs = 144 pairs of QK^T (2 x 6), SV (2 x 4) and softmax (5).
+  EXPECT_DOUBLE_EQ(c.ops, 144.0 * (12 + 8 + 5));
+  // Q: 16 rows x 2 heads x 6 x 2 B = 384; expanded K and V: 2 x 8 rows x 2 heads x (6 + 4) x 2 B = 640.
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 384 + 640);
+  EXPECT_DOUBLE_EQ(c.kv_load_bytes, 0);  // the cache holds latents; prefill attends to expanded activations
+  EXPECT_DOUBLE_EQ(c.act_store_bytes, 16.0 * 2 * 4 * 2);
+}
+
+TEST(LayerKernels, MlaDecodeIsAbsorbedMqaOverTheLatentCache) {
+  PhaseShape s = prefill_shape();
+  s.phase = Phase::decode;
+  const KernelCost c = mla_attention_cost(s, small_mla());
+  // Each head's query is latent + rope = 10 wide; the value is the latent (8): 144 pairs x (20 + 16 + 5).
+  EXPECT_DOUBLE_EQ(c.ops, 144.0 * (20 + 16 + 5));
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 16.0 * 2 * 10 * 2);  // Q
+  EXPECT_DOUBLE_EQ(c.kv_load_bytes, 2.0 * 8 * 10 * 2);    // one 10-wide row per key, shared by both heads
+  EXPECT_DOUBLE_EQ(c.act_store_bytes, 16.0 * 2 * 8 * 2);  // O in latent space
+}
+
+TEST(LayerKernels, MlaKvBProjExpandsInPrefillAndAbsorbsInDecode) {
+  // kv_b_proj: latent 8 -> 2 heads x (nope 4 + v 4) = 16, 128 weights.
+  const KernelCost prefill = mla_kv_b_cost(prefill_shape(), small_mla(), 4);
+  EXPECT_DOUBLE_EQ(prefill.ops, 2.0 * 16 * 8 * 16);
+  EXPECT_DOUBLE_EQ(prefill.act_store_bytes, 16.0 * 16 * 2);  // k_nope and v of every prompt token
+  PhaseShape s = prefill_shape();
+  s.phase = Phase::decode;
+  s.weight_bytes = 1, s.head_weight_bytes = 2;  // fp8 checkpoint: the absorbed copies are 16-bit
+  const KernelCost decode = mla_kv_b_cost(s, small_mla(), 4);
+  EXPECT_DOUBLE_EQ(decode.ops, 2.0 * 16 * 128);               // same multiply-adds per token
+  EXPECT_DOUBLE_EQ(decode.weight_bytes, 128.0 * 2);           // W_UK and W_UV at 16 bits
+  EXPECT_DOUBLE_EQ(decode.act_load_bytes, 16.0 * 2 * (4 + 8) * 2);   // q_nope, attention output (latent)
+  EXPECT_DOUBLE_EQ(decode.act_store_bytes, 16.0 * 2 * (8 + 4) * 2);  // q in latent space, v
+}
+
 TEST(LayerKernels, ExpectedDistinctExperts) {
   EXPECT_DOUBLE_EQ(expected_distinct_experts(8, 2, 1), 2);
   EXPECT_DOUBLE_EQ(expected_distinct_experts(4, 1, 2), 1.75);  // 4 (1 - (3/4)^2)

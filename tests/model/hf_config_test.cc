@@ -22,7 +22,7 @@ std::string error_of(const std::string& file) {
 
 TEST(HfConfig, EveryBundledConfigParses) {
   const auto& entries = ModelCatalog::bundled().entries();
-  EXPECT_EQ(entries.size(), 59u);
+  EXPECT_EQ(entries.size(), 62u);
   for (const auto& entry : entries) EXPECT_NO_THROW(read_hf_config(entry.config_path)) << entry.id;
 }
 
@@ -65,6 +65,31 @@ TEST(HfConfig, Qwen3Coder480bIsAllMoeWithoutASharedExpert) {
   // active: less 62 x 152 idle experts = 35,474,749,440 (A35B).
   EXPECT_DOUBLE_EQ(coder.total_params(), 480154859520.0);
   EXPECT_DOUBLE_EQ(coder.active_params(), 35474749440.0);
+}
+
+TEST(HfConfig, DeepSeekV3MlaAndMoeMatchThePublishedSize) {
+  const ModelSpec m = bundled("deepseek-v3.1");
+  ASSERT_TRUE(m.mla && m.moe);
+  EXPECT_EQ(m.mla->q_lora_rank, 1536);
+  EXPECT_EQ(m.mla->cached_elements(), 512 + 64);  // kv_lora_rank + qk_rope_head_dim per token and layer
+  EXPECT_EQ(m.layer_specs[0].mixer, MixerKind::mla);
+  EXPECT_EQ(m.layer_specs[2].ffn, FfnKind::dense);  // first_k_dense_replace 3
+  EXPECT_EQ(m.layer_specs[3].ffn, FfnKind::moe);
+  EXPECT_EQ(m.moe->shared_intermediate, 2048);      // n_shared_experts 1 x moe_intermediate_size
+  EXPECT_TRUE(m.moe->router_bias);                  // noaux_tc: e_score_correction_bias
+  // MLA per layer: q_a 7168 x 1536 + 1536 + q_b 1536 x 128 x 192 + kv_a 7168 x 576 + 512 + kv_b 512 x 128 x 256
+  // + o 128 x 128 x 7168 = 187,107,328. Dense MLP 3 x 7168 x 18432 = 396,361,728. MoE: 256 experts x 44,040,192
+  // + shared 44,040,192 + router 7168 x 256 + 256 = 11,320,164,608. 3 dense + 58 MoE layers (+ 2 x 7168 norms each)
+  // + 2 x 129280 x 7168 untied embeddings + 7168 = 671,026,419,200 (card: 671B, MTP layer excluded). Active: less
+  // 58 x 248 idle experts = 37,552,297,472 (card: 37B; within 1.5%).
+  EXPECT_DOUBLE_EQ(m.mla_params(), 187107328.0);
+  EXPECT_DOUBLE_EQ(m.total_params(), 671026419200.0);
+  EXPECT_DOUBLE_EQ(m.active_params(), 37552297472.0);
+  EXPECT_NEAR(m.total_params() / 671e9, 1.0, 0.001);
+  EXPECT_NEAR(m.active_params() / 37e9, 1.0, 0.015);
+  EXPECT_EQ(m.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));  // block fp8, ue8m0 scales
+  EXPECT_DOUBLE_EQ(bundled("deepseek-r1").total_params(), m.total_params());  // same shape keys
+  EXPECT_EQ(bundled("deepseek-v3.1-nvfp4").default_precision, (Precision{DType::nvfp4, DType::nvfp4, DType::fp8}));
 }
 
 TEST(HfConfig, Qwen25_3bMatchesItsSafetensorsCount) {

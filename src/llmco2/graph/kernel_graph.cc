@@ -134,11 +134,10 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
   b.node(down).experts_loaded_prefill = b.node(act_inputs[0]).experts_loaded_prefill;
   b.node(down).experts_loaded_decode = b.node(act_inputs[0]).experts_loaded_decode;
   std::vector<int> outputs{down};
-  if (moe.shared_intermediate > 0) {
-    outputs.push_back(add_mlp(b, c, input, moe.shared_intermediate / c.n(), "shared"));
+  if (moe.shared_intermediate > 0) outputs.push_back(add_mlp(b, c, input, moe.shared_intermediate / c.n(), "shared"));
+  if (moe.shared_intermediate > 0 && moe.shared_gate)
     outputs.push_back(b.add("shared_expert_gate", KernelType::linear, {input},
                             [&](const PhaseShape& s) { return linear_cost(s, h, 1, false, false); }, h, 1, "shared"));
-  }
   return outputs;
 }
 

@@ -138,6 +138,36 @@ KernelCost fused_attention_cost(const PhaseShape& s, const AttentionShape& a) {
   return c;
 }
 
+KernelCost mla_attention_cost(const PhaseShape& s, const MlaShape& a) {
+  const bool absorbed = s.phase == Phase::decode;
+  const double qk = static_cast<double>(absorbed ? a.latent_dim + a.rope_dim : a.qk_dim);
+  const double v = static_cast<double>(absorbed ? a.latent_dim : a.v_dim);
+  const double pairs = s.batch * a.heads * a.span.computed_keys;
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = pairs * (2.0 * qk + 2.0 * v + kSoftmaxOpsPerElement);  // QK^T, SV and softmax per pair
+  c.act_load_bytes = s.tokens * a.heads * qk * s.act_bytes;     // Q
+  const double rows = s.batch * a.span.loaded_keys;
+  if (absorbed) c.kv_load_bytes = rows * qk * s.kv_bytes;        // one latent + rope row per key, shared by all heads
+  else c.act_load_bytes += rows * a.heads * (qk + v) * s.act_bytes;  // expanded K and V of every head
+  c.act_store_bytes = s.tokens * a.heads * v * s.act_bytes;     // O
+  return c;
+}
+
+KernelCost mla_kv_b_cost(const PhaseShape& s, const MlaShape& a, long nope_dim) {
+  const long latent = a.latent_dim, heads_out = static_cast<long>(a.heads) * (nope_dim + a.v_dim);
+  if (s.phase == Phase::prefill) return linear_cost(s, latent, heads_out, false, false);
+  const double weights = static_cast<double>(latent) * static_cast<double>(heads_out);
+  const double per_head_in = static_cast<double>(nope_dim + latent), per_head_out = static_cast<double>(latent + a.v_dim);
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = 2.0 * s.tokens * weights;                           // q_nope x W_UK and o_latent x W_UV, per head
+  c.weight_bytes = s.steps * weights * s.head_weight_bytes;   // 16-bit copies, read every step
+  c.act_load_bytes = s.tokens * a.heads * per_head_in * s.act_bytes;    // q_nope, then the attention's latent output
+  c.act_store_bytes = s.tokens * a.heads * per_head_out * s.act_bytes;  // q in latent space, then v
+  return c;
+}
+
 KernelCost matmul_qk_cost(const PhaseShape& s, const AttentionShape& a) {
   KernelCost c;
   c.tokens = s.tokens;

@@ -52,6 +52,22 @@ KernelCost matmul_qk_cost(const PhaseShape& s, const AttentionShape& a);
 KernelCost softmax_cost(const PhaseShape& s, const AttentionShape& a);
 KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a);
 
+// Multi-head latent attention of one layer on one GPU (DeepSeek-V2/V3, as vLLM runs it). Prefill runs the expanded
+// form: MHA of `heads` heads with query/key width qk_dim and value width v_dim, K and V expanded from the latent as
+// activations. Decode runs the absorbed form: every head's query (latent + rope wide) meets the one cached latent per
+// token, whose first `latent_dim` elements also serve as the value (MQA over the cache).
+struct MlaShape {
+  int heads = 0;
+  long qk_dim = 0, v_dim = 0;        // expanded head widths (qk_nope + qk_rope, v_head_dim)
+  long latent_dim = 0, rope_dim = 0;  // kv_lora_rank, qk_rope_head_dim: the cache holds latent + rope per token
+  AttentionSpan span;
+};
+KernelCost mla_attention_cost(const PhaseShape& s, const MlaShape& a);
+// kv_b_proj (latent -> per-head k_nope and v). Prefill: a linear over the prompt's latents. Decode (absorbed): W_UK
+// turns each head's q_nope into the latent space before attention and W_UV each head's latent output into v after it,
+// both 16-bit batched matmuls (vLLM keeps 16-bit copies of W_UK and W_UV): the same weights and multiply-adds.
+KernelCost mla_kv_b_cost(const PhaseShape& s, const MlaShape& a, long nope_dim);
+
 // The token sampler of a step: one row of `vocab` fp32 logits per sequence (the whole vocabulary, gathered on the GPU
 // that samples), counted as one softmax pass (read and write, 8 bytes per logit); the engine's profile scales it to
 // the passes its sampler really makes (EngineProfile::sampler_bytes_per_logit).
