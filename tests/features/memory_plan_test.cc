@@ -58,6 +58,21 @@ TEST(MemoryPlan, MlaCachesOneLatentPerTokenOnEveryGpu) {
   EXPECT_DOUBLE_EQ(state_bytes_per_sequence_per_gpu(m, request(m, 1, 1024, 128, 8)), 0);
 }
 
+TEST(MemoryPlan, ChunkedLocalLayersHoldOnlyTheirChunk) {
+  // Scout on 4 GPUs (2 KV heads of 128 each), 16,484 tokens: 36 chunked layers hold 8192 tokens (vLLM frees
+  // finished chunks), 12 NoPE layers all 16,484; 2 (K, V) x 2 x 128 x 2 B = 1024 B per token and layer.
+  const ModelSpec m = model("llama-4-scout-17b-16e-instruct");
+  EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 16384, 100, 4)),
+                   (36 * 8192.0 + 12 * 16484.0) * 1024);
+}
+
+TEST(MemoryPlan, GemmaSlidingLayersHoldOnlyTheirWindow) {
+  // Gemma-3-12B, 8,192 tokens: 40 sliding layers hold 1024, 8 global layers all 8192; 2 x 8 KV heads x 256 x 2 B
+  // = 8192 B per token and layer.
+  const ModelSpec m = model("gemma-3-12b-it");
+  EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 8000, 192, 1)), (40 * 1024.0 + 8 * 8192.0) * 8192);
+}
+
 TEST(MemoryPlan, EngineReserveIsTheUnusedShareAndTheActivationPeak) {
   const ModelSpec m = model("llama-2-70b");
   const Request r = request(m, 1, 1024, 128, 4);

@@ -245,6 +245,18 @@ TEST(KernelGraph, DeepSeekMoeHasThreeDenseLayersAndAnUngatedSharedExpert) {
   EXPECT_DOUBLE_EQ(node(g, "up_proj", "routed").experts_loaded_decode, 8.0);  // top-8 of 256 at batch 1
 }
 
+TEST(KernelGraph, Llama4ChunkedAndNopeLayers) {
+  // Scout on 4 GPUs (10 heads, 2 KV heads each), prompt 16384: 36 RoPE layers attend within chunks of 8192
+  // (2 x 8192 x 8193 / 2 = 67,117,056 pairs per head), 12 NoPE layers to the whole prompt (16384 x 16385 / 2 =
+  // 134,225,920). Each pair costs 4 x 128 + 5 ops.
+  const KernelGraph g = build_kernel_graph(model("llama-4-scout-17b-16e-instruct"), request(1, 16384, 100, 4));
+  EXPECT_DOUBLE_EQ(node(g, "fused_attention").prefill.ops * 48, 10.0 * 517 * (36 * 67117056.0 + 12 * 134225920.0));
+  EXPECT_DOUBLE_EQ(node(g, "rope").layer_share, 36.0 / 48);  // NoPE layers skip the rotation
+  EXPECT_EQ(node(g, "fused_attention").layer_share, 1.0);
+  EXPECT_EQ(node(g, "down_proj", "shared").d_in, 8192 / 4);
+  EXPECT_DOUBLE_EQ(node(g, "up_proj", "routed").experts_loaded_decode, 1.0);  // top-1
+}
+
 void expect_error(const std::string& id, const Request& r, const std::string& fragment) {
   try {
     build_kernel_graph(model(id), r);

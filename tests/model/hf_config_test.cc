@@ -22,7 +22,7 @@ std::string error_of(const std::string& file) {
 
 TEST(HfConfig, EveryBundledConfigParses) {
   const auto& entries = ModelCatalog::bundled().entries();
-  EXPECT_EQ(entries.size(), 62u);
+  EXPECT_EQ(entries.size(), 66u);
   for (const auto& entry : entries) EXPECT_NO_THROW(read_hf_config(entry.config_path)) << entry.id;
 }
 
@@ -30,6 +30,15 @@ TEST(HfConfig, EveryBundledConfigParses) {
 TEST(HfConfig, Llama31_8bParameterCountMatchesThePublishedOne) {
   // 2 x 128256 x 4096 (untied embeddings) + 32 x (41943040 attention + 176160768 MLP + 8192 norms) + 4096
   EXPECT_EQ(bundled("llama-3.1-8b").total_params(), 8030261248.0);
+}
+
+// Total and active parameters as worked out by hand, and within `tolerance` (relative) of the card's figures.
+void expect_params(const ModelSpec& m, double total, double active, double card_total, double card_active,
+                   double tolerance) {
+  EXPECT_DOUBLE_EQ(m.total_params(), total) << m.id;
+  EXPECT_DOUBLE_EQ(m.active_params(), active) << m.id;
+  EXPECT_NEAR(m.total_params() / card_total, 1.0, tolerance) << m.id;
+  EXPECT_NEAR(m.active_params() / card_active, 1.0, tolerance) << m.id;
 }
 
 TEST(HfConfig, Bloom176bParameterCountMatchesTheModelCard) {
@@ -63,8 +72,7 @@ TEST(HfConfig, Qwen3Coder480bIsAllMoeWithoutASharedExpert) {
   // Per layer: attention 6144 x 12288 x 2 + 6144 x 1024 x 2 = 163,577,856; 160 experts x 3 x 6144 x 2560
   // (47,185,920 each); router 6144 x 160; 2 norms. 62 layers + 2 x 151936 x 6144 + 6144 = 480,154,859,520 (480B);
   // active: less 62 x 152 idle experts = 35,474,749,440 (A35B).
-  EXPECT_DOUBLE_EQ(coder.total_params(), 480154859520.0);
-  EXPECT_DOUBLE_EQ(coder.active_params(), 35474749440.0);
+  expect_params(coder, 480154859520.0, 35474749440.0, 480e9, 35e9, 0.015);
 }
 
 TEST(HfConfig, DeepSeekV3MlaAndMoeMatchThePublishedSize) {
@@ -83,13 +91,60 @@ TEST(HfConfig, DeepSeekV3MlaAndMoeMatchThePublishedSize) {
   // + 2 x 129280 x 7168 untied embeddings + 7168 = 671,026,419,200 (card: 671B, MTP layer excluded). Active: less
   // 58 x 248 idle experts = 37,552,297,472 (card: 37B; within 1.5%).
   EXPECT_DOUBLE_EQ(m.mla_params(), 187107328.0);
-  EXPECT_DOUBLE_EQ(m.total_params(), 671026419200.0);
-  EXPECT_DOUBLE_EQ(m.active_params(), 37552297472.0);
-  EXPECT_NEAR(m.total_params() / 671e9, 1.0, 0.001);
-  EXPECT_NEAR(m.active_params() / 37e9, 1.0, 0.015);
+  expect_params(m, 671026419200.0, 37552297472.0, 671e9, 37e9, 0.015);
   EXPECT_EQ(m.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));  // block fp8, ue8m0 scales
   EXPECT_DOUBLE_EQ(bundled("deepseek-r1").total_params(), m.total_params());  // same shape keys
   EXPECT_EQ(bundled("deepseek-v3.1-nvfp4").default_precision, (Precision{DType::nvfp4, DType::nvfp4, DType::fp8}));
+}
+
+TEST(HfConfig, Llama4ScoutReadsItsTextConfig) {
+  const ModelSpec m = bundled("llama-4-scout-17b-16e-instruct");  // Llama4ForConditionalGeneration
+  EXPECT_EQ(m.family, "llama4_text");
+  EXPECT_EQ(m.hidden, 5120);
+  EXPECT_EQ(m.intermediate, 16384);               // intermediate_size_mlp: dense layers (none in Scout)
+  EXPECT_EQ(m.moe->expert_intermediate, 8192);    // intermediate_size: experts
+  EXPECT_EQ(m.moe->shared_intermediate, 8192);    // one shared expert of the same width (modelling code)
+  EXPECT_EQ(m.layers_with(FfnKind::moe), 48);     // interleave_moe_layer_step 1
+  // no_rope_layers [] -> every 4th layer NoPE with full attention; the others RoPE, chunks of 8192.
+  EXPECT_EQ(m.layer_specs[0].attention.chunk_tokens, 8192);
+  EXPECT_TRUE(m.layer_specs[0].attention.rope);
+  EXPECT_EQ(m.layer_specs[3].attention.chunk_tokens, 0);
+  EXPECT_FALSE(m.layer_specs[3].attention.rope);
+  // Per layer: attention 2 x 5120 x 5120 + 2 x 5120 x 1024 = 62,914,560; 16 + 1 shared experts x 3 x 5120 x 8192
+  // (125,829,120) + router 5120 x 16; 2 norms. 48 layers + 2 x 202048 x 5120 + 5120 = 107,769,861,120 (card:
+  // 109B with the vision encoder); active: less 48 x 15 idle experts = 17,172,894,720 (card: 17B).
+  expect_params(m, 107769861120.0, 17172894720.0, 109e9, 17e9, 0.015);
+}
+
+TEST(HfConfig, ReconstructedLlama4MaverickInterleavesDenseAndMoeLayers) {
+  const ModelSpec m = bundled("llama-4-maverick-17b-128e-instruct");
+  EXPECT_TRUE(m.reconstructed);
+  EXPECT_FALSE(bundled("llama-4-scout-17b-16e-instruct").reconstructed);
+  EXPECT_EQ(m.layer_specs[0].ffn, FfnKind::dense);  // interleave_moe_layer_step 2: layers 1, 3, ..., 47 are MoE
+  EXPECT_EQ(m.layer_specs[1].ffn, FfnKind::moe);
+  EXPECT_EQ(m.layers_with(FfnKind::moe), 24);
+  // 24 MoE layers: attention 62,914,560 + 129 experts x 125,829,120 + router 5120 x 128; 24 dense layers:
+  // attention + 3 x 5120 x 16384 = 251,658,240; 2 norms each; 2 x 202048 x 5120 + 5120 embeddings and final norm:
+  // 400,711,848,960 (card: 400B). Active: less 24 x 127 idle experts = 17,184,691,200 (card: 17B).
+  expect_params(m, 400711848960.0, 17184691200.0, 400e9, 17e9, 0.015);
+}
+
+TEST(HfConfig, ReconstructedGemma3_12bAndStarCoder2_15b) {
+  const ModelSpec gemma = bundled("gemma-3-12b-it");
+  EXPECT_TRUE(gemma.reconstructed);
+  EXPECT_EQ(gemma.vocab, 262208);  // Gemma3TextConfig's default, as the official 27B text_config leaves it
+  int local = 0;
+  for (const auto& layer : gemma.layer_specs) local += layer.attention.window_tokens == 1024 ? 1 : 0;
+  EXPECT_EQ(local, 40);  // sliding_window_pattern 6: 5 local layers per global one, 8 global
+  // Per layer: q, o 3840 x 4096, k, v 3840 x 2048 (47,185,920) + MLP 3 x 3840 x 15360 + 4 norms; 48 layers + tied
+  // 262208 x 3840 embeddings + final norm = 11,766,009,600 (card: 12B with the vision encoder).
+  EXPECT_DOUBLE_EQ(gemma.total_params(), 11766009600.0);
+  const ModelSpec starcoder = bundled("starcoder2-15b");
+  EXPECT_TRUE(starcoder.reconstructed);
+  // Per layer: attention with biases 81,802,240, MLP 2 x 6144 x 24576 + biases 302,020,608, 2 LayerNorms 24,576;
+  // 40 layers + tied 49152 x 6144 embeddings + final LayerNorm = 15,655,899,136 (card: 15B).
+  EXPECT_DOUBLE_EQ(starcoder.total_params(), 15655899136.0);
+  for (const auto& layer : starcoder.layer_specs) EXPECT_EQ(layer.attention.window_tokens, 4096);
 }
 
 TEST(HfConfig, Qwen25_3bMatchesItsSafetensorsCount) {
@@ -349,6 +404,19 @@ TEST(ModelCatalog, ResolvesIdsHfReposAndPaths) {
   const ModelSpec tiny = bundled(std::string(LLMCO2_TESTDATA) + "/configs/tiny_llama.json");
   EXPECT_EQ(tiny.hidden, 64);
   EXPECT_EQ(tiny.default_dtype, DType::fp16);
+}
+
+TEST(ModelCatalog, IndexSaysWhetherAConfigIsReconstructed) {
+  const auto dir = std::filesystem::path(testing::TempDir()) / "bad-catalog";
+  std::filesystem::create_directories(dir);
+  testing_support::write_temp("bad-catalog/index.csv", "id,file,hf_repo,config\nx,x.json,org/x,guessed\n");
+  try {
+    ModelCatalog::load(dir);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index.csv:2: column 'config' must be published or reconstructed, found "
+                                         "'guessed'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ModelCatalog, UnknownModelSuggestsNearestIds) {
