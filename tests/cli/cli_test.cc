@@ -69,7 +69,7 @@ TEST(Cli, GraphDotAndSummary) {
 TEST(Cli, CatalogListings) {
   const Result models = run("models");
   ASSERT_EQ(models.exit_code, 0) << models.err;
-  EXPECT_EQ(lines(models.out), 67);  // header + 66 configs
+  EXPECT_EQ(lines(models.out), 69);  // header + 68 configs
   const Result gpus = run("gpus --format json");
   ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
   EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 15u);

@@ -171,7 +171,7 @@ TEST(KernelGraph, EagerAttentionHasThreeKernels) {
 
 TEST(KernelGraph, EdgesFormADagInNodeOrder) {
   for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "falcon-40b", "qwen2-57b-a14b",
-                         "bloom-7b1", "deepseek-v3.1"}) {
+                         "bloom-7b1", "deepseek-v3.1", "llama-4-maverick-17b-128e-instruct", "nemotron-nano-9b-v2"}) {
     const KernelGraph g = build_kernel_graph(model(id), request(1, 128, 8));
     for (const auto& [from, to] : g.edges) {
       EXPECT_LT(from, to) << id;
@@ -255,6 +255,24 @@ TEST(KernelGraph, Llama4ChunkedAndNopeLayers) {
   EXPECT_EQ(node(g, "fused_attention").layer_share, 1.0);
   EXPECT_EQ(node(g, "down_proj", "shared").d_in, 8192 / 4);
   EXPECT_DOUBLE_EQ(node(g, "up_proj", "routed").experts_loaded_decode, 1.0);  // top-1
+}
+
+TEST(KernelGraph, NemotronHybridMeansOverMambaAttentionAndMlpLayers) {
+  // Nemotron-Nano-9B-v2, batch 8, prompt 2000, gen 500 (499 decode steps, 3992 decode tokens), one GPU.
+  const KernelGraph g = build_kernel_graph(model("nemotron-nano-9b-v2"), request(8, 2000, 500));
+  EXPECT_DOUBLE_EQ(node(g, "in_proj").layer_share, 27.0 / 56);
+  EXPECT_DOUBLE_EQ(node(g, "fused_attention").layer_share, 4.0 / 56);
+  EXPECT_DOUBLE_EQ(node(g, "up_proj").layer_share, 25.0 / 56);
+  EXPECT_EQ(node(g, "in_proj").d_out, 22656);  // z 10240 + x 10240 + B, C 2 x 8 x 128 + dt 128
+  EXPECT_FALSE(std::any_of(g.nodes.begin(), g.nodes.end(), [](const KernelNode& n) { return n.kernel == "rope"; }));
+  // Decode scan: per token 128 heads x (5 x 80 x 128 + 2 x 80) ops; the 1,310,720-element state read and written.
+  const KernelNode& scan = node(g, "ssd_scan");
+  EXPECT_DOUBLE_EQ(scan.decode.ops * 56, 27 * 3992.0 * 128 * (5 * 80 * 128 + 160));
+  EXPECT_DOUBLE_EQ(scan.decode.kv_load_bytes * 56, 27 * 3992.0 * 1310720 * 2);
+  // Prefill scan, chunk 256: per token 128 x (2 x 256 x 80 + 4 x 128 x 80 + 256 + 160) + 8 x 2 x 256 x 128.
+  EXPECT_DOUBLE_EQ(scan.prefill.ops * 56, 27 * 16000.0 * (128 * (40960 + 40960 + 416) + 524288));
+  // Squared ReLU, not gated: 2 ops per element of the 15680-wide MLP.
+  EXPECT_DOUBLE_EQ(node(g, "act_mlp").prefill.ops * 56, 25 * 2.0 * 16000 * 15680);
 }
 
 void expect_error(const std::string& id, const Request& r, const std::string& fragment) {

@@ -138,6 +138,58 @@ TEST(LayerKernels, MlaKvBProjExpandsInPrefillAndAbsorbsInDecode) {
   EXPECT_DOUBLE_EQ(decode.act_store_bytes, 16.0 * 2 * (8 + 4) * 2);  // q in latent space, v
 }
 
+// A small Mamba-2 mixer: 2 heads of 4 channels, state 8, one group, conv width 4: inner 8, conv channels
+// 8 + 2 x 8 = 24, state 2 x 4 x 8 = 64 elements per sequence.
+MambaSpec small_mamba() {
+  MambaSpec m;
+  m.heads = 2, m.head_dim = 4, m.state_dim = 8, m.groups = 1, m.conv_kernel = 4;
+  return m;
+}
+
+// batch 2, 3 decode steps: 6 token rows.
+PhaseShape decode_shape() {
+  PhaseShape s = prefill_shape();
+  s.phase = Phase::decode;
+  s.tokens = 6;
+  s.steps = 3;
+  return s;
+}
+
+TEST(LayerKernels, MambaConvCarriesItsWindowAsState) {
+  const KernelCost prefill = mamba_conv_cost(prefill_shape(), small_mamba());
+  EXPECT_DOUBLE_EQ(prefill.ops, 16.0 * 24 * (2 * 4 + 1 + 5));  // 4 multiply-adds, bias, SiLU per element
+  EXPECT_DOUBLE_EQ(prefill.weight_bytes, 24.0 * (4 + 1) * 2);
+  EXPECT_DOUBLE_EQ(prefill.act_load_bytes, 16.0 * 24 * 2);
+  EXPECT_DOUBLE_EQ(prefill.kv_store_bytes, 2.0 * 3 * 24 * 2);  // each sequence's last 3 inputs
+  const KernelCost decode = mamba_conv_cost(decode_shape(), small_mamba());
+  EXPECT_DOUBLE_EQ(decode.kv_load_bytes, 6.0 * 3 * 24 * 2);    // read and written at every step
+  EXPECT_DOUBLE_EQ(decode.kv_store_bytes, 6.0 * 3 * 24 * 2);
+  EXPECT_DOUBLE_EQ(decode.weight_bytes, 3.0 * 24 * 5 * 2);
+}
+
+TEST(LayerKernels, SsdScanIsLinearInTokens) {
+  // Prefill, prompt 8 (chunk q = min(256, 8) = 8): per token 2 heads x (2 x 8 x 4 + 4 x 8 x 4 + 8 + 2 x 4) = 416
+  // and 1 group x 2 x 8 x 8 = 128: 16 x 544.
+  const KernelCost prefill = ssd_scan_cost(prefill_shape(), small_mamba());
+  EXPECT_DOUBLE_EQ(prefill.ops, 16.0 * 544);
+  EXPECT_DOUBLE_EQ(prefill.act_load_bytes, 16.0 * (8 + 16 + 2) * 2);  // x, B, C, dt
+  EXPECT_DOUBLE_EQ(prefill.act_store_bytes, 16.0 * 8 * 2);             // y
+  EXPECT_DOUBLE_EQ(prefill.kv_store_bytes, 2.0 * 64 * 2);              // the final state of each sequence
+  // Decode: per token 2 heads x (5 x 4 x 8 + 2 x 4) = 336 ops; the 64-element state read and written.
+  const KernelCost decode = ssd_scan_cost(decode_shape(), small_mamba());
+  EXPECT_DOUBLE_EQ(decode.ops, 6.0 * 336);
+  EXPECT_DOUBLE_EQ(decode.kv_load_bytes, 6.0 * 64 * 2);
+  EXPECT_DOUBLE_EQ(decode.kv_store_bytes, 6.0 * 64 * 2);
+}
+
+TEST(LayerKernels, GatedNormReadsYAndZ) {
+  const KernelCost c = gated_norm_cost(prefill_shape(), 8);
+  EXPECT_DOUBLE_EQ(c.ops, 13.0 * 16 * 8);  // SiLU(z) 5, x y 1, RMSNorm 7
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 2.0 * 16 * 8 * 2);
+  EXPECT_DOUBLE_EQ(c.act_store_bytes, 16.0 * 8 * 2);
+  EXPECT_DOUBLE_EQ(c.weight_bytes, 8.0 * 2);
+}
+
 TEST(LayerKernels, ExpectedDistinctExperts) {
   EXPECT_DOUBLE_EQ(expected_distinct_experts(8, 2, 1), 2);
   EXPECT_DOUBLE_EQ(expected_distinct_experts(4, 1, 2), 1.75);  // 4 (1 - (3/4)^2)

@@ -22,7 +22,7 @@ std::string error_of(const std::string& file) {
 
 TEST(HfConfig, EveryBundledConfigParses) {
   const auto& entries = ModelCatalog::bundled().entries();
-  EXPECT_EQ(entries.size(), 66u);
+  EXPECT_EQ(entries.size(), 68u);
   for (const auto& entry : entries) EXPECT_NO_THROW(read_hf_config(entry.config_path)) << entry.id;
 }
 
@@ -147,6 +147,32 @@ TEST(HfConfig, ReconstructedGemma3_12bAndStarCoder2_15b) {
   for (const auto& layer : starcoder.layer_specs) EXPECT_EQ(layer.attention.window_tokens, 4096);
 }
 
+TEST(HfConfig, ReconstructedNemotronNanoV2IsAHybridOfMambaAttentionAndMlpLayers) {
+  const ModelSpec m = bundled("nemotron-nano-9b-v2");
+  EXPECT_TRUE(m.reconstructed);
+  EXPECT_EQ(m.layers_with(MixerKind::mamba), 27);  // 'M'
+  EXPECT_EQ(m.layers_with(MixerKind::attention), 4);  // '*'
+  EXPECT_EQ(m.layers_with(FfnKind::dense), 25);  // '-'
+  EXPECT_EQ(m.layer_specs[0].ffn, FfnKind::none);
+  EXPECT_EQ(m.layer_specs[1].mixer, MixerKind::none);
+  EXPECT_EQ(m.activation, Activation::relu2);
+  EXPECT_EQ(m.mlp, MlpKind::plain);
+  EXPECT_EQ(m.position, PositionKind::none);
+  // Mamba layer: in_proj 4480 x (10240 z + 12288 xBC + 128 dt) = 101,498,880; conv1d 12288 x 4 + bias 12288;
+  // dt_bias, A_log, D 3 x 128; gated norm 10240; out_proj 10240 x 4480 = 45,875,200: 147,446,144 (+ its norm).
+  EXPECT_DOUBLE_EQ(m.mamba_params(), 147446144.0);
+  // 27 x 147,450,624 + 25 MLP layers x (2 x 4480 x 15680 + 4480) + 4 attention layers x (2 x 4480 x 5120 +
+  // 2 x 4480 x 1024 + 4480) + 2 x 131072 x 4480 untied + 4480 = 8,888,227,328 (card: 8.9B).
+  EXPECT_DOUBLE_EQ(m.total_params(), 8888227328.0);
+  EXPECT_NEAR(m.total_params() / 8.9e9, 1.0, 0.005);
+  // 12B: 28 Mamba, 6 attention, 28 MLP layers at hidden 5120, FFN 20480: 12,310,001,152 (card: 12.3B).
+  const ModelSpec twelve = bundled("nemotron-nano-12b-v2");
+  EXPECT_EQ(twelve.layers_with(MixerKind::mamba), 28);
+  EXPECT_EQ(twelve.layers_with(MixerKind::attention), 6);
+  EXPECT_DOUBLE_EQ(twelve.total_params(), 12310001152.0);
+  EXPECT_NEAR(twelve.total_params() / 12.3e9, 1.0, 0.005);
+}
+
 TEST(HfConfig, Qwen25_3bMatchesItsSafetensorsCount) {
   EXPECT_DOUBLE_EQ(bundled("qwen2.5-3b-instruct").total_params(), 3085938688.0);  // HF safetensors metadata
 }
@@ -246,6 +272,17 @@ TEST(HfConfig, BadLayerListsNameTheKey) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("qwen2-57b-a14b-edited: key 'mlp_only_layers' must hold whole numbers from "
                                          "0 to 27, found 99"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HfConfig, BadHybridPatternNamesTheKeyAndTheLayer) {
+  try {
+    edited("nemotron-nano-9b-v2",
+           R"({"hybrid_override_pattern": "M-M-M-ME-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-"})");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nemotron-nano-9b-v2-edited: key 'hybrid_override_pattern' has 'E' at "
+                                         "layer 7"), std::string::npos) << e.what();
   }
 }
 

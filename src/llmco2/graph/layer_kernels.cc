@@ -1,6 +1,7 @@
 // graph/layer_kernels.cc - operation and byte counts of each kernel kind, per GPU, over a whole phase.
 #include "graph/layer_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace llmco2 {
@@ -12,6 +13,7 @@ constexpr double kSoftmaxOpsPerElement = 5;  // max, subtract, exp, sum, divide
 double activation_ops(Activation activation) {
   switch (activation) {
     case Activation::relu: return 1;       // max(x, 0)
+    case Activation::relu2: return 2;      // max(x, 0)^2
     case Activation::silu: return 5;       // x / (1 + exp(-x)): negate, exp, add, divide, multiply
     case Activation::gelu: return 8;       // erf form
     case Activation::gelu_tanh: return 9;  // 0.5 x (1 + tanh(c (x + 0.044715 x^3)))
@@ -34,6 +36,7 @@ PhaseShape phase_shape(Phase phase, const Request& r) {
   s.kv_bytes = dtype_bytes(p.kv_cache);
   s.expert_weight_bytes = p.expert_bytes_per_element();
   s.head_weight_bytes = dtype_bytes(p.unquantised_dtype());
+  s.state_bytes = s.head_weight_bytes;
   s.dequant_ops_per_weight = dequant_ops_per_weight(p.weights, p.compute_dtype());
   s.expert_dequant_ops_per_weight = dequant_ops_per_weight(p.expert_dtype(), p.compute_dtype());
   return s;
@@ -165,6 +168,49 @@ KernelCost mla_kv_b_cost(const PhaseShape& s, const MlaShape& a, long nope_dim) 
   c.weight_bytes = s.steps * weights * s.head_weight_bytes;   // 16-bit copies, read every step
   c.act_load_bytes = s.tokens * a.heads * per_head_in * s.act_bytes;    // q_nope, then the attention's latent output
   c.act_store_bytes = s.tokens * a.heads * per_head_out * s.act_bytes;  // q in latent space, then v
+  return c;
+}
+
+KernelCost mamba_conv_cost(const PhaseShape& s, const MambaSpec& m) {
+  constexpr double kSiluOps = 5;
+  const double channels = static_cast<double>(m.conv_channels()), taps = m.conv_kernel;
+  const double state = channels * (taps - 1) * s.state_bytes;  // per sequence
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = s.tokens * channels * (2.0 * taps + (m.conv_bias ? 1.0 : 0.0) + kSiluOps);
+  c.weight_bytes = s.steps * channels * (taps + (m.conv_bias ? 1.0 : 0.0)) * s.state_bytes;
+  c.act_load_bytes = s.tokens * channels * s.act_bytes;
+  c.act_store_bytes = s.tokens * channels * s.act_bytes;
+  const bool decode = s.phase == Phase::decode;
+  c.kv_load_bytes = decode ? s.tokens * state : 0.0;  // each decode token's sequence: read the window...
+  c.kv_store_bytes = decode ? s.tokens * state : s.batch * state;  // ...and write it; prefill writes it once
+  return c;
+}
+
+KernelCost ssd_scan_cost(const PhaseShape& s, const MambaSpec& m) {
+  const double heads = m.heads, p = m.head_dim, n = m.state_dim, groups = m.groups;
+  const double state = heads * p * n * s.state_bytes;  // per sequence
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.act_load_bytes = s.tokens * (heads * p + 2.0 * groups * n + heads) * s.act_bytes;  // x, B, C, dt
+  c.act_store_bytes = s.tokens * heads * p * s.act_bytes;                             // y
+  if (s.phase == Phase::decode) {
+    c.ops = s.tokens * heads * (5.0 * p * n + 2.0 * p);
+    c.kv_load_bytes = s.tokens * state;
+    c.kv_store_bytes = s.tokens * state;
+    return c;
+  }
+  const double q = std::min(static_cast<double>(m.chunk_tokens), s.tokens / s.batch);
+  c.ops = s.tokens * (heads * (2.0 * q * p + 4.0 * n * p + q + 2.0 * p) + groups * 2.0 * q * n);
+  c.kv_store_bytes = s.batch * state;  // the final state of each sequence
+  return c;
+}
+
+KernelCost gated_norm_cost(const PhaseShape& s, long width) {
+  constexpr double kGateOps = 6;  // SiLU(z) 5, times y 1
+  KernelCost c = norm_cost(s, width, false);
+  c.ops += kGateOps * s.tokens * static_cast<double>(width);
+  c.act_load_bytes *= 2;  // y and z
   return c;
 }
 
