@@ -49,6 +49,41 @@ TEST(MemoryPlan, KvPerSequenceUsesGqaHeadsPerGpuAndTheKvDtype) {
                    18 * 2048.0 * 1152 + 18 * 2048.0 * 128);
 }
 
+TEST(MemoryPlan, MlaCachesOneLatentPerTokenOnEveryGpu) {
+  // DeepSeek-V3.1: 61 layers x (512 latent + 64 rope) x 2 bytes per token, whole on each GPU (the latent is one
+  // shared head, not split by tensor parallelism). At 1152 tokens: 80,953,344 B per sequence, against 128 heads x
+  // (192 + 128) x 2 B = 81,920 B per token and layer for a plain-MHA cache of the same heads (71x more).
+  const ModelSpec m = model("deepseek-v3.1");
+  EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 1024, 128, 8)), 61.0 * 1152 * 576 * 2);
+  EXPECT_DOUBLE_EQ(state_bytes_per_sequence_per_gpu(m, request(m, 1, 1024, 128, 8)), 0);
+}
+
+TEST(MemoryPlan, ChunkedLocalLayersHoldOnlyTheirChunk) {
+  // Scout on 4 GPUs (2 KV heads of 128 each), 16,484 tokens: 36 chunked layers hold 8192 tokens (vLLM frees
+  // finished chunks), 12 NoPE layers all 16,484; 2 (K, V) x 2 x 128 x 2 B = 1024 B per token and layer.
+  const ModelSpec m = model("llama-4-scout-17b-16e-instruct");
+  EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 16384, 100, 4)),
+                   (36 * 8192.0 + 12 * 16484.0) * 1024);
+}
+
+TEST(MemoryPlan, GemmaSlidingLayersHoldOnlyTheirWindow) {
+  // Gemma-3-12B, 8,192 tokens: 40 sliding layers hold 1024, 8 global layers all 8192; 2 x 8 KV heads x 256 x 2 B
+  // = 8192 B per token and layer.
+  const ModelSpec m = model("gemma-3-12b-it");
+  EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 8000, 192, 1)), (40 * 1024.0 + 8 * 8192.0) * 8192);
+}
+
+TEST(MemoryPlan, MambaStateDoesNotGrowWithTheContext) {
+  // Nemotron-Nano-9B-v2: 27 Mamba layers x (conv window 3 x 12288 + SSM state 128 x 80 x 128) x 2 B = 72,769,536 B
+  // per sequence at any length; 4 attention layers x 2 x 8 KV heads x 128 x 2 B = 16,384 B per token.
+  const ModelSpec m = model("nemotron-nano-9b-v2");
+  const double state = 27 * (3 * 12288.0 + 1310720) * 2;
+  EXPECT_DOUBLE_EQ(state_bytes_per_sequence_per_gpu(m, request(m, 1, 100, 10, 1)), state);
+  EXPECT_DOUBLE_EQ(state_bytes_per_sequence_per_gpu(m, request(m, 1, 10000, 10, 1)), state);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 1000, 24, 1)), state + 1024 * 16384.0);
+  EXPECT_DOUBLE_EQ(state_bytes_per_sequence_per_gpu(m, request(m, 1, 100, 10, 2)), state / 2);  // heads split
+}
+
 TEST(MemoryPlan, EngineReserveIsTheUnusedShareAndTheActivationPeak) {
   const ModelSpec m = model("llama-2-70b");
   const Request r = request(m, 1, 1024, 128, 4);

@@ -23,8 +23,27 @@ TEST(Context, SumsByHand) {
   EXPECT_DOUBLE_EQ(sum_keys_seen(5, 4, kFull), 0);                         // empty range
 }
 
+// Chunked local attention (Llama-4): a query sees the keys of its own chunk only.
+const LayerAttention kChunk4{8, 0, 0, 4};
+
+TEST(Context, ChunkedAttentionRestartsAtEachChunk) {
+  EXPECT_DOUBLE_EQ(keys_seen(4, kChunk4), 4);
+  EXPECT_DOUBLE_EQ(keys_seen(5, kChunk4), 1);  // the first key of the second chunk
+  EXPECT_DOUBLE_EQ(keys_seen(10, kChunk4), 2);
+  EXPECT_DOUBLE_EQ(sum_keys_seen(1, 10, kChunk4), 23);  // 1+2+3+4 + 1+2+3+4 + 1+2
+  EXPECT_DOUBLE_EQ(sum_keys_seen(6, 9, kChunk4), 10);   // 2+3+4+1
+}
+
+TEST(Context, FlashChunkedTilesReadOnlyTheirChunk) {
+  Request r;
+  r.prompt_tokens = 512;  // chunks of 256: tiles of 128 read 128, 256, then again 128, 256 keys
+  EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, LayerAttention{8, 0, 0, 256}).loaded_keys, 768);
+  EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, LayerAttention{8, 0, 0, 256}).computed_keys, 2 * 256 * 257 / 2);
+}
+
 TEST(Context, ClosedFormEqualsBruteForce) {
-  for (const LayerAttention a : {kFull, kWindow3, LayerAttention{1, 7, 0}, LayerAttention{1, 5, 3}})
+  for (const LayerAttention a : {kFull, kWindow3, LayerAttention{1, 7, 0}, LayerAttention{1, 5, 3}, kChunk4,
+                                 LayerAttention{1, 0, 0, 13}})
     for (long first = 1; first < 40; first += 7)
       for (long last = first; last < 90; last += 11) {
         double brute = 0;

@@ -4,8 +4,10 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/json_io.h"
 #include "graph/kernel_graph.h"
 #include "graph/layer_kernels.h"
+#include "model/hf_config.h"
 #include "model/model_catalog.h"
 
 namespace llmco2 {
@@ -105,10 +107,46 @@ TEST(KernelGraph, Gemma2MeanLayerGivesTheExactSumOverLocalAndGlobalLayers) {
   const KernelGraph g = build_kernel_graph(m, r);
   const PhaseShape s = phase_shape(Phase::decode, r);
   double expected = 0;
-  for (const auto& layer : m.layer_attention)
-    expected += fused_attention_cost(s, {16, 8, 256, attention_span(Phase::decode, r, layer)}).ops;
+  for (const auto& layer : m.layer_specs)
+    expected += fused_attention_cost(s, {16, 8, 256, attention_span(Phase::decode, r, layer.attention)}).ops;
   EXPECT_NEAR(node(g, "fused_attention").decode.ops * m.layers, expected, expected * 1e-12);
   EXPECT_NE(node(g, "post_norm_attn").kernel, "");  // Gemma2's extra norms
+}
+
+// Qwen2-57B-A14B with its first two layers dense (mlp_only_layers): one graph, the union of both layer kinds.
+ModelSpec qwen_moe_two_dense() {
+  for (const auto& entry : ModelCatalog::bundled().entries())
+    if (entry.id == "qwen2-57b-a14b") {
+      Json config = read_json_file(entry.config_path);
+      config["mlp_only_layers"] = Json::array({0, 1});
+      return model_from_hf_config(config, "qwen2-57b-two-dense");
+    }
+  throw std::runtime_error("no qwen2-57b-a14b");
+}
+
+TEST(KernelGraph, MixedDenseAndMoeLayersMeanOverTheUnionOfTheirKernels) {
+  const Request r = request(1, 256, 16);
+  const KernelGraph g = build_kernel_graph(qwen_moe_two_dense(), r);
+  // The dense MLP runs in 2 of 28 layers: layers x node = 2 x (2 x 256 x 3584 x 18944) prefill ops.
+  const KernelNode& dense = node(g, "gate_proj");
+  EXPECT_DOUBLE_EQ(dense.layer_share, 2.0 / 28);
+  EXPECT_DOUBLE_EQ(dense.prefill.ops * 28, 2 * (2.0 * 256 * 3584 * 18944));
+  // The router and experts run in the other 26, the norms and residual adds in all 28.
+  EXPECT_DOUBLE_EQ(node(g, "router").layer_share, 26.0 / 28);
+  EXPECT_DOUBLE_EQ(node(g, "router").prefill.ops * 28, 26 * (2.0 * 256 * 3584 * 64));
+  EXPECT_EQ(node(g, "norm_mlp").layer_share, 1.0);
+  // Nodes stay in a topological order, and norm_mlp feeds both FFN kinds.
+  for (const auto& [from, to] : g.edges) EXPECT_LT(from, to);
+  auto feeds = [&](const std::string& from, const std::string& to, const std::string& expert) {
+    const auto index = [&](const std::string& kernel, const std::string& e) {
+      for (size_t i = 0; i < g.nodes.size(); ++i)
+        if (g.nodes[i].kernel == kernel && g.nodes[i].expert == e) return static_cast<int>(i);
+      return -1;
+    };
+    return std::count(g.edges.begin(), g.edges.end(), std::pair{index(from, ""), index(to, expert)}) == 1;
+  };
+  EXPECT_TRUE(feeds("norm_mlp", "gate_proj", ""));
+  EXPECT_TRUE(feeds("norm_mlp", "router", ""));
 }
 
 TEST(KernelGraph, TotalsCoverAllLayersStepKernelsAndGpus) {
@@ -132,14 +170,16 @@ TEST(KernelGraph, EagerAttentionHasThreeKernels) {
 }
 
 TEST(KernelGraph, EdgesFormADagInNodeOrder) {
-  for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "qwen2-57b-a14b", "bloom-7b1"}) {
+  for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "falcon-40b", "qwen2-57b-a14b",
+                         "bloom-7b1", "deepseek-v3.1", "llama-4-maverick-17b-128e-instruct", "nemotron-nano-9b-v2"}) {
     const KernelGraph g = build_kernel_graph(model(id), request(1, 128, 8));
     for (const auto& [from, to] : g.edges) {
       EXPECT_LT(from, to) << id;
       EXPECT_LT(to, static_cast<int>(g.nodes.size())) << id;
     }
-    for (int i = 1; i < static_cast<int>(g.nodes.size()); ++i)  // every node but the first has an input
-      EXPECT_TRUE(std::any_of(g.edges.begin(), g.edges.end(), [&](auto e) { return e.second == i; })) << id << i;
+    for (int i = 1; i < static_cast<int>(g.nodes.size()); ++i)  // only norms read the layer's input
+      EXPECT_TRUE(g.nodes[i].type == KernelType::norm ||
+                  std::any_of(g.edges.begin(), g.edges.end(), [&](auto e) { return e.second == i; })) << id << i;
   }
 }
 
@@ -148,6 +188,91 @@ TEST(KernelGraph, FalconParallelBlockHasOneResidualAdd) {
   const auto adds = nodes_of(g, KernelType::add);
   ASSERT_EQ(adds.size(), 1u);
   EXPECT_DOUBLE_EQ(adds[0]->prefill.ops, 2.0 * 128 * 4544);  // x + attention + MLP
+}
+
+TEST(KernelGraph, Falcon40bHasTwoNormsOneAllReduceAndOneAdd) {
+  const KernelGraph g = build_kernel_graph(model("falcon-40b"), request(1, 128, 8, 8));
+  // ln_attn and ln_mlp both read the layer's input (no inputs inside the layer graph).
+  for (const char* norm : {"norm_attn", "norm_mlp"}) {
+    const KernelNode& n = node(g, norm);
+    EXPECT_DOUBLE_EQ(n.prefill.ops, 7.0 * 128 * 8192) << norm;
+  }
+  EXPECT_EQ(nodes_of(g, KernelType::allreduce).size(), 1u);  // attention + MLP outputs reduced together
+  const auto adds = nodes_of(g, KernelType::add);
+  ASSERT_EQ(adds.size(), 1u);
+  EXPECT_DOUBLE_EQ(adds[0]->prefill.ops, 2.0 * 128 * 8192);  // x + attention + MLP
+  EXPECT_EQ(node(g, "k_proj").d_out, 64);                    // 8 KV groups of 64 over 8 GPUs
+}
+
+// DeepSeek-V3.1 on 8 GPUs: 16 heads each; batch 1, prompt 1024, gen 128 (127 decode steps, contexts 1025..1151,
+// 138,176 keys in all). bf16 KV cache (torch_dtype), fp8 weights and activations (quantization_config).
+TEST(KernelGraph, DeepSeekMlaCountsBothPaths) {
+  const ModelSpec m = model("deepseek-v3.1");
+  Request r = request(1, 1024, 128, 8);
+  r.precision = m.default_precision;  // wfp8-afp8-kvbf16
+  const KernelGraph g = build_kernel_graph(m, r);
+  const KernelNode& attention = node(g, "fused_attention");
+  // Prefill, expanded: 16 heads x 1024 x 1025 / 2 pairs x (2 x 192 + 2 x 128 + 5) = 5,415,936,000.
+  EXPECT_DOUBLE_EQ(attention.prefill.ops, 16.0 * 524800 * 645);
+  // Decode, absorbed: 16 x 138,176 pairs x (2 x 576 + 2 x 512 + 5) = 4,821,789,696; one 576-element bf16 latent row
+  // per key: 138,176 x 1152 B = 159,178,752 B of cache.
+  EXPECT_DOUBLE_EQ(attention.decode.ops, 16.0 * 138176 * 2181);
+  EXPECT_DOUBLE_EQ(attention.decode.kv_load_bytes, 138176.0 * 576 * 2);
+  // kv_a_proj (replicated, 7168 -> 576) writes the latent + k_pe of each token: 1024 x 576 x 2 B.
+  EXPECT_EQ(node(g, "kv_a_proj").d_out, 576);
+  EXPECT_DOUBLE_EQ(node(g, "kv_a_proj").prefill.kv_store_bytes, 1024.0 * 576 * 2);
+  EXPECT_DOUBLE_EQ(node(g, "q_a_proj").prefill.ops, 2.0 * 1024 * 7168 * 1536);  // replicated: not split
+  EXPECT_EQ(node(g, "q_b_proj").d_out, 16 * 192);
+  // kv_b_proj, 512 -> 16 x (128 + 128): fp8 in prefill, 16-bit absorbed copies in decode (127 x 512 x 4096 x 2 B).
+  EXPECT_DOUBLE_EQ(node(g, "kv_b_proj").prefill.weight_bytes, 512.0 * 4096);
+  EXPECT_DOUBLE_EQ(node(g, "kv_b_proj").decode.weight_bytes, 127.0 * 512 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(node(g, "kv_b_proj").decode.ops, 2.0 * 127 * 512 * 4096);
+  EXPECT_EQ(node(g, "o_proj").d_in, 16 * 128);
+}
+
+TEST(KernelGraph, DeepSeekMoeHasThreeDenseLayersAndAnUngatedSharedExpert) {
+  const KernelGraph g = build_kernel_graph(model("deepseek-v3.1"), request(1, 1024, 128, 8));
+  EXPECT_DOUBLE_EQ(node(g, "gate_proj").layer_share, 3.0 / 61);  // first_k_dense_replace 3: 18432 wide
+  EXPECT_EQ(node(g, "gate_proj").d_out, 18432 / 8);
+  EXPECT_DOUBLE_EQ(node(g, "router").layer_share, 58.0 / 61);
+  EXPECT_EQ(node(g, "router").d_out, 256);
+  // Sigmoid router with the score-correction bias: 2 x 7168 x 256 + 256 ops per token (58 of 61 layers).
+  EXPECT_DOUBLE_EQ(node(g, "router").prefill.ops * 61, 58 * (1024.0 * (2 * 7168 * 256 + 256)));
+  EXPECT_EQ(node(g, "down_proj", "shared").d_in, 2048 / 8);  // n_shared_experts 1 x moe_intermediate_size
+  EXPECT_FALSE(std::any_of(g.nodes.begin(), g.nodes.end(), [](const KernelNode& n) {
+    return n.kernel == "shared_expert_gate";  // Qwen2-MoE's gate; DeepSeek adds its shared expert ungated
+  }));
+  EXPECT_DOUBLE_EQ(node(g, "up_proj", "routed").experts_loaded_decode, 8.0);  // top-8 of 256 at batch 1
+}
+
+TEST(KernelGraph, Llama4ChunkedAndNopeLayers) {
+  // Scout on 4 GPUs (10 heads, 2 KV heads each), prompt 16384: 36 RoPE layers attend within chunks of 8192
+  // (2 x 8192 x 8193 / 2 = 67,117,056 pairs per head), 12 NoPE layers to the whole prompt (16384 x 16385 / 2 =
+  // 134,225,920). Each pair costs 4 x 128 + 5 ops.
+  const KernelGraph g = build_kernel_graph(model("llama-4-scout-17b-16e-instruct"), request(1, 16384, 100, 4));
+  EXPECT_DOUBLE_EQ(node(g, "fused_attention").prefill.ops * 48, 10.0 * 517 * (36 * 67117056.0 + 12 * 134225920.0));
+  EXPECT_DOUBLE_EQ(node(g, "rope").layer_share, 36.0 / 48);  // NoPE layers skip the rotation
+  EXPECT_EQ(node(g, "fused_attention").layer_share, 1.0);
+  EXPECT_EQ(node(g, "down_proj", "shared").d_in, 8192 / 4);
+  EXPECT_DOUBLE_EQ(node(g, "up_proj", "routed").experts_loaded_decode, 1.0);  // top-1
+}
+
+TEST(KernelGraph, NemotronHybridMeansOverMambaAttentionAndMlpLayers) {
+  // Nemotron-Nano-9B-v2, batch 8, prompt 2000, gen 500 (499 decode steps, 3992 decode tokens), one GPU.
+  const KernelGraph g = build_kernel_graph(model("nemotron-nano-9b-v2"), request(8, 2000, 500));
+  EXPECT_DOUBLE_EQ(node(g, "in_proj").layer_share, 27.0 / 56);
+  EXPECT_DOUBLE_EQ(node(g, "fused_attention").layer_share, 4.0 / 56);
+  EXPECT_DOUBLE_EQ(node(g, "up_proj").layer_share, 25.0 / 56);
+  EXPECT_EQ(node(g, "in_proj").d_out, 22656);  // z 10240 + x 10240 + B, C 2 x 8 x 128 + dt 128
+  EXPECT_FALSE(std::any_of(g.nodes.begin(), g.nodes.end(), [](const KernelNode& n) { return n.kernel == "rope"; }));
+  // Decode scan: per token 128 heads x (5 x 80 x 128 + 2 x 80) ops; the 1,310,720-element state read and written.
+  const KernelNode& scan = node(g, "ssd_scan");
+  EXPECT_DOUBLE_EQ(scan.decode.ops * 56, 27 * 3992.0 * 128 * (5 * 80 * 128 + 160));
+  EXPECT_DOUBLE_EQ(scan.decode.kv_load_bytes * 56, 27 * 3992.0 * 1310720 * 2);
+  // Prefill scan, chunk 256: per token 128 x (2 x 256 x 80 + 4 x 128 x 80 + 256 + 160) + 8 x 2 x 256 x 128.
+  EXPECT_DOUBLE_EQ(scan.prefill.ops * 56, 27 * 16000.0 * (128 * (40960 + 40960 + 416) + 524288));
+  // Squared ReLU, not gated: 2 ops per element of the 15680-wide MLP.
+  EXPECT_DOUBLE_EQ(node(g, "act_mlp").prefill.ops * 56, 25 * 2.0 * 16000 * 15680);
 }
 
 void expect_error(const std::string& id, const Request& r, const std::string& fragment) {

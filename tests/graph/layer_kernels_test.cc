@@ -99,6 +99,97 @@ TEST(LayerKernels, EagerAttentionMaterialisesScores) {
   EXPECT_DOUBLE_EQ(matmul_sv_cost(s, a).act_store_bytes, 16 * 4 * 16 * 2);
 }
 
+// MLA with 2 heads: expanded head widths qk 6 (nope 4 + rope 2), v 4; latent 8 (+ rope 2) cached per token.
+MlaShape small_mla() { return MlaShape{2, 6, 4, 8, 2, AttentionSpan{36, 8}}; }
+
+TEST(LayerKernels, MlaPrefillIsExpandedMultiHeadAttention) {
+  const KernelCost c = mla_attention_cost(prefill_shape(), small_mla());
+  // 2 sequences x 2 heads x 36 pairs = 144 pairs of QK^T (2 x 6), SV (2 x 4) and softmax (5).
+  EXPECT_DOUBLE_EQ(c.ops, 144.0 * (12 + 8 + 5));
+  // Q: 16 rows x 2 heads x 6 x 2 B = 384; expanded K and V: 2 x 8 rows x 2 heads x (6 + 4) x 2 B = 640.
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 384 + 640);
+  EXPECT_DOUBLE_EQ(c.kv_load_bytes, 0);  // the cache holds latents; prefill attends to expanded activations
+  EXPECT_DOUBLE_EQ(c.act_store_bytes, 16.0 * 2 * 4 * 2);
+}
+
+TEST(LayerKernels, MlaDecodeIsAbsorbedMqaOverTheLatentCache) {
+  PhaseShape s = prefill_shape();
+  s.phase = Phase::decode;
+  const KernelCost c = mla_attention_cost(s, small_mla());
+  // Each head's query is latent + rope = 10 wide; the value is the latent (8): 144 pairs x (20 + 16 + 5).
+  EXPECT_DOUBLE_EQ(c.ops, 144.0 * (20 + 16 + 5));
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 16.0 * 2 * 10 * 2);  // Q
+  EXPECT_DOUBLE_EQ(c.kv_load_bytes, 2.0 * 8 * 10 * 2);    // one 10-wide row per key, shared by both heads
+  EXPECT_DOUBLE_EQ(c.act_store_bytes, 16.0 * 2 * 8 * 2);  // O in latent space
+}
+
+TEST(LayerKernels, MlaKvBProjExpandsInPrefillAndAbsorbsInDecode) {
+  // kv_b_proj: latent 8 -> 2 heads x (nope 4 + v 4) = 16, 128 weights.
+  const KernelCost prefill = mla_kv_b_cost(prefill_shape(), small_mla(), 4);
+  EXPECT_DOUBLE_EQ(prefill.ops, 2.0 * 16 * 8 * 16);
+  EXPECT_DOUBLE_EQ(prefill.act_store_bytes, 16.0 * 16 * 2);  // k_nope and v of every prompt token
+  PhaseShape s = prefill_shape();
+  s.phase = Phase::decode;
+  s.weight_bytes = 1, s.head_weight_bytes = 2;  // fp8 checkpoint: the absorbed copies are 16-bit
+  const KernelCost decode = mla_kv_b_cost(s, small_mla(), 4);
+  EXPECT_DOUBLE_EQ(decode.ops, 2.0 * 16 * 128);               // same multiply-adds per token
+  EXPECT_DOUBLE_EQ(decode.weight_bytes, 128.0 * 2);           // W_UK and W_UV at 16 bits
+  EXPECT_DOUBLE_EQ(decode.act_load_bytes, 16.0 * 2 * (4 + 8) * 2);   // q_nope, attention output (latent)
+  EXPECT_DOUBLE_EQ(decode.act_store_bytes, 16.0 * 2 * (8 + 4) * 2);  // q in latent space, v
+}
+
+// A small Mamba-2 mixer: 2 heads of 4 channels, state 8, one group, conv width 4: inner 8, conv channels
+// 8 + 2 x 8 = 24, state 2 x 4 x 8 = 64 elements per sequence.
+MambaSpec small_mamba() {
+  MambaSpec m;
+  m.heads = 2, m.head_dim = 4, m.state_dim = 8, m.groups = 1, m.conv_kernel = 4;
+  return m;
+}
+
+// batch 2, 3 decode steps: 6 token rows.
+PhaseShape decode_shape() {
+  PhaseShape s = prefill_shape();
+  s.phase = Phase::decode;
+  s.tokens = 6;
+  s.steps = 3;
+  return s;
+}
+
+TEST(LayerKernels, MambaConvCarriesItsWindowAsState) {
+  const KernelCost prefill = mamba_conv_cost(prefill_shape(), small_mamba());
+  EXPECT_DOUBLE_EQ(prefill.ops, 16.0 * 24 * (2 * 4 + 1 + 5));  // 4 multiply-adds, bias, SiLU per element
+  EXPECT_DOUBLE_EQ(prefill.weight_bytes, 24.0 * (4 + 1) * 2);
+  EXPECT_DOUBLE_EQ(prefill.act_load_bytes, 16.0 * 24 * 2);
+  EXPECT_DOUBLE_EQ(prefill.kv_store_bytes, 2.0 * 3 * 24 * 2);  // each sequence's last 3 inputs
+  const KernelCost decode = mamba_conv_cost(decode_shape(), small_mamba());
+  EXPECT_DOUBLE_EQ(decode.kv_load_bytes, 6.0 * 3 * 24 * 2);    // read and written at every step
+  EXPECT_DOUBLE_EQ(decode.kv_store_bytes, 6.0 * 3 * 24 * 2);
+  EXPECT_DOUBLE_EQ(decode.weight_bytes, 3.0 * 24 * 5 * 2);
+}
+
+TEST(LayerKernels, SsdScanIsLinearInTokens) {
+  // Prefill, prompt 8 (chunk q = min(256, 8) = 8): per token 2 heads x (2 x 8 x 4 + 4 x 8 x 4 + 8 + 2 x 4) = 416
+  // and 1 group x 2 x 8 x 8 = 128: 16 x 544.
+  const KernelCost prefill = ssd_scan_cost(prefill_shape(), small_mamba());
+  EXPECT_DOUBLE_EQ(prefill.ops, 16.0 * 544);
+  EXPECT_DOUBLE_EQ(prefill.act_load_bytes, 16.0 * (8 + 16 + 2) * 2);  // x, B, C, dt
+  EXPECT_DOUBLE_EQ(prefill.act_store_bytes, 16.0 * 8 * 2);             // y
+  EXPECT_DOUBLE_EQ(prefill.kv_store_bytes, 2.0 * 64 * 2);              // the final state of each sequence
+  // Decode: per token 2 heads x (5 x 4 x 8 + 2 x 4) = 336 ops; the 64-element state read and written.
+  const KernelCost decode = ssd_scan_cost(decode_shape(), small_mamba());
+  EXPECT_DOUBLE_EQ(decode.ops, 6.0 * 336);
+  EXPECT_DOUBLE_EQ(decode.kv_load_bytes, 6.0 * 64 * 2);
+  EXPECT_DOUBLE_EQ(decode.kv_store_bytes, 6.0 * 64 * 2);
+}
+
+TEST(LayerKernels, GatedNormReadsYAndZ) {
+  const KernelCost c = gated_norm_cost(prefill_shape(), 8);
+  EXPECT_DOUBLE_EQ(c.ops, 13.0 * 16 * 8);  // SiLU(z) 5, x y 1, RMSNorm 7
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 2.0 * 16 * 8 * 2);
+  EXPECT_DOUBLE_EQ(c.act_store_bytes, 16.0 * 8 * 2);
+  EXPECT_DOUBLE_EQ(c.weight_bytes, 8.0 * 2);
+}
+
 TEST(LayerKernels, ExpectedDistinctExperts) {
   EXPECT_DOUBLE_EQ(expected_distinct_experts(8, 2, 1), 2);
   EXPECT_DOUBLE_EQ(expected_distinct_experts(4, 1, 2), 1.75);  // 4 (1 - (3/4)^2)

@@ -21,7 +21,10 @@ bool has(const DatasetRow& row, const char* caveat) { return row.has_caveat(cave
 TEST(Importers, MlEnergyV1KeepsPerResponseEnergyAtBatch1AndScalesTheBatchSweep) {
   const ImportResult r = run("mlenergy-v1");
   ASSERT_EQ(r.rows.size(), 3u);
-  EXPECT_TRUE(r.rejects.empty());
+  // final_bs1/A100_chat line 4: FastChat-T5 is an encoder-decoder, an architecture llmco2 does not represent.
+  ASSERT_EQ(r.rejects.size(), 1u);
+  EXPECT_EQ(r.rejects[0].line, 4);
+  EXPECT_EQ(r.rejects[0].reason, "out of scope: encoder-decoder/RNN (T5 encoder-decoder)");
   const DatasetRow& koala7 = r.rows[1];  // final_bs1/A100_chat line 3 (a40_batch_sweep is read after final_bs1)
   EXPECT_EQ(koala7.model, "llama-2-7b");
   EXPECT_EQ(koala7.model_relation, "same-architecture");
@@ -60,7 +63,7 @@ TEST(Importers, MlEnergyV2IsSteadyStateEnergyForTheMeanBatchAndRejectsPipelineRo
 
 TEST(Importers, MlEnergyV3ReadsExpertParallelRowsAsOneTensorParallelGroup) {
   const ImportResult r = run("mlenergy-v3");
-  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_EQ(r.rows.size(), 3u);
   const DatasetRow& moe = r.rows[1];
   EXPECT_EQ(moe.model, "qwen3-235b-a22b");
   EXPECT_EQ(moe.dtype, "wfp8afp8kvbf16");
@@ -72,9 +75,20 @@ TEST(Importers, MlEnergyV3ReadsExpertParallelRowsAsOneTensorParallelGroup) {
   EXPECT_DOUBLE_EQ(r.rows[0].prompt_tokens, 300);              // gpqa: assumed
 }
 
+TEST(Importers, MlEnergyV3FlagsRowsOfReconstructedConfigs) {
+  const ImportResult r = run("mlenergy-v3");
+  ASSERT_EQ(r.rows.size(), 3u);
+  const DatasetRow& nemotron = r.rows[2];  // no public config.json: data/models/RECONSTRUCTED.md
+  EXPECT_EQ(nemotron.model, "nemotron-nano-9b-v2");
+  EXPECT_EQ(nemotron.model_relation, "same");
+  EXPECT_TRUE(has(nemotron, "model_reconstructed"));
+  EXPECT_NEAR(nemotron.arch.params_b.value_or(0), 8.888227328, 1e-9);
+  EXPECT_FALSE(has(r.rows[1], "model_reconstructed"));
+}
+
 TEST(Importers, MlEnergyV3TakesTheOutputLengthSpreadFromTheConfigurationsHistogram) {
   const ImportResult r = run("mlenergy-v3");
-  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_EQ(r.rows.size(), 3u);
   // Fixture models/Qwen__Qwen3-14B__gpqa.json, max_num_seqs 8: one output in [0, 100), three in [100, 200). At the
   // bin midpoints the mean is (50 + 3 x 150) / 4 = 125 and the variance (50^2 + 3 x 150^2) / 4 - 125^2 = 1875.
   ASSERT_TRUE(r.rows[0].gen_tokens_cv);
@@ -95,7 +109,8 @@ TEST(Importers, SplitwiseScalesNormalisedPowerByTdpAndInfersEarlyStops) {
   EXPECT_EQ(llama.engine, "vllm-0.2");       // not named by the source: vLLM of 2023, before CUDA graphs
   EXPECT_TRUE(has(llama, "engine_assumed"));
   const DatasetRow& bloom = r.rows[1];
-  EXPECT_EQ(bloom.model_relation, "not-in-catalog");
+  EXPECT_EQ(bloom.model, "bloom-176b");  // SplitwiseSim's name
+  EXPECT_EQ(bloom.model_relation, "same");
   EXPECT_DOUBLE_EQ(bloom.gen_tokens, 342);  // (16974.76 - 174.58) / 49.249 = 341.1 steps, not 2048
   EXPECT_TRUE(has(bloom, "gen_tokens_inferred"));
   EXPECT_TRUE(has(bloom, "energy_missing"));
@@ -150,7 +165,8 @@ TEST(Importers, ChuyishangTakesTheMeanBatchFromLittlesLaw) {
   EXPECT_EQ(q.gpu, "a100-80gb-sxm");
   EXPECT_NEAR(q.batch, 4135 * 1.161 / 600, 1e-12);  // = 8.001
   EXPECT_NEAR(*q.energy_j.total, 183155.23 / 4135 * q.batch, 1e-9);
-  EXPECT_EQ(q.model_relation, "not-in-catalog");  // Qwen2.5-3B
+  EXPECT_EQ(q.model, "qwen2.5-3b-instruct");
+  EXPECT_EQ(q.model_relation, "same");
 }
 
 // The fixture: v4.0 DGX H100 llama2-70b-99.9 Server (15,487.46 tokens/s alone, 5,908.76 W), v4.1 H200 llama2-70b-99

@@ -67,6 +67,27 @@ TEST(Simulator, OneSegmentByHand) {
 
 // A step that only waits on the engine's host work (no kernels: 1 ms of step_host_s) draws idle plus power_wait of the
 // dynamic range: 100 W + 0.25 x (700 - 100) W = 250 W, i.e. 0.25 J per step; with power_wait 0, idle alone.
+TEST(Simulator, KernelsOfSomeLayersLaunchOnlyInThoseLayers) {
+  // DeepSeek-V3.1 on 8 x B200, prefill of 1 x 1024: the router runs in the 58 MoE layers, the dense MLP in 3, MLA in
+  // all 61. A launch carries one layer's work: 2 x 1024 x 7168 x 256 + 1024 x 256 router ops.
+  const ModelSpec m = ModelCatalog::bundled().resolve("deepseek-v3.1");
+  Request r;
+  r.batch = 1, r.prompt_tokens = 1024, r.gen_tokens = 2, r.gpus = 8;
+  r.precision = m.default_precision;
+  const SimWorkload w = prepare_workload(m, GpuCatalog::bundled().resolve("b200"), r, SimScenario{});
+  std::vector<double> counts;
+  double router_ops = 0;
+  for (const SimKernel& k : w.prefill.at(0).kernels) {
+    counts.push_back(k.count);
+    if (k.count == 58 && k.work.kind == KernelClass::matrix && k.work.ops == 1024.0 * (2 * 7168 * 256 + 256))
+      router_ops = k.work.ops;
+  }
+  EXPECT_GT(router_ops, 0);
+  EXPECT_EQ(std::count(counts.begin(), counts.end(), 3.0), 4);    // the dense MLP: gate, up, act, down
+  EXPECT_EQ(std::count(counts.begin(), counts.end(), 58.0), 9);   // router, routed and shared experts' 4 each
+  EXPECT_EQ(std::count(counts.begin(), counts.end(), 61.0), 15);  // 12 of the MLA block, norm_mlp, allreduce, add
+}
+
 TEST(Simulator, HostWaitInsideAStepDrawsTheWaitShareOfTheDynamicRange) {
   SimWorkload w;
   SimSegment s;

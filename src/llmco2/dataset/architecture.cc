@@ -6,10 +6,8 @@ namespace llmco2 {
 ArchitectureFields architecture_fields(const ModelSpec& spec) {
   ArchitectureFields arch;
   arch.params_b = spec.total_params() / 1e9;
-  arch.active_params_b = arch.params_b;
+  arch.active_params_b = spec.active_params() / 1e9;
   if (spec.moe) {
-    const double inactive = (spec.moe->experts - spec.moe->experts_per_token) * spec.expert_params() * spec.layers;
-    arch.active_params_b = (spec.total_params() - inactive) / 1e9;
     arch.experts = spec.moe->experts;
     arch.experts_per_token = spec.moe->experts_per_token;
   }

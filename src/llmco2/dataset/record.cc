@@ -46,6 +46,8 @@ const std::vector<std::string>& known_caveats() {
       "tail_included",            // energy includes some time after the load ended
       "energy_missing",           // latency only: the source recorded no power
       "model_substituted",        // the source's model is not in the catalog; a same-architecture model stands in
+      "model_reconstructed",      // the catalog's config of the model was assembled from partial sources
+                                  // (data/models/RECONSTRUCTED.md), no copy of its config.json being public
       "engine_assumed",           // the source does not name its engine; the notes say why this one
       "greedy_sampling",          // the client asked for greedy decoding (temperature 0): the sampler only argmaxes
       "temperature_sampling",     // the client samples with a temperature alone: no top-p/top-k sort of the vocabulary

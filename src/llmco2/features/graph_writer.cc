@@ -28,6 +28,7 @@ Json node_json(const KernelNode& node, const NodeFeatures& features, Phase phase
          {"perf_ops_per_s", p.perf_ops_per_s},
          {"bound", bound_name(p.bound)},
          {"roofline_time_s", p.time_s}};
+  if (node.layer_share < 1) j["layer_share"] = node.layer_share;
   if (!node.expert.empty()) {
     j["expert"] = node.expert;
     if (node.expert == "routed")

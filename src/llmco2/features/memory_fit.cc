@@ -48,7 +48,8 @@ void schedule_waves(MemoryPlan& p, long batch) {
 }  // namespace
 
 double activation_peak_bytes_per_gpu(const ModelSpec& m, const Request& r) {
-  const double ffn = m.moe ? static_cast<double>(m.moe->expert_intermediate) * m.moe->experts_per_token
+  const double dense = m.layers_with(FfnKind::dense) > 0 ? static_cast<double>(m.intermediate) : 0.0;
+  const double ffn = m.moe ? std::max(dense, static_cast<double>(m.moe->expert_intermediate) * m.moe->experts_per_token)
                            : static_cast<double>(m.intermediate);
   const double bytes = std::max(2.0, dtype_bytes(r.precision.activations));  // fp8 GEMM inputs: 16-bit between
   // Continuous-batching engines profile a forward pass of their token budget up front; a static-batch engine (HF
@@ -62,15 +63,39 @@ double activation_peak_bytes_per_gpu(const ModelSpec& m, const Request& r) {
   return rows + logits;
 }
 
+namespace {
+
+// Tokens one attention layer keeps cached: all of them, or at most the window (sliding) or the chunk (chunked local
+// attention: vLLM frees the blocks of finished chunks).
+double cached_tokens(const LayerAttention& a, double context) {
+  if (a.window_tokens > 0 && a.vertical_stride == 0) return std::min(context, static_cast<double>(a.window_tokens));
+  if (a.chunk_tokens > 0) return std::min(context, static_cast<double>(a.chunk_tokens));
+  return context;
+}
+
+}  // namespace
+
 double kv_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
   const double context = static_cast<double>(r.prompt_tokens + r.gen_tokens);
-  double tokens_heads = 0;  // sum over layers of cached tokens x KV heads per GPU
-  for (const auto& a : m.layer_attention) {
-    const bool windowed = a.window_tokens > 0 && a.vertical_stride == 0;
-    const double cached = windowed ? std::min<double>(context, static_cast<double>(a.window_tokens)) : context;
-    tokens_heads += cached * kv_heads_per_gpu(a.kv_heads, r.gpus);
+  const double kv_bytes = dtype_bytes(r.precision.kv_cache);
+  double tokens_heads = 0;  // sum over attention layers of cached tokens x KV heads per GPU
+  double latent_bytes = 0;  // MLA: one latent of kv_lora_rank + rope dims per token, held whole by every GPU
+  for (const auto& layer : m.layer_specs) {
+    const double cached = cached_tokens(layer.attention, context);
+    if (layer.mixer == MixerKind::attention)
+      tokens_heads += cached * kv_heads_per_gpu(layer.attention.kv_heads, r.gpus);
+    if (layer.mixer == MixerKind::mla)
+      latent_bytes += cached * static_cast<double>(m.mla->cached_elements()) * kv_bytes;
   }
-  return 2.0 * tokens_heads * m.head_dim * dtype_bytes(r.precision.kv_cache);
+  return 2.0 * tokens_heads * m.head_dim * kv_bytes + latent_bytes + state_bytes_per_sequence_per_gpu(m, r);
+}
+
+double state_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
+  if (!m.mamba) return 0.0;
+  const MambaSpec& mamba = *m.mamba;
+  const double conv = static_cast<double>(mamba.conv_kernel - 1) * static_cast<double>(mamba.conv_channels());
+  const double elements = (conv + mamba.state_elements()) / r.gpus;  // conv window + SSM state, split with the heads
+  return m.layers_with(MixerKind::mamba) * elements * dtype_bytes(r.precision.unquantised_dtype());
 }
 
 MemoryPlan plan_memory(const ModelSpec& m, const Request& r, const Gpu& gpu) {

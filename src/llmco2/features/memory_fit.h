@@ -39,8 +39,12 @@ MemoryPlan plan_memory(const ModelSpec& model, const Request& request, const Gpu
 // norm output and the FFN's gate/up/activation tensors (x top-k for MoE) at 16 bits, plus fp32 logits of
 // kProfiledSequences sequences.
 double activation_peak_bytes_per_gpu(const ModelSpec& model, const Request& request);
-// KV cache of one sequence at prompt + gen tokens on one GPU, at the KV dtype (sliding-window layers hold the window).
+// KV cache of one sequence at prompt + gen tokens on one GPU, at the KV dtype (sliding-window layers hold the window,
+// chunked local layers the chunk, MLA layers one latent per token), plus the sequence's recurrent state.
 double kv_bytes_per_sequence_per_gpu(const ModelSpec& model, const Request& request);
+// The recurrent state of one sequence on one GPU, whatever its length: per Mamba-2 layer the conv window
+// ((conv_kernel - 1) x conv channels) and the SSM state (heads x head_dim x state_dim), at the 16-bit model dtype.
+double state_bytes_per_sequence_per_gpu(const ModelSpec& model, const Request& request);
 
 // The whole batch in one wave (kept for the graph JSON and callers asking "does it fit at once").
 struct MemoryFit {

@@ -2,6 +2,7 @@
 #include "graph/context.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace llmco2 {
 namespace {
@@ -9,20 +10,37 @@ namespace {
 // Sum of c for c = a..b (0 when b < a).
 double sum_range(double a, double b) { return b < a ? 0.0 : (a + b) * (b - a + 1) / 2.0; }
 
+// Sum of ((c - 1) mod chunk) + 1 for c = 1..n: n / chunk whole chunks of 1..chunk, then 1..(n mod chunk).
+double sum_chunked(double n, double chunk) {
+  const double whole = std::floor(n / chunk), rest = n - whole * chunk;
+  return whole * chunk * (chunk + 1) / 2 + rest * (rest + 1) / 2;
+}
+
+// Keys a tile of query rows first..last reads: from the first row's earliest visible key to the last row.
+double tile_keys(long first, long last, const LayerAttention& attention) {
+  const double last_context = static_cast<double>(last);
+  if (attention.chunk_tokens > 0) {  // the chunk of the tile's first row starts the span
+    const long chunk_start = (first - 1) / attention.chunk_tokens * attention.chunk_tokens + 1;
+    return static_cast<double>(last - chunk_start + 1);
+  }
+  return std::min(last_context, keys_seen(last_context, attention) + static_cast<double>(last - first));
+}
+
 // FlashAttention prefill: each tile of query rows reads every key any of its rows can see.
 double flash_prefill_loaded_keys(long prompt, const LayerAttention& attention) {
   double keys = 0;
-  for (long first = 1; first <= prompt; first += kFlashQueryTile) {
-    const long last = std::min(prompt, first + kFlashQueryTile - 1);
-    const double last_context = static_cast<double>(last);
-    keys += std::min(last_context, keys_seen(last_context, attention) + static_cast<double>(last - first));
-  }
+  for (long first = 1; first <= prompt; first += kFlashQueryTile)
+    keys += tile_keys(first, std::min(prompt, first + kFlashQueryTile - 1), attention);
   return keys;
 }
 
 }  // namespace
 
 double keys_seen(double context, const LayerAttention& attention) {
+  if (attention.chunk_tokens > 0) {
+    const double chunk = static_cast<double>(attention.chunk_tokens);
+    return context - std::floor((context - 1) / chunk) * chunk;  // position within its chunk, 1..chunk
+  }
   const double window = static_cast<double>(attention.window_tokens);
   if (attention.window_tokens == 0 || context <= window) return context;
   const double strided = attention.vertical_stride > 0 ? (context - window) / attention.vertical_stride : 0.0;
@@ -32,6 +50,10 @@ double keys_seen(double context, const LayerAttention& attention) {
 double sum_keys_seen(long first, long last, const LayerAttention& attention) {
   if (last < first) return 0.0;
   const double a = static_cast<double>(first), b = static_cast<double>(last);
+  if (attention.chunk_tokens > 0) {
+    const double chunk = static_cast<double>(attention.chunk_tokens);
+    return sum_chunked(b, chunk) - sum_chunked(a - 1, chunk);
+  }
   if (attention.window_tokens == 0) return sum_range(a, b);
   const double w = static_cast<double>(attention.window_tokens);
   const double inside = sum_range(a, std::min(b, w));  // contexts within the window see all keys

@@ -7,7 +7,8 @@
 namespace llmco2 {
 
 // Keys one query sees when the sequence holds `context` tokens (itself included): all of them, or the sliding
-// window, plus 1 in `vertical_stride` of the older ones for block-sparse layers.
+// window, plus 1 in `vertical_stride` of the older ones for block-sparse layers, or (chunked local attention) those
+// of its own chunk: ((context - 1) mod chunk) + 1.
 double keys_seen(double context, const LayerAttention& attention);
 
 // Sum of keys_seen(c) for c = first..last (inclusive, first >= 1); O(1).

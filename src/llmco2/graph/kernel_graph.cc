@@ -1,49 +1,46 @@
 // graph/kernel_graph.cc - assembles the layer graph (nodes, edges, both phases) and the once-per-step kernels.
 #include "graph/kernel_graph.h"
 
-#include <functional>
 #include <map>
+#include <stdexcept>
+#include <tuple>
 
 #include "core/error.h"
-#include "graph/layer_kernels.h"
+#include "graph/graph_builder.h"
 
 namespace llmco2 {
-namespace {
 
-using CostFn = std::function<KernelCost(const PhaseShape&)>;
+int GraphBuilder::add(std::string kernel, KernelType type, std::vector<int> inputs, const CostFn& cost, long d_in,
+                      long d_out, std::string expert) {
+  KernelNode node{std::move(kernel), type, std::move(expert), block_, d_in, d_out, 0, 0, 1, cost(prefill_),
+                  cost(decode_)};
+  const int index = static_cast<int>(graph_.nodes.size());
+  graph_.nodes.push_back(std::move(node));
+  for (const int input : inputs)
+    if (input >= 0) graph_.edges.emplace_back(input, index);
+  return index;
+}
 
-// Appends nodes with both phases' costs and the edges from their inputs.
-class GraphBuilder {
- public:
-  GraphBuilder(const Request& r) : prefill_(phase_shape(Phase::prefill, r)), decode_(phase_shape(Phase::decode, r)) {}
+int add_norm(GraphBuilder& b, const LayerContext& c, const std::string& name, int input, long width) {
+  const long w = width > 0 ? width : c.m.hidden;
+  const bool layer_norm = c.layer_norm();
+  return b.add(name, KernelType::norm, {input}, [=](const PhaseShape& s) { return norm_cost(s, w, layer_norm); }, w, w);
+}
 
-  int add(std::string kernel, KernelType type, std::vector<int> inputs, const CostFn& cost, long d_in = 0,
-          long d_out = 0, std::string expert = "") {
-    KernelNode node{std::move(kernel), type, std::move(expert), d_in, d_out, 0, 0, cost(prefill_), cost(decode_)};
-    const int index = static_cast<int>(graph_.nodes.size());
-    graph_.nodes.push_back(std::move(node));
-    for (const int input : inputs)
-      if (input >= 0) graph_.edges.emplace_back(input, index);
-    return index;
+int add_residual(GraphBuilder& b, const LayerContext& c, const std::string& name, std::vector<int> inputs,
+                 int residual, int summed_inputs) {
+  const long h = c.m.hidden;
+  if (c.n() > 1) {
+    const int reduce = b.add("allreduce", KernelType::allreduce, inputs,
+                             [=](const PhaseShape& s) { return allreduce_cost(s, h); }, h, h);
+    inputs = {reduce};
   }
-  KernelNode& node(int index) { return graph_.nodes[index]; }
-  const PhaseShape& shape(Phase phase) const { return phase == Phase::prefill ? prefill_ : decode_; }
-  KernelGraph take() { return std::move(graph_); }
+  inputs.push_back(residual);
+  return b.add(name, KernelType::add, inputs,
+               [=](const PhaseShape& s) { return add_cost(s, h, summed_inputs); }, h, h);
+}
 
- private:
-  PhaseShape prefill_, decode_;
-  KernelGraph graph_;
-};
-
-struct LayerContext {
-  const ModelSpec& m;
-  const Request& r;
-  const LayerAttention& attention;
-  int n() const { return r.gpus; }
-  long q_width() const { return static_cast<long>(m.heads / n()) * m.head_dim; }
-  long kv_width() const { return static_cast<long>(kv_heads_per_gpu(attention.kv_heads, n())) * m.head_dim; }
-  bool layer_norm() const { return m.norm == NormKind::layer_norm; }
-};
+namespace {
 
 // norm -> q, k, v -> (rope) -> attention -> o_proj. Returns the o_proj node.
 int add_attention(GraphBuilder& b, const LayerContext& c, int norm) {
@@ -56,14 +53,14 @@ int add_attention(GraphBuilder& b, const LayerContext& c, int norm) {
   const int v = b.add("v_proj", KernelType::linear, {norm},
                       [&](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
   std::vector<int> attention_inputs{q, k, v};
-  if (c.m.position == PositionKind::rotary) {
+  if (c.m.position == PositionKind::rotary && c.attention().rope) {
     const int rope = b.add("rope", KernelType::rope, {q, k},
                            [&](const PhaseShape& s) { return rope_cost(s, qw, kvw); }, qw + kvw, qw + kvw);
     attention_inputs = {rope, v};
   }
   auto shape_for = [&](const PhaseShape& s) {
-    return AttentionShape{c.m.heads / c.n(), kv_heads_per_gpu(c.attention.kv_heads, c.n()), c.m.head_dim,
-                          attention_span(s.phase, c.r, c.attention)};
+    return AttentionShape{c.m.heads / c.n(), kv_heads_per_gpu(c.attention().kv_heads, c.n()), c.m.head_dim,
+                          attention_span(s.phase, c.r, c.attention())};
   };
   int attention_out;
   if (c.r.flash_attention) {
@@ -137,96 +134,135 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
   b.node(down).experts_loaded_prefill = b.node(act_inputs[0]).experts_loaded_prefill;
   b.node(down).experts_loaded_decode = b.node(act_inputs[0]).experts_loaded_decode;
   std::vector<int> outputs{down};
-  if (moe.shared_intermediate > 0) {
-    outputs.push_back(add_mlp(b, c, input, moe.shared_intermediate / c.n(), "shared"));
+  if (moe.shared_intermediate > 0) outputs.push_back(add_mlp(b, c, input, moe.shared_intermediate / c.n(), "shared"));
+  if (moe.shared_intermediate > 0 && moe.shared_gate)
     outputs.push_back(b.add("shared_expert_gate", KernelType::linear, {input},
                             [&](const PhaseShape& s) { return linear_cost(s, h, 1, false, false); }, h, 1, "shared"));
-  }
   return outputs;
 }
 
 std::vector<int> add_ffn(GraphBuilder& b, const LayerContext& c, int input) {
-  if (c.m.moe) return add_moe(b, c, input);
+  if (c.layer.ffn == FfnKind::moe) return add_moe(b, c, input);
   return {add_mlp(b, c, input, c.m.intermediate / c.n(), "")};
 }
 
-int add_norm(GraphBuilder& b, const LayerContext& c, const std::string& name, int input) {
-  const long h = c.m.hidden;
-  const bool layer_norm = c.layer_norm();
-  return b.add(name, KernelType::norm, {input}, [=](const PhaseShape& s) { return norm_cost(s, h, layer_norm); }, h, h);
+int add_mixer(GraphBuilder& b, const LayerContext& c, int norm) {
+  if (c.layer.mixer == MixerKind::mla) return add_mla_attention(b, c, norm);
+  if (c.layer.mixer == MixerKind::mamba) return add_mamba_mixer(b, c, norm);
+  return add_attention(b, c, norm);
 }
 
-// Ends a residual block: [allreduce] -> add. `inputs` are the block's outputs; `residual` the skip connection.
-int add_residual(GraphBuilder& b, const LayerContext& c, const std::string& name, std::vector<int> inputs,
-                 int residual, int summed_inputs) {
-  const long h = c.m.hidden;
-  if (c.n() > 1) {
-    const int reduce = b.add("allreduce", KernelType::allreduce, inputs,
-                             [=](const PhaseShape& s) { return allreduce_cost(s, h); }, h, h);
-    inputs = {reduce};
-  }
-  inputs.push_back(residual);
-  return b.add(name, KernelType::add, inputs,
-               [=](const PhaseShape& s) { return add_cost(s, h, summed_inputs); }, h, h);
-}
-
-// Sequential block: norm -> attention -> add -> norm -> FFN -> add (Gemma2/3 add post-norms before each add).
+// Sequential blocks: norm -> mixer -> add, then norm -> FFN -> add (Gemma2/3 add post-norms before each add).
+// Either block may be absent (Nemotron-H: a layer is one Mamba-2, attention or MLP block).
 void add_sequential_layer(GraphBuilder& b, const LayerContext& c) {
   const bool post_norms = c.m.norms_per_layer == 4;
-  const int norm_attn = add_norm(b, c, "norm_attn", -1);
-  int attn_out = add_attention(b, c, norm_attn);
-  if (post_norms) attn_out = add_norm(b, c, "post_norm_attn", attn_out);
-  const int add_attn = add_residual(b, c, "add_attn", {attn_out}, -1, 2);
-  const int norm_mlp = add_norm(b, c, "norm_mlp", add_attn);
+  int residual = -1;
+  if (c.layer.mixer != MixerKind::none) {
+    const bool mamba = c.layer.mixer == MixerKind::mamba;
+    b.begin_block(mamba ? "mamba" : "attn");
+    const int norm = add_norm(b, c, mamba ? "norm_mamba" : "norm_attn", -1);
+    int out = add_mixer(b, c, norm);
+    if (post_norms) out = add_norm(b, c, "post_norm_attn", out);
+    residual = add_residual(b, c, mamba ? "add_mamba" : "add_attn", {out}, -1, 2);
+  }
+  if (c.layer.ffn == FfnKind::none) return;
+  b.begin_block("mlp");
+  const int norm_mlp = add_norm(b, c, "norm_mlp", residual);
   std::vector<int> ffn_out = add_ffn(b, c, norm_mlp);
   if (post_norms) ffn_out = {add_norm(b, c, "post_norm_mlp", ffn_out[0])};
-  add_residual(b, c, "add_mlp", ffn_out, add_attn, 2);
+  add_residual(b, c, "add_mlp", ffn_out, residual, 2);
 }
 
-// Parallel block (Falcon): one norm feeds attention and MLP; one all-reduce and one add of x + attn + mlp.
+// Parallel block (Falcon): attention and MLP read the layer's input through one norm (two in the new decoder
+// architecture: ln_attn and ln_mlp); one all-reduce and one add of x + attn + mlp.
 void add_parallel_layer(GraphBuilder& b, const LayerContext& c) {
+  b.begin_block("parallel");
   const int norm = add_norm(b, c, "norm_attn", -1);
   const int attn_out = add_attention(b, c, norm);
-  std::vector<int> outputs = add_ffn(b, c, norm);
+  const int norm_mlp = c.m.norms_per_layer == 2 ? add_norm(b, c, "norm_mlp", -1) : norm;
+  std::vector<int> outputs = add_ffn(b, c, norm_mlp);
   outputs.insert(outputs.begin(), attn_out);
   add_residual(b, c, "add", outputs, -1, 3);
 }
 
-KernelGraph build_layer(const ModelSpec& m, const Request& r, const LayerAttention& attention) {
+KernelGraph build_layer(const ModelSpec& m, const Request& r, const LayerSpec& layer) {
   GraphBuilder b(r);
-  const LayerContext c{m, r, attention};
+  const LayerContext c{m, r, layer};
   if (m.parallel_attention) add_parallel_layer(b, c);
   else add_sequential_layer(b, c);
   return b.take();
 }
 
-// Adds `weight` x (src's costs) into dst, node by node.
-void accumulate(KernelGraph& dst, const KernelGraph& src, double weight) {
-  for (size_t i = 0; i < dst.nodes.size(); ++i) {
-    dst.nodes[i].prefill += src.nodes[i].prefill.scaled(weight);
-    dst.nodes[i].decode += src.nodes[i].decode.scaled(weight);
-  }
-}
-
-// The mean layer over the model's distinct layer kinds (attention window and KV heads).
-KernelGraph mean_layer(const ModelSpec& m, const Request& r) {
-  std::map<std::tuple<int, long, int>, int> counts;
-  for (const auto& a : m.layer_attention) ++counts[{a.kv_heads, a.window_tokens, a.vertical_stride}];
-  KernelGraph mean;
-  bool first = true;
-  for (const auto& [key, count] : counts) {
-    const LayerAttention attention{std::get<0>(key), std::get<1>(key), std::get<2>(key)};
-    KernelGraph layer = build_layer(m, r, attention);
-    const double weight = static_cast<double>(count) / m.layers;
-    if (first) {
-      mean = layer;
-      for (auto& node : mean.nodes) node.prefill = node.prefill.scaled(weight), node.decode = node.decode.scaled(weight);
-      first = false;
-    } else {
-      accumulate(mean, layer, weight);
+// The union of layer kinds' kernels, each kernel identified by its name, expert and residual block.
+class LayerUnion {
+ public:
+  // Adds `count` layers of kind `layer`: each of its kernels' costs x count / layers.
+  void add(const KernelGraph& layer, int count, int layers) {
+    const double weight = static_cast<double>(count) / layers;
+    std::vector<int> index(layer.nodes.size());
+    for (size_t i = 0; i < layer.nodes.size(); ++i) {
+      index[i] = find_or_add(layer.nodes[i]);
+      KernelNode& node = graph_.nodes[index[i]];
+      node.prefill += layer.nodes[i].prefill.scaled(weight);
+      node.decode += layer.nodes[i].decode.scaled(weight);
+      layer_counts_[index[i]] += count;
     }
+    for (const auto& [from, to] : layer.edges) add_edge(index[from], index[to]);
   }
-  return mean;
+  // The mean layer, its nodes in a topological order that keeps the first layer kind's order.
+  KernelGraph take(int layers) {
+    for (size_t i = 0; i < graph_.nodes.size(); ++i)
+      graph_.nodes[i].layer_share = layer_counts_[i] == layers ? 1.0 : static_cast<double>(layer_counts_[i]) / layers;
+    return topological(std::move(graph_));
+  }
+
+ private:
+  int find_or_add(const KernelNode& node) {
+    for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+      const KernelNode& n = graph_.nodes[i];
+      if (n.kernel == node.kernel && n.expert == node.expert && n.block == node.block) return static_cast<int>(i);
+    }
+    KernelNode empty = node;
+    empty.prefill = KernelCost{}, empty.decode = KernelCost{};
+    graph_.nodes.push_back(std::move(empty));
+    layer_counts_.push_back(0);
+    return static_cast<int>(graph_.nodes.size()) - 1;
+  }
+  void add_edge(int from, int to) {
+    for (const auto& edge : graph_.edges)
+      if (edge == std::pair{from, to}) return;
+    graph_.edges.emplace_back(from, to);
+  }
+  // Kahn's algorithm, always taking the lowest-numbered ready node: a graph already in order stays as it is.
+  static KernelGraph topological(KernelGraph g) {
+    const size_t n = g.nodes.size();
+    std::vector<int> inputs_left(n, 0), new_index(n, -1);
+    for (const auto& edge : g.edges) ++inputs_left[edge.second];
+    KernelGraph out;
+    for (size_t placed = 0; placed < n; ++placed) {
+      size_t next = 0;
+      while (next < n && (new_index[next] >= 0 || inputs_left[next] > 0)) ++next;
+      if (next == n) throw std::logic_error("the layer kinds' kernels form a cycle");
+      new_index[next] = static_cast<int>(placed);
+      out.nodes.push_back(std::move(g.nodes[next]));
+      for (const auto& edge : g.edges)
+        if (edge.first == static_cast<int>(next)) --inputs_left[edge.second];
+    }
+    for (const auto& [from, to] : g.edges) out.edges.emplace_back(new_index[from], new_index[to]);
+    return out;
+  }
+
+  KernelGraph graph_;
+  std::vector<int> layer_counts_;
+};
+
+// The mean layer over the model's distinct layer kinds (mixer, attention window and KV heads, FFN).
+KernelGraph mean_layer(const ModelSpec& m, const Request& r) {
+  std::map<LayerSpec, int> counts;
+  for (const auto& layer : m.layer_specs) ++counts[layer];
+  LayerUnion layers;
+  for (const auto& [layer, count] : counts) layers.add(build_layer(m, r, layer), count, m.layers);
+  return layers.take(m.layers);
 }
 
 std::vector<KernelNode> build_step_nodes(const ModelSpec& m, const Request& r) {
@@ -252,10 +288,11 @@ std::vector<KernelNode> build_step_nodes(const ModelSpec& m, const Request& r) {
   auto norm = [&](const PhaseShape& s) { return norm_cost(s, h, layer_norm); };
   auto sampler = [&](const PhaseShape& s) { return sampler_cost(s, m.vocab); };
   return {
-      {"embedding", KernelType::embedding, "", m.vocab, h, 0, 0, embedding(prefill), embedding(decode)},
-      {"final_norm", KernelType::norm, "", h, h, 0, 0, norm(prefill), norm(decode)},
-      {"lm_head", KernelType::lm_head, "", h, vocab_per_gpu, 0, 0, lm_head(prefill), lm_head(decode)},
-      {std::string(kSamplerKernel), KernelType::softmax, "", m.vocab, m.vocab, 0, 0, sampler(prefill), sampler(decode)},
+      {"embedding", KernelType::embedding, "", "", m.vocab, h, 0, 0, 1, embedding(prefill), embedding(decode)},
+      {"final_norm", KernelType::norm, "", "", h, h, 0, 0, 1, norm(prefill), norm(decode)},
+      {"lm_head", KernelType::lm_head, "", "", h, vocab_per_gpu, 0, 0, 1, lm_head(prefill), lm_head(decode)},
+      {std::string(kSamplerKernel), KernelType::softmax, "", "", m.vocab, m.vocab, 0, 0, 1, sampler(prefill),
+       sampler(decode)},
   };
 }
 

@@ -41,10 +41,12 @@ struct KernelNode {
   std::string kernel;  // q_proj, fused_attention, allreduce, ...
   KernelType type = KernelType::linear;
   std::string expert;  // "" for dense kernels, "routed" or "shared" for MoE experts
+  std::string block;   // the residual block it belongs to: "attn", "mlp", "mamba" or "parallel"
   long d_in = 0;       // per GPU: input width, weight rows
   long d_out = 0;      // per GPU: output width, weight columns
   double experts_loaded_prefill = 0;  // routed experts: distinct experts whose weights a prefill loads
   double experts_loaded_decode = 0;   // routed experts: distinct experts loaded per decode step (mean)
+  double layer_share = 1;  // share of the model's layers that run this kernel (DeepSeek's MoE nodes: 58/61)
   KernelCost prefill;
   KernelCost decode;
 
@@ -56,7 +58,9 @@ struct PhaseTotals {
 };
 
 // The graph of one layer. Node values are per GPU for one layer (the mean over the model's layers, so that
-// layers x node values gives the exact sum when layers differ, e.g. Gemma2's local and global layers).
+// layers x node values gives the exact sum when layers differ, e.g. Gemma2's local and global layers). When layer
+// kinds differ in their kernels (dense and MoE FFNs, Mamba and attention mixers), the graph is the union of their
+// kernels: a kernel absent from some layers counts zero there, and its layer_share says how many layers run it.
 struct KernelGraph {
   int layers = 0;
   int gpus = 1;

@@ -1,6 +1,7 @@
 // graph/layer_kernels.cc - operation and byte counts of each kernel kind, per GPU, over a whole phase.
 #include "graph/layer_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace llmco2 {
@@ -12,6 +13,7 @@ constexpr double kSoftmaxOpsPerElement = 5;  // max, subtract, exp, sum, divide
 double activation_ops(Activation activation) {
   switch (activation) {
     case Activation::relu: return 1;       // max(x, 0)
+    case Activation::relu2: return 2;      // max(x, 0)^2
     case Activation::silu: return 5;       // x / (1 + exp(-x)): negate, exp, add, divide, multiply
     case Activation::gelu: return 8;       // erf form
     case Activation::gelu_tanh: return 9;  // 0.5 x (1 + tanh(c (x + 0.044715 x^3)))
@@ -34,6 +36,7 @@ PhaseShape phase_shape(Phase phase, const Request& r) {
   s.kv_bytes = dtype_bytes(p.kv_cache);
   s.expert_weight_bytes = p.expert_bytes_per_element();
   s.head_weight_bytes = dtype_bytes(p.unquantised_dtype());
+  s.state_bytes = s.head_weight_bytes;
   s.dequant_ops_per_weight = dequant_ops_per_weight(p.weights, p.compute_dtype());
   s.expert_dequant_ops_per_weight = dequant_ops_per_weight(p.expert_dtype(), p.compute_dtype());
   return s;
@@ -135,6 +138,79 @@ KernelCost fused_attention_cost(const PhaseShape& s, const AttentionShape& a) {
   c.act_load_bytes = query_bytes(s, a);      // Q
   c.kv_load_bytes = 2.0 * cache_bytes(s, a);  // K and V, once
   c.act_store_bytes = query_bytes(s, a);     // O
+  return c;
+}
+
+KernelCost mla_attention_cost(const PhaseShape& s, const MlaShape& a) {
+  const bool absorbed = s.phase == Phase::decode;
+  const double qk = static_cast<double>(absorbed ? a.latent_dim + a.rope_dim : a.qk_dim);
+  const double v = static_cast<double>(absorbed ? a.latent_dim : a.v_dim);
+  const double pairs = s.batch * a.heads * a.span.computed_keys;
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = pairs * (2.0 * qk + 2.0 * v + kSoftmaxOpsPerElement);  // QK^T, SV and softmax per pair
+  c.act_load_bytes = s.tokens * a.heads * qk * s.act_bytes;     // Q
+  const double rows = s.batch * a.span.loaded_keys;
+  if (absorbed) c.kv_load_bytes = rows * qk * s.kv_bytes;        // one latent + rope row per key, shared by all heads
+  else c.act_load_bytes += rows * a.heads * (qk + v) * s.act_bytes;  // expanded K and V of every head
+  c.act_store_bytes = s.tokens * a.heads * v * s.act_bytes;     // O
+  return c;
+}
+
+KernelCost mla_kv_b_cost(const PhaseShape& s, const MlaShape& a, long nope_dim) {
+  const long latent = a.latent_dim, heads_out = static_cast<long>(a.heads) * (nope_dim + a.v_dim);
+  if (s.phase == Phase::prefill) return linear_cost(s, latent, heads_out, false, false);
+  const double weights = static_cast<double>(latent) * static_cast<double>(heads_out);
+  const double per_head_in = static_cast<double>(nope_dim + latent), per_head_out = static_cast<double>(latent + a.v_dim);
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = 2.0 * s.tokens * weights;                           // q_nope x W_UK and o_latent x W_UV, per head
+  c.weight_bytes = s.steps * weights * s.head_weight_bytes;   // 16-bit copies, read every step
+  c.act_load_bytes = s.tokens * a.heads * per_head_in * s.act_bytes;    // q_nope, then the attention's latent output
+  c.act_store_bytes = s.tokens * a.heads * per_head_out * s.act_bytes;  // q in latent space, then v
+  return c;
+}
+
+KernelCost mamba_conv_cost(const PhaseShape& s, const MambaSpec& m) {
+  constexpr double kSiluOps = 5;
+  const double channels = static_cast<double>(m.conv_channels()), taps = m.conv_kernel;
+  const double state = channels * (taps - 1) * s.state_bytes;  // per sequence
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.ops = s.tokens * channels * (2.0 * taps + (m.conv_bias ? 1.0 : 0.0) + kSiluOps);
+  c.weight_bytes = s.steps * channels * (taps + (m.conv_bias ? 1.0 : 0.0)) * s.state_bytes;
+  c.act_load_bytes = s.tokens * channels * s.act_bytes;
+  c.act_store_bytes = s.tokens * channels * s.act_bytes;
+  const bool decode = s.phase == Phase::decode;
+  c.kv_load_bytes = decode ? s.tokens * state : 0.0;  // each decode token's sequence: read the window...
+  c.kv_store_bytes = decode ? s.tokens * state : s.batch * state;  // ...and write it; prefill writes it once
+  return c;
+}
+
+KernelCost ssd_scan_cost(const PhaseShape& s, const MambaSpec& m) {
+  const double heads = m.heads, p = m.head_dim, n = m.state_dim, groups = m.groups;
+  const double state = heads * p * n * s.state_bytes;  // per sequence
+  KernelCost c;
+  c.tokens = s.tokens;
+  c.act_load_bytes = s.tokens * (heads * p + 2.0 * groups * n + heads) * s.act_bytes;  // x, B, C, dt
+  c.act_store_bytes = s.tokens * heads * p * s.act_bytes;                             // y
+  if (s.phase == Phase::decode) {
+    c.ops = s.tokens * heads * (5.0 * p * n + 2.0 * p);
+    c.kv_load_bytes = s.tokens * state;
+    c.kv_store_bytes = s.tokens * state;
+    return c;
+  }
+  const double q = std::min(static_cast<double>(m.chunk_tokens), s.tokens / s.batch);
+  c.ops = s.tokens * (heads * (2.0 * q * p + 4.0 * n * p + q + 2.0 * p) + groups * 2.0 * q * n);
+  c.kv_store_bytes = s.batch * state;  // the final state of each sequence
+  return c;
+}
+
+KernelCost gated_norm_cost(const PhaseShape& s, long width) {
+  constexpr double kGateOps = 6;  // SiLU(z) 5, times y 1
+  KernelCost c = norm_cost(s, width, false);
+  c.ops += kGateOps * s.tokens * static_cast<double>(width);
+  c.act_load_bytes *= 2;  // y and z
   return c;
 }
 

@@ -16,6 +16,7 @@ struct PhaseShape {
   double weight_bytes = 2, act_bytes = 2, kv_bytes = 2;  // bytes per element of each tensor class (scales included)
   double expert_weight_bytes = 2;  // routed experts' stored bytes per weight (gpt-oss MXFP4: 4.25 bits)
   double head_weight_bytes = 2;    // embedding table and LM head (kept 16-bit by quantised checkpoints)
+  double state_bytes = 2;          // recurrent state (Mamba-2 conv and SSM state) and conv weights: the 16-bit type
   double dequant_ops_per_weight = 0, expert_dequant_ops_per_weight = 0;  // weight-only paths (dequant_ops_per_weight)
 };
 PhaseShape phase_shape(Phase phase, const Request& request);
@@ -51,6 +52,36 @@ KernelCost fused_attention_cost(const PhaseShape& s, const AttentionShape& a);
 KernelCost matmul_qk_cost(const PhaseShape& s, const AttentionShape& a);
 KernelCost softmax_cost(const PhaseShape& s, const AttentionShape& a);
 KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a);
+
+// Multi-head latent attention of one layer on one GPU (DeepSeek-V2/V3, as vLLM runs it). Prefill runs the expanded
+// form: MHA of `heads` heads with query/key width qk_dim and value width v_dim, K and V expanded from the latent as
+// activations. Decode runs the absorbed form: every head's query (latent + rope wide) meets the one cached latent per
+// token, whose first `latent_dim` elements also serve as the value (MQA over the cache).
+struct MlaShape {
+  int heads = 0;
+  long qk_dim = 0, v_dim = 0;        // expanded head widths (qk_nope + qk_rope, v_head_dim)
+  long latent_dim = 0, rope_dim = 0;  // kv_lora_rank, qk_rope_head_dim: the cache holds latent + rope per token
+  AttentionSpan span;
+};
+KernelCost mla_attention_cost(const PhaseShape& s, const MlaShape& a);
+// kv_b_proj (latent -> per-head k_nope and v). Prefill: a linear over the prompt's latents. Decode (absorbed): W_UK
+// turns each head's q_nope into the latent space before attention and W_UV each head's latent output into v after it,
+// both 16-bit batched matmuls (vLLM keeps 16-bit copies of W_UK and W_UV): the same weights and multiply-adds.
+KernelCost mla_kv_b_cost(const PhaseShape& s, const MlaShape& a, long nope_dim);
+
+// The Mamba-2 mixer's kernels on one GPU; `m` holds the heads and groups of this GPU. The recurrent state counts as
+// cache traffic (kv_*_bytes): engines keep it in their KV-cache pool.
+// Causal depthwise conv1d over x, B and C (conv_channels): conv_kernel multiply-adds, bias and SiLU per element; the
+// last conv_kernel - 1 inputs of each sequence are its conv state, written by prefill, read and written every decode step.
+KernelCost mamba_conv_cost(const PhaseShape& s, const MambaSpec& m);
+// The SSD scan. Prefill: the chunked algorithm (Mamba-2, Dao & Gu 2024), per token and head 2 q head_dim for the
+// intra-chunk block (x by the masked C B^T), 4 state_dim head_dim for chunk states in and out, q for the decay mask
+// and 2 head_dim for the D skip, plus 2 q state_dim per group for C B^T, with chunk q = min(chunk_tokens, prompt);
+// the final state written. Decode: the recurrent update per token and head, 5 head_dim state_dim (decay, dt B x,
+// C h) + 2 head_dim, reading and writing the state.
+KernelCost ssd_scan_cost(const PhaseShape& s, const MambaSpec& m);
+// y x SiLU(z) then RMSNorm over `width` (Mamba-2's gated norm): 13 ops per element, y and z read, one tensor written.
+KernelCost gated_norm_cost(const PhaseShape& s, long width);
 
 // The token sampler of a step: one row of `vocab` fp32 logits per sequence (the whole vocabulary, gathered on the GPU
 // that samples), counted as one softmax pass (read and write, 8 bytes per logit); the engine's profile scales it to

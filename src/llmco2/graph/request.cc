@@ -44,13 +44,18 @@ void validate_request(const Request& r, const ModelSpec& m) {
   if (m.heads % r.gpus != 0)
     fail("{} has {} attention heads, which {} GPUs cannot split evenly (use a divisor of {})", m.id, m.heads, r.gpus,
          m.heads);
-  for (const auto& layer : m.layer_attention) {
-    const bool splits = layer.kv_heads % r.gpus == 0;
-    const bool replicates = r.gpus % layer.kv_heads == 0;
+  for (const auto& layer : m.layer_specs) {
+    if (layer.mixer != MixerKind::attention && layer.mixer != MixerKind::mla) continue;
+    const int kv_heads = layer.attention.kv_heads;
+    const bool splits = kv_heads % r.gpus == 0;
+    const bool replicates = r.gpus % kv_heads == 0;
     if (!splits && !replicates)
-      fail("{} has {} key-value heads, which {} GPUs can neither split nor replicate evenly", m.id, layer.kv_heads,
-           r.gpus);
+      fail("{} has {} key-value heads, which {} GPUs can neither split nor replicate evenly", m.id, kv_heads, r.gpus);
   }
+  if (m.mamba && m.mamba->groups % r.gpus != 0 && r.gpus % m.mamba->groups != 0)
+    fail("{} has {} Mamba groups, which {} GPUs can neither split nor replicate evenly", m.id, m.mamba->groups, r.gpus);
+  if (m.mamba && m.mamba->heads % r.gpus != 0)
+    fail("{} has {} Mamba heads, which {} GPUs cannot split evenly", m.id, m.mamba->heads, r.gpus);
   if (r.precision.expert_weights && !m.moe)
     fail("--dtype '{}' sets the experts' precision (moe...), but {} has no experts", r.precision.to_string(), m.id);
   if (m.moe && r.gpus > 1 && m.moe->expert_intermediate % r.gpus != 0)

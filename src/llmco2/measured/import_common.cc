@@ -14,6 +14,12 @@
 #include "model/model_catalog.h"
 
 namespace llmco2 {
+namespace {
+
+// model_map.csv's relation for a model of an architecture llmco2 does not represent (T5, RWKV): rows are rejected.
+constexpr std::string_view kOutOfScope = "out-of-scope";
+
+}  // namespace
 
 const ModelMap& ModelMap::bundled() {
   static const ModelMap map(data_dir() / "measured" / "model_map.csv");
@@ -23,10 +29,16 @@ const ModelMap& ModelMap::bundled() {
 ModelMap::ModelMap(const std::filesystem::path& path) {
   const CsvTable table = read_csv_file(path);
   const size_t name = table.column("source_name"), model = table.column("model"), relation = table.column("relation");
+  const size_t notes = table.column("notes");
   for (const auto& r : table.records) {
     if (r.cells.size() != table.header.size()) fail("{}:{}: expected {} cells", path.string(), r.line, table.header.size());
-    entries_[r.cells[name]] = {r.cells[model], r.cells[relation],
-                               architecture_fields(ModelCatalog::bundled().resolve(r.cells[model]))};
+    Entry entry{r.cells[model], r.cells[relation], r.cells[notes], {}, false};
+    if (entry.relation != kOutOfScope) {
+      const ModelSpec spec = ModelCatalog::bundled().resolve(entry.model);
+      entry.arch = architecture_fields(spec);
+      entry.reconstructed = spec.reconstructed;
+    }
+    entries_[r.cells[name]] = std::move(entry);
   }
 }
 
@@ -38,10 +50,14 @@ void ModelMap::apply(DatasetRow& row, const std::string& source_name) const {
     row.model_relation = "not-in-catalog";
     return;
   }
-  row.model = it->second.model;
-  row.model_relation = it->second.relation;
+  const Entry& entry = it->second;
+  if (entry.relation == kOutOfScope)
+    throw std::invalid_argument("out of scope: encoder-decoder/RNN (" + entry.notes + ")");
+  row.model = entry.model;
+  row.model_relation = entry.relation;
   if (row.model_relation == "same-architecture") row.caveats.push_back("model_substituted");
-  row.arch = it->second.arch;
+  if (entry.reconstructed) row.caveats.push_back("model_reconstructed");
+  row.arch = entry.arch;
 }
 
 const std::string& CsvRowView::text(std::string_view column) const {

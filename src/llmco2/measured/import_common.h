@@ -16,14 +16,17 @@ class ModelMap {
  public:
   static const ModelMap& bundled();
   explicit ModelMap(const std::filesystem::path& path);
-  // Sets model, model_source_name, model_relation and the architecture fields of `row`. Names without a mapping
-  // keep the source's name and relation "not-in-catalog" (the simulator cannot label them).
+  // Sets model, model_source_name, model_relation and the architecture fields of `row` (with the caveat
+  // model_substituted or model_reconstructed where it applies). Names without a mapping keep the source's name and
+  // relation "not-in-catalog" (the simulator cannot label them). Throws std::invalid_argument for a name mapped as
+  // "out-of-scope" (an architecture llmco2 does not represent: encoder-decoder, RNN), so the row is rejected.
   void apply(DatasetRow& row, const std::string& source_name) const;
 
  private:
   struct Entry {
-    std::string model, relation;
-    ArchitectureFields arch;  // of the catalog model, resolved once when the map is read
+    std::string model, relation, notes;
+    ArchitectureFields arch;     // of the catalog model, resolved once when the map is read
+    bool reconstructed = false;  // the catalog's config is a reconstruction
   };
   std::map<std::string, Entry> entries_;
 };

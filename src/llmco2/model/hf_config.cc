@@ -26,7 +26,7 @@ struct FamilyTraits {
   std::string_view default_act;
 };
 
-constexpr std::array<FamilyTraits, 18> kFamilies{{
+constexpr std::array<FamilyTraits, 21> kFamilies{{
     // type         mlp              norm                   position              norms tied   qkv    o      mlp    act
     {"llama",       MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
     {"mistral",     MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
@@ -46,10 +46,19 @@ constexpr std::array<FamilyTraits, 18> kFamilies{{
     {"starcoder2",  MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, true,  true,  true,  true,  "gelu_pytorch_tanh"},
     {"gpt_oss",     MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, true,  true,  true,  "silu"},
     {"deci",        MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"deepseek_v3", MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"llama4_text", MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"nemotron_h",  MlpKind::plain, NormKind::rms_norm,   PositionKind::none,   2, false, false, false, false, "relu2"},
 }};
 
+// Other spellings of a family: multimodal wrappers (their text_config is read) and Falcon's release-time custom
+// code (RWConfig: "RefinedWebModel" for falcon-7b, "RefinedWeb" for falcon-40b's new decoder architecture).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kFamilyAliases{{
+    {"gemma3", "gemma3_text"}, {"llama4", "llama4_text"}, {"RefinedWebModel", "falcon"}, {"RefinedWeb", "falcon"}}};
+
 const FamilyTraits* find_family(std::string_view model_type) {
-  if (model_type == "gemma3") model_type = "gemma3_text";  // text part of the multimodal config
+  for (const auto& [alias, family] : kFamilyAliases)
+    if (model_type == alias) model_type = family;
   for (const auto& f : kFamilies)
     if (f.model_type == model_type) return &f;
   return nullptr;
@@ -75,9 +84,31 @@ class ConfigReader {
       fail("{}: key '{}' must be a positive whole number, found {}", reader_.source(), key, value);
     return static_cast<long>(value);
   }
+  // A whole number that may be 0 (e.g. first_k_dense_replace), or `fallback` when the key is absent.
+  long whole_or(std::string_view key, long fallback) const {
+    const auto value = find({key});
+    if (!value) return fallback;
+    if (!(*value >= 0) || *value != std::floor(*value) || *value > 1e9)
+      fail("{}: key '{}' must be a whole number (0 or more), found {}", source(), key, *value);
+    return static_cast<long>(*value);
+  }
   long count_or(std::string_view key, long fallback) const {
     const auto value = find({key});
     return value ? checked_count(key, *value) : fallback;
+  }
+  // A list of whole numbers from 0 to `below` - 1 (layer indices, 0/1 flags); empty when the key is absent.
+  std::vector<long> whole_numbers(std::string_view key, long below) const {
+    std::vector<long> out;
+    if (!has(key)) return out;
+    const Json& list = at(key);
+    if (!list.is_array()) fail("{}: key '{}' must be a list of whole numbers", source(), key);
+    for (const auto& item : list) {
+      const double value = item.is_number() ? item.get<double>() : -1.0;
+      if (value < 0 || value >= static_cast<double>(below) || value != std::floor(value))
+        fail("{}: key '{}' must hold whole numbers from 0 to {}, found {}", source(), key, below - 1, item.dump());
+      out.push_back(static_cast<long>(value));
+    }
+    return out;
   }
   std::optional<bool> flag(std::string_view key) const { return reader_.optional_bool(key); }
   std::optional<std::string> text(std::string_view key) const { return reader_.optional_string(key); }
@@ -96,14 +127,15 @@ class ConfigReader {
 
 Activation parse_activation(const ConfigReader& c, std::string_view fallback) {
   std::string name(fallback);
-  for (const auto key : {"hidden_activation", "hidden_act", "activation_function"})
+  for (const auto key : {"mlp_hidden_act", "hidden_activation", "hidden_act", "activation_function"})
     if (auto value = c.text(key)) { name = *value; break; }
   if (name == "silu" || name == "swish" || name == "swiglu") return Activation::silu;
   if (name == "relu") return Activation::relu;
+  if (name == "relu2") return Activation::relu2;
   if (name == "gelu" || name == "gelu_new" || name == "gelu_fast") return Activation::gelu;
   if (name == "gelu_pytorch_tanh" || name == "gelu_tanh" || name == "gegelu" || name == "bloom_gelu")
     return Activation::gelu_tanh;
-  fail("{}: unsupported activation '{}' (expected silu, relu, gelu or gelu_pytorch_tanh)", c.source(), name);
+  fail("{}: unsupported activation '{}' (expected silu, relu, relu2, gelu or gelu_pytorch_tanh)", c.source(), name);
 }
 
 void read_dtype(const ConfigReader& c, ModelSpec& m) {
@@ -238,13 +270,18 @@ long read_intermediate(const ConfigReader& c, const ModelSpec& m) {
     const auto value = c.find({"n_inner", "ffn_hidden_size"});
     return value ? c.checked_count("n_inner", *value) : 4 * m.hidden;  // BloomMLP / FalconMLP: 4 x hidden
   }
+  if (m.family == "llama4_text") return c.count({"intermediate_size_mlp"});  // dense layers; experts: intermediate_size
   return c.count({"intermediate_size", "ffn_dim", "ff_intermediate_size"});
 }
 
-int read_kv_heads(const ConfigReader& c, const ModelSpec& m) {
+// Falcon's new decoder architecture (falcon-40b/180b): KV groups, separate norms for attention and MLP.
+bool falcon_new_architecture(const ConfigReader& c, std::string_view model_type) {
+  return c.flag("new_decoder_architecture").value_or(model_type == "RefinedWeb");
+}
+
+int read_kv_heads(const ConfigReader& c, const ModelSpec& m, std::string_view model_type) {
   if (m.family == "falcon") {
-    const bool new_arch = c.flag("new_decoder_architecture").value_or(false);
-    if (new_arch) return static_cast<int>(c.count({"num_kv_heads"}));
+    if (falcon_new_architecture(c, model_type)) return static_cast<int>(c.count({"num_kv_heads", "n_head_kv"}));
     return c.flag("multi_query").value_or(true) ? 1 : m.heads;  // FalconConfig: multi_query defaults to true
   }
   if (auto kv = c.find({"num_key_value_heads"})) return static_cast<int>(c.checked_count("num_key_value_heads", *kv));
@@ -276,33 +313,135 @@ std::vector<long> read_windows(const ConfigReader& c, const ModelSpec& m) {
   return windows;
 }
 
-void read_layers(const ConfigReader& c, ModelSpec& m) {
-  const int kv_heads = read_kv_heads(c, m);
-  const auto windows = read_windows(c, m);
-  m.layer_attention.assign(m.layers, LayerAttention{kv_heads, 0, 0});
-  for (int i = 0; i < m.layers; ++i) m.layer_attention[i].window_tokens = windows[i];
-  if (c.has("num_key_value_heads_per_layer")) {  // DeciLM: variable GQA
-    const Json& per_layer = c.at("num_key_value_heads_per_layer");
-    if (!per_layer.is_array() || static_cast<int>(per_layer.size()) != m.layers)
-      fail("{}: key 'num_key_value_heads_per_layer' must list {} numbers", c.source(), m.layers);
-    for (int i = 0; i < m.layers; ++i) {
-      if (!per_layer[i].is_number()) fail("{}: key 'num_key_value_heads_per_layer' must hold numbers", c.source());
-      m.layer_attention[i].kv_heads = static_cast<int>(c.checked_count("num_key_value_heads_per_layer",
-                                                                        per_layer[i].get<double>()));
-    }
-  }
-  if (m.family == "phi3small") {  // block-sparse layers: local blocks + 1 in vert_stride blocks beyond them
-    const long every = c.count_or("dense_attention_every_n_layers", 2);
-    const long local = c.count_or("blocksparse_num_local_blocks", 16) * c.count_or("blocksparse_block_size", 64);
-    const int stride = static_cast<int>(c.count_or("blocksparse_vert_stride", 8));
-    for (int i = 0; i < m.layers; ++i)
-      if ((i + 1) % every != 0) m.layer_attention[i] = LayerAttention{kv_heads, local, stride};
+void read_per_layer_kv_heads(const ConfigReader& c, ModelSpec& m) {  // DeciLM: variable GQA
+  if (!c.has("num_key_value_heads_per_layer")) return;
+  const Json& per_layer = c.at("num_key_value_heads_per_layer");
+  if (!per_layer.is_array() || static_cast<int>(per_layer.size()) != m.layers)
+    fail("{}: key 'num_key_value_heads_per_layer' must list {} numbers", c.source(), m.layers);
+  for (int i = 0; i < m.layers; ++i) {
+    if (!per_layer[i].is_number()) fail("{}: key 'num_key_value_heads_per_layer' must hold numbers", c.source());
+    m.layer_specs[i].attention.kv_heads =
+        static_cast<int>(c.checked_count("num_key_value_heads_per_layer", per_layer[i].get<double>()));
   }
 }
 
+void read_block_sparse(const ConfigReader& c, ModelSpec& m, int kv_heads) {  // Phi-3-small
+  if (m.family != "phi3small") return;  // block-sparse layers: local blocks + 1 in vert_stride blocks beyond them
+  const long every = c.count_or("dense_attention_every_n_layers", 2);
+  const long local = c.count_or("blocksparse_num_local_blocks", 16) * c.count_or("blocksparse_block_size", 64);
+  const int stride = static_cast<int>(c.count_or("blocksparse_vert_stride", 8));
+  for (int i = 0; i < m.layers; ++i)
+    if ((i + 1) % every != 0) m.layer_specs[i].attention = LayerAttention{kv_heads, local, stride};
+}
+
+// Llama-4: no_rope_layers[i] = 1 marks a RoPE layer, 0 a NoPE one; empty means every 4th layer is NoPE
+// (Llama4TextConfig's no_rope_layer_interval). RoPE layers attend within chunks of attention_chunk_size tokens
+// (vLLM: chunked local attention), NoPE layers attend to the whole context.
+void read_llama4_attention(const ConfigReader& c, ModelSpec& m) {
+  if (m.family != "llama4_text") return;
+  std::vector<long> uses_rope = c.whole_numbers("no_rope_layers", 2);
+  if (uses_rope.empty()) {
+    const long interval = c.count_or("no_rope_layer_interval", 4);
+    for (int i = 0; i < m.layers; ++i) uses_rope.push_back((i + 1) % interval != 0 ? 1 : 0);
+  }
+  if (static_cast<int>(uses_rope.size()) != m.layers)
+    fail("{}: key 'no_rope_layers' must list {} flags, found {}", c.source(), m.layers, uses_rope.size());
+  const long chunk = c.count_or("attention_chunk_size", 0);
+  for (int i = 0; i < m.layers; ++i) {
+    m.layer_specs[i].attention.rope = uses_rope[i] == 1;
+    m.layer_specs[i].attention.chunk_tokens = uses_rope[i] == 1 ? chunk : 0;
+  }
+}
+
+// Multi-head latent attention (DeepSeek-V2/V3): q_lora_rank may be null (q_proj straight from the hidden state).
+void read_mla(const ConfigReader& c, ModelSpec& m) {
+  if (!c.has("kv_lora_rank")) return;
+  MlaSpec mla;
+  mla.q_lora_rank = c.has("q_lora_rank") ? c.count({"q_lora_rank"}) : 0;
+  mla.kv_lora_rank = c.count({"kv_lora_rank"});
+  mla.qk_nope_head_dim = c.count({"qk_nope_head_dim"});
+  mla.qk_rope_head_dim = c.count({"qk_rope_head_dim"});
+  mla.v_head_dim = c.count({"v_head_dim"});
+  m.head_dim = static_cast<int>(mla.qk_head_dim());
+  m.mla = mla;
+  for (auto& layer : m.layer_specs) layer = LayerSpec{MixerKind::mla, LayerAttention{1}, layer.ffn};  // one latent
+}
+
+// Nemotron-H: hybrid_override_pattern has one character per layer: 'M' Mamba-2, '*' attention, '-' MLP.
+void read_hybrid_pattern(const ConfigReader& c, ModelSpec& m) {
+  if (m.family != "nemotron_h") return;
+  const auto pattern = c.text("hybrid_override_pattern");
+  if (!pattern || static_cast<int>(pattern->size()) != m.layers)
+    fail("{}: key 'hybrid_override_pattern' must be a string of {} characters (M, * or -)", c.source(), m.layers);
+  for (int i = 0; i < m.layers; ++i) {
+    LayerSpec& layer = m.layer_specs[i];
+    const char kind = (*pattern)[i];
+    if (kind == 'M') layer = LayerSpec{MixerKind::mamba, LayerAttention{}, FfnKind::none};
+    else if (kind == '*') layer.ffn = FfnKind::none;
+    else if (kind == '-') layer = LayerSpec{MixerKind::none, LayerAttention{}, FfnKind::dense};
+    else fail("{}: key 'hybrid_override_pattern' has '{}' at layer {} (supported: M Mamba-2, * attention, - MLP; "
+              "E MoE layers are not supported)", c.source(), kind, i);
+  }
+}
+
+// Nemotron-H's Mamba-2 mixer (NemotronHConfig attribute names and defaults).
+void read_mamba(const ConfigReader& c, ModelSpec& m) {
+  if (m.family != "nemotron_h") return;
+  MambaSpec mamba;
+  mamba.heads = static_cast<int>(c.count({"mamba_num_heads"}));
+  mamba.head_dim = static_cast<int>(c.count({"mamba_head_dim"}));
+  mamba.state_dim = static_cast<int>(c.count({"ssm_state_size"}));
+  mamba.groups = static_cast<int>(c.count_or("n_groups", 8));
+  mamba.conv_kernel = static_cast<int>(c.count_or("conv_kernel", 4));
+  mamba.chunk_tokens = c.count_or("chunk_size", 256);
+  mamba.conv_bias = c.flag("use_conv_bias").value_or(true);
+  mamba.proj_bias = c.flag("mamba_proj_bias").value_or(false);
+  if (mamba.heads % mamba.groups != 0)
+    fail("{}: mamba_num_heads ({}) must be a multiple of n_groups ({})", c.source(), mamba.heads, mamba.groups);
+  m.mamba = mamba;
+}
+
+void read_layers(const ConfigReader& c, ModelSpec& m, std::string_view model_type) {
+  const int kv_heads = read_kv_heads(c, m, model_type);
+  const auto windows = read_windows(c, m);
+  m.layer_specs.assign(m.layers, LayerSpec{MixerKind::attention, LayerAttention{kv_heads}, FfnKind::dense});
+  for (int i = 0; i < m.layers; ++i) m.layer_specs[i].attention.window_tokens = windows[i];
+  read_per_layer_kv_heads(c, m);
+  read_block_sparse(c, m, kv_heads);
+  read_llama4_attention(c, m);
+  read_mla(c, m);
+  read_hybrid_pattern(c, m);
+  read_mamba(c, m);
+}
+
+// Which layers' FFN is a mixture of experts, by transformers' rules, each key neutral when absent: DeepSeek's
+// first_k_dense_replace and moe_layer_freq, Qwen-MoE's decoder_sparse_step and mlp_only_layers, Llama-4's
+// interleave_moe_layer_step (or an explicit moe_layers list).
+void mark_moe_layers(const ConfigReader& c, ModelSpec& m) {
+  const long first_moe = c.whole_or("first_k_dense_replace", 0);
+  const long frequency = c.count_or("moe_layer_freq", 1);
+  const long step = c.count_or(m.family == "llama4_text" ? "interleave_moe_layer_step" : "decoder_sparse_step", 1);
+  const auto dense = c.whole_numbers("mlp_only_layers", m.layers);
+  const auto listed = c.whole_numbers("moe_layers", m.layers);
+  for (int i = 0; i < m.layers; ++i) {
+    bool moe = i >= first_moe && i % frequency == 0 && (i + 1) % step == 0 &&
+               std::find(dense.begin(), dense.end(), i) == dense.end();
+    if (!listed.empty()) moe = std::find(listed.begin(), listed.end(), i) != listed.end();
+    if (moe) m.layer_specs[i].ffn = FfnKind::moe;
+  }
+}
+
+// The always-on shared expert: Qwen2-MoE's shared_expert_intermediate_size (0: none), DeepSeek's n_shared_experts
+// experts of moe_intermediate_size, Llama-4's one expert of the routed experts' width (modelling code, no key).
+long shared_expert_width(const ConfigReader& c, const ModelSpec& m, long expert_width) {
+  if (c.has("shared_expert_intermediate_size")) return c.whole_or("shared_expert_intermediate_size", 0);
+  if (m.family == "llama4_text") return expert_width;
+  return c.whole_or("n_shared_experts", 0) * expert_width;
+}
+
 void read_moe(const ConfigReader& c, ModelSpec& m) {
-  const auto experts = c.find({"num_local_experts", "num_experts"});
-  if (!experts) return;
+  const auto experts = c.find({"num_local_experts", "num_experts", "n_routed_experts"});
+  if (!experts || m.family == "nemotron_h") return;  // Nemotron-H's MoE keys serve only 'E' layers
   MoeSpec moe;
   moe.experts = static_cast<int>(c.checked_count("num_local_experts", *experts));
   moe.experts_per_token = static_cast<int>(c.count({"num_experts_per_tok", "experts_per_token"}));
@@ -310,16 +449,13 @@ void read_moe(const ConfigReader& c, ModelSpec& m) {
     fail("{}: key 'num_experts_per_tok' ({}) exceeds the number of experts ({})", c.source(), moe.experts_per_token,
          moe.experts);
   const auto expert_width = c.find({"moe_intermediate_size"});
-  moe.expert_intermediate = expert_width ? c.checked_count("moe_intermediate_size", *expert_width) : m.intermediate;
-  if (auto shared = c.find({"shared_expert_intermediate_size"}))
-    moe.shared_intermediate = c.checked_count("shared_expert_intermediate_size", *shared);
-  moe.router_bias = m.family == "gpt_oss";
-  const long step = c.count_or("decoder_sparse_step", 1);
-  const bool dense_layers = c.has("mlp_only_layers") && !c.at("mlp_only_layers").empty();
-  if (step != 1 || dense_layers)
-    fail("{}: models mixing dense and MoE layers (decoder_sparse_step, mlp_only_layers) are not supported yet",
-         c.source());
+  moe.expert_intermediate = expert_width ? c.checked_count("moe_intermediate_size", *expert_width)
+                            : m.family == "llama4_text" ? c.count({"intermediate_size"}) : m.intermediate;
+  moe.shared_intermediate = shared_expert_width(c, m, moe.expert_intermediate);
+  moe.shared_gate = m.family == "qwen2_moe";
+  moe.router_bias = m.family == "gpt_oss" || c.text("topk_method").value_or("") == "noaux_tc";
   m.moe = moe;
+  mark_moe_layers(c, m);
 }
 
 void read_biases(const ConfigReader& c, const FamilyTraits& f, ModelSpec& m) {
@@ -337,12 +473,13 @@ void read_biases(const ConfigReader& c, const FamilyTraits& f, ModelSpec& m) {
 }
 
 void check_shapes(const ModelSpec& m) {
-  if (m.heads % m.layer_attention[0].kv_heads != 0 && m.family != "deci")
-    fail("{}: num_attention_heads ({}) must be a multiple of the key-value heads ({})", m.source, m.heads,
-         m.layer_attention[0].kv_heads);
-  for (const auto& a : m.layer_attention)
-    if (a.kv_heads > m.heads)
-      fail("{}: key-value heads ({}) exceed attention heads ({})", m.source, a.kv_heads, m.heads);
+  for (const auto& layer : m.layer_specs) {
+    if (layer.mixer != MixerKind::attention) continue;
+    const int kv = layer.attention.kv_heads;
+    if (m.heads % kv != 0 && m.family != "deci")
+      fail("{}: num_attention_heads ({}) must be a multiple of the key-value heads ({})", m.source, m.heads, kv);
+    if (kv > m.heads) fail("{}: key-value heads ({}) exceed attention heads ({})", m.source, kv, m.heads);
+  }
 }
 
 }  // namespace
@@ -351,52 +488,80 @@ const std::vector<std::string>& supported_families() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
     for (const auto& f : kFamilies) out.emplace_back(f.model_type);
-    out.emplace_back("gemma3");
+    for (const auto& alias : kFamilyAliases) out.emplace_back(alias.first);
     return out;
   }();
   return names;
 }
 
-ModelSpec model_from_hf_config(const Json& config, const std::string& source, const Json* hf_quant_config) {
-  const ConfigReader c(config, source);
-  const auto model_type = c.text("model_type");
-  if (!model_type) fail("{}: missing key 'model_type'", source);
-  const FamilyTraits* family = find_family(*model_type);
-  if (family == nullptr)
-    fail("{}: unsupported model_type '{}' (supported: {})", source, *model_type, join_or(supported_families()));
+namespace {
 
-  ModelSpec m;
-  m.id = source;
-  m.source = source;
-  m.family = std::string(family->model_type);
-  m.hidden = c.count({"hidden_size", "n_embd", "d_model"});
+void read_shape(const ConfigReader& c, ModelSpec& m) {
+  m.hidden = c.count({"hidden_size", "n_embd", "n_embed", "d_model"});
   m.layers = static_cast<int>(c.count({"num_hidden_layers", "n_layer", "num_layers"}));
   m.heads = static_cast<int>(c.count({"num_attention_heads", "n_head"}));
   const auto head_dim = c.find({"head_dim"});
   m.head_dim = static_cast<int>(head_dim ? c.checked_count("head_dim", *head_dim) : m.hidden / m.heads);
   if (!head_dim && m.hidden % m.heads != 0)
-    fail("{}: hidden_size ({}) is not a multiple of num_attention_heads ({}) and no head_dim is given", source,
+    fail("{}: hidden_size ({}) is not a multiple of num_attention_heads ({}) and no head_dim is given", c.source(),
          m.hidden, m.heads);
   m.intermediate = read_intermediate(c, m);
   // Gemma3TextConfig's default vocabulary (262208) applies when the text_config omits vocab_size.
   m.vocab = m.family == "gemma3_text" && !c.has("vocab_size") ? 262208 : c.count({"vocab_size"});
   if (auto positions = c.find({"max_position_embeddings", "n_positions"}))
     m.max_positions = c.checked_count("max_position_embeddings", *positions);
-  m.mlp = family->mlp;
-  m.norm = family->norm;
-  m.position = family->position;
-  m.norms_per_layer = family->norms_per_layer;
-  m.activation = parse_activation(c, family->default_act);
-  m.tied_embeddings = c.flag("tie_word_embeddings").value_or(family->tied_default);
-  m.parallel_attention = m.family == "falcon" && c.flag("parallel_attn").value_or(true) &&
-                         !c.flag("new_decoder_architecture").value_or(false);
-  if (m.parallel_attention) m.norms_per_layer = 1;
-  if (m.family == "falcon" && c.flag("alibi").value_or(false)) m.position = PositionKind::alibi;
+}
+
+// Falcon: parallel attention and MLP reading the layer's input (one norm; two, ln_attn and ln_mlp, in the new
+// decoder architecture, which is always parallel), rotary or ALiBi.
+void read_falcon_block(const ConfigReader& c, ModelSpec& m, std::string_view model_type) {
+  if (m.family != "falcon") return;
+  const bool new_architecture = falcon_new_architecture(c, model_type);
+  m.parallel_attention = new_architecture || c.flag("parallel_attn").value_or(true);
+  if (m.parallel_attention) m.norms_per_layer = new_architecture ? 2 : 1;
+  if (c.flag("alibi").value_or(false)) m.position = PositionKind::alibi;
+}
+
+void read_family_traits(const ConfigReader& c, const FamilyTraits& family, ModelSpec& m) {
+  m.family = std::string(family.model_type);
+  m.mlp = family.mlp;
+  m.norm = family.norm;
+  m.position = family.position;
+  m.norms_per_layer = family.norms_per_layer;
+  m.activation = parse_activation(c, family.default_act);
+  m.tied_embeddings = c.flag("tie_word_embeddings").value_or(family.tied_default);
+}
+
+// Multimodal wrappers (Llama-4, Gemma-3) keep the language model's keys in a text_config object.
+const Json& architecture_keys(const Json& config) {
+  if (config.is_object() && config.contains("text_config") && config.at("text_config").is_object())
+    return config.at("text_config");
+  return config;
+}
+
+}  // namespace
+
+ModelSpec model_from_hf_config(const Json& config, const std::string& source, const Json* hf_quant_config) {
+  const ConfigReader top(config, source);
+  const Json& keys = architecture_keys(config);
+  const ConfigReader c(keys, &keys == &config ? source : source + " text_config");
+  const auto model_type = top.text("model_type");
+  if (!model_type) fail("{}: missing key 'model_type'", source);
+  const FamilyTraits* family = find_family(c.text("model_type").value_or(*model_type));
+  if (family == nullptr)
+    fail("{}: unsupported model_type '{}' (supported: {})", source, *model_type, join_or(supported_families()));
+
+  ModelSpec m;
+  m.id = source;
+  m.source = source;
+  read_family_traits(c, *family, m);
+  read_shape(c, m);
+  read_falcon_block(c, m, *model_type);
   read_biases(c, *family, m);
-  read_dtype(c, m);
-  read_layers(c, m);
+  read_dtype(c.text("torch_dtype") ? c : top, m);
+  read_layers(c, m, *model_type);
   read_moe(c, m);
-  read_quantization(c, hf_quant_config, m);
+  read_quantization(top, hf_quant_config, m);
   check_shapes(m);
   return m;
 }

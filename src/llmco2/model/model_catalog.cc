@@ -35,9 +35,11 @@ ModelCatalog ModelCatalog::load(const std::filesystem::path& dir) {
   for (int number = 1; std::getline(in, line); ++number) {
     if (number == 1 || line.empty()) continue;  // header
     const auto fields = split_csv_line(line);
-    if (fields.size() != 3) fail("{}:{}: expected 3 fields (id,file,hf_repo), found {}", index.string(), number,
+    if (fields.size() != 4) fail("{}:{}: expected 4 fields (id,file,hf_repo,config), found {}", index.string(), number,
                                  fields.size());
-    catalog.entries_.push_back({fields[0], fields[2], dir / fields[1]});
+    if (fields[3] != "published" && fields[3] != "reconstructed")
+      fail("{}:{}: column 'config' must be published or reconstructed, found '{}'", index.string(), number, fields[3]);
+    catalog.entries_.push_back({fields[0], fields[2], dir / fields[1], fields[3] == "reconstructed"});
   }
   return catalog;
 }
@@ -53,6 +55,7 @@ ModelSpec ModelCatalog::resolve(const std::string& name) const {
     if (entry.id == key || normalize_name(entry.hf_repo) == key) {
       ModelSpec spec = read_hf_config(entry.config_path);
       spec.id = entry.id;
+      spec.reconstructed = entry.reconstructed;
       return spec;
     }
   }

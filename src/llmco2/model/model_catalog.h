@@ -13,11 +13,13 @@ struct ModelEntry {
   std::string id;       // e.g. "llama-3.1-8b"
   std::string hf_repo;  // e.g. "meta-llama/Llama-3.1-8B"
   std::filesystem::path config_path;
+  bool reconstructed = false;  // assembled from partial sources, not a copy (data/models/RECONSTRUCTED.md)
 };
 
 class ModelCatalog {
  public:
-  // Reads <dir>/index.csv (columns id,file,hf_repo). Throws Error naming the file and line on a bad row.
+  // Reads <dir>/index.csv (columns id,file,hf_repo,config; config is "published" for a copied config.json or
+  // "reconstructed"). Throws Error naming the file and line on a bad row.
   static ModelCatalog load(const std::filesystem::path& dir);
   static const ModelCatalog& bundled();  // loaded once from data_dir()/models
 

@@ -56,7 +56,9 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
   }
   Request block = probe;
   block.prompt_tokens = d.block_size - 1;
-  const double block_bytes = kv_bytes_per_sequence_per_gpu(d.model, block);
+  // A block holds tokens' KV; a sequence's recurrent state (Mamba-2) is not per token and is left out here.
+  const double block_bytes =
+      kv_bytes_per_sequence_per_gpu(d.model, block) - state_bytes_per_sequence_per_gpu(d.model, block);
   limits.kv_blocks = static_cast<long>(std::floor(capacity_bytes / block_bytes));
   if (!plan.weights_fit || limits.kv_blocks < 1)
     fail("{} does not fit on {} x {} with the engine's memory reserve: no room for a KV cache", d.model.id,

@@ -31,8 +31,9 @@ KernelClass kernel_class(KernelType type) {
 }
 
 // GEMM rows one launch of the node processes per step; routed experts split the tokens among the loaded experts.
+// A node of the mean layer run by a share of the layers (DeepSeek's MoE layers) holds that share of their rows.
 double rows_per_launch(const KernelNode& node, Phase phase, double steps, const ModelSpec& model) {
-  const double rows = node.cost(phase).tokens / steps;
+  const double rows = node.cost(phase).tokens / steps / node.layer_share;
   if (node.expert != "routed" || !model.moe) return rows;
   const double loaded = phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode;
   return rows * model.moe->experts_per_token / std::max(loaded, 1.0);
@@ -41,15 +42,16 @@ double rows_per_launch(const KernelNode& node, Phase phase, double steps, const 
 SimKernel sim_kernel(const KernelNode& node, Phase phase, double steps, double count, const ModelSpec& model,
                      const GraphFeatures& features, const Gpu& gpu) {
   const KernelCost& c = node.cost(phase);
+  const double per_launch = steps * node.layer_share;  // the mean layer's cost spread over the layers that run it
   SimKernel k;
   k.count = count;
   k.work.kind = kernel_class(node.type);
-  k.work.ops = c.ops / steps;
-  k.work.mem_bytes = c.mem_bytes() / steps;
-  k.work.net_bytes = c.net_bytes / steps;
+  k.work.ops = c.ops / per_launch;
+  k.work.mem_bytes = c.mem_bytes() / per_launch;
+  k.work.net_bytes = c.net_bytes / per_launch;
   k.work.rows = std::max(1.0, rows_per_launch(node, phase, steps, model));
   k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
-  k.work.dequant_ops = c.dequant_ops / steps;
+  k.work.dequant_ops = c.dequant_ops / per_launch;
   k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
   k.sampler = node.kernel == kSamplerKernel;
   return k;
@@ -74,7 +76,7 @@ void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Ke
     cost.tokens = tokens;
     s.kernels.push_back(sim_kernel(scaled, phase, steps, count, model, features, gpu));
   };
-  for (const auto& node : graph.nodes) add(node, graph.layers, true);
+  for (const auto& node : graph.nodes) add(node, graph.layers * node.layer_share, true);
   for (const auto& node : graph.step_nodes) add(node, 1, false);
 }
 
