@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/json_io.h"
 #include "core/paths.h"
+#include "dataset/dataset_csv.h"
 #include "measured/importer.h"
 
 namespace llmco2::cli {
@@ -20,17 +21,10 @@ struct ImportOptions {
   std::string out_dir;
 };
 
-void write_rejects(const std::filesystem::path& path, const std::vector<RowReject>& rejects) {
-  std::string text;
-  append_csv_record(text, {"file", "line", "reason"});
-  for (const auto& r : rejects) append_csv_record(text, {r.file, std::to_string(r.line), r.reason});
-  write_file_atomic(path, text);
-}
-
 // Reasons grouped with their counts, most frequent first.
 void print_reject_summary(const std::vector<RowReject>& rejects) {
   std::map<std::string, int> counts;
-  for (const auto& r : rejects) ++counts[r.reason.substr(0, r.reason.find(" ("))];
+  for (const auto& r : rejects) ++counts[reason_class(r.reason)];
   std::vector<std::pair<int, std::string>> sorted;
   for (const auto& [reason, count] : counts) sorted.emplace_back(count, reason);
   std::sort(sorted.rbegin(), sorted.rend());
@@ -49,7 +43,7 @@ void import_one(const Importer& importer, const ImportOptions& o) {
   const std::filesystem::path out_dir = o.out_dir.empty() ? data_dir() / "measured" : std::filesystem::path(o.out_dir);
   std::filesystem::create_directories(out_dir);
   write_dataset(out_dir / (importer.id + ".csv"), result.rows);
-  write_rejects(out_dir / (importer.id + ".rejects.csv"), result.rejects);
+  write_import_rejects(out_dir / (importer.id + ".rejects.csv"), result.rejects);
   std::cerr << fmt::format("{}: {} rows, {} rejected -> {}\n", importer.id, result.rows.size(), result.rejects.size(),
                            (out_dir / (importer.id + ".csv")).string());
   print_reject_summary(result.rejects);

@@ -2,6 +2,7 @@
 // through serve-sim as their harness ran them; energy per request and median inter-token latency against the
 // measured ones, per GPU and model, as a Markdown table (docs/serving.md).
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -60,6 +61,26 @@ void write_rows(const ServingValidation& v, const std::vector<DatasetRow>& rows,
   file.commit();
 }
 
+// Leave one GPU type out: for each GPU type of the validated source's rows, parameters fitted without any row of
+// that type (every source), then `replay(chosen rows, params)` of the source's rows of that type; results joined.
+template <class Validation, class Replay>
+Validation per_gpu_held_out(const std::vector<DatasetRow>& rows, const CalibrationSet& set,
+                            const std::function<bool(const DatasetRow&)>& of_source, const Replay& replay) {
+  std::vector<std::string> gpus;
+  for (const DatasetRow& r : rows)
+    if (of_source(r) && std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  Validation all;
+  for (const std::string& gpu : gpus) {
+    const auto of_gpu = [&](const DatasetRow& r) { return r.gpu == gpu; };
+    const SimParams params = fit_params_without(set, of_gpu, default_sim_params(), FitOptions{});
+    const std::function<bool(const DatasetRow&)> chosen = [&](const DatasetRow& r) { return of_source(r) && of_gpu(r); };
+    Validation v = replay(chosen, params);
+    all.rows.insert(all.rows.end(), v.rows.begin(), v.rows.end());
+    all.skipped.insert(all.skipped.end(), v.skipped.begin(), v.skipped.end());
+  }
+  return all;
+}
+
 // The replays under parameters that never saw the rows they replay: fitted without the validated source
 // (--held-out source), without each GPU type in turn (gpu), or the shipped parameters (none: a description, not a
 // prediction, since they were fitted on these rows too).
@@ -77,53 +98,46 @@ ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFl
     return validate_serving(rows, of_source, params, !f.quiet);
   }
   how = "parameters fitted without the row's GPU type, on every source (leave one GPU type out)";
-  std::vector<std::string> gpus;
-  for (const DatasetRow& r : rows)
-    if (of_source(r) && std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
-  ServingValidation all;
-  for (const std::string& gpu : gpus) {
-    const auto of_gpu = [&](const DatasetRow& r) { return r.gpu == gpu; };
-    const SimParams params = fit_params_without(set, of_gpu, default_sim_params(), fit);
-    ServingValidation v = validate_serving(rows, [&](const DatasetRow& r) { return of_source(r) && of_gpu(r); },
-                                           params, !f.quiet);
-    all.rows.insert(all.rows.end(), v.rows.begin(), v.rows.end());
-    all.skipped.insert(all.skipped.end(), v.skipped.begin(), v.skipped.end());
-  }
-  return all;
+  return per_gpu_held_out<ServingValidation>(rows, set, of_source, [&](const auto& chosen, const SimParams& params) {
+    return validate_serving(rows, chosen, params, !f.quiet);
+  });
 }
 
-// One line per run, then per GPU and benchmark, and all.
-std::string node_markdown(const NodeValidation& v, const std::string& source) {
-  std::string out = fmt::format(
-      "Simulated vs measured, {} runs ({} replayed, {} skipped) at node scope (wall power of the node's GPUs, host "
-      "and supplies), parameters fitted on GPU-scope sources only (no {} row is in any fit).\n\n"
-      "| node | GPU | benchmark | scenario | TP x replicas | cap W | measured J/token | simulated | measured tok/s | "
-      "simulated | measured node kW | simulated |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
-      source, v.rows.size(), v.skipped.size(), source);
+void write_node_rows(const NodeValidation& v, const std::vector<DatasetRow>& rows, const std::string& path) {
+  AtomicFile file(path);
+  file.stream() << "source_ref,node,gpu,model,benchmark,scenario,tensor_parallel,replicas,power_cap_w,"
+                   "measured_energy_per_token_j,simulated_energy_per_token_j,measured_tokens_per_s,"
+                   "simulated_tokens_per_s,measured_node_w,simulated_node_w\n";
   for (const auto& r : v.rows)
-    out += fmt::format("| {} | {} | {} | {} | {} x {} | {} | {:.3f} | {:.3f} | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n", r.node,
-                       r.gpu, r.benchmark, r.scenario, r.tensor_parallel, r.replicas,
-                       r.power_cap_w > 0 ? fmt::format("{:.0f}", r.power_cap_w) : "TDP", r.measured_energy_per_token_j,
-                       r.simulated_energy_per_token_j, r.measured_tokens_per_s, r.simulated_tokens_per_s,
-                       r.measured_node_w / 1000, r.simulated_node_w / 1000);
-  std::map<std::string, std::vector<NodeValidationRow>> by_group;
-  for (const auto& r : v.rows) by_group[r.gpu + " | " + r.benchmark.substr(0, r.benchmark.find("-99"))].push_back(r);
-  by_group["**all** | **all**"] = v.rows;
-  out += "\n| GPU | benchmark | runs | energy/token MAPE | bias | Offline throughput MAPE | bias |\n"
-         "|---|---|---:|---:|---:|---:|---:|\n";
-  for (const auto& [group, rows] : by_group) {
-    const Accuracy e = node_energy_accuracy(rows), t = node_throughput_accuracy(rows);
-    out += fmt::format("| {} | {} | {:.1f} | x{:.2f} | {} | x{:.2f} |\n", group, rows.size(), 100 * e.mape, e.bias,
-                       t.n > 0 ? fmt::format("{:.1f}", 100 * t.mape) : "-", t.bias);
+    file.stream() << fmt::format("{},{},{},{},{},{},{},{},{:.0f},{:.4f},{:.4f},{:.1f},{:.1f},{:.0f},{:.0f}\n",
+                                 rows[r.row].source_ref, r.node, r.gpu, r.model, r.benchmark, r.scenario,
+                                 r.tensor_parallel, r.replicas, r.power_cap_w, r.measured_energy_per_token_j,
+                                 r.simulated_energy_per_token_j, r.measured_tokens_per_s, r.simulated_tokens_per_s,
+                                 r.measured_node_w, r.simulated_node_w);
+  file.commit();
+}
+
+// Node-scope rows are never fitted, so every parameter set is held out from their source; `gpu` refits without
+// each GPU type in turn (hardware the simulator was not fitted on), `none` replays --params as given.
+NodeValidation validate_nodes(const std::vector<DatasetRow>& rows, const ValidateFlags& f, std::string& how) {
+  const auto of_source = [&](const DatasetRow& r) { return r.source == f.source; };
+  if (f.held_out != "gpu") {
+    how = f.params.empty() ? "the shipped parameters (fitted on the GPU-scope sources)" : "the parameters of " + f.params;
+    return validate_node_rows(rows, of_source, load_sim_params_or_default(f.params), !f.quiet);
   }
-  return out;
+  how = "parameters fitted without the run's GPU type, on every source (leave one GPU type out)";
+  return per_gpu_held_out<NodeValidation>(rows, prepare_calibration(rows), of_source,
+                                          [&](const auto& chosen, const SimParams& params) {
+                                            return validate_node_rows(rows, chosen, params, !f.quiet);
+                                          });
 }
 
 void run_node_validate(const ValidateFlags& f, const std::vector<DatasetRow>& rows, const std::string& dir) {
-  const auto of_source = [&](const DatasetRow& r) { return r.source == f.source; };
-  const NodeValidation v = validate_node_rows(rows, of_source, load_sim_params_or_default(f.params), !f.quiet);
+  std::string how;
+  const NodeValidation v = validate_nodes(rows, f, how);
   if (v.rows.empty()) fail("{}: no {} node-scope row could be replayed", dir, f.source);
-  const std::string table = node_markdown(v, f.source);
+  const std::string table = node_validation_markdown(v, f.source, how);
+  if (!f.rows_out.empty()) write_node_rows(v, rows, f.rows_out);
   if (!f.markdown_out.empty()) write_file_atomic(f.markdown_out, table);
   std::cout << table;
   for (const auto& [row, reason] : v.skipped) std::cerr << fmt::format("skipped {}: {}\n", rows[row].source_ref, reason);

@@ -452,6 +452,34 @@ TEST(CliServeValidate, ReplaysMeasuredLoadTestsAndScoresThem) {
   expect_clean_error("serve-validate --data " + dir + "/data --held-out maybe", "--held-out");
 }
 
+TEST(CliServeValidate, ReplaysTheMlperfNodeRunsAtNodeScopeWithRowsOut) {
+  const std::string dir = testing::TempDir() + "/cli_serve_validate_mlperf";
+  std::filesystem::create_directories(dir + "/data");
+  std::filesystem::copy_file(std::string(LLMCO2_DATA) + "/measured/mlperf-power.csv", dir + "/data/mlperf-power.csv",
+                             std::filesystem::copy_options::overwrite_existing);
+  long runs = -1;  // every data line of the imported file is one run, all at node scope
+  {
+    std::ifstream in(dir + "/data/mlperf-power.csv");
+    for (std::string line; std::getline(in, line);) runs += !line.empty();
+  }
+  ASSERT_GT(runs, 0);
+  const Result r = run("serve-validate --data " + dir + "/data --source mlperf-power --quiet --rows-out " + dir +
+                       "/rows.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| **all** | **all** | " + std::to_string(runs) + " |"), std::string::npos) << r.out;
+  std::ifstream rows(dir + "/rows.csv");
+  std::string line;
+  std::getline(rows, line);
+  EXPECT_EQ(line.find("source_ref,node,gpu,model,benchmark,scenario"), 0u);
+  long written = 0;
+  while (std::getline(rows, line)) {
+    ++written;
+    const bool known_node = line.find(",dgx-h") != std::string::npos || line.find(",hgx-h100-xe9680,") != std::string::npos;
+    EXPECT_TRUE(known_node) << line;  // the nodes MLPerf's submitters ran, each in data/nodes
+  }
+  EXPECT_EQ(written, runs);
+}
+
 TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
   const std::string dir = testing::TempDir() + "/cli_capacity";
   std::filesystem::create_directories(dir);

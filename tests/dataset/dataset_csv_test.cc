@@ -1,6 +1,9 @@
 // Tests of the dataset format: round trip, and per-row validation that keeps good rows and names bad ones.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <unistd.h>
+
 #include "core/error.h"
 #include "dataset/dataset_csv.h"
 #include "dataset/plan.h"
@@ -69,6 +72,26 @@ TEST(DatasetCsv, RejectsBadRowsWithLineAndReasonAndKeepsTheRest) {
   EXPECT_EQ(read.rejects[3].message(), "d.csv:6: no energy and no latency value");
   EXPECT_EQ(read.rejects[4].message(), "d.csv:7: gpus 3 is not tensor_parallel 2 x data_parallel 1");
   EXPECT_EQ(read.rejects[5].message(), "d.csv:8: column 'batch': expected a number, got 'two'");
+}
+
+TEST(ImportRejects, RoundTripPerSourceAndReasonClassesDropDetail) {
+  const auto dir = std::filesystem::temp_directory_path() / ("llmco2-rejects-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  write_import_rejects(dir / "alpha.rejects.csv", {{"a.csv", 3, "GPU 1 drew 299 W (serving, not idle)"},
+                                                    {"a.csv", 9, "model 'x, y' not in the catalog"}});
+  write_import_rejects(dir / "beta.rejects.csv", {});
+  const auto rejects = read_import_rejects(dir);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(rejects.size(), 2u);
+  ASSERT_EQ(rejects.at("alpha").size(), 2u);
+  EXPECT_TRUE(rejects.at("beta").empty());
+  EXPECT_EQ(rejects.at("alpha")[0].line, 3);
+  EXPECT_EQ(rejects.at("alpha")[1].reason, "model 'x, y' not in the catalog");  // the quoted comma survives
+  // Row detail goes: parenthesised parts, and every run of digits becomes one N, so "299 W" and "330 W" count alike.
+  EXPECT_EQ(reason_class("GPU 1 drew 299 W (serving, not idle): two GPUs"), "GPU N drew N W: two GPUs");
+  EXPECT_EQ(reason_class("pipeline parallelism (pp=2) over two nodes"), "pipeline parallelism over two nodes");
+  EXPECT_EQ(reason_class("model 'a' (did you mean (b))"), "model 'a'");
+  EXPECT_EQ(reason_class("out of scope: encoder-decoder/RNN"), "out of scope: encoder-decoder/RNN");
 }
 
 TEST(DatasetCsv, MissingRequiredColumnFailsTheWholeFile) {

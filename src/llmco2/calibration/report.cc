@@ -42,23 +42,41 @@ std::string median_ratio(const CalibrationSet& set, const std::vector<size_t>& s
   return ratios.empty() ? std::string("-") : fmt::format("{:.2f}", percentile(ratios, 0.5));
 }
 
+// Reasons with their counts, most frequent first, as "N x reason; ...".
+std::string reason_counts(const std::map<std::string, int>& reasons) {
+  std::vector<std::pair<int, std::string>> sorted;
+  for (const auto& [reason, count] : reasons) sorted.emplace_back(count, reason);
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out;
+  for (const auto& [count, reason] : sorted) out += fmt::format("{}{} x {}", out.empty() ? "" : "; ", count, reason);
+  return out;
+}
+
 std::string data_section(const CalibrationReport& r) {
   const CalibrationSet& set = *r.set;
-  std::string out = "## Data\n\nRows of `data/measured/*.csv` (written by `llmco2 import`), and the rows the simulator "
-                    "cannot label (model or GPU not in the catalogs, or a request the model does not allow).\n\n"
-                    "| source | rows | used | skipped | most common reason for skipping |\n|---|---|---|---|---|\n";
-  for (const auto& source : set.sources()) {
+  std::string out =
+      "## Data\n\nRows of `data/measured/*.csv` (written by `llmco2 import`; `rejected` are the source rows the importer "
+      "refused, listed with their reasons in `<source>.rejects.csv`), the rows the simulator labels and fits "
+      "(`used`), and the rows it does not (`not fitted`: model or GPU not in the catalogs, a request the model does "
+      "not allow, or rows validated elsewhere), with every reason and its count.\n\n"
+      "| source | rejected at import | rows | used | not fitted | why not fitted | why rejected |\n"
+      "|---|---:|---:|---:|---:|---|---|\n";
+  std::vector<std::string> sources = set.sources();
+  for (const auto& [source, rejects] : r.import_rejects)
+    if (std::find(sources.begin(), sources.end(), source) == sources.end()) sources.push_back(source);
+  for (const auto& source : sources) {
     size_t rows = 0, skipped = 0;
-    std::map<std::string, int> reasons;
+    std::map<std::string, int> reasons, rejected;
     for (const auto& row : set.rows) rows += row.source == source;
     for (const auto& s : set.skipped)
-      if (set.rows[s.row].source == source) ++skipped, ++reasons[s.reason];
-    std::string top;
-    int top_count = 0;
-    for (const auto& [reason, count] : reasons)
-      if (count > top_count) top = reason, top_count = count;
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", source, rows, rows - skipped, skipped,
-                       top.empty() ? "" : fmt::format("{} x {}", top_count, top));
+      if (set.rows[s.row].source == source) ++skipped, ++reasons[reason_class(s.reason)];
+    const auto found = r.import_rejects.find(source);
+    if (found != r.import_rejects.end())
+      for (const auto& reject : found->second) ++rejected[reason_class(reject.reason)];
+    size_t rejected_rows = 0;
+    for (const auto& [reason, count] : rejected) rejected_rows += count;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", source, rejected_rows, rows, rows - skipped, skipped,
+                       reason_counts(reasons), reason_counts(rejected));
   }
   if (!r.read_rejects.empty())
     out += fmt::format("\n{} rows were refused by the dataset reader (first: {}).\n", r.read_rejects.size(),
@@ -177,6 +195,7 @@ std::string write_calibration_report(const CalibrationReport& r, const std::file
       "simulator was not fitted on.\n\n",
       r.command, r.seconds);
   md += data_section(r) + "\n" + accuracy_section(r) + gpu_section(r);
+  for (const auto& section : r.appendix) md += section + "\n";
   md += warning.empty() ? fmt::format("## Plots\n\n![energy]({0}/energy.svg)\n\n![latency]({0}/latency.svg)\n\n", relative)
                         : fmt::format("## Plots\n\nNot written: {}.\n\n", warning);
   md += params_section(r);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ namespace llmco2 {
 struct CalibrationReport {
   const CalibrationSet* set = nullptr;
   std::vector<RowReject> read_rejects;       // rows the dataset reader refused
+  std::map<std::string, std::vector<RowReject>> import_rejects;  // per source, rows its importer refused
   std::vector<SimEstimate> fit;               // per sample, parameters fitted on all sources
   std::vector<SimEstimate> leave_one_out;     // per sample, parameters fitted without the sample's source
   std::vector<SimEstimate> leave_one_gpu_out; // per sample, parameters fitted without any row of the sample's GPU type
@@ -20,6 +22,9 @@ struct CalibrationReport {
   SimParams params;                          // fitted on all sources (shipped)
   double seconds = 0;                        // wall time of the whole calibration
   std::string command;                       // how to reproduce it
+  // Sections written by later layers (the whole-node validation needs the serving simulation), placed after the
+  // accuracy tables, each a complete markdown section.
+  std::vector<std::string> appendix;
 };
 
 // Writes the markdown report and, when gnuplot is installed, energy.svg and latency.svg into `plot_dir`

@@ -2,11 +2,13 @@
 #include "dataset/dataset_csv.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_io.h"
 
@@ -246,6 +248,47 @@ DatasetReadResult read_dataset_folder(const std::filesystem::path& dir) {
     all.rejects.insert(all.rejects.end(), read.rejects.begin(), read.rejects.end());
   }
   return all;
+}
+
+void write_import_rejects(const std::filesystem::path& path, const std::vector<RowReject>& rejects) {
+  std::string text;
+  append_csv_record(text, {"file", "line", "reason"});
+  for (const auto& r : rejects) append_csv_record(text, {r.file, std::to_string(r.line), r.reason});
+  write_file_atomic(path, text);
+}
+
+std::map<std::string, std::vector<RowReject>> read_import_rejects(const std::filesystem::path& dir) {
+  constexpr std::string_view kSuffix = ".rejects.csv";
+  std::map<std::string, std::vector<RowReject>> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || !name.ends_with(kSuffix)) continue;
+    const CsvTable table = read_csv_file(entry.path());
+    const size_t file = table.column("file"), line = table.column("line"), reason = table.column("reason");
+    auto& rejects = out[name.substr(0, name.size() - kSuffix.size())];
+    for (const auto& r : table.records) {
+      if (r.cells.size() != table.header.size()) fail("{}:{}: expected {} cells", table.source, r.line, table.header.size());
+      rejects.push_back({r.cells[file], parse_long(r.cells[line]).value_or(0), r.cells[reason]});
+    }
+  }
+  return out;
+}
+
+std::string reason_class(const std::string& reason) {
+  std::string out;
+  int depth = 0;
+  for (const char c : reason) {
+    depth += c == '(';
+    const bool inside = depth > 0;
+    depth -= c == ')' && depth > 0;
+    if (inside) continue;
+    if (!std::isdigit(static_cast<unsigned char>(c))) out += c;
+    else if (out.empty() || out.back() != 'N') out += 'N';
+  }
+  for (size_t at; (at = out.find("  ")) != std::string::npos;) out.erase(at, 1);  // where a parenthesis was
+  for (size_t at; (at = out.find(" :")) != std::string::npos;) out.erase(at, 1);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
 }
 
 }  // namespace llmco2

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,13 @@ std::vector<std::filesystem::path> dataset_files(const std::filesystem::path& di
 
 // The rows (and rejects) of every dataset CSV of the folder, in file order.
 DatasetReadResult read_dataset_folder(const std::filesystem::path& dir);
+
+// An importer's refusals (<source>.rejects.csv beside <source>.csv: file, line, reason), written atomically and read
+// back for the calibration report.
+void write_import_rejects(const std::filesystem::path& path, const std::vector<RowReject>& rejects);
+// The refusals of every <source>.rejects.csv of the folder, keyed by source (empty when a source has none).
+std::map<std::string, std::vector<RowReject>> read_import_rejects(const std::filesystem::path& dir);
+// A reason without its row-specific detail (parenthesised parts dropped, numbers as N), to count reasons alike.
+std::string reason_class(const std::string& reason);
 
 }  // namespace llmco2

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -84,6 +87,32 @@ Accuracy node_throughput_accuracy(const std::vector<NodeValidationRow>& rows) {
   for (const auto& r : rows)
     if (r.scenario == "Offline") c.add(r.simulated_tokens_per_s, r.measured_tokens_per_s);
   return c.result();
+}
+
+std::string node_validation_markdown(const NodeValidation& v, const std::string& source, const std::string& how) {
+  std::string out = fmt::format(
+      "Simulated vs measured, {} runs ({} replayed, {} skipped) at node scope (wall power of the node's GPUs, host "
+      "and supplies), under {}; no {} row is in any fit (node-scope rows are never fitted).\n\n"
+      "| node | GPU | benchmark | scenario | TP x replicas | cap W | measured J/token | simulated | measured tok/s | "
+      "simulated | measured node kW | simulated |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+      source, v.rows.size(), v.skipped.size(), how, source);
+  for (const auto& r : v.rows)
+    out += fmt::format("| {} | {} | {} | {} | {} x {} | {} | {:.3f} | {:.3f} | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n", r.node,
+                       r.gpu, r.benchmark, r.scenario, r.tensor_parallel, r.replicas,
+                       r.power_cap_w > 0 ? fmt::format("{:.0f}", r.power_cap_w) : "TDP", r.measured_energy_per_token_j,
+                       r.simulated_energy_per_token_j, r.measured_tokens_per_s, r.simulated_tokens_per_s,
+                       r.measured_node_w / 1000, r.simulated_node_w / 1000);
+  std::map<std::string, std::vector<NodeValidationRow>> by_group;
+  for (const auto& r : v.rows) by_group[r.gpu + " | " + r.benchmark.substr(0, r.benchmark.find("-99"))].push_back(r);
+  by_group["**all** | **all**"] = v.rows;
+  out += "\n| GPU | benchmark | runs | energy/token MAPE | bias | Offline throughput MAPE | bias |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& [group, rows] : by_group) {
+    const Accuracy e = node_energy_accuracy(rows), t = node_throughput_accuracy(rows);
+    out += fmt::format("| {} | {} | {:.1f} | x{:.2f} | {} | x{:.2f} |\n", group, rows.size(), 100 * e.mape, e.bias,
+                       t.n > 0 ? fmt::format("{:.1f}", 100 * t.mape) : "-", t.bias);
+  }
+  return out;
 }
 
 }  // namespace llmco2

@@ -38,4 +38,7 @@ Accuracy node_energy_accuracy(const std::vector<NodeValidationRow>& rows);
 // Offline rows only: a Server run's throughput is the rate it was offered.
 Accuracy node_throughput_accuracy(const std::vector<NodeValidationRow>& rows);
 
+// A markdown table with one line per run (`how`: which parameters replayed them), then MAPE and bias per GPU and benchmark and over all runs.
+std::string node_validation_markdown(const NodeValidation& v, const std::string& source, const std::string& how);
+
 }  // namespace llmco2
