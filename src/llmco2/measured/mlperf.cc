@@ -65,6 +65,8 @@ constexpr RunSettings kRuns[] = {
     {"v4.0", "DGX H100", "gptj", "Server", 1, 256, 350, 0},
     {"v4.0", "XE9680", "gptj", "Offline", 1, 192, 350, 0},
     {"v4.0", "XE9680", "gptj", "Server", 1, 256, 350, 0},
+    {"v3.1", "DGX H100", "gptj", "Server", 1, 32, 250, 0},  // v3.1 Offline configs were not found (benchmarks.json)
+    {"v3.1", "G482-Z54", "gptj", "Server", 1, 32, 200, 0},  // NVIDIA's H100_PCIe_80GBx8_MaxQ class
 };
 
 const RunSettings* settings_of(const CsvRowView& v) {
