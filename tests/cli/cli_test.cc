@@ -69,7 +69,7 @@ TEST(Cli, GraphDotAndSummary) {
 TEST(Cli, CatalogListings) {
   const Result models = run("models");
   ASSERT_EQ(models.exit_code, 0) << models.err;
-  EXPECT_EQ(lines(models.out), 69);  // header + 68 configs
+  EXPECT_EQ(lines(models.out), 77);  // header + 76 configs
   const Result gpus = run("gpus --format json");
   ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
   EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 26u);
@@ -86,6 +86,8 @@ TEST(Cli, BadInputIsOneLineAndExitCode2) {
                      "bad_hybrid_pattern.json: key 'hybrid_override_pattern' has 'E' at layer 2");
   expect_clean_error("graph --model " + configs + "mla_missing_rope_dim.json",
                      "mla_missing_rope_dim.json: missing key 'qk_rope_head_dim'");
+  expect_clean_error("graph --model " + configs + "neox_bad_rotary_pct.json",
+                     "neox_bad_rotary_pct.json: key 'rotary_pct' must be above 0 and at most 1, found 1.5");
   expect_clean_error("graph --model " + configs + "llama4_bad_no_rope_layers.json",
                      "llama4_bad_no_rope_layers.json text_config: key 'no_rope_layers' must list 4 flags, found 3");
   expect_clean_error("graph --batch 0", "--batch must be at least 1");

@@ -170,7 +170,8 @@ TEST(KernelGraph, EagerAttentionHasThreeKernels) {
 }
 
 TEST(KernelGraph, EdgesFormADagInNodeOrder) {
-  for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "falcon-40b", "qwen2-57b-a14b",
+  for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "falcon-40b", "gpt-j-6b",
+                         "dolly-v2-12b", "redpajama-incite-7b-chat", "qwen2-57b-a14b",
                          "bloom-7b1", "deepseek-v3.1", "llama-4-maverick-17b-128e-instruct", "nemotron-nano-9b-v2"}) {
     const KernelGraph g = build_kernel_graph(model(id), request(1, 128, 8));
     for (const auto& [from, to] : g.edges) {
@@ -202,6 +203,50 @@ TEST(KernelGraph, Falcon40bHasTwoNormsOneAllReduceAndOneAdd) {
   ASSERT_EQ(adds.size(), 1u);
   EXPECT_DOUBLE_EQ(adds[0]->prefill.ops, 2.0 * 128 * 8192);  // x + attention + MLP
   EXPECT_EQ(node(g, "k_proj").d_out, 64);                    // 8 KV groups of 64 over 8 GPUs
+}
+
+// GPT-J-6B, batch 1, prompt 128, gen 8 (7 decode steps), bf16 (no torch_dtype): 16 heads of 256, rotary_dim 64.
+TEST(KernelGraph, GptJRopeTurnsOnlyItsRotaryDimsAndOneNormFeedsBothBranches) {
+  const KernelGraph g = build_kernel_graph(model("gpt-j-6b"), request(1, 128, 8));
+  const KernelNode& rope = node(g, "rope");
+  EXPECT_EQ(rope.d_in, 2 * 16 * 64);                              // q and k, 64 of each head's 256 dims
+  EXPECT_DOUBLE_EQ(rope.prefill.ops, 3.0 * 128 * 2048);            // 786,432
+  EXPECT_DOUBLE_EQ(rope.prefill.act_load_bytes, 128.0 * 2048 * 2);  // 524,288
+  ASSERT_EQ(nodes_of(g, KernelType::norm).size(), 1u);              // ln_1 only
+  const auto adds = nodes_of(g, KernelType::add);
+  ASSERT_EQ(adds.size(), 1u);
+  EXPECT_DOUBLE_EQ(adds[0]->prefill.ops, 2.0 * 128 * 4096);  // x + attention + MLP
+  // Decode reads the layer's 201,355,264 weights, biases and LayerNorm in bf16 once per step.
+  double weight_bytes = 0;
+  for (const auto& n : g.nodes) weight_bytes += n.decode.weight_bytes;
+  EXPECT_DOUBLE_EQ(weight_bytes, 7.0 * 201355264 * 2);
+  EXPECT_DOUBLE_EQ(node(g, "q_proj").decode.weight_bytes, 7.0 * 4096 * 4096 * 2);  // no bias
+}
+
+TEST(KernelGraph, GptJLmHeadAddsItsBias) {
+  const KernelGraph g = build_kernel_graph(model("gpt-j-6b"), request(1, 128, 8));
+  const auto lm_head = std::find_if(g.step_nodes.begin(), g.step_nodes.end(),
+                                    [](const KernelNode& n) { return n.kernel == "lm_head"; });
+  ASSERT_NE(lm_head, g.step_nodes.end());
+  EXPECT_DOUBLE_EQ(lm_head->decode.ops, 2.0 * 7 * 4096 * 50400 + 7.0 * 50400);
+  EXPECT_DOUBLE_EQ(lm_head->decode.weight_bytes, 7.0 * (4096.0 * 50400 + 50400) * 2);
+}
+
+TEST(KernelGraph, GptNeoXParallelResidualHasTwoNormsOfTheInputAndOneAdd) {
+  const KernelGraph g = build_kernel_graph(model("dolly-v2-12b"), request(1, 128, 8));  // 40 heads of 128
+  for (const char* norm : {"norm_attn", "norm_mlp"}) {
+    const int index = static_cast<int>(&node(g, norm) - g.nodes.data());
+    EXPECT_TRUE(std::none_of(g.edges.begin(), g.edges.end(), [&](auto e) { return e.second == index; })) << norm;
+  }
+  EXPECT_EQ(nodes_of(g, KernelType::add).size(), 1u);
+  EXPECT_DOUBLE_EQ(node(g, "rope").prefill.ops, 3.0 * 128 * (40 * 32 + 40 * 32));  // rotary_pct 0.25: 32 of 128
+  EXPECT_DOUBLE_EQ(node(g, "q_proj").prefill.ops, 2.0 * 128 * 5120 * 5120 + 128.0 * 5120);  // fused QKV's bias
+}
+
+TEST(KernelGraph, GptNeoXSequentialResidualAddsTwiceAndTurnsWholeHeads) {
+  const KernelGraph g = build_kernel_graph(model("redpajama-incite-7b-chat"), request(1, 128, 8));
+  EXPECT_EQ(nodes_of(g, KernelType::add).size(), 2u);  // use_parallel_residual false
+  EXPECT_DOUBLE_EQ(node(g, "rope").prefill.ops, 3.0 * 128 * (4096 + 4096));  // rotary_pct 1.0
 }
 
 // DeepSeek-V3.1 on 8 GPUs: 16 heads each; batch 1, prompt 1024, gen 128 (127 decode steps, contexts 1025..1151,

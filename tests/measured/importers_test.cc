@@ -170,10 +170,11 @@ TEST(Importers, ChuyishangTakesTheMeanBatchFromLittlesLaw) {
 }
 
 // The fixture: v4.0 DGX H100 llama2-70b-99.9 Server (15,487.46 tokens/s alone, 5,908.76 W), v4.1 H200 llama2-70b-99
-// Offline (86.7369 samples/s, 291.25 tokens each, 6,152.98 W) and its -99.9 twin (the same run).
+// Offline (86.7369 samples/s, 291.25 tokens each, 6,152.98 W) and its -99.9 twin (the same run), v4.1 H200 gptj-99
+// Server (169.58 samples/s, 68.999 tokens each, 4,722.56 W at a 350 W GPU limit).
 TEST(Importers, MlperfPowerKeepsTheNodesWallEnergyPerSampleAndCountsEachRunOnce) {
   const ImportResult r = run("mlperf-power");
-  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_EQ(r.rows.size(), 3u);
   ASSERT_EQ(r.rejects.size(), 1u);
   EXPECT_NE(r.rejects[0].reason.find("same measurement as the llama2-70b-99 row"), std::string::npos);
   const DatasetRow& h100 = r.rows[0];
@@ -192,6 +193,22 @@ TEST(Importers, MlperfPowerKeepsTheNodesWallEnergyPerSampleAndCountsEachRunOnce)
   EXPECT_DOUBLE_EQ(*h200.max_batch, 806 * 8);  // 806 per engine (NVIDIA's v4.1 config), 8 engines
   for (const char* caveat : {"node_wall_power", "throughput_row", "prompt_tokens_estimated", "power_capped"})
     EXPECT_TRUE(has(h200, caveat)) << caveat;
+}
+
+TEST(Importers, MlperfGptjRunsImportWithTheirFourBeams) {
+  const ImportResult r = run("mlperf-power");
+  ASSERT_EQ(r.rows.size(), 3u);
+  const DatasetRow& gptj = r.rows[2];
+  EXPECT_EQ(gptj.model, "gpt-j-6b");
+  EXPECT_EQ(gptj.model_relation, "fine-tune");  // MLCommons' CNN/DailyMail fine-tune of EleutherAI/gpt-j-6b
+  EXPECT_NEAR(*gptj.energy_j.total, 4722.5611727417 / 169.58, 1e-9);  // 27.85 J per sample at the wall
+  EXPECT_DOUBLE_EQ(gptj.gen_tokens, 68.999);
+  EXPECT_DOUBLE_EQ(gptj.prompt_tokens, 960);    // half the 1,919-token cut of the prompts (estimated)
+  EXPECT_DOUBLE_EQ(*gptj.max_batch, 396 * 8);  // 396 requests per engine (NVIDIA's v4.1 config), 8 engines
+  EXPECT_EQ(gptj.note("beams"), "4");          // beam search, beam width 4 (the reference and NVIDIA's engine)
+  EXPECT_EQ(gptj.note("power_cap_w"), "350");
+  EXPECT_TRUE(has(gptj, "prompt_tokens_estimated"));
+  EXPECT_EQ(r.rows[1].note("beams"), "");      // llama2-70b decodes greedily
 }
 
 TEST(Importers, BenchlabIsRejectedBecauseItsTokenCountIsMissing) {

@@ -22,7 +22,7 @@ std::string error_of(const std::string& file) {
 
 TEST(HfConfig, EveryBundledConfigParses) {
   const auto& entries = ModelCatalog::bundled().entries();
-  EXPECT_EQ(entries.size(), 68u);
+  EXPECT_EQ(entries.size(), 76u);
   for (const auto& entry : entries) EXPECT_NO_THROW(read_hf_config(entry.config_path)) << entry.id;
 }
 
@@ -63,6 +63,71 @@ TEST(HfConfig, Falcon40bReleaseFormatIsTheNewDecoderArchitecture) {
   // the stored LM head copy too (+532,676,608 = 41,835,970,560); tied, it is held once.
   EXPECT_DOUBLE_EQ(falcon.total_params(), 41303293952.0);
   EXPECT_NEAR((falcon.total_params() + falcon.lm_head_params()) / 1e9, 41.8, 0.05);
+}
+
+TEST(HfConfig, GptJ6bCountsItsUntiedHeadWithBias) {
+  // n_embd 4096, n_layer 28, n_head 16, rotary_dim 64, n_inner null (4 x 4096), vocab 50400, gelu_new.
+  const ModelSpec gptj = bundled("gpt-j-6b");
+  EXPECT_EQ(gptj.family, "gptj");
+  EXPECT_EQ(gptj.head_dim, 256);
+  EXPECT_EQ(gptj.rotary_dims(), 64);
+  EXPECT_EQ(gptj.intermediate, 16384);
+  EXPECT_TRUE(gptj.parallel_attention);
+  EXPECT_EQ(gptj.norms_per_layer, 1);  // ln_1 feeds attention and MLP
+  EXPECT_EQ(gptj.activation, Activation::gelu_tanh);  // NewGELUActivation is the tanh form
+  // Per layer: ln_1 8,192; q, k, v, out_proj 4 x 4096^2 = 67,108,864 (no biases); fc_in 4096 x 16384 + 16,384;
+  // fc_out 16384 x 4096 + 4,096: 201,355,264. 28 layers 5,637,947,392 + wte 206,438,400 + ln_f 8,192 + lm_head
+  // 206,438,400 + its bias 50,400 = 6,050,882,784.
+  EXPECT_EQ(gptj.layer_params(0), 201355264.0);
+  EXPECT_EQ(gptj.lm_head_params(), 206438400.0 + 50400.0);
+  EXPECT_EQ(gptj.total_params(), 6050882784.0);
+  // The card's 6,053,381,344 counts the 8-way sharded mesh-transformer-jax checkpoint: the replicated LayerNorms and
+  // fc_out biases 8 times (7 x (8,192 + 4,096) x 28 = 2,408,448 more), ln_f 8 times (+57,344) and the embedding's
+  // per-shard bias of 4,096 (+32,768, absent from the HF model): 2,498,560 in all.
+  EXPECT_EQ(gptj.total_params() + 7.0 * (8192 + 4096) * 28 + 7.0 * 8192 + 8.0 * 4096, 6053381344.0);
+}
+
+TEST(HfConfig, Pythia12bMatchesTheModelCard) {
+  // hidden 5120, 36 layers, 40 heads, intermediate 20480, vocab 50688, rotary_pct 0.25, parallel residual.
+  // Per layer: two LayerNorms 20,480; query_key_value 5120 x 15360 + 15,360; dense 5120^2 + 5,120; dense_h_to_4h
+  // 5120 x 20480 + 20,480; dense_4h_to_h 20480 x 5120 + 5,120: 314,639,360. 36 layers + embed_in and embed_out
+  // 2 x 50688 x 5120 + final LayerNorm 10,240 = 11,846,072,320, the card's figure.
+  const ModelSpec pythia = read_hf_config(std::string(LLMCO2_TESTDATA) + "/configs/EleutherAI-pythia-12b.json");
+  EXPECT_EQ(pythia.family, "gpt_neox");
+  EXPECT_EQ(pythia.rotary_dims(), 32);  // int(128 x 0.25)
+  EXPECT_TRUE(pythia.parallel_attention);
+  EXPECT_EQ(pythia.norms_per_layer, 2);
+  EXPECT_TRUE(pythia.qkv_bias && pythia.o_bias && pythia.mlp_bias);
+  EXPECT_FALSE(pythia.lm_head_bias);
+  EXPECT_EQ(pythia.layer_params(0), 314639360.0);
+  EXPECT_EQ(pythia.total_params(), 11846072320.0);
+  // OpenAssistant's SFT resized the vocabulary to 50,288: 400 rows fewer in each of the two tables.
+  EXPECT_EQ(bundled("oasst-sft-1-pythia-12b").total_params(), 11846072320.0 - 2.0 * 400 * 5120);
+}
+
+TEST(HfConfig, GptNeoXSequentialResidualAndFullRotary) {
+  const ModelSpec redpajama = bundled("redpajama-incite-7b-chat");  // use_parallel_residual false, rotary_pct 1.0
+  EXPECT_FALSE(redpajama.parallel_attention);
+  EXPECT_EQ(redpajama.rotary_dims(), 128);
+  EXPECT_TRUE(redpajama.reconstructed);
+  EXPECT_EQ(bundled("stablelm-tuned-alpha-7b").rotary_dims(), 32);  // 6144 / 48 = 128 x 0.25
+}
+
+TEST(HfConfig, BadRotaryShapesNameTheKey) {
+  auto error_of_json = [](const std::string& text) {
+    try {
+      model_from_hf_config(Json::parse(text), "rotary.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string neox = R"({"model_type": "gpt_neox", "hidden_size": 512, "num_hidden_layers": 2,
+      "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 1000, "rotary_pct": 1.5})";
+  EXPECT_EQ(error_of_json(neox), "rotary.json: key 'rotary_pct' must be above 0 and at most 1, found 1.5");
+  const std::string gptj = R"({"model_type": "gptj", "n_embd": 512, "n_layer": 2, "n_head": 8,
+      "vocab_size": 1000, "rotary_dim": 128})";
+  EXPECT_EQ(error_of_json(gptj), "rotary.json: key 'rotary_dim' (128) exceeds the head dimension (64)");
 }
 
 TEST(HfConfig, Qwen3Coder480bIsAllMoeWithoutASharedExpert) {

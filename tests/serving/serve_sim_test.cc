@@ -13,6 +13,7 @@
 #include "evaluation/serving_validation.h"
 #include "serving/capacity.h"
 #include "serving/serve_sim.h"
+#include "serving/step_cost.h"
 #include "sim/simulator.h"
 
 namespace llmco2 {
@@ -177,6 +178,56 @@ TEST(ReplicaScheduler, ASmallCachePreemptsAndLosesNoRequest) {
   EXPECT_GT(scheduler.preemptions(), 0);
   for (const auto& r : requests) EXPECT_EQ(r.generated, 60);
   EXPECT_EQ(scheduler.used_blocks(), 0);
+}
+
+TEST(ReplicaScheduler, ABeamSearchRequestPrefillsOnceAndDecodesEveryBeam) {
+  // Prompt 100, 3 output tokens, 4 beams, blocks of 16: one prefill of 100 rows gives the first token; each later
+  // step runs 4 rows (one per beam) and advances one position.
+  ReplicaScheduler scheduler({8, 512, 16, 100});
+  ServedRequest r;
+  r.prompt_tokens = 100, r.gen_tokens = 3, r.beams = 4;
+  scheduler.enqueue(&r);
+  const std::vector<std::pair<long, long>> expected{{100, 100}, {4, 1}, {4, 1}};  // {rows, positions}
+  for (const auto& [rows, positions] : expected) {
+    const auto work = scheduler.schedule();
+    ASSERT_EQ(work.size(), 1u);
+    EXPECT_EQ(work[0].tokens, rows);
+    EXPECT_EQ(work[0].positions, positions);
+    // Cache after this step's positions: ceil(100 / 16) = 7 prompt blocks shared by the beams, plus one block per
+    // beam once a generated position is cached.
+    EXPECT_EQ(scheduler.used_blocks(), r.computed + positions > 100 ? 7 + 4 : 7);
+    scheduler.complete(work);
+  }
+  EXPECT_TRUE(r.done());
+  EXPECT_TRUE(scheduler.idle());
+  EXPECT_EQ(r.blocks_for(100 + 17, 16), 7 + 4 * 2);  // 17 generated positions: two blocks per beam
+  ServedRequest recomputed = r;  // after a preemption, 98 positions cached: 2 prompt positions, then 3 of each beam
+  recomputed.computed = 98;
+  EXPECT_EQ(recomputed.rows(5), 2 + 3 * 4);
+  EXPECT_EQ(recomputed.positions_within(13), 2 + 2);  // 11 rows left after the prompt: two positions of 4 beams
+}
+
+TEST(ServeSim, ABeamSearchStepCostsTheDecodeOfEveryBeam) {
+  // One 4-beam request (prompt 100, 3 tokens) alone on the H100: its energy is one prefill of 100 rows, then two
+  // steps of 4 decodes at contexts 101 and 102 sampling 4 rows of logits each, priced by the same step-cost model.
+  const Deployment d = h100_deployment();
+  RequestLog log = log_of({{0, 100, 3}});
+  log.requests[0].beams = 4;
+  std::vector<StepRecord> steps;
+  ReplayOptions options;
+  options.on_step = [&](const StepRecord& s) { if (!s.idle) steps.push_back(s); };
+  const Replayed beam = run_log(log, d, options);
+  ASSERT_EQ(steps.size(), 3u);
+  StepCostModel costs(d.model, effective_gpu(d), d.setup, default_sim_params(), d.sampling);
+  auto energy_j = [&](const MixedStep& m) { const StepCost c = costs.cost(m); return c.power_w * c.time_s; };
+  const double expected_j = energy_j({0, 1, 100, 1, 0, 1}) + energy_j({4, 101, 0, 0, 0, 4}) +
+                            energy_j({4, 102, 0, 0, 0, 4});
+  EXPECT_NEAR(beam.requests[0].energy_j / expected_j, 1.0, 1e-9);
+  for (const StepRecord& s : steps) EXPECT_EQ(s.sampled, 1);  // one output token per step: the request's
+  EXPECT_EQ(steps[1].decodes, 1);
+  // Greedy decoding of the same request: 1 decode per step, less energy.
+  const Replayed greedy = run_log(log_of({{0, 100, 3}}), d);
+  EXPECT_LT(greedy.requests[0].energy_j, beam.requests[0].energy_j);
 }
 
 TEST(SchedulerLimits, FollowVllmDefaultsAndTheMemoryLeft) {

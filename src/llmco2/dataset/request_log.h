@@ -16,6 +16,7 @@ struct LoggedRequest {
   long prompt_tokens = 0;
   long gen_tokens = 0;
   long line = 0;  // 1-based line in the file
+  int beams = 1;  // sequences decoded (beam search width); 1 for every log format read here
 };
 
 struct SkippedLine {

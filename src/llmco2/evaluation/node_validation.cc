@@ -51,6 +51,7 @@ NodeValidationRow replay_node_row(const DatasetRow& row, size_t index, const Sim
   test.requests = std::max(2000L, 4 * max_seqs);
   test.prompt_tokens = row.prompt_tokens, test.gen_mean = row.gen_tokens, test.gen_cv = kOutputCv;
   test.max_output_tokens = max_new_tokens(out.benchmark);
+  if (const std::string beams = row.note("beams"); !beams.empty()) test.beams = std::stoi(beams);
   test.seed = index + 1;
   const double samples_per_s = 1.0 / *row.latency_s.total;
   const SteadyState s = out.scenario == "Server" ? run_open_load_test(d, params, test, samples_per_s / out.replicas)

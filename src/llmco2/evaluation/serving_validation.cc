@@ -29,6 +29,7 @@ RequestLog load_test_log(const LoadTest& test) {
     long tokens = std::max(1L, std::lround(spread ? gen(rng) : test.gen_mean));
     if (test.max_output_tokens > 0) tokens = std::min(tokens, test.max_output_tokens);
     r.gen_tokens = tokens;
+    r.beams = test.beams;
     log.requests.push_back(r);
   }
   return log;

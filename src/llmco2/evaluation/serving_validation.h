@@ -25,6 +25,7 @@ struct LoadTest {
   double prompt_tokens = 0;
   double gen_mean = 0, gen_cv = 0;
   long max_output_tokens = 0;  // 0: no cut
+  int beams = 1;               // sequences each request decodes (beam search, MLPerf gptj: 4)
   uint64_t seed = 1;
 };
 

@@ -54,8 +54,11 @@ int add_attention(GraphBuilder& b, const LayerContext& c, int norm) {
                       [&](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
   std::vector<int> attention_inputs{q, k, v};
   if (c.m.position == PositionKind::rotary && c.attention().rope) {
+    const long rot_q = c.q_width() / c.m.head_dim * c.m.rotary_dims();  // partial rotary: only the turned dims
+    const long rot_kv = c.kv_width() / c.m.head_dim * c.m.rotary_dims();
     const int rope = b.add("rope", KernelType::rope, {q, k},
-                           [&](const PhaseShape& s) { return rope_cost(s, qw, kvw); }, qw + kvw, qw + kvw);
+                           [&](const PhaseShape& s) { return rope_cost(s, rot_q, rot_kv); }, rot_q + rot_kv,
+                           rot_q + rot_kv);
     attention_inputs = {rope, v};
   }
   auto shape_for = [&](const PhaseShape& s) {
@@ -173,8 +176,9 @@ void add_sequential_layer(GraphBuilder& b, const LayerContext& c) {
   add_residual(b, c, "add_mlp", ffn_out, residual, 2);
 }
 
-// Parallel block (Falcon): attention and MLP read the layer's input through one norm (two in the new decoder
-// architecture: ln_attn and ln_mlp); one all-reduce and one add of x + attn + mlp.
+// Parallel block (Falcon, GPT-J, GPT-NeoX's use_parallel_residual): attention and MLP read the layer's input through
+// one norm (two in Falcon's new decoder architecture, ln_attn and ln_mlp, and in GPT-NeoX); one all-reduce and one add
+// of x + attn + mlp.
 void add_parallel_layer(GraphBuilder& b, const LayerContext& c) {
   b.begin_block("parallel");
   const int norm = add_norm(b, c, "norm_attn", -1);
@@ -281,7 +285,7 @@ std::vector<KernelNode> build_step_nodes(const ModelSpec& m, const Request& r) {
     last.tokens = s.batch * s.steps;
     last.weight_bytes = s.head_weight_bytes;
     last.dequant_ops_per_weight = 0;
-    KernelCost c = linear_cost(last, h, vocab_per_gpu, false, false);
+    KernelCost c = linear_cost(last, h, vocab_per_gpu, m.lm_head_bias, false);  // GPT-J: + bias
     if (s.gpus > 1) c.net_bytes = (s.gpus - 1.0) / s.gpus * last.tokens * static_cast<double>(m.vocab) * s.act_bytes;
     return c;
   };

@@ -38,7 +38,7 @@ KernelCost norm_cost(const PhaseShape& s, long width, bool layer_norm);
 KernelCost add_cost(const PhaseShape& s, long width, int inputs);
 // Activation of `width` (per GPU); gated: act(gate) * up.
 KernelCost activation_cost(const PhaseShape& s, long width, Activation activation, bool gated);
-// Rotary embedding applied in place to q and k.
+// Rotary embedding applied in place to the turned dims of q and k (`q_width`, `kv_width`: rotary dims x heads).
 KernelCost rope_cost(const PhaseShape& s, long q_width, long kv_width);
 // Ring all-reduce of a tokens x width tensor across s.gpus GPUs (zero cost on one GPU).
 KernelCost allreduce_cost(const PhaseShape& s, long width);

@@ -26,7 +26,7 @@ struct FamilyTraits {
   std::string_view default_act;
 };
 
-constexpr std::array<FamilyTraits, 21> kFamilies{{
+constexpr std::array<FamilyTraits, 23> kFamilies{{
     // type         mlp              norm                   position              norms tied   qkv    o      mlp    act
     {"llama",       MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
     {"mistral",     MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
@@ -41,6 +41,8 @@ constexpr std::array<FamilyTraits, 21> kFamilies{{
     {"bloom",       MlpKind::plain, NormKind::layer_norm, PositionKind::alibi,  2, true,  true,  true,  true,  "gelu_pytorch_tanh"},
     {"falcon",      MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, true,  false, false, false, "gelu"},
     {"opt",         MlpKind::plain, NormKind::layer_norm, PositionKind::learned, 2, true, true,  true,  true,  "relu"},
+    {"gptj",        MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 1, false, false, false, true,  "gelu_new"},
+    {"gpt_neox",    MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, false, true,  true,  true,  "gelu"},
     {"phi3",        MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
     {"phi3small",   MlpKind::gated, NormKind::layer_norm, PositionKind::rotary, 2, true,  true,  true,  true,  "gegelu"},
     {"starcoder2",  MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, true,  true,  true,  true,  "gelu_pytorch_tanh"},
@@ -132,8 +134,10 @@ Activation parse_activation(const ConfigReader& c, std::string_view fallback) {
   if (name == "silu" || name == "swish" || name == "swiglu") return Activation::silu;
   if (name == "relu") return Activation::relu;
   if (name == "relu2") return Activation::relu2;
-  if (name == "gelu" || name == "gelu_new" || name == "gelu_fast") return Activation::gelu;
-  if (name == "gelu_pytorch_tanh" || name == "gelu_tanh" || name == "gegelu" || name == "bloom_gelu")
+  if (name == "gelu") return Activation::gelu;
+  // gelu_new (transformers' NewGELUActivation, GPT-2/GPT-J) and gelu_fast are the tanh approximation.
+  if (name == "gelu_pytorch_tanh" || name == "gelu_tanh" || name == "gegelu" || name == "bloom_gelu" ||
+      name == "gelu_new" || name == "gelu_fast")
     return Activation::gelu_tanh;
   fail("{}: unsupported activation '{}' (expected silu, relu, relu2, gelu or gelu_pytorch_tanh)", c.source(), name);
 }
@@ -266,9 +270,9 @@ void read_quantization(const ConfigReader& c, const Json* hf_quant_config, Model
 }
 
 long read_intermediate(const ConfigReader& c, const ModelSpec& m) {
-  if (m.family == "bloom" || m.family == "falcon") {
+  if (m.family == "bloom" || m.family == "falcon" || m.family == "gptj") {
     const auto value = c.find({"n_inner", "ffn_hidden_size"});
-    return value ? c.checked_count("n_inner", *value) : 4 * m.hidden;  // BloomMLP / FalconMLP: 4 x hidden
+    return value ? c.checked_count("n_inner", *value) : 4 * m.hidden;  // BloomMLP / FalconMLP / GPTJMLP: 4 x hidden
   }
   if (m.family == "llama4_text") return c.count({"intermediate_size_mlp"});  // dense layers; experts: intermediate_size
   return c.count({"intermediate_size", "ffn_dim", "ff_intermediate_size"});
@@ -522,6 +526,29 @@ void read_falcon_block(const ConfigReader& c, ModelSpec& m, std::string_view mod
   if (c.flag("alibi").value_or(false)) m.position = PositionKind::alibi;
 }
 
+// GPT-J: one LayerNorm feeds attention and MLP (always parallel); lm_head has a bias. GPT-NeoX: two LayerNorms,
+// parallel (use_parallel_residual, default true: x + attn(ln1(x)) + mlp(ln2(x))) or sequential.
+void read_gpt_block(const ConfigReader& c, ModelSpec& m) {
+  if (m.family == "gptj") {
+    m.parallel_attention = true;
+    m.lm_head_bias = true;
+  }
+  if (m.family == "gpt_neox") m.parallel_attention = c.flag("use_parallel_residual").value_or(true);
+}
+
+// Partial rotary embedding: GPT-J turns the first rotary_dim dims of each head (null: all of them), GPT-NeoX the
+// first int(head_dim x rotary_pct) (GPTNeoXConfig default 0.25; newer files also write partial_rotary_factor).
+void read_rotary_dims(const ConfigReader& c, ModelSpec& m) {
+  if (m.family == "gptj") m.rotary_dim = static_cast<int>(c.count_or("rotary_dim", m.head_dim));
+  if (m.family == "gpt_neox") {
+    const double pct = c.find({"rotary_pct", "partial_rotary_factor"}).value_or(0.25);
+    if (!(pct > 0 && pct <= 1)) fail("{}: key 'rotary_pct' must be above 0 and at most 1, found {}", c.source(), pct);
+    m.rotary_dim = std::max(1, static_cast<int>(m.head_dim * pct));
+  }
+  if (m.rotary_dim > m.head_dim)
+    fail("{}: key 'rotary_dim' ({}) exceeds the head dimension ({})", c.source(), m.rotary_dim, m.head_dim);
+}
+
 void read_family_traits(const ConfigReader& c, const FamilyTraits& family, ModelSpec& m) {
   m.family = std::string(family.model_type);
   m.mlp = family.mlp;
@@ -557,6 +584,8 @@ ModelSpec model_from_hf_config(const Json& config, const std::string& source, co
   read_family_traits(c, *family, m);
   read_shape(c, m);
   read_falcon_block(c, m, *model_type);
+  read_gpt_block(c, m);
+  read_rotary_dims(c, m);
   read_biases(c, *family, m);
   read_dtype(c.text("torch_dtype") ? c : top, m);
   read_layers(c, m, *model_type);

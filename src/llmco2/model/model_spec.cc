@@ -105,7 +105,10 @@ double ModelSpec::layer_params(int layer) const {
 
 double ModelSpec::embedding_params() const { return static_cast<double>(vocab) * static_cast<double>(hidden); }
 
-double ModelSpec::lm_head_params() const { return static_cast<double>(vocab) * static_cast<double>(hidden); }
+double ModelSpec::lm_head_params() const {
+  const double v = static_cast<double>(vocab);
+  return v * static_cast<double>(hidden) + (lm_head_bias ? v : 0.0);
+}
 
 double ModelSpec::total_params() const {
   double total = embedding_params() + (tied_embeddings ? 0.0 : lm_head_params());

@@ -85,11 +85,13 @@ struct ModelSpec {
   Activation activation = Activation::silu;
   PositionKind position = PositionKind::rotary;
   int norms_per_layer = 2;          // per attention + FFN layer; Gemma2/3 add post-attention and post-FFN norms: 4
-  bool parallel_attention = false;  // Falcon: attention and MLP read the layer's input, one residual add
+  bool parallel_attention = false;  // Falcon, GPT-J, GPT-NeoX: attention and MLP read the layer's input, one add
+  int rotary_dim = 0;               // leading dims of each head the rotary embedding turns (GPT-J, GPT-NeoX); 0: all
   bool tied_embeddings = false;
   bool qkv_bias = false;
   bool o_bias = false;
   bool mlp_bias = false;
+  bool lm_head_bias = false;       // GPT-J's lm_head has a bias over the vocabulary
   std::optional<MoeSpec> moe;      // the experts of the layers whose FFN is moe
   std::optional<MlaSpec> mla;      // the latent attention of the layers whose mixer is mla
   std::optional<MambaSpec> mamba;  // the Mamba-2 mixer of the layers whose mixer is mamba
@@ -103,6 +105,9 @@ struct ModelSpec {
   // hf_quant_config.json) stores, e.g. gpt-oss: bf16 with MXFP4 experts; Qwen3-30B-A3B-FP8: fp8 weights/activations.
   Precision default_precision;
   std::string quantization;  // the quant_method read ("mxfp4", "fp8", "awq", "gptq", ...); "" when unquantised
+
+  // Dims per head that the rotary embedding turns: rotary_dim, or head_dim when it turns them all.
+  int rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
 
   // The precision of a request: `spec` (--dtype; 16 means default_dtype) when given, else default_precision.
   Precision precision_for(std::string_view spec) const;
@@ -122,7 +127,7 @@ struct ModelSpec {
   double norm_params() const;  // all norms of one layer
   double layer_params(int layer) const;
   double embedding_params() const;  // token embedding table
-  double lm_head_params() const;    // output projection (0 extra storage when tied)
+  double lm_head_params() const;    // output projection (+ bias); 0 extra storage when tied
   double total_params() const;      // as stored: tied embeddings counted once
   double head_params() const;       // embedding table + LM head as stored (once when tied)
   double routed_expert_params() const;  // every routed expert of every layer

@@ -15,8 +15,8 @@ ReplicaScheduler::ReplicaScheduler(SchedulerLimits limits) : limits_(limits), fr
 
 void ReplicaScheduler::enqueue(ServedRequest* request) { waiting_.push_back(request); }
 
-bool ReplicaScheduler::allocate(ServedRequest& r, long tokens) {
-  const long needed = (r.computed + tokens + limits_.block_size - 1) / limits_.block_size;
+bool ReplicaScheduler::allocate(ServedRequest& r, long positions) {
+  const long needed = r.blocks_for(r.computed + positions, limits_.block_size);
   const long extra = needed - r.blocks;
   if (extra > free_blocks_) return false;
   if (extra > 0) free_blocks_ -= extra, r.blocks = needed;
@@ -40,10 +40,10 @@ std::vector<ScheduledWork> ReplicaScheduler::schedule() {
   bool preempted = false;
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     ServedRequest& r = *running_[i];
-    const long tokens = std::min(r.tokens_to_compute(), budget);
-    if (tokens <= 0) { ++i; continue; }
+    const long positions = r.positions_within(budget);
+    if (positions <= 0) { ++i; continue; }
     bool scheduled = true;
-    while (!allocate(r, tokens)) {
+    while (!allocate(r, positions)) {
       ServedRequest* victim = running_.back();
       running_.pop_back();
       // The newest running request goes (FCFS): it sits behind `r`, so it holds no work of this iteration yet.
@@ -52,19 +52,19 @@ std::vector<ScheduledWork> ReplicaScheduler::schedule() {
       if (victim == &r) { scheduled = false; break; }
     }
     if (!scheduled) break;
-    work.push_back({&r, tokens});
-    budget -= tokens;
+    work.push_back({&r, r.rows(positions), positions});
+    budget -= work.back().tokens;
     ++i;
   }
   if (preempted) return work;
   while (!waiting_.empty() && budget > 0 && static_cast<long>(running_.size()) < limits_.max_num_seqs) {
     ServedRequest& r = *waiting_.front();
-    const long tokens = std::min(r.tokens_to_compute(), budget);
-    if (!allocate(r, tokens)) break;
+    const long positions = r.positions_within(budget);
+    if (positions <= 0 || !allocate(r, positions)) break;
     waiting_.pop_front();
     running_.push_back(&r);
-    work.push_back({&r, tokens});
-    budget -= tokens;
+    work.push_back({&r, r.rows(positions), positions});
+    budget -= work.back().tokens;
   }
   return work;
 }
@@ -73,7 +73,7 @@ std::vector<ServedRequest*> ReplicaScheduler::complete(const std::vector<Schedul
   std::vector<ServedRequest*> finished;
   for (const ScheduledWork& w : work) {
     ServedRequest& r = *w.request;
-    r.computed += w.tokens;
+    r.computed += w.positions;
     if (r.computed == r.prompt_tokens + r.generated) ++r.generated;  // caught up: the step's logits give a token
     if (r.done()) finished.push_back(&r);
   }

@@ -3,6 +3,7 @@
 // preemption by recomputation when the cache runs out (vllm/v1/core/sched/scheduler.py, Scheduler.schedule).
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <vector>
 
@@ -14,8 +15,9 @@ struct ServedRequest {
   double arrival_s = 0;    // virtual time it reaches the router
   long prompt_tokens = 0;
   long gen_tokens = 1;     // tokens to generate (the first comes with the end of the prefill)
+  int beams = 1;           // sequences decoded (beam search): the prompt is prefilled once and its KV shared
   int replica = -1;
-  long computed = 0;       // tokens in its KV cache
+  long computed = 0;       // positions in its KV cache (prompt, then generated positions, each held by every beam)
   long generated = 0;      // tokens sampled so far
   long blocks = 0;         // KV blocks it holds
   int preemptions = 0;
@@ -24,7 +26,27 @@ struct ServedRequest {
   double finish_s = -1;
   double energy_j = 0;        // its share of the steps it took part in (all GPUs of its replica)
 
-  long tokens_to_compute() const { return prompt_tokens + generated - computed; }
+  long tokens_to_compute() const { return prompt_tokens + generated - computed; }  // positions
+  // Token rows the GEMMs run to advance `positions` positions from `computed`: one per prompt position, one per beam
+  // past the prompt (a 4-beam decode step runs 4 rows).
+  long rows(long positions) const {
+    const long in_prompt = std::clamp(prompt_tokens - computed, 0L, positions);
+    return in_prompt + (positions - in_prompt) * beams;
+  }
+  // The positions that fit `budget` rows (the most that rows() keeps within it).
+  long positions_within(long budget) const {
+    const long to_compute = tokens_to_compute();
+    const long in_prompt = std::clamp(prompt_tokens - computed, 0L, to_compute);
+    if (budget <= in_prompt) return budget;
+    return in_prompt + std::min(to_compute - in_prompt, (budget - in_prompt) / beams);
+  }
+  // KV blocks of `positions` cached positions: the prompt's blocks once, shared by the beams, and each beam's own
+  // blocks for its generated tokens (TensorRT-LLM's KV cache manager shares the context blocks across beams).
+  long blocks_for(long positions, long block_size) const {
+    if (beams == 1) return (positions + block_size - 1) / block_size;
+    const long prompt = std::min(positions, prompt_tokens), own = positions - prompt;
+    return (prompt + block_size - 1) / block_size + beams * ((own + block_size - 1) / block_size);
+  }
   bool done() const { return generated >= gen_tokens; }
   // Latencies of a finished request: time to first token, and time per output token after the first (0 for one).
   double ttft_s() const { return first_token_s - arrival_s; }
@@ -43,7 +65,8 @@ struct SchedulerLimits {
 // A request and the tokens it runs in one iteration.
 struct ScheduledWork {
   ServedRequest* request = nullptr;
-  long tokens = 0;
+  long tokens = 0;     // token rows of the GEMMs (positions x beams past the prompt)
+  long positions = 0;  // KV positions it advances
 };
 
 class ReplicaScheduler {
@@ -67,7 +90,7 @@ class ReplicaScheduler {
   const SchedulerLimits& limits() const { return limits_; }
 
  private:
-  bool allocate(ServedRequest& request, long tokens);
+  bool allocate(ServedRequest& request, long positions);
   void preempt(ServedRequest& request);
   SchedulerLimits limits_;
   long free_blocks_ = 0;

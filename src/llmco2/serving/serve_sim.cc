@@ -80,17 +80,25 @@ struct Replica {
   double idle_since_s = 0;
 };
 
-// The iteration's shape for the physics: decodes with their mean context, prompt chunks with their cached prefix.
+// Whether the work ends its request's cached positions (the step's logits give the request its next token), and
+// whether it is a decode (one position past the prompt).
+bool samples(const ScheduledWork& w) {
+  return w.request->computed + w.positions == w.request->prompt_tokens + w.request->generated;
+}
+bool decodes(const ScheduledWork& w) { return w.positions == 1 && w.request->computed >= w.request->prompt_tokens; }
+
+// The iteration's shape for the physics: decodes with their mean context, prompt chunks with their cached prefix. A
+// beam-search request decodes every beam (each reads its own context: the shared prompt blocks and its own tokens)
+// and samples over every beam's logits; its prompt was prefilled once and gave its first token from one set.
 MixedStep step_shape(const std::vector<ScheduledWork>& work) {
   MixedStep s;
   double context_sum = 0, prefix_sum = 0;
   for (const ScheduledWork& w : work) {
     const ServedRequest& r = *w.request;
-    const bool samples = r.computed + w.tokens == r.prompt_tokens + r.generated;
-    if (samples) ++s.logits;
-    if (w.tokens == 1 && r.computed >= r.prompt_tokens) {
-      ++s.decodes;
-      context_sum += static_cast<double>(r.computed + 1);
+    if (samples(w)) s.logits += r.generated > 0 ? r.beams : 1;
+    if (decodes(w)) {
+      s.decodes += r.beams;
+      context_sum += static_cast<double>(r.beams) * static_cast<double>(r.computed + 1);
     } else {
       s.prefill_tokens += w.tokens;
       ++s.prefill_chunks;
@@ -173,6 +181,7 @@ class Replay {
     r->arrival_s = arrival_s;
     r->prompt_tokens = std::max(1L, l->prompt_tokens);
     r->gen_tokens = std::max(1L, l->gen_tokens);
+    r->beams = std::max(1, l->beams);
     next_ = r;
   }
 
@@ -194,7 +203,7 @@ class Replay {
   }
 
   void arrive(ServedRequest& r) {
-    const long blocks = (r.prompt_tokens + r.gen_tokens + limits_.block_size - 1) / limits_.block_size;
+    const long blocks = r.blocks_for(r.prompt_tokens + r.gen_tokens, limits_.block_size);
     if (blocks > limits_.kv_blocks) {  // vLLM refuses a request longer than the whole cache at admission
       ++totals_.rejected;
       on_request_(r);
@@ -252,8 +261,9 @@ class Replay {
     StepRecord s;
     s.replica = index, s.start_s = now, s.time_s = time_s, s.energy_j = rep.step_energy_j;
     s.prefill_tokens = shape.prefill_tokens;
-    s.sampled = shape.logits;
-    s.decodes = shape.decodes;  // past its prompt, a request has its first token: each decode ends an inter-token gap
+    // Output tokens and inter-token gaps are per request: a beam-search request yields one token per step whatever
+    // its beams (past its prompt, a request has its first token: each decode ends an inter-token gap).
+    for (const ScheduledWork& w : rep.work) s.sampled += samples(w) ? 1 : 0, s.decodes += decodes(w) ? 1 : 0;
     s.running = rep.scheduler.running(), s.waiting = rep.scheduler.waiting();
     s.kv_share = kv_share;
     return s;
