@@ -91,6 +91,8 @@ TEST(ImportRejects, RoundTripPerSourceAndReasonClassesDropDetail) {
   EXPECT_EQ(reason_class("GPU 1 drew 299 W (serving, not idle): two GPUs"), "GPU N drew N W: two GPUs");
   EXPECT_EQ(reason_class("pipeline parallelism (pp=2) over two nodes"), "pipeline parallelism over two nodes");
   EXPECT_EQ(reason_class("model 'a' (did you mean (b))"), "model 'a'");
+  EXPECT_EQ(reason_class("same measurement as the llama2-70b-99.9 row"), "same measurement as the llama2-70b-99.9 row");
+  EXPECT_EQ(reason_class("GPU drew 0.0747 kWh, 1,000 requests"), "GPU drew N.N kWh, N,N requests");
   EXPECT_EQ(reason_class("out of scope: encoder-decoder/RNN"), "out of scope: encoder-decoder/RNN");
 }
 

@@ -274,16 +274,32 @@ std::map<std::string, std::vector<RowReject>> read_import_rejects(const std::fil
   return out;
 }
 
+// A digit run stands alone (a count or a measurement, replaced by N) when it starts a word, or continues a number
+// replaced just before it ("0.0747", "1,000"); in a name ("gptj-99", "llama2-70b") it stays.
 std::string reason_class(const std::string& reason) {
   std::string out;
   int depth = 0;
-  for (const char c : reason) {
+  size_t number_end = std::string::npos;  // where the last N ends in `out`
+  for (size_t i = 0; i < reason.size(); ++i) {
+    const char c = reason[i];
     depth += c == '(';
     const bool inside = depth > 0;
     depth -= c == ')' && depth > 0;
     if (inside) continue;
-    if (!std::isdigit(static_cast<unsigned char>(c))) out += c;
-    else if (out.empty() || out.back() != 'N') out += 'N';
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      out += c;
+      continue;
+    }
+    const bool replacing = number_end == out.size();  // the digit before this one became the N just written
+    const bool word_start = out.empty() || out.back() == ' ' || out.back() == '=';
+    const bool after_separator = !out.empty() && (out.back() == '.' || out.back() == ',') && number_end + 1 == out.size();
+    if (replacing && i > 0 && std::isdigit(static_cast<unsigned char>(reason[i - 1]))) continue;
+    if (word_start || after_separator) {
+      out += 'N';
+      number_end = out.size();
+      continue;
+    }
+    out += c;
   }
   for (size_t at; (at = out.find("  ")) != std::string::npos;) out.erase(at, 1);  // where a parenthesis was
   for (size_t at; (at = out.find(" :")) != std::string::npos;) out.erase(at, 1);

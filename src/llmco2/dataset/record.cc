@@ -57,6 +57,7 @@ const std::vector<std::string>& known_caveats() {
       "node_wall_power",          // energy of the whole node at the wall (GPUs, host, supplies), not the GPUs alone
       "throughput_row",           // a saturated or rate-driven run: latency_total is the node's time per request
                                   // (1 / requests per second), not a request's latency
+      "run_settings_unknown",     // how the submitter ran it (batch limit, power limit) was not found: not replayed
   };
   return caveats;
 }

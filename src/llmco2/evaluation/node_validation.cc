@@ -36,6 +36,9 @@ Deployment deployment_for(const DatasetRow& row, const SimConfig& config) {
 NodeValidationRow replay_node_row(const DatasetRow& row, size_t index, const SimParams& params, CatalogCache& catalogs) {
   if (!row.energy_j.total || !row.latency_s.total || row.gen_tokens < 1)
     fail("needs the node's energy per sample and its time per sample");
+  if (row.has_caveat("run_settings_unknown"))
+    fail("the submitter's batch and power limits were not found (data/mlperf/benchmarks.json 'missing'): a replay "
+         "at the board's TDP and the engine's default limits would not be the run that was measured");
   const SimConfig config = config_for_row(row, catalogs);
   NodeValidationRow out;
   out.row = index;
@@ -113,6 +116,10 @@ std::string node_validation_markdown(const NodeValidation& v, const std::string&
     out += fmt::format("| {} | {} | {:.1f} | x{:.2f} | {} | x{:.2f} |\n", group, rows.size(), 100 * e.mape, e.bias,
                        t.n > 0 ? fmt::format("{:.1f}", 100 * t.mape) : "-", t.bias);
   }
+  std::map<std::string, int> reasons;
+  for (const auto& [row, reason] : v.skipped) ++reasons[reason];
+  if (!reasons.empty()) out += "\nNot replayed:\n";
+  for (const auto& [reason, count] : reasons) out += fmt::format("- {} runs: {}\n", count, reason);
   return out;
 }
 

@@ -138,6 +138,7 @@ DatasetRow mlperf_row(const CsvRowView& v, const std::filesystem::path& file) {
   row.latency_s.total = 1.0 / samples_per_s;
   row.caveats = {"node_wall_power", "throughput_row", "prompt_tokens_estimated"};
   if (v.empty("output_tokens_per_sample_observed")) row.caveats.push_back("gen_tokens_inferred");
+  if (!run) row.caveats.push_back("run_settings_unknown");
   std::string notes = fmt::format("node {}; benchmark {}; scenario {}; round {}; node_w {:.1f}", node_of(v.text("system_name")),
                                   v.text("benchmark"), v.text("scenario"), v.text("results_round"), node_w);
   const double cap_w = !v.empty("gpu_power_cap_w") ? v.number("gpu_power_cap_w") : run ? run->power_cap_w : 0;
