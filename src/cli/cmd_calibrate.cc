@@ -13,10 +13,16 @@
 #include "evaluation/node_validation.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/output_manifest.h"
 #include "core/paths.h"
 
 namespace llmco2::cli {
 namespace {
+
+// The folder an output goes into, created when missing ("params.json" has none to create).
+void create_parent(const std::filesystem::path& output) {
+  if (!output.parent_path().empty()) std::filesystem::create_directories(output.parent_path());
+}
 
 struct CalibrateOptions {
   std::string data_dir, params_out, report = "docs/calibration.md", rows_out;
@@ -100,18 +106,21 @@ void run_calibrate(const CalibrateOptions& o) {
   report.import_rejects = read_import_rejects(dir);
   if (!o.fit_only) report.appendix.push_back(node_section(set.rows, report.params));
   const auto params_path = o.params_out.empty() ? default_sim_params_path() : std::filesystem::path(o.params_out);
-  std::filesystem::create_directories(params_path.parent_path());
+  const std::filesystem::path md = o.report, plots = md.parent_path() / "calibration";
+  create_parent(params_path);
+  RunManifest manifest(o.fit_only ? manifest_beside(params_path) : manifest_in_folder(plots));
   write_file_atomic(params_path, sim_params_to_json(report.params).dump(2) + "\n");
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.command = "llmco2 calibrate";
   if (!o.rows_out.empty()) write_calibration_rows(report, o.rows_out);
   if (o.fit_only) {
+    manifest.commit();
     std::cerr << fmt::format("calibrate --fit-only: wrote {}{} in {:.0f} s (no report: it needs the held-out fits)\n",
                              params_path.string(), o.rows_out.empty() ? "" : " and " + o.rows_out, report.seconds);
     return;
   }
-  const std::filesystem::path md = o.report;
-  const std::string warning = write_calibration_report(report, md, md.parent_path() / "calibration");
+  const std::string warning = write_calibration_report(report, md, plots);
+  manifest.commit();
   if (!warning.empty()) std::cerr << "calibrate: " << warning << "\n";
   std::cerr << fmt::format("calibrate: wrote {} and {} in {:.0f} s\n", params_path.string(), md.string(),
                            report.seconds);
@@ -136,15 +145,17 @@ void run_kernel_fit(const KernelFitOptions& o) {
                            set.network.size(), dir.string());
   const KernelFit fit = fit_kernel_params(set);
   const auto out = o.kernels_out.empty() ? default_kernel_params_path() : std::filesystem::path(o.kernels_out);
-  std::filesystem::create_directories(out.parent_path());
-  write_file_atomic(out, kernel_fit_json(set, fit).dump(2) + "\n");
   const std::filesystem::path md = o.report;
   const std::filesystem::path png = md.parent_path() / "kernel-fit" / "held_out.png";
+  create_parent(out);
   std::filesystem::create_directories(png.parent_path());
+  RunManifest manifest(manifest_in_folder(png.parent_path()));
+  write_file_atomic(out, kernel_fit_json(set, fit).dump(2) + "\n");
   const std::string warning = plot_kernel_fit(set, fit, png);
   if (!warning.empty()) std::cerr << "calibrate --kernels: " << warning << "\n";
   const std::string plot = warning.empty() ? "kernel-fit/held_out.png" : "";
   write_file_atomic(md, kernel_fit_markdown(set, fit, plot, "llmco2 calibrate --kernels"));
+  manifest.commit();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cerr << fmt::format("calibrate --kernels: wrote {} and {} in {:.0f} s\n", out.string(), md.string(), seconds);
 }

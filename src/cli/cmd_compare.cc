@@ -13,6 +13,7 @@
 #include "cli/request_flags.h"
 #include "compare/setup_comparison.h"
 #include "core/error.h"
+#include "core/output_manifest.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/node.h"
 #include "serving/capacity.h"
@@ -178,9 +179,11 @@ void run_capacity(const CompareFlags& f, const ResolvedRequest& r, const CarbonF
       "{} requests of {} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(), log.source,
       r.model.id, r.request.precision.to_string(), r.request.engine, f.slo_ttft_ms > 0 ? fmt::format("{:g}", f.slo_ttft_ms) : "-",
       f.slo_tpot_ms > 0 ? fmt::format("{:g}", f.slo_tpot_ms) : "-");
+  RunManifest manifest(manifest_in_folder(f.plot));
   const std::string warning = write_capacity_plot(
       plan, fmt::format("{} on {}: cheapest deployment per GPU type meeting the P95 objectives",
                         std::filesystem::path(f.trace).filename().string(), r.model.id), f.plot);
+  manifest.commit();
   if (f.format == "json") {
     Json j = capacity_json(plan);
     j["subject"] = subject;
@@ -245,8 +248,10 @@ void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorF
   const std::vector<SweepPoint> sweep = sweep_gpu_counts(*p.predictor, r.model, r.request, r.gpu, f.sweep_batches,
                                                          f.sweep_prompts, f.counts, carbon);
   const std::string unknown_note = unknown_embodied_note(c);
+  RunManifest manifest(manifest_in_folder(f.plot));
   const std::string warning =
       write_sweep(sweep, fmt::format("{} on {}, gen {}", r.model.id, r.gpu.id, r.request.gen_tokens), f.plot);
+  manifest.commit();
   if (f.format == "json") {
     Json j = {{"subject", subject}, {"predictor", p.predictor->name()}, {"latency", c.latency_meaning},
               {"setups", rows_json(c)}, {"plot_dir", f.plot}};

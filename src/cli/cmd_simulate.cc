@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/request_flags.h"
 #include "core/error.h"
+#include "core/output_manifest.h"
 #include "core/progress.h"
 #include "sim/label.h"
 
@@ -48,7 +49,9 @@ void run_plan(const SimulateOptions& o, const SimParams& params) {
   LabelledPlan labelled = label_plan(plan.rows, params, {o.repeats, o.seed, o.plan, plan.rows.size() >= 5000});
   std::vector<RowReject> rejects = std::move(plan.rejects);
   rejects.insert(rejects.end(), labelled.rejects.begin(), labelled.rejects.end());
+  RunManifest manifest(manifest_beside(o.out));
   write_dataset(o.out, labelled.rows);
+  manifest.commit();
   for (const auto& r : rejects) std::cerr << "rejected " << r.message() << "\n";
   std::cerr << fmt::format("wrote {} rows to {} ({} rejected)\n", labelled.rows.size(), o.out, rejects.size());
 }

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/predictor_flags.h"
 #include "cli/request_flags.h"
+#include "core/output_manifest.h"
 #include "trace/trace_report.h"
 
 namespace llmco2::cli {
@@ -45,8 +46,10 @@ void run_trace(const TraceFlags& t, RequestFlags request_flags, const PredictorF
   const std::filesystem::path out =
       t.out.empty() ? std::filesystem::path("llmco2-trace-" + std::filesystem::path(t.file).stem().string())
                     : std::filesystem::path(t.out);
+  RunManifest manifest(manifest_in_folder(out));  // written last: lists the outputs of this run
   const std::string warning = write_trace_report(account, figures, context, out);
   if (!t.by_request.empty()) write_request_csv(figures, t.by_request);
+  manifest.commit();
   if (t.format == "json") {
     std::cout << trace_summary_json(account, context).dump(2) << "\n";
   } else {

@@ -13,7 +13,10 @@
 namespace llmco2::cli {
 
 void add_request_flags(CLI::App& c, RequestFlags& f, bool with_tokens) {
-  c.add_option("--model", f.model, "bundled model id, HF repo id or path of a config.json")->capture_default_str();
+  c.add_option("--model", f.model,
+               "bundled model id, HF repo id, a config.json, or a Hugging Face snapshot folder (write ./NAME for the "
+               "path when NAME is also a bundled id)")
+      ->capture_default_str();
   c.add_option("--gpu", f.gpu, "GPU id, alias, nvidia-smi name or path of a GPU JSON file")->capture_default_str();
   c.add_option("--gpus", f.gpus, "number of GPUs (tensor parallelism)")->capture_default_str();
   c.add_option("--batch", f.batch, "sequences per batch")->capture_default_str();
@@ -29,7 +32,8 @@ void add_request_flags(CLI::App& c, RequestFlags& f, bool with_tokens) {
 }
 
 ResolvedRequest resolve_request(const RequestFlags& f, bool check_fit) {
-  ModelSpec model = ModelCatalog::bundled().resolve(f.model);
+  std::string model_note;
+  ModelSpec model = ModelCatalog::bundled().resolve(f.model, &model_note);
   Gpu gpu = GpuCatalog::bundled().resolve(f.gpu);
   Request r;
   r.batch = f.batch;
@@ -44,6 +48,7 @@ ResolvedRequest resolve_request(const RequestFlags& f, bool check_fit) {
   r.engine = f.engine;
   validate_request(r, model);
   std::vector<std::string> notes = std::move(precision.notes);
+  if (!model_note.empty()) notes.insert(notes.begin(), model_note);
   if (check_fit) {
     check_memory_fit(model, r, gpu);
     const MemoryPlan plan = plan_memory(model, r, gpu);

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/names.h"
+#include "core/output_manifest.h"
 
 namespace llmco2::cli {
 namespace {
@@ -35,6 +36,7 @@ int run_app(CLI::App& app, const char* program, int argc, char** argv) {
               << "; see --help)\n";
     return kUsageOrInputError;
   }
+  set_run_command_line({argv, argv + argc});  // what output manifests record
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include "calibration/calibration.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/output_manifest.h"
 #include "core/paths.h"
 #include "evaluation/report.h"
 #include "predictor/error_band.h"
@@ -57,7 +59,15 @@ void run_predictors(const std::vector<DatasetRow>& train, const std::vector<Data
   }
   std::cerr << fmt::format("eval ({}): {} training rows, {} test rows ({} not simulatable)\n", result.id, train.size(),
                            result.rows.size(), test_set.skipped.size());
-  const auto model_path = std::filesystem::temp_directory_path() / "llmco2-eval.model";
+  // Each predictor goes through a model file, as a user's would; a name of this run's own, removed at the end.
+  const auto model_path = unique_temporary_path(std::filesystem::temp_directory_path() / "llmco2-eval.model");
+  struct Remove {
+    std::filesystem::path path;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  } remove_model{model_path};
   for (const auto& name : o.predictors) {
     const auto start = std::chrono::steady_clock::now();
     std::unique_ptr<Predictor> predictor;
@@ -145,6 +155,8 @@ ErrorBands error_bands_of(const TestResult& test, const std::string& held_out) {
 
 void run_eval(const EvalOptions& o) {
   const auto start = std::chrono::steady_clock::now();
+  std::filesystem::create_directories(o.plots);
+  RunManifest manifest(manifest_in_folder(o.plots));
   const SimParams calibrated = load_sim_params(default_sim_params_path());
   const auto train_plan = paper_plan({"l4", "a100-80gb-sxm", "h100-sxm"}, o.train_count, o.train.seed);
   const auto test_plan = paper_plan({"t4", "l4", "a100-80gb-sxm", "h100-sxm"}, o.test_count, o.train.seed + 1);
@@ -204,6 +216,7 @@ void run_eval(const EvalOptions& o) {
       "Test set (b) is real measurements and decides between the two target scalings.\n";
   report.seconds = seconds_since(start);
   const std::string warning = write_eval_report(report, o.report, o.plots);
+  manifest.commit();
   if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
   std::cerr << fmt::format("wrote {} ({:.0f} s)\n", o.report, report.seconds);
 }

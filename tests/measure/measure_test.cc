@@ -200,7 +200,7 @@ TEST(Measure, TornTailsAreRepairedAndAppendsAreWholeLines) {
   const auto path = std::filesystem::path(testing::TempDir()) / "torn.csv";
   { std::ofstream(path) << "a,b\n1,2\n3,"; }
   EXPECT_EQ(repair_torn_tail(path), 2u);
-  append_durably(path, "5,6\n");
+  append_atomically(path, "5,6\n");
   std::ifstream in(path);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), "a,b\n1,2\n5,6\n");
   EXPECT_EQ(repair_torn_tail(path), 0u);

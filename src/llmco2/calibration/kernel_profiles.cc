@@ -587,7 +587,7 @@ std::string plot_kernel_fit(const KernelProfileSet& set, const KernelFit& fit, c
   std::string script, plot = "plot x notitle lc rgb 'black' dt 2";
   int k = 0;
   for (const auto& [gpu, lines] : blocks) {
-    script += fmt::format("$d{} << EOD\n{}EOD\n", k, lines);
+    script += gnuplot_datablock(fmt::format("d{}", k), lines);
     plot += fmt::format(", $d{} using 1:2 with points pt 7 ps 0.25 title \"{}\"", k++, gnuplot_text(gpu));
   }
   script += "set logscale xy\nset xlabel 'measured (us)'\nset ylabel 'predicted, held out (us)'\n"

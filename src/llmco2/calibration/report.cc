@@ -153,17 +153,11 @@ std::string params_section(const CalibrationReport& r) {
                      sim_params_to_json(r.params).dump(2), bounds);
 }
 
-// One data file per source ("measured predicted" lines) and a gnuplot script; returns "" or a warning.
+// Held-out against measured, one series per source (gnuplot datablocks), written atomically; returns "" or a warning.
 std::string plot(const CalibrationReport& r, bool energy, const std::filesystem::path& svg) {
   const CalibrationSet& set = *r.set;
-  const auto dir = std::filesystem::temp_directory_path() / fmt::format("llmco2-calibration-{}", energy ? "e" : "l");
-  std::filesystem::create_directories(dir);
-  std::string script = fmt::format(
-      "set terminal svg size 760,620 font 'sans,12'\nset output '{}'\nset logscale xy\nset grid\nset key left top\n"
-      "set xlabel 'measured {}'\nset ylabel 'simulated {}, source held out'\nset title '{} (each source predicted "
-      "with parameters fitted on the others)'\nplot x title 'y = x' lc rgb 'black'",
-      svg.string(), energy ? "energy (J)" : "latency (s)", energy ? "energy (J)" : "latency (s)",
-      energy ? "Energy" : "Latency");
+  std::string blocks, series;
+  int index = 0;
   for (const auto& source : set.sources()) {
     std::string points;
     for (size_t s : samples_of(set, source)) {
@@ -172,11 +166,16 @@ std::string plot(const CalibrationReport& r, bool energy, const std::filesystem:
       if (measured && predicted > 0) points += fmt::format("{} {}\n", *measured, predicted);
     }
     if (points.empty()) continue;
-    const auto file = dir / (source + ".dat");
-    write_file_atomic(file, points);
-    script += fmt::format(", '{}' using 1:2 title '{}' pt 7 ps 0.4", file.string(), source);
+    blocks += gnuplot_datablock(fmt::format("s{}", index), points);
+    series += fmt::format(", $s{} using 1:2 title '{}' pt 7 ps 0.4", index++, source);
   }
-  return run_gnuplot(script);
+  const std::string script = fmt::format(
+      "{}set logscale xy\nset grid\nset key left top\nset xlabel 'measured {}'\n"
+      "set ylabel 'simulated {}, source held out'\nset title '{} (each source predicted with parameters fitted on the "
+      "others)'\nplot x title 'y = x' lc rgb 'black'{}",
+      blocks, energy ? "energy (J)" : "latency (s)", energy ? "energy (J)" : "latency (s)", energy ? "Energy" : "Latency",
+      series);
+  return plot_to_file(script, svg, 760, 620);
 }
 
 }  // namespace

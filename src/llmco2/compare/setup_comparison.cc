@@ -3,7 +3,6 @@
 
 #include <map>
 
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -142,20 +141,18 @@ std::string write_sweep(const std::vector<SweepPoint>& points, const std::string
     series[{p.batch, p.prompt_tokens}] += fmt::format("{} {} {}\n", p.gpus, p.operational_per_gpu_g, p.total_g);
   }
   write_file_atomic(dir / "sweep.csv", csv);
-  std::string per_gpu = "plot ", total = "plot ";
+  // The series go into the script as gnuplot datablocks: no scratch files to leave behind.
+  std::string blocks, per_gpu = "plot ", total = "plot ";
   int index = 0;
-  const auto scratch = std::filesystem::temp_directory_path() / fmt::format("llmco2-sweep-{}", getpid());
-  std::filesystem::create_directories(scratch);
   for (const auto& [key, data] : series) {
-    const auto file = scratch / fmt::format("b{}-p{}.dat", key.first, key.second);
-    write_file_atomic(file, data);
-    const std::string sep = index++ ? ", " : "";
+    const std::string block = fmt::format("$s{}", index), sep = index++ ? ", " : "";
+    blocks += gnuplot_datablock(block.substr(1), data);
     const std::string label = fmt::format("batch {}, prompt {}", key.first, key.second);
-    per_gpu += fmt::format("{}'{}' using 1:2 with linespoints lw 2 title '{}'", sep, file.string(), label);
-    total += fmt::format("{}'{}' using 1:3 with linespoints lw 2 title '{}'", sep, file.string(), label);
+    per_gpu += fmt::format("{}{} using 1:2 with linespoints lw 2 title '{}'", sep, block, label);
+    total += fmt::format("{}{} using 1:3 with linespoints lw 2 title '{}'", sep, block, label);
   }
   if (series.empty()) return "no setup of the sweep can serve the model: no plot";
-  const std::string axes = "set grid\nset logscale x 2\nset logscale y\nset xlabel 'GPUs'\nset key outside right\n";
+  const std::string axes = blocks + "set grid\nset logscale x 2\nset logscale y\nset xlabel 'GPUs'\nset key outside right\n";
   std::string warning = plot_to_file(
       axes + fmt::format("set ylabel 'operational CO2 per GPU (g)'\nset title \"{}: operational CO2 per GPU\"\n",
                          gnuplot_text(title)) + per_gpu,
@@ -164,8 +161,6 @@ std::string write_sweep(const std::vector<SweepPoint>& points, const std::string
       axes + fmt::format("set ylabel 'total CO2 (g)'\nset title \"{}: total CO2 (operational + embodied)\"\n",
                          gnuplot_text(title)) + total,
       dir / "co2-total.png", 1000, 600);
-  std::error_code ec;
-  std::filesystem::remove_all(scratch, ec);
   return warning.empty() ? second : warning;
 }
 

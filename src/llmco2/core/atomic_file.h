@@ -10,12 +10,18 @@ namespace llmco2 {
 
 class AtomicFile {
  public:
-  explicit AtomicFile(std::filesystem::path path);  // throws Error when the temporary file cannot be created
+  // Throws Error when the temporary file cannot be created. Removes the temporary files of `path` that killed runs
+  // left (their process no longer exists).
+  explicit AtomicFile(std::filesystem::path path);
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   ~AtomicFile();                                    // removes the temporary file unless committed
   std::ofstream& stream() { return out_; }
-  void commit();                                    // flush, fsync, rename; throws Error naming the file
+  // The unique temporary file, for a writer that is another process (gnuplot): close stream() first.
+  const std::filesystem::path& temporary_path() const { return tmp_; }
+  // Flush, fsync, rename; the output is recorded for the run's manifest (core/output_manifest.h). Throws Error naming
+  // the file.
+  void commit();
   const std::filesystem::path& path() const { return path_; }
 
  private:
@@ -23,5 +29,8 @@ class AtomicFile {
   std::ofstream out_;
   bool committed_ = false;
 };
+
+// "<path>.tmp-<pid>-<random>": a temporary name no other run picks, beside `path`.
+std::filesystem::path unique_temporary_path(const std::filesystem::path& path);
 
 }  // namespace llmco2

@@ -3,6 +3,9 @@
 
 #include <cstdio>
 
+#include "core/atomic_file.h"
+#include "core/error.h"
+
 namespace llmco2 {
 
 std::string run_gnuplot(const std::string& script) {
@@ -13,18 +16,33 @@ std::string run_gnuplot(const std::string& script) {
   return "";
 }
 
-std::string plot_to_file(const std::string& script, const std::filesystem::path& image, int width, int height) {
+namespace {
+
+std::string plot_atomically(const std::string& script, const std::filesystem::path& image, int width, int height) {
   const bool svg = image.extension() == ".svg";
-  const auto temporary = image.parent_path() / (".tmp-" + image.filename().string());
+  AtomicFile file(image);
+  file.stream().close();  // gnuplot writes the temporary file itself
   const std::string header = std::string("set terminal ") + (svg ? "svg" : "pngcairo") + " size " +
                              std::to_string(width) + "," + std::to_string(height) + " font 'sans,11'\nset output '" +
-                             temporary.string() + "'\n";
-  std::string warning = run_gnuplot(header + script + "\nset output\n");
-  std::error_code ec;
-  if (warning.empty()) std::filesystem::rename(temporary, image, ec);
-  if (ec) warning = "cannot write " + image.string() + ": " + ec.message();
-  if (!warning.empty()) std::filesystem::remove(temporary, ec);
-  return warning;
+                             file.temporary_path().string() + "'\n";
+  const std::string warning = run_gnuplot(header + script + "\nset output\n");
+  if (!warning.empty()) return warning;  // the temporary file goes with `file`
+  file.commit();
+  return "";
+}
+
+}  // namespace
+
+std::string plot_to_file(const std::string& script, const std::filesystem::path& image, int width, int height) {
+  try {
+    return plot_atomically(script, image, width, height);
+  } catch (const Error& e) {  // a plot that cannot be written is a warning, as a missing gnuplot is
+    return e.what();
+  }
+}
+
+std::string gnuplot_datablock(const std::string& name, const std::string& rows) {
+  return "$" + name + " << EOD\n" + rows + "EOD\n";
 }
 
 std::string gnuplot_text(std::string text) {

@@ -10,9 +10,14 @@ namespace llmco2 {
 std::string run_gnuplot(const std::string& script);
 
 // Plots `script` (commands after the terminal and output lines) into `image` (.png: pngcairo, .svg: svg) of
-// width x height pixels, atomically: gnuplot writes a temporary file that is renamed over `image` on success.
+// width x height pixels, atomically: gnuplot writes a unique temporary file that is renamed over `image` on success
+// (and recorded for the run's manifest).
 std::string plot_to_file(const std::string& script, const std::filesystem::path& image, int width = 900,
                          int height = 600);
+
+// `rows` (lines of numbers) as a gnuplot datablock named $<name>, to put in a script before the plot that reads it:
+// the data travel in the script, with no scratch file to leave behind.
+std::string gnuplot_datablock(const std::string& name, const std::string& rows);
 
 // Text for a double-quoted gnuplot string: no double quotes or backslashes.
 std::string gnuplot_text(std::string text);

@@ -78,25 +78,25 @@ std::string ablation_table(const EvalReport& r) {
   return md;
 }
 
+// A scatter of each predictor against the measurements, the points as gnuplot datablocks; written atomically.
 std::string plot(const TestResult& t, const std::filesystem::path& png) {
-  const auto dir = std::filesystem::temp_directory_path() / fmt::format("llmco2-eval-{}", t.id);
-  std::filesystem::create_directories(dir);
-  std::string script = fmt::format(
-      "set terminal pngcairo size 900,700 font 'sans,11'\nset output '{}'\nset logscale xy\nset grid\nset key left top\n"
-      "set xlabel 'measured energy (J)'\nset ylabel 'predicted energy (J)'\nset title \"Test set ({}): {}\"\n"
-      "plot x title 'y = x' lc rgb 'black'",
-      png.string(), t.id, gnuplot_text(t.title));
-  for (const auto& p : t.predictors) {
+  std::string blocks, series;
+  for (size_t k = 0; k < t.predictors.size(); ++k) {
+    const PredictorResult& p = t.predictors[k];
     std::string points;
     for (size_t i = 0; i < t.rows.size(); ++i) {
       const auto measured = t.rows[i]->energy_j.total_or_sum();
-      if (measured && p.predictions[i].energy_j.total) points += fmt::format("{} {}\n", *measured, *p.predictions[i].energy_j.total);
+      if (measured && p.predictions[i].energy_j.total)
+        points += fmt::format("{} {}\n", *measured, *p.predictions[i].energy_j.total);
     }
-    const auto file = dir / (p.name + ".dat");
-    write_file_atomic(file, points);
-    script += fmt::format(", '{}' using 1:2 title '{}' pt 7 ps 0.3", file.string(), p.name);
+    blocks += gnuplot_datablock(fmt::format("p{}", k), points);
+    series += fmt::format(", $p{} using 1:2 title '{}' pt 7 ps 0.3", k, p.name);
   }
-  return run_gnuplot(script);
+  const std::string script = fmt::format(
+      "{}set logscale xy\nset grid\nset key left top\nset xlabel 'measured energy (J)'\n"
+      "set ylabel 'predicted energy (J)'\nset title \"Test set ({}): {}\"\nplot x title 'y = x' lc rgb 'black'{}",
+      blocks, t.id, gnuplot_text(t.title), series);
+  return plot_to_file(script, png, 900, 700);
 }
 
 }  // namespace

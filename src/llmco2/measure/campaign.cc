@@ -1,24 +1,22 @@
-// measure/campaign.cc - driving the runner, reading NVML, and writing rows durably.
+// measure/campaign.cc - driving the runner, reading NVML, and writing rows atomically, with a manifest after each.
 #include "measure/campaign.h"
 
-#include <cerrno>
 #include <cmath>
 #include <csignal>
-#include <cstring>
 #include <ctime>
-#include <fcntl.h>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <set>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/atomic_file.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/json_io.h"
+#include "core/output_manifest.h"
 #include "core/progress.h"
 #include "dataset/architecture.h"
 #include "hardware/gpu_catalog.h"
@@ -53,6 +51,7 @@ std::set<std::string> open_output(const std::filesystem::path& out) {
   if (const size_t dropped = repair_torn_tail(out))
     std::cerr << fmt::format("measure: {}: dropped a partial last line ({} bytes) left by an interrupted run\n",
                              out.string(), dropped);
+  record_existing_output(out);  // part of this run's outputs even when it measures nothing new
   const DatasetReadResult existing = read_dataset(out);
   for (const auto& r : existing.rejects) std::cerr << "measure: warning: " << r.message() << "\n";
   for (const auto& r : existing.rows)
@@ -73,7 +72,7 @@ void record_failure(const std::filesystem::path& path, const Failure& f) {
   append_csv_record(text, {std::to_string(f.row.line), f.row.model, f.row.gpu, std::to_string(f.row.gpus),
                            std::to_string(f.row.batch), std::to_string(f.row.prompt), std::to_string(f.row.gen),
                            f.row.dtype, f.error, utc_now()});
-  append_durably(path, text);
+  append_atomically(path, text);
 }
 
 // One configuration resolved against the catalogs and the machine.
@@ -308,22 +307,11 @@ size_t repair_torn_tail(const std::filesystem::path& path) {
   return text.size() - keep;
 }
 
-void append_durably(const std::filesystem::path& path, const std::string& text) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) fail("{}: cannot open for appending: {}", path.string(), std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(fd);
-      fail("{}: write failed: {}", path.string(), std::strerror(errno));
-    }
-    done += static_cast<size_t>(n);
-  }
-  const bool synced = fsync(fd) == 0;
-  close(fd);
-  if (!synced) fail("{}: fsync failed: {}", path.string(), std::strerror(errno));
+void append_atomically(const std::filesystem::path& path, const std::string& text) {
+  AtomicFile file(path);
+  if (std::filesystem::exists(path)) file.stream() << read_text_file(path);
+  file.stream() << text;
+  file.commit();
 }
 
 CampaignResult run_campaign(const CampaignOptions& o) {
@@ -337,6 +325,8 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   result.planned = static_cast<long>(plan.rows.size());
   result.rejected_plan_rows = static_cast<long>(plan.rejects.size());
   result.failures = beside(o.out, ".failures.csv");
+  RunManifest manifest(manifest_beside(o.out));  // rewritten after every row: the outputs as they stand
+  record_existing_output(result.failures);
   std::set<std::string> done = open_output(o.out);
   const std::vector<int> devices = devices_in_use(o, plan.rows);
   for (int d : devices)
@@ -357,7 +347,7 @@ CampaignResult run_campaign(const CampaignOptions& o) {
         ++result.already_done;
         continue;
       }
-      append_durably(o.out, row_line(measure(row, t, session, nvml, o, idle_by_device)));
+      append_atomically(o.out, row_line(measure(row, t, session, nvml, o, idle_by_device)));
       done.insert(key);
       ++result.measured;
     } catch (const RunnerFailure& e) {
@@ -368,7 +358,9 @@ CampaignResult run_campaign(const CampaignOptions& o) {
       record_failure(result.failures, {row, e.what()});
       ++result.failed;
     }
+    manifest.commit();
   }
+  manifest.commit();
   progress.finish();
   return result;
 }

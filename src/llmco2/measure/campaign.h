@@ -50,7 +50,9 @@ std::string configuration_key(const std::string& model, const std::string& gpu, 
 // of bytes dropped.
 size_t repair_torn_tail(const std::filesystem::path& path);
 
-// Appends `text` (whole lines) to `path` in one write and fsyncs it.
-void append_durably(const std::filesystem::path& path, const std::string& text);
+// Appends `text` (whole lines) to `path`: the old contents and `text` go to a unique temporary file, fsynced and renamed
+// over `path`, so a reader never sees a torn line and the file always matches the run's manifest (rows are few: a
+// campaign measures minutes per row).
+void append_atomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace llmco2

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "core/names.h"
 #include "core/paths.h"
@@ -20,8 +22,18 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return fields;
 }
 
-bool looks_like_path(const std::string& name) {
-  return name.find('/') != std::string::npos && (name.ends_with(".json") || std::filesystem::exists(name));
+// Written so that it can only be a path: absolute, or starting with ./ or ../
+bool written_as_path(const std::string& name) {
+  return name.starts_with('/') || name.starts_with("./") || name.starts_with("../");
+}
+
+// A config.json file, or a Hugging Face snapshot folder holding one (and hf_quant_config.json when quantised).
+ModelSpec read_model_path(const std::filesystem::path& path) {
+  if (!std::filesystem::is_directory(path)) return read_hf_config(path);
+  const auto config = path / "config.json";
+  if (!std::filesystem::exists(config))
+    fail("{}: a model folder needs a config.json (as a Hugging Face snapshot folder holds), found none", path.string());
+  return read_hf_config(config);
 }
 
 }  // namespace
@@ -49,21 +61,31 @@ const ModelCatalog& ModelCatalog::bundled() {
   return catalog;
 }
 
-ModelSpec ModelCatalog::resolve(const std::string& name) const {
+const ModelEntry* ModelCatalog::find(const std::string& name) const {
   const std::string key = normalize_name(name);
-  for (const auto& entry : entries_) {
-    if (entry.id == key || normalize_name(entry.hf_repo) == key) {
-      ModelSpec spec = read_hf_config(entry.config_path);
-      spec.id = entry.id;
-      spec.reconstructed = entry.reconstructed;
-      return spec;
-    }
+  for (const auto& entry : entries_)
+    if (entry.id == key || normalize_name(entry.hf_repo) == key) return &entry;
+  return nullptr;
+}
+
+ModelSpec ModelCatalog::resolve(const std::string& name, std::string* note) const {
+  if (written_as_path(name)) return read_model_path(name);
+  const ModelEntry* entry = find(name);
+  const bool is_path = std::filesystem::exists(name);
+  if (entry && is_path && note)
+    *note = fmt::format("'{}' is a bundled model id and also a path here: used the bundled model (write ./{} for the "
+                        "path)", name, name);
+  if (entry) {
+    ModelSpec spec = read_hf_config(entry->config_path);
+    spec.id = entry->id;
+    spec.reconstructed = entry->reconstructed;
+    return spec;
   }
-  if (looks_like_path(name)) return read_hf_config(name);
+  if (is_path || name.ends_with(".json")) return read_model_path(name);
   std::vector<std::string> ids;
-  for (const auto& entry : entries_) ids.push_back(entry.id);
-  fail("unknown model '{}' (did you mean {}? `llmco2 models` lists all; a config.json path also works)", name,
-       join_or(nearest_names(name, ids)));
+  for (const auto& e : entries_) ids.push_back(e.id);
+  fail("unknown model '{}' (did you mean {}? `llmco2 models` lists all; a config.json or a snapshot folder with one "
+       "also works)", name, join_or(nearest_names(name, ids)));
 }
 
 }  // namespace llmco2

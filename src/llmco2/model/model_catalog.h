@@ -25,9 +25,15 @@ class ModelCatalog {
 
   const std::vector<ModelEntry>& entries() const { return entries_; }
 
-  // Resolves a bundled id, a HF repo id (case-insensitive) or the path of a config.json.
-  // Unknown names throw Error suggesting the nearest ids.
-  ModelSpec resolve(const std::string& name) const;
+  // Resolves a bundled id, a HF repo id (case-insensitive), the path of a config.json (bare, as `config.json`, or
+  // with a folder) or a Hugging Face snapshot folder (its config.json, and hf_quant_config.json when present). A name
+  // written as a path (/..., ./..., ../...) is only a path. A name that is both a bundled id and an existing path
+  // takes the bundled model, and `note` (when given) says so and how to name the path. Unknown names throw Error
+  // suggesting the nearest ids.
+  ModelSpec resolve(const std::string& name, std::string* note = nullptr) const;
+
+  // The bundled entry with this id or HF repo id, or nullptr.
+  const ModelEntry* find(const std::string& name) const;
 
  private:
   std::vector<ModelEntry> entries_;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/checksum.h"
 #include "core/csv.h"
 #include "core/error.h"
 
@@ -17,15 +18,6 @@ namespace {
 
 constexpr char kMagic[8] = {'L', 'L', 'M', 'C', 'O', '2', 'P', 'M'};
 static_assert(std::endian::native == std::endian::little, "model files are little-endian");
-
-uint64_t fnv1a(const char* data, size_t size) {
-  uint64_t hash = 14695981039346656037ull;
-  for (size_t i = 0; i < size; ++i) {
-    hash ^= static_cast<unsigned char>(data[i]);
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
 
 template <typename T>
 void put(std::string& out, T value) {
@@ -64,7 +56,7 @@ std::string serialize_model_file(const ModelFile& file) {
   for (const auto& [name, t] : file.tensors)
     out.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
   for (const auto& [name, blob] : file.blobs) out += blob;
-  put<uint64_t>(out, fnv1a(out.data(), out.size()));
+  put<uint64_t>(out, fnv1a64(out));
   return out;
 }
 
@@ -80,7 +72,7 @@ ModelFile parse_model_file(const std::string& bytes, const std::string& source) 
          kModelFileVersion);
   const size_t body = bytes.size() - sizeof(uint64_t);
   size_t checksum_at = body;
-  if (get<uint64_t>(bytes, checksum_at) != fnv1a(bytes.data(), body))
+  if (get<uint64_t>(bytes, checksum_at) != fnv1a64(std::string_view(bytes).substr(0, body)))
     fail("{}: checksum mismatch: the model file is corrupt or truncated", source);
   const auto header_size = get<uint64_t>(bytes, at);
   if (header_size > body - at) fail("{}: truncated model file (header of {} bytes)", source, header_size);

@@ -134,10 +134,10 @@ std::string write_capacity_plot(const CapacityPlan& plan, const std::string& tit
   write_file_atomic(dir / "capacity.csv", csv);
   if (plan.chosen.empty()) return "no deployment meets the objectives: no plot";
   std::string script = fmt::format(
-      "$d << EOD\n{}EOD\nset termoption noenhanced\nset multiplot layout 1,3 title \"{}\"\nset style data histograms\n"
+      "{}set termoption noenhanced\nset multiplot layout 1,3 title \"{}\"\nset style data histograms\n"
       "set style fill solid 0.8 border -1\nset boxwidth 0.7\nset grid ytics\nset yrange [0:*]\nunset key\n"
       "set xtics rotate by -30\n",
-      data, gnuplot_text(title));
+      gnuplot_datablock("d", data), gnuplot_text(title));
   for (auto [column, label] : {std::pair{2, "energy (kWh)"}, {3, "GPU-hours"}, {4, "CO2 (kg)"}})
     script += fmt::format("set title '{}'\nplot $d using {}:xtic(1) lc {}\n", label, column, column - 1);
   script += "unset multiplot\n";

@@ -50,9 +50,9 @@ std::string Timeline::csv() const {
 namespace {
 
 std::string cdf_block(const char* name, const LogHistogram& h) {
-  std::string out = fmt::format("${} << EOD\n", name);
-  for (const auto& [value, share] : h.cdf()) out += fmt::format("{:.6g} {:.6g}\n", 1000 * value, share);
-  return out + "EOD\n";
+  std::string rows;
+  for (const auto& [value, share] : h.cdf()) rows += fmt::format("{:.6g} {:.6g}\n", 1000 * value, share);
+  return gnuplot_datablock(name, rows);
 }
 
 }  // namespace
@@ -62,15 +62,15 @@ std::string write_serving_plots(const Timeline& timeline, const LatencyHistogram
   std::filesystem::create_directories(dir);
   const std::string csv = timeline.csv();
   write_file_atomic(dir / "timeline.csv", csv);
-  std::string data = "$t << EOD\n";
+  std::string rows;
   for (size_t at = csv.find('\n') + 1; at < csv.size();) {  // the CSV's rows, blank-separated for gnuplot
     const size_t end = csv.find('\n', at);
     std::string line = csv.substr(at, end - at);
     std::replace(line.begin(), line.end(), ',', ' ');
-    data += line + "\n";
+    rows += line + "\n";
     at = end + 1;
   }
-  data += "EOD\n";
+  const std::string data = gnuplot_datablock("t", rows);
   std::string series = data + fmt::format(
       "set termoption noenhanced\nset multiplot layout 4,1 title \"{}\"\nset grid\nunset key\nset lmargin 12\n",
       gnuplot_text(title));

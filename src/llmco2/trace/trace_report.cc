@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.h"
 #include "core/csv.h"
 #include "core/plot.h"
 
@@ -225,15 +226,16 @@ std::string write_trace_report(const TraceAccount& a, const std::vector<RequestF
 }
 
 void write_request_csv(const std::vector<RequestFigures>& figures, const std::filesystem::path& path) {
-  std::string out = "line,time_utc_s,prompt_tokens,gen_tokens,energy_prefill_j,energy_decode_j,energy_j,latency_s,"
-                    "co2_operational_g,co2_embodied_g,co2_total_g\n";
-  out.reserve(figures.size() * 120);
+  AtomicFile file(path);
+  std::ofstream& out = file.stream();
+  out << "line,time_utc_s,prompt_tokens,gen_tokens,energy_prefill_j,energy_decode_j,energy_j,latency_s,"
+         "co2_operational_g,co2_embodied_g,co2_total_g\n";
   for (const auto& f : figures)
-    out += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g}\n", f.line,
-                       optional_cell(f.time_s, "{:.3f}"), f.prompt_tokens, f.gen_tokens,
-                       optional_cell(f.energy_prefill_j), optional_cell(f.energy_decode_j), f.energy_j, f.latency_s,
-                       f.operational_g, f.embodied_known ? fmt::format("{:.6g}", f.embodied_g) : "", f.total_g());
-  write_file_atomic(path, out);
+    out << fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g}\n", f.line, optional_cell(f.time_s, "{:.3f}"),
+                       f.prompt_tokens, f.gen_tokens, optional_cell(f.energy_prefill_j),
+                       optional_cell(f.energy_decode_j), f.energy_j, f.latency_s, f.operational_g,
+                       f.embodied_known ? fmt::format("{:.6g}", f.embodied_g) : "", f.total_g());
+  file.commit();
 }
 
 }  // namespace llmco2

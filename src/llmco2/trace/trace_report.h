@@ -31,7 +31,8 @@ std::string trace_summary_text(const TraceAccount& account, const TraceContext& 
 std::string write_trace_report(const TraceAccount& account, const std::vector<RequestFigures>& figures,
                                const TraceContext& context, const std::filesystem::path& dir);
 
-// One line per scored request: line, time, tokens, energies, latency, CO2. Atomic.
+// One line per scored request: line, time, tokens, energies, latency, CO2; streamed into a unique temporary file
+// renamed into place at the end.
 void write_request_csv(const std::vector<RequestFigures>& figures, const std::filesystem::path& path);
 
 }  // namespace llmco2

@@ -1,0 +1,144 @@
+// Atomic outputs and run manifests: FNV-1a against its published test vectors, a manifest listing exactly the outputs
+// a run committed (relative names, sizes, checksums), a file changed by another run reported as stale, unique
+// temporary names, and no temporary file left behind by a finished or failed write.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/atomic_file.h"
+#include "core/checksum.h"
+#include "core/error.h"
+#include "core/json_io.h"
+#include "core/output_manifest.h"
+#include "core/plot.h"
+
+namespace llmco2 {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(testing::TempDir()) / (name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    names.push_back(fs::relative(entry.path(), dir).generic_string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The FNV test vectors of Fowler, Noll and Vo (isthe.com/chongo/tech/comp/fnv): FNV-1a 64 of "", "a", "foobar".
+TEST(Checksum, Fnv1a64MatchesThePublishedVectors) {
+  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ull);
+  Fnv1a64 pieces;
+  pieces.update("foo");
+  pieces.update("bar");
+  EXPECT_EQ(pieces.value(), 0x85944171f73967e8ull);
+  EXPECT_EQ(checksum_hex(0xaf63dc4c8601ec8cull), "af63dc4c8601ec8c");
+}
+
+TEST(RunManifest, ListsTheRunsOutputsLastWrittenWithSizesAndChecksums) {
+  const fs::path dir = fresh_dir("manifest_lists");
+  fs::create_directories(dir / "report");
+  write_file_atomic(dir / "before.txt", "not this run\n");
+  {
+    RunManifest manifest(manifest_in_folder(dir / "report"));
+    write_file_atomic(dir / "report" / "a.csv", "x\n1\n");
+    write_file_atomic(dir / "report" / "a.csv", "x\n2\n");  // written twice: listed once, as last written
+    write_file_atomic(dir / "requests.csv", "foobar");
+    write_file_atomic(dir / "scratch.dat", "gone");
+    fs::remove(dir / "scratch.dat");  // removed before the end: not an output
+    manifest.commit();
+  }
+  write_file_atomic(dir / "after.txt", "not this run either\n");
+  const Json m = read_json_file(dir / "report" / "manifest.json");
+  EXPECT_EQ(m["schema"], "llmco2-run-manifest/1");
+  EXPECT_FALSE(m["run_id"].get<std::string>().empty());
+  ASSERT_EQ(m["outputs"].size(), 2u) << m.dump(2);
+  EXPECT_EQ(m["outputs"][0]["name"], "a.csv");
+  EXPECT_EQ(m["outputs"][0]["size_bytes"], 4);
+  EXPECT_EQ(m["outputs"][0]["fnv1a64"], checksum_hex(fnv1a64("x\n2\n")));
+  EXPECT_EQ(m["outputs"][1]["name"], "../requests.csv");
+  EXPECT_EQ(m["outputs"][1]["size_bytes"], 6);
+  EXPECT_EQ(m["outputs"][1]["fnv1a64"], "85944171f73967e8");
+  EXPECT_TRUE(stale_outputs(dir / "report" / "manifest.json").empty());
+}
+
+TEST(RunManifest, AFileRewrittenByAnotherRunIsStale) {
+  const fs::path dir = fresh_dir("manifest_stale");
+  {
+    RunManifest manifest(manifest_beside(dir / "data.csv"));
+    write_file_atomic(dir / "data.csv", "a\n1\n");
+    write_file_atomic(dir / "data.csv.failures.csv", "line\n");
+    manifest.commit();
+  }
+  EXPECT_TRUE(fs::exists(dir / "data.csv.manifest.json"));
+  write_file_atomic(dir / "data.csv", "a\n9\n");  // same size, other content
+  fs::remove(dir / "data.csv.failures.csv");
+  const auto stale = stale_outputs(dir / "data.csv.manifest.json");
+  ASSERT_EQ(stale.size(), 2u);
+  EXPECT_EQ(stale[0], "data.csv: differs from the manifest (written by another run)");
+  EXPECT_EQ(stale[1], "data.csv.failures.csv: missing");
+}
+
+TEST(RunManifest, OneAtATimeAndNotAManifestIsAnError) {
+  const fs::path dir = fresh_dir("manifest_one");
+  RunManifest first(dir / "one.json");
+  EXPECT_THROW(RunManifest(dir / "two.json"), Error);
+  write_file_atomic(dir / "other.json", "{\"outputs\": []}");
+  EXPECT_THROW(stale_outputs(dir / "other.json"), Error);
+}
+
+TEST(AtomicFile, TwoWritersOfOneFileUseTheirOwnTemporaryAndLeaveNone) {
+  const fs::path dir = fresh_dir("atomic_two");
+  AtomicFile a(dir / "out.csv"), b(dir / "out.csv");
+  EXPECT_NE(a.temporary_path(), b.temporary_path());
+  a.stream() << "from a\n";
+  b.stream() << "from b\n";
+  b.commit();
+  a.commit();
+  std::ifstream in(dir / "out.csv");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "from a\n");
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"out.csv"});
+  { AtomicFile dropped(dir / "never.csv"); }  // not committed: its temporary file goes with it
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"out.csv"});
+}
+
+// A child that has exited and been reaped: its pid names no process (until the system reuses it, far later).
+long dead_pid() {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  return child;
+}
+
+TEST(AtomicFile, RemovesTheTemporaryFilesOfDeadRunsOnly) {
+  const fs::path dir = fresh_dir("atomic_abandoned");
+  const std::string dead = "out.csv.tmp-" + std::to_string(dead_pid()) + "-1f";
+  const std::string live = "out.csv.tmp-" + std::to_string(getpid()) + "-2e";
+  const std::string other = "other.csv.tmp-" + std::to_string(dead_pid()) + "-3d";
+  for (const auto& name : {dead, live, other}) std::ofstream(dir / name) << "partial";
+  write_file_atomic(dir / "out.csv", "whole\n");
+  EXPECT_EQ(names_in(dir), (std::vector<std::string>{other, "out.csv", live}));  // sorted
+}
+
+TEST(Plot, AFailedPlotLeavesNoTemporaryFile) {
+  const fs::path dir = fresh_dir("plot_failed");
+  const std::string warning = plot_to_file("plot $nosuchblock using 1:2", dir / "p.png");
+  EXPECT_FALSE(warning.empty());
+  EXPECT_TRUE(names_in(dir).empty());
+}
+
+}  // namespace
+}  // namespace llmco2
