@@ -42,6 +42,18 @@ GnnTrainOptions quick(TargetScaling scaling) {
   return o;
 }
 
+TEST(TrainingSet, RowsThatCannotLabelGpuWorkAreSkippedWithTheirReason) {
+  std::vector<DatasetRow> three(rows().begin(), rows().begin() + 3);
+  three[1].caveats.push_back("node_wall_power");       // a whole node at the wall: not the GPUs' energy
+  three[2].caveats.push_back("batch_ran_to_longest");  // decode steps unknown
+  const ExampleSet set = make_examples(three, FeatureSet::llmco2, default_sim_params(), false);
+  ASSERT_EQ(set.examples.size(), 1u);
+  EXPECT_EQ(set.examples[0].row, &three[0]);
+  ASSERT_EQ(set.skipped.size(), 2u);
+  EXPECT_NE(set.skipped[0].reason.find("whole-node wall energy"), std::string::npos);
+  EXPECT_NE(set.skipped[1].reason.find("longest response"), std::string::npos);
+}
+
 TEST(GnnTraining, EigenForwardMatchesLibtorchOnManyGraphs) {
   for (auto scaling : {TargetScaling::log, TargetScaling::sim_ratio}) {
     const ExampleSet set = make_examples(rows(), FeatureSet::llmco2, default_sim_params(), false);

@@ -28,10 +28,7 @@ CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
     const DatasetRow& row = set.rows[i];
     try {
       if (!row.energy_j.total && !row.latency_s.total) fail("no total energy or latency to compare");
-      if (row.has_caveat("batch_ran_to_longest"))
-        fail("a batch timed to its longest response with the mean response length: its decode steps are unknown");
-      if (row.has_caveat("node_wall_power"))
-        fail("whole-node wall energy: validated at node scope by serve-validate --source {}, not fitted", row.source);
+      if (const std::string why = row.why_not_a_label(); !why.empty()) fail("{}", why);
       const SimConfig config = config_for_row(row, catalogs);
       CalibrationSample sample;
       sample.row = i;

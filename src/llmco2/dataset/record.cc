@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace llmco2 {
 
 std::string_view measures_name(Measures m) {
@@ -69,6 +71,15 @@ std::string DatasetRow::note(std::string_view key) const {
     const size_t start = at + needle.size(), end = notes.find(';', start);
     return notes.substr(start, end == std::string::npos ? std::string::npos : end - start);
   }
+  return "";
+}
+
+std::string DatasetRow::why_not_a_label() const {
+  if (has_caveat("batch_ran_to_longest"))
+    return "a batch timed to its longest response with the mean response length: its decode steps are unknown";
+  if (has_caveat("node_wall_power"))
+    return fmt::format("whole-node wall energy: validated at node scope by serve-validate --source {}, not fitted",
+                       source);
   return "";
 }
 

@@ -78,6 +78,9 @@ struct DatasetRow {
   std::string notes;
 
   bool has_caveat(std::string_view caveat) const;
+  // Why the row's totals cannot label the GPU work it describes (a batch timed to its longest response, a whole
+  // node at the wall), or "" when they can: calibration and training use only rows where this is "".
+  std::string why_not_a_label() const;
   // The value of a "key value" entry of `notes` ("task gpqa; node dgx-h100; ..."), up to the next ';'; "" if absent.
   std::string note(std::string_view key) const;
 };

@@ -47,6 +47,10 @@ ExampleSet make_examples(const std::vector<DatasetRow>& rows, FeatureSet feature
   for (size_t i = 0; i < rows.size(); ++i) {
     const DatasetRow& row = rows[i];
     bar.update(static_cast<long>(i + 1));
+    if (const std::string why = row.why_not_a_label(); !why.empty()) {
+      set.skipped.push_back({row.source_ref, 0, why});
+      continue;
+    }
     try {
       Example ex;
       ex.config = config_for_row(row, catalogs);

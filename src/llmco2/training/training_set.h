@@ -28,10 +28,11 @@ struct Example {
 struct ExampleSet {
   FeatureSet features = FeatureSet::llmco2;
   std::vector<Example> examples;
-  std::vector<RowReject> skipped;  // rows without a catalog model or GPU, or without an energy
+  std::vector<RowReject> skipped;  // rows without a catalog model or GPU, an energy, or a GPU-work label
 };
 
-// Rows with a known model and GPU and a positive energy become examples; the others are listed in `skipped`.
+// Rows with a known model and GPU, a positive energy and totals that label GPU work (DatasetRow::why_not_a_label)
+// become examples; the others are listed in `skipped`.
 // `rows` must outlive the set.
 ExampleSet make_examples(const std::vector<DatasetRow>& rows, FeatureSet features, const SimParams& params,
                          bool progress);
