@@ -100,6 +100,7 @@ std::string accuracy_section(const CalibrationReport& r) {
                        energy ? "Energy" : "Latency");
     for (const auto& source : set.sources()) {
       const auto samples = samples_of(set, source);
+      if (samples.empty()) continue;  // nothing fitted (node-scope rows have their own section)
       const Quantity q = energy ? Quantity::energy : Quantity::latency;
       out += fmt::format("| {} | {} | {} |\n", source,
                          accuracy_cells(accuracy(set, samples, r.fit, q), accuracy(set, samples, r.leave_one_out, q)),
