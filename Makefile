@@ -3,7 +3,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 BIN    := $(BUILD)/src/cli/llmco2
 
-.PHONY: setup configure build demo test bench clean default-model eval
+.PHONY: setup configure build demo test bench clean default-model eval fuzz fuzz-build fuzz-ci
 
 setup:
 	@bash scripts/setup.sh
@@ -24,6 +24,20 @@ demo: build
 
 test: build
 	ctest --preset $(PRESET) -j2
+	$(MAKE) fuzz-ci
+
+# Fuzzing (docs/reliability.md): the libFuzzer harnesses of fuzz/ built with clang, ASan and UBSan in build/fuzz.
+# make fuzz runs each for FUZZ_SECONDS, one at a time; make fuzz-ci (part of make test) replays each seed corpus.
+FUZZ_SECONDS ?= 600
+fuzz-build: setup
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz
+
+fuzz: fuzz-build
+	bash scripts/fuzz.sh run $(FUZZ_SECONDS)
+
+fuzz-ci: fuzz-build
+	bash scripts/fuzz.sh ci
 
 # The bundled predictors (data/predictors): focused-sampled simulations + the public measurements.
 default-model: build

@@ -8,7 +8,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
   libtorch-dev libopenblas0-openmp libxgboost-dev
+  clang libclang-rt-14-dev
 )
+# clang and libclang-rt-14-dev (libFuzzer, ASan and UBSan runtimes): the fuzz harnesses (make fuzz, make test).
 # Never libopenblas-dev/libopenblas0: their pthread BLAS wins the alternatives and fights libtorch's OpenMP.
 
 missing=()

@@ -17,7 +17,7 @@ namespace {
 struct TraceFlags {
   std::string file, out, by_request, format = "table";
   double grid_ratio = 1.1, bin_s = 0;
-  bool quiet = false;
+  bool quiet = false, keep_time_outliers = false;
 };
 
 std::string setup_line(const ResolvedRequest& r) {
@@ -31,7 +31,8 @@ void run_trace(const TraceFlags& t, RequestFlags request_flags, const PredictorF
   const ResolvedRequest r = resolve_request(request_flags);
   const CarbonInputs carbon = resolve_carbon(cf, r.gpu, r.request.gpus);
   const LoadedPredictor p = load_predictor_from_flags(pf);
-  const RequestLog log = read_request_log(t.file, !t.quiet);
+  RequestLog log = read_request_log(t.file, !t.quiet);
+  if (!t.keep_time_outliers) drop_time_outliers(log);
   TraceOptions options;
   options.batch = r.request.batch;
   options.grid_ratio = t.grid_ratio;
@@ -81,6 +82,8 @@ void add_trace_command(CLI::App& app) {
   command->add_option("--format", t->format, "table or json")->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   command->add_flag("--quiet", t->quiet, "no progress lines");
+  command->add_flag("--keep-time-outliers", t->keep_time_outliers,
+                    "keep requests dated more than 30 days away from the rest of the log (dropped and named by default)");
   command->callback([=] { run_trace(*t, *request_flags, *predictor_flags, *carbon_flags); });
 }
 

@@ -329,6 +329,61 @@ TEST(CliTrace, ScoresTheGoodLinesAndReportsTheBadOnes) {
   expect_clean_error("trace " + dir + "/log.csv --grid 3", "--grid");
 }
 
+// Issue 16: hostile inputs are one stderr line naming the file and key and exit code 2, never exit 3, a hang or a
+// process killed for memory.
+TEST(CliHostileInput, DevicesHugeNumbersAndHugeArchitecturesAreOneLineAndExitCode2) {
+  const std::string dir = testing::TempDir() + "/cli_hostile";
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  const auto llama = [](const std::string& layers, const std::string& hidden) {
+    return R"({"model_type": "llama", "hidden_size": )" + hidden + R"(, "num_hidden_layers": )" + layers +
+           R"(, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 1000})";
+  };
+  expect_clean_error("graph --model /dev/zero", "/dev/zero: not a regular file");
+  expect_clean_error("graph --model " + write("overflow.json", llama("2", "1e999")),
+                     "overflow.json: malformed JSON: a number too large for a double");
+  expect_clean_error("graph --model " + write("deep.json", llama("1e9", "64")),
+                     "deep.json: key 'num_hidden_layers' = 1000000000 is above the largest accepted, 1024");
+  std::ifstream h100(std::string(LLMCO2_DATA) + "/gpus/h100-sxm.json");
+  auto gpu = nlohmann::json::parse(h100);
+  gpu["memory_bandwidth_gb_per_s"] = -3350;
+  expect_clean_error("graph --gpu " + write("negative.json", gpu.dump()),
+                     "negative.json: memory_bandwidth_gb_per_s = -3350 is outside [50, 20000]");
+  // A file name that is not UTF-8 (bytes 0xff 0xfe) ended in exit code 3 when JSON output met it.
+  expect_clean_error("predict --format json --model '" + write("\xff\xfe.json", llama("2", "64")) + "'",
+                     ".json: the file name is not valid UTF-8");
+  expect_clean_error("trace --format json '" + write("\xff.csv", "prompt_tokens,gen_tokens\n10,10\n") + "'",
+                     ".csv: the file name is not valid UTF-8");
+}
+
+// Issue 16: one line dated years away made trace allocate 11-17 GB of timeline bins or write 1.5 GB of output.
+TEST(CliTrace, ATimestampYearsAwayIsDroppedAndNamedOrKeptInBoundedBins) {
+  const std::string dir = testing::TempDir() + "/cli_trace_outlier";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/log.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,512,64\n"
+                                     "2023-11-16 18:10:00,1024,128\n2051-01-01 00:00:00,256,32\n"
+                                     "2023-11-16 18:20:00,128,16\n";
+  const Result dropped = run("trace " + dir + "/log.csv --out " + dir + "/dropped --format json --quiet");
+  ASSERT_EQ(dropped.exit_code, 0) << dropped.err;
+  const auto d = nlohmann::json::parse(dropped.out);
+  EXPECT_EQ(d.at("requests"), 3);
+  EXPECT_EQ(d.at("skipped_lines"), 1);
+  EXPECT_EQ(d.at("hourly").size(), 1u);  // 18:00 to 18:20 on one day: one hour
+  std::ifstream report(dir + "/dropped/report.md");
+  const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("line 4: timestamp"), std::string::npos) << text;
+  EXPECT_NE(text.find("--keep-time-outliers keeps it"), std::string::npos) << text;
+  // Kept: 27 years are 237,000 hours, above the 100,000-bin cap, so only the 2 hours with requests are listed.
+  const Result kept = run("trace " + dir + "/log.csv --out " + dir + "/kept --format json --quiet --keep-time-outliers");
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  const auto k = nlohmann::json::parse(kept.out);
+  EXPECT_EQ(k.at("requests"), 4);
+  EXPECT_EQ(k.at("hourly").size(), 2u);
+}
+
 TEST(CliTrace, BothAzureTracesWriteTheirReportsAndPlots) {
   for (const std::string name : {"code", "conv"}) {
     const std::string out = testing::TempDir() + "/azure_" + name;

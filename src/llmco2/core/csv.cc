@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/input_file.h"
 
 namespace llmco2 {
 
@@ -73,6 +74,8 @@ std::optional<CsvTable::Record> CsvReader::next() {
       }
       record.line = line_;  // a blank line: the record starts on the next one
     } else cell += static_cast<char>(c), any = true;
+    if (cell.size() > kMaxCsvRecordBytes)
+      fail("{}:{}: a field longer than {} bytes (expected CSV lines)", source_, record.line, kMaxCsvRecordBytes);
   }
   if (quoted) fail("{}:{}: unterminated quoted field", source_, record.line);
   if (any || !cell.empty()) {
@@ -95,11 +98,7 @@ CsvTable parse_csv(std::string_view text, std::string source) {
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open file", path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path, kMaxTextFileBytes, "text file");
 }
 
 CsvTable read_csv_file(const std::filesystem::path& path) {

@@ -11,19 +11,56 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/input_file.h"
 
 namespace llmco2 {
 
-Json read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) fail("{}: cannot open file", path.string());
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  try {
-    return Json::parse(buffer.str());
-  } catch (const Json::parse_error& e) {
-    fail("{}: malformed JSON at byte {}", path.string(), e.byte);
+namespace {
+
+// The byte offset where `text` first nests deeper than `max_depth`, or npos (strings are skipped).
+size_t too_deep_at(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
   }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+Json parse_json_text(std::string_view text, const std::string& source) {
+  if (const size_t at = too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos)
+    fail("{}: JSON nested deeper than {} levels at byte {}", source, kMaxJsonDepth, at);
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    fail("{}: malformed JSON at byte {}", source, e.byte);
+  } catch (const Json::exception&) {  // out_of_range: a number beyond a double's range, e.g. 1e999
+    fail("{}: malformed JSON: a number too large for a double (expected finite numbers)", source);
+  }
+}
+
+void fail_json_exception(const std::string& source, const Json::exception& e) {
+  std::string_view what = e.what();
+  if (const size_t end = what.find("] "); what.starts_with("[json.exception") && end != std::string_view::npos)
+    what.remove_prefix(end + 2);
+  fail("{}: unexpected JSON value: {}", source, what);
+}
+
+Json read_json_file(const std::filesystem::path& path) {
+  return parse_json_text(read_input_file(path, kMaxJsonFileBytes, "JSON file"), path.string());
 }
 
 JsonReader::JsonReader(const Json& object, std::string source) : object_(object), source_(std::move(source)) {

@@ -13,8 +13,31 @@ namespace llmco2 {
 
 using Json = nlohmann::json;
 
-// Parses a JSON file. Throws Error "<path>: <what>" when it is missing or malformed (with the parser's byte offset).
+// The deepest nesting of arrays and objects accepted: llmco2's files nest at most 6 deep; deeper input would make
+// the recursive parts of nlohmann-json (dump, comparisons) overflow the stack.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses JSON text. Throws Error "<source>: <what>" when it is malformed (with the parser's byte offset), nests
+// deeper than kMaxJsonDepth or holds a number beyond a double's range (1e999).
+Json parse_json_text(std::string_view text, const std::string& source);
+
+// Parses a JSON file (a regular file of at most kMaxJsonFileBytes). Throws Error "<path>: <what>" when it is missing,
+// not a regular file, too large or malformed (parse_json_text).
 Json read_json_file(const std::filesystem::path& path);
+
+// Throws Error "<source>: unexpected JSON value: <nlohmann's message without its code>".
+[[noreturn]] void fail_json_exception(const std::string& source, const Json::exception& e);
+
+// Runs `read`, a loader walking parsed JSON; an nlohmann exception it lets escape (a value of an unexpected type deep
+// in a file) becomes an Error naming `source` instead of an internal error.
+template <typename Read>
+auto with_json_errors(const std::string& source, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const Json::exception& e) {
+    fail_json_exception(source, e);
+  }
+}
 
 // Typed access to an object's keys; errors say "<source>: key '<key>' ...".
 class JsonReader {

@@ -26,7 +26,9 @@ double parse_number(const std::string& text) {
 }
 long parse_integer(const std::string& text) {
   const double value = parse_number(text);
-  if (value != std::floor(value)) throw std::invalid_argument("expected a whole number");
+  // Within +-2^53, where a double holds every whole number (and far inside a long).
+  if (value != std::floor(value) || std::fabs(value) > 9007199254740992.0)
+    throw std::invalid_argument("expected a whole number of at most 2^53");
   return static_cast<long>(value);
 }
 template <typename T>

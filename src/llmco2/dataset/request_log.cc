@@ -5,11 +5,13 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/input_file.h"
 #include "core/progress.h"
 
 namespace llmco2 {
@@ -82,6 +84,15 @@ std::optional<LoggedRequest> parse_record(const CsvTable& t, const CsvTable::Rec
 
 }  // namespace
 
+namespace {
+
+// A timestamp in 1970-01-01 .. 9999-12-31 23:59:59 UTC, else nullopt (what a date can print, and far inside a time_t).
+std::optional<double> in_calendar(double seconds) {
+  return seconds >= 0 && seconds <= kMaxTimestamp_s ? std::optional<double>(seconds) : std::nullopt;
+}
+
+}  // namespace
+
 std::optional<double> parse_timestamp(std::string_view s) {
   if (s.size() >= 19 && s[4] == '-' && s[7] == '-' && (s[10] == ' ' || s[10] == 'T') && s[13] == ':' && s[16] == ':') {
     const auto y = parse_long(s.substr(0, 4)), mo = parse_long(s.substr(5, 2)), d = parse_long(s.substr(8, 2)),
@@ -91,11 +102,11 @@ std::optional<double> parse_timestamp(std::string_view s) {
     const auto sec = parse_double(rest);
     if (!y || !mo || !d || !h || !mi || !sec) return std::nullopt;
     if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *sec < 0 || *sec >= 61) return std::nullopt;
-    return static_cast<double>(days_from_civil(*y, *mo, *d)) * 86400.0 + static_cast<double>(*h * 3600 + *mi * 60) +
-           *sec;
+    return in_calendar(static_cast<double>(days_from_civil(*y, *mo, *d)) * 86400.0 +
+                       static_cast<double>(*h * 3600 + *mi * 60) + *sec);
   }
   const auto seconds = parse_double(s);
-  return seconds && *seconds >= 0 ? seconds : std::nullopt;
+  return seconds ? in_calendar(*seconds) : std::nullopt;
 }
 
 struct RequestLogReader::State {
@@ -109,8 +120,7 @@ struct RequestLogReader::State {
 
 RequestLogReader::RequestLogReader(const std::filesystem::path& path) : state_(std::make_unique<State>()) {
   State& s = *state_;
-  s.in.open(path, std::ios::binary);
-  if (!s.in) fail("{}: cannot open file", path.string());
+  s.in = open_input_file(path, std::numeric_limits<uintmax_t>::max(), "request log (CSV)");
   std::array<char, 1 << 16> buffer;
   while (s.in.read(buffer.data(), buffer.size()) || s.in.gcount() > 0)
     s.lines += std::count(buffer.data(), buffer.data() + s.in.gcount(), '\n');
@@ -147,6 +157,45 @@ void RequestLogReader::fail_nothing_read() const {
   const State& s = *state_;
   fail("{}: no request could be read ({} lines skipped{})", s.header.source, s.skipped,
        s.examples.empty() ? "" : fmt::format("; line {}: {}", s.examples[0].line, s.examples[0].reason));
+}
+
+namespace {
+
+// The [first, last] arrival times of the largest run of arrivals with no gap above kMaxTimeGap_s.
+std::pair<double, double> bulk_span(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  size_t best_begin = 0, best_size = 0;
+  for (size_t begin = 0, i = 1; i <= times.size(); ++i) {
+    if (i < times.size() && times[i] - times[i - 1] <= kMaxTimeGap_s) continue;
+    if (i - begin > best_size) best_begin = begin, best_size = i - begin;
+    begin = i;
+  }
+  return {times[best_begin], times[best_begin + best_size - 1]};
+}
+
+}  // namespace
+
+long drop_time_outliers(RequestLog& log) {
+  if (!log.has_time()) return 0;
+  std::vector<double> times;
+  for (const auto& q : log.requests) times.push_back(q.time_s.value_or(0));
+  const auto [first, last] = bulk_span(times);
+  std::vector<LoggedRequest> kept;
+  for (auto& q : log.requests) {
+    const double t = q.time_s.value_or(0);
+    if (t >= first && t <= last) {
+      kept.push_back(std::move(q));
+      continue;
+    }
+    ++log.skipped;
+    if (log.examples.size() < kExamples)
+      log.examples.push_back({q.line, fmt::format("timestamp {:.0f} s lies more than {:.0f} days from the other "
+                                                  "requests ({:.0f} to {:.0f} s); --keep-time-outliers keeps it",
+                                                  t, kMaxTimeGap_s / 86400, first, last)});
+  }
+  const long dropped = static_cast<long>(log.requests.size() - kept.size());
+  log.requests = std::move(kept);
+  return dropped;
 }
 
 RequestLog read_request_log(const std::filesystem::path& path, bool progress) {

@@ -57,7 +57,19 @@ class RequestLogReader {
 // request. `progress` draws a progress line while parsing.
 RequestLog read_request_log(const std::filesystem::path& path, bool progress = false);
 
-// Parses "2023-11-16 18:17:03.9799600" (or with 'T', or plain seconds) into seconds since 1970-01-01 UTC.
+// The longest pause accepted between consecutive arrivals of a log (sorted by time): 30 days. A request log covers
+// hours to weeks of traffic; a wider gap means a mistyped or corrupt timestamp (a line dated years away).
+inline constexpr double kMaxTimeGap_s = 30 * 86400.0;
+
+// Drops the requests separated from the bulk of the log by a pause longer than kMaxTimeGap_s: the arrivals split at
+// every such gap and only the segment with the most requests is kept (the earliest on a tie). Each dropped request
+// counts as a skipped line, its reason naming its timestamp and the kept span. Returns how many were dropped.
+long drop_time_outliers(RequestLog& log);
+
+inline constexpr double kMaxTimestamp_s = 253402300799;  // 9999-12-31 23:59:59 UTC
+
+// Parses "2023-11-16 18:17:03.9799600" (or with 'T', or plain seconds) into seconds since 1970-01-01 UTC; nullopt
+// for anything else, or a time before 1970 or after kMaxTimestamp_s.
 std::optional<double> parse_timestamp(std::string_view text);
 
 }  // namespace llmco2

@@ -99,7 +99,7 @@ EngineProfile profile_from_json(const std::string& id, const Json& j, const std:
         fail("{}.ranges.{}: expected [lo, hi]", where, field);
       const double lo = range[0].get<double>(), hi = range[1].get<double>();
       const auto bound = std::find_if(std::begin(kEngineBounds), std::end(kEngineBounds),
-                                      [&](const ParamRange& b) { return b.name == field; });
+                                      [&name = field](const ParamRange& b) { return b.name == name; });
       if (bound == std::end(kEngineBounds)) continue;  // a documented range for a non-fitted field
       check_range(lo, bound->lo, bound->hi, where, "ranges." + field + "[0]");
       check_range(hi, bound->lo, bound->hi, where, "ranges." + field + "[1]");
@@ -131,9 +131,16 @@ EngineCatalog engine_catalog_from_json(const Json& j, const std::string& source)
 }
 
 EngineCatalog load_engine_catalog(const std::filesystem::path& path) {
-  return engine_catalog_from_json(read_json_file(path), path.string());
+  const Json json = read_json_file(path);
+  return with_json_errors(path.string(), [&] { return engine_catalog_from_json(json, path.string()); });
 }
 
 std::filesystem::path default_engine_catalog_path() { return data_dir() / "engines" / "engines.json"; }
+
+const ParamRange& engine_bound(const std::string& field) {
+  for (const ParamRange& bound : kEngineBounds)
+    if (bound.name == field) return bound;
+  fail("internal: no physical bound for engine field '{}'", field);
+}
 
 }  // namespace llmco2

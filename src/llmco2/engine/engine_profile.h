@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/json_io.h"
+#include "core/ranges.h"
 #include "hardware/gpu.h"
 
 namespace llmco2 {
@@ -77,6 +78,10 @@ class EngineCatalog {
 // A request's precision as `engine` (an id of the bundled catalog) runs it on `gpu`: Gpu::engine_precision with the
 // engine's bf16 policy.
 EnginePrecision engine_precision(const Gpu& gpu, const Precision& requested, const std::string& engine);
+
+// The physical bound of a numeric engine field (kEngineBounds in engine_profile.cc), e.g. step_host_s in [0, 0.02] s.
+// Throws Error for a field without one.
+const ParamRange& engine_bound(const std::string& field);
 
 // The numeric fields calibration may fit, by name.
 double& engine_field(EngineProfile& profile, const std::string& field);

@@ -88,7 +88,7 @@ Link read_link(const JsonReader& file, std::string_view key, int default_max_gpu
   link.bandwidth_bytes_per_s =
       number_in_range(r, file.source(), "bandwidth_gb_per_s", prefix + ".bandwidth_gb_per_s") * kGiga / 2.0;
   const auto max_gpus = r.optional_number("max_gpus");
-  if (max_gpus && key == "gpu_link") in_range(file.source(), "gpu_link.max_gpus", *max_gpus);
+  if (max_gpus) in_range(file.source(), "gpu_link.max_gpus", *max_gpus, prefix + ".max_gpus");
   link.max_gpus = static_cast<int>(max_gpus.value_or(default_max_gpus));
   return link;
 }
@@ -164,7 +164,10 @@ Gpu gpu_from_json(const Json& json, const std::string& source) {
   return gpu;
 }
 
-Gpu read_gpu_file(const std::filesystem::path& path) { return gpu_from_json(read_json_file(path), path.string()); }
+Gpu read_gpu_file(const std::filesystem::path& path) {
+  const Json json = read_json_file(path);
+  return with_json_errors(path.string(), [&] { return gpu_from_json(json, path.string()); });
+}
 
 GpuCatalog GpuCatalog::load(const std::filesystem::path& dir) {
   GpuCatalog catalog;

@@ -155,6 +155,11 @@ void check_sources(const JsonReader& r, const Node& n) {
 
 }  // namespace
 
+Node read_node_file(const std::filesystem::path& path) {
+  const Json json = read_json_file(path);
+  return with_json_errors(path.string(), [&] { return node_from_json(json, path.string()); });
+}
+
 Node node_from_json(const Json& json, const std::string& source) {
   const JsonReader r(json, source);
   Node n;
@@ -185,7 +190,7 @@ Node node_from_json(const Json& json, const std::string& source) {
 NodeCatalog NodeCatalog::load(const std::filesystem::path& dir) {
   NodeCatalog catalog;
   for (const auto& path : json_files_in(dir, "node catalog"))
-    catalog.nodes_.push_back(node_from_json(read_json_file(path), path.string()));
+    catalog.nodes_.push_back(read_node_file(path));
   std::sort(catalog.nodes_.begin(), catalog.nodes_.end(), [](const Node& a, const Node& b) { return a.id < b.id; });
   return catalog;
 }
@@ -199,7 +204,7 @@ Node NodeCatalog::resolve(const std::string& name) const {
   const std::string key = normalize_name(name);
   for (const Node& n : nodes_)
     if (n.id == key) return n;
-  if (name.ends_with(".json")) return node_from_json(read_json_file(name), name);
+  if (name.ends_with(".json")) return read_node_file(name);
   std::vector<std::string> ids;
   for (const Node& n : nodes_) ids.push_back(n.id);
   fail("unknown node '{}' (did you mean {}? `llmco2 nodes` lists all; a node JSON file path also works)", name,

@@ -50,6 +50,7 @@ struct Node {
 // Reads one node file. Every value is range-checked and must name its source; throws Error with one line naming the
 // file and key.
 Node node_from_json(const Json& json, const std::string& source);
+Node read_node_file(const std::filesystem::path& path);  // node_from_json of a file
 
 class NodeCatalog {
  public:

@@ -125,14 +125,7 @@ class RunnerSession {
   }
 
   // The runner's answer, or its error as an Error (a RunnerFailure when it is not the protocol).
-  static Json expect(const Json& message, const std::string& event) {
-    const std::string got = message.value("event", "");
-    if (got == "error")
-      fail("runner error{}: {}", message.contains("kind") ? " (" + message.value("kind", "") + ")" : "",
-           message.value("message", "(no message)"));
-    if (got != event) throw RunnerFailure(fmt::format("expected a '{}' event from the runner, got '{}'", event, got));
-    return message;
-  }
+  static Json expect(const Json& message, const std::string& event) { return expect_runner_event(message, event); }
 
  private:
   void start(const std::vector<int>& devices) {
@@ -177,12 +170,10 @@ RunResult run_once(RunnerSession& session, EnergyMeter& meter, long batch, long 
     throw;
   }
   const double energy = meter.stop_j();
-  const long generated = done.value("gen_tokens", -1L), prompted = done.value("prompt_tokens", -1L);
-  if (generated != gen || prompted != prompt)
-    fail("the runner ran prompt {} / gen {} tokens, asked for {} / {}", prompted, generated, prompt, gen);
-  const double elapsed = done.value("elapsed_s", -1.0);
-  if (!(elapsed > 0)) throw RunnerFailure("the runner's 'done' lacks a positive elapsed_s");
-  return {energy, elapsed};
+  const RunnerDone d = runner_done(done);
+  if (d.gen_tokens != gen || d.prompt_tokens != prompt)
+    fail("the runner ran prompt {} / gen {} tokens, asked for {} / {}", d.prompt_tokens, d.gen_tokens, prompt, gen);
+  return {energy, d.elapsed_s};
 }
 
 std::string provenance(const Target& t, const RunnerSession& session, const Nvml& nvml, bool counters,
@@ -199,7 +190,7 @@ std::string provenance(const Target& t, const RunnerSession& session, const Nvml
   return fmt::format("NVML driver {}; {}; energy from {}; idle power measured before the campaign, not subtracted; "
                      "runner {} {}",
                      nvml.driver_version(), devices, counters ? "the energy counters" : "power sampled and integrated",
-                     session.hello().value("engine", "?"), session.hello().value("versions", Json::object()).dump());
+                     runner_text_field(session.hello(), "engine", "?"), session.hello().value("versions", Json::object()).dump());
 }
 
 DatasetRow measure(const PlanRow& row, const Target& t, RunnerSession& session, const Nvml& nvml,
@@ -227,10 +218,10 @@ DatasetRow measure(const PlanRow& row, const Target& t, RunnerSession& session, 
   r.gpu = t.gpu.id;
   r.gpus = row.gpus;
   r.interconnect = row.gpus > 1 ? t.gpu.network_link(row.gpus).kind : "";
-  const bool layer_split = session.loaded().value("parallelism", "tensor") == "layer_split";
+  const bool layer_split = runner_text_field(session.loaded(), "parallelism", "tensor") == "layer_split";
   r.parallelism = layer_split ? Parallelism::layer_split : Parallelism::tensor;
   r.tensor_parallel = layer_split ? 1 : row.gpus;
-  r.engine = session.hello().value("engine", "unknown");
+  r.engine = runner_text_field(session.hello(), "engine", "unknown");
   r.batch = static_cast<double>(row.batch);
   r.prompt_tokens = static_cast<double>(row.prompt);
   r.gen_tokens = static_cast<double>(row.gen);

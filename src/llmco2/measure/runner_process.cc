@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -80,6 +81,57 @@ void RunnerProcess::send(const Json& message) {
   }
 }
 
+Json parse_runner_line(const std::string& line) {
+  if (line.find_first_not_of(" \t\r") == std::string::npos) return nullptr;
+  Json message;
+  try {
+    message = parse_json_text(line, "runner");
+  } catch (const Error&) {
+    throw RunnerFailure(fmt::format("the runner wrote a line that is not JSON: '{}'", line.substr(0, 120)));
+  }
+  if (!message.is_object()) throw RunnerFailure("the runner wrote JSON that is not an object: " + line.substr(0, 120));
+  return message;
+}
+
+std::string runner_text_field(const Json& message, const char* key, const std::string& fallback) {
+  const auto it = message.find(key);
+  if (it == message.end()) return fallback;
+  if (!it->is_string()) throw RunnerFailure(fmt::format("the runner's '{}' must be a string, found {}", key, it->dump()));
+  return it->get<std::string>();
+}
+
+namespace {
+
+long whole_field(const Json& message, const char* key) {
+  const auto it = message.find(key);
+  if (it == message.end() || !it->is_number_integer())
+    throw RunnerFailure(fmt::format("the runner's 'done' lacks a whole number '{}'", key));
+  return it->get<long>();
+}
+
+}  // namespace
+
+const Json& expect_runner_event(const Json& message, const std::string& event) {
+  const std::string got = runner_text_field(message, "event", "");
+  if (got == "error") {
+    const std::string kind = runner_text_field(message, "kind", "");
+    fail("runner error{}: {}", kind.empty() ? "" : " (" + kind + ")", runner_text_field(message, "message", "(no message)"));
+  }
+  if (got != event) throw RunnerFailure(fmt::format("expected a '{}' event from the runner, got '{}'", event, got));
+  return message;
+}
+
+RunnerDone runner_done(const Json& done) {
+  RunnerDone d;
+  d.prompt_tokens = whole_field(done, "prompt_tokens");
+  d.gen_tokens = whole_field(done, "gen_tokens");
+  const auto elapsed = done.find("elapsed_s");
+  if (elapsed != done.end() && elapsed->is_number()) d.elapsed_s = elapsed->get<double>();
+  if (!(d.elapsed_s > 0) || !std::isfinite(d.elapsed_s))
+    throw RunnerFailure("the runner's 'done' lacks a positive elapsed_s");
+  return d;
+}
+
 Json RunnerProcess::receive(double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                                std::chrono::duration<double>(timeout_s));
@@ -87,15 +139,8 @@ Json RunnerProcess::receive(double timeout_s) {
     if (const auto newline = buffer_.find('\n'); newline != std::string::npos) {
       const std::string line = buffer_.substr(0, newline);
       buffer_.erase(0, newline + 1);
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      Json message;
-      try {
-        message = Json::parse(line);
-      } catch (const Json::exception&) {
-        throw RunnerFailure(fmt::format("the runner wrote a line that is not JSON: '{}'", line.substr(0, 120)));
-      }
-      if (!message.is_object()) throw RunnerFailure("the runner wrote JSON that is not an object: " + line.substr(0, 120));
-      return message;
+      Json message = parse_runner_line(line);
+      if (message.is_object()) return message;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {

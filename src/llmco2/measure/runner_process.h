@@ -19,6 +19,26 @@ class RunnerFailure : public Error {
   using Error::Error;
 };
 
+// One line the runner wrote as a message: a JSON object, or null for a blank line. Throws RunnerFailure for a line
+// that is not JSON or not an object.
+Json parse_runner_line(const std::string& line);
+
+// `message` when its "event" is `event`; an "error" event throws Error with the runner's message; anything else
+// (another event, an event that is not a string) throws RunnerFailure.
+const Json& expect_runner_event(const Json& message, const std::string& event);
+
+// The string at `key` of a runner's message, or `fallback` when absent; a value of another type throws RunnerFailure.
+std::string runner_text_field(const Json& message, const char* key, const std::string& fallback);
+
+// What a "done" message reports: the prompt and generated tokens it ran and the seconds it took.
+struct RunnerDone {
+  long prompt_tokens = -1, gen_tokens = -1;
+  double elapsed_s = 0;
+};
+// Reads a "done" message; throws RunnerFailure when a count is not a whole number or elapsed_s is not a positive,
+// finite number of seconds.
+RunnerDone runner_done(const Json& done);
+
 class RunnerProcess {
  public:
   // Runs `/bin/sh -c "exec <command>"` with `env` added; its stderr is appended to `stderr_log`.

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <initializer_list>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "core/names.h"
 
@@ -66,6 +68,50 @@ const FamilyTraits* find_family(std::string_view model_type) {
   return nullptr;
 }
 
+// The largest value each architecture key may take (docs/reliability.md): several times the largest published model,
+// small enough that per-layer tables, parameter counts and kernel sizes stay far from exhausting memory or a long.
+struct ArchitectureBound {
+  std::string_view key;
+  double max;
+  std::string_view why;
+};
+constexpr double kDefaultMax = 1e9;  // keys without a bound of their own (window sizes, intervals, ranks of lists)
+constexpr std::array<ArchitectureBound, 21> kArchitectureBounds{{
+    {"num_hidden_layers", 1024, "the deepest public models have 126 (Llama-3.1-405B)"},
+    {"hidden_size", 65536, "the widest public models have 18432 (Nemotron-4-340B)"},
+    {"num_attention_heads", 1024, "public models have at most 128"},
+    {"num_key_value_heads", 1024, "public models have at most 128"},
+    {"num_key_value_heads_per_layer", 1024, "public models have at most 128"},
+    {"head_dim", 4096, "public models use at most 256"},
+    {"intermediate_size", 1 << 20, "the widest public FFN is 73728 (Nemotron-4-340B)"},
+    {"intermediate_size_mlp", 1 << 20, "the widest public FFN is 73728 (Nemotron-4-340B)"},
+    {"n_inner", 1 << 20, "the widest public FFN is 73728 (Nemotron-4-340B)"},
+    {"moe_intermediate_size", 1 << 20, "public experts are at most 32768 wide (Grok-1)"},
+    {"shared_expert_intermediate_size", 1 << 20, "public shared experts are at most 20480 wide (Qwen2-57B)"},
+    {"vocab_size", 1 << 22, "the largest public vocabulary has 262208 tokens (Gemma 3)"},
+    {"num_local_experts", 4096, "public MoE models have at most 512 experts (Qwen3-Next)"},
+    {"num_experts_per_tok", 4096, "public MoE models have at most 512 experts (Qwen3-Next)"},
+    {"kv_lora_rank", 65536, "DeepSeek-V3 caches a 512-wide latent"},
+    {"q_lora_rank", 65536, "DeepSeek-V3 uses 1536"},
+    {"mamba_num_heads", 65536, "Nemotron-H uses 128"},
+    {"mamba_head_dim", 4096, "Nemotron-H uses 64 to 80"},
+    {"ssm_state_size", 4096, "Mamba-2 models use 128"},
+    {"n_groups", 65536, "Nemotron-H uses 8"},
+    {"conv_kernel", 1024, "Mamba-2 uses 4"},
+}};
+
+double architecture_max(std::string_view key) {
+  for (const auto& bound : kArchitectureBounds)
+    if (bound.key == key) return bound.max;
+  return kDefaultMax;
+}
+
+std::string architecture_why(std::string_view key) {
+  for (const auto& bound : kArchitectureBounds)
+    if (bound.key == key) return fmt::format(" ({})", bound.why);
+  return "";
+}
+
 // Reads the first present key of several spellings, e.g. {"num_hidden_layers", "n_layer"}.
 class ConfigReader {
  public:
@@ -82,16 +128,23 @@ class ConfigReader {
     return checked_count(*keys.begin(), *value);
   }
   long checked_count(std::string_view key, double value) const {
-    if (!(value >= 1) || value != std::floor(value) || value > 1e9)
+    if (!(value >= 1) || value != std::floor(value))
       fail("{}: key '{}' must be a positive whole number, found {}", reader_.source(), key, value);
+    check_bound(key, value);
     return static_cast<long>(value);
+  }
+  void check_bound(std::string_view key, double value) const {
+    if (value > architecture_max(key))
+      fail("{}: key '{}' = {} is above the largest accepted, {}{}", reader_.source(), key, value, architecture_max(key),
+           architecture_why(key));
   }
   // A whole number that may be 0 (e.g. first_k_dense_replace), or `fallback` when the key is absent.
   long whole_or(std::string_view key, long fallback) const {
     const auto value = find({key});
     if (!value) return fallback;
-    if (!(*value >= 0) || *value != std::floor(*value) || *value > 1e9)
+    if (!(*value >= 0) || *value != std::floor(*value))
       fail("{}: key '{}' must be a whole number (0 or more), found {}", source(), key, *value);
+    check_bound(key, *value);
     return static_cast<long>(*value);
   }
   long count_or(std::string_view key, long fallback) const {
@@ -604,9 +657,10 @@ std::filesystem::path hf_quant_config_path(const std::filesystem::path& config_p
 ModelSpec read_hf_config(const std::filesystem::path& path) {
   const Json config = read_json_file(path);
   const auto quant_path = hf_quant_config_path(path);
-  if (!std::filesystem::exists(quant_path)) return model_from_hf_config(config, path.string());
+  if (!std::filesystem::exists(quant_path))
+    return with_json_errors(path.string(), [&] { return model_from_hf_config(config, path.string()); });
   const Json quant = read_json_file(quant_path);
-  return model_from_hf_config(config, path.string(), &quant);
+  return with_json_errors(path.string(), [&] { return model_from_hf_config(config, path.string(), &quant); });
 }
 
 }  // namespace llmco2

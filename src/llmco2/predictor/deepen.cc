@@ -9,6 +9,7 @@
 #include "features/features.h"
 #include "graph/kernel_graph.h"
 #include "predictor/encoding.h"
+#include "predictor/forest_check.h"
 
 namespace llmco2 {
 namespace {
@@ -125,10 +126,13 @@ std::unique_ptr<Predictor> make_deepen_predictor(const ModelFile& file, const st
   const auto energy = file.blobs.find("energy_forest"), latency = file.blobs.find("latency_forest");
   if (energy == file.blobs.end() || latency == file.blobs.end())
     fail("{}: DeepEn model lacks its energy or latency forest", source);
-  if (file.header.value("feature_count", 0) != deepen_feature_count())
+  const auto count = file.header.find("feature_count");
+  if (count == file.header.end() || !count->is_number_integer() || count->get<long>() != deepen_feature_count())
     fail("{}: DeepEn model has {} features, this build uses {} (retrain it)", source,
-         file.header.value("feature_count", 0), deepen_feature_count());
-  return std::make_unique<DeepEnPredictor>(energy->second, latency->second);
+         count == file.header.end() ? "no" : count->dump(), deepen_feature_count());
+  const int features = deepen_feature_count();
+  std::string energy_model = checked_forest(energy->second, features, source, "energy_forest");
+  return std::make_unique<DeepEnPredictor>(energy_model, checked_forest(latency->second, features, source, "latency_forest"));
 }
 
 }  // namespace llmco2

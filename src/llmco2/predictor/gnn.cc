@@ -112,7 +112,10 @@ GnnWeights gnn_from_file(const ModelFile& f, const std::string& source) {
     w.features = parse_feature_set(f.header.at("features").get<std::string>());
     w.scaling = parse_target_scaling(f.header.at("scaling").get<std::string>());
     w.phase_outputs = f.header.at("phase_outputs").get<bool>();
-    w.hidden = f.header.at("hidden").get<int>();
+    const Json& hidden = f.header.at("hidden");
+    if (!hidden.is_number_integer() || hidden.get<long>() < 1 || hidden.get<long>() > 4096)
+      fail("{}: key 'hidden' must be a whole number from 1 to 4096, found {}", source, hidden.dump());
+    w.hidden = hidden.get<int>();
     if (f.header.at("node_features") != Json(node_feature_names(w.features)) ||
         f.header.at("global_features") != Json(global_feature_names(w.features)))
       fail("{}: the model's feature columns differ from this build's '{}' features (retrain it)", source,

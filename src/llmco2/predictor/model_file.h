@@ -2,9 +2,11 @@
 // features, normalisation, training facts), float tensors and opaque byte blobs (e.g. an XGBoost model).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json_io.h"
@@ -27,6 +29,8 @@ struct ModelFile {
 // Layout: "LLMCO2PM" | u32 version | u64 header length | header JSON | payload (tensors as little-endian f32, then
 // blobs, in the order the header's "entries" list them) | u64 FNV-1a checksum of everything before it.
 std::string serialize_model_file(const ModelFile& file);
+// The checksum a model file ends with: 64-bit FNV-1a of every byte before it.
+uint64_t model_file_checksum(std::string_view bytes);
 ModelFile parse_model_file(const std::string& bytes, const std::string& source);
 
 void write_model_file(const std::filesystem::path& path, const ModelFile& file);  // atomic

@@ -16,10 +16,23 @@ Timeline::Timeline(double bin_s, int replicas) : bin_s_(bin_s), replicas_(std::m
   if (!(bin_s > 0) || !std::isfinite(bin_s)) fail("--bin-s must be a positive number of seconds, got {}", bin_s);
 }
 
+void Timeline::coarsen() {
+  for (size_t i = 0; i < bins_.size(); ++i) {
+    const TimelineBin b = bins_[i];
+    TimelineBin& merged = bins_[i / 2];
+    if (i % 2 == 0) merged = b;
+    else merged = {merged.energy_j + b.energy_j, merged.busy_s + b.busy_s, merged.running_s + b.running_s,
+                   merged.waiting_s + b.waiting_s, merged.kv_share_s + b.kv_share_s};
+  }
+  bins_.resize((bins_.size() + 1) / 2);
+  bin_s_ *= 2;
+}
+
 void Timeline::add(const StepRecord& s) {
   const double end_s = s.start_s + s.time_s;
+  while (end_s / bin_s_ >= static_cast<double>(kMaxServingBins)) coarsen();
   for (double t = s.start_s; t < end_s;) {
-    const auto index = static_cast<size_t>(t / bin_s_);
+    const auto index = static_cast<size_t>(std::max(0.0, t) / bin_s_);
     const double until = std::min(end_s, static_cast<double>(index + 1) * bin_s_);
     const double span_s = until - t;
     if (span_s <= 0) break;

@@ -19,16 +19,21 @@ struct TimelineBin {
   double kv_share_s = 0;    // integral of the KV share, summed over replicas
 };
 
+// A timeline holds at most kMaxServingBins bins: when a replay runs longer, neighbouring bins merge in pairs and the
+// bin width doubles (so memory stays bounded whatever the arrival times).
+inline constexpr size_t kMaxServingBins = 100000;
+
 class Timeline {
  public:
   Timeline(double bin_s, int replicas);
-  void add(const StepRecord& step);  // spreads the record over the bins it spans
+  void add(const StepRecord& step);  // spreads the record over the bins it spans (bin_s() may double)
   double bin_s() const { return bin_s_; }
   const std::vector<TimelineBin>& bins() const { return bins_; }
   // CSV: bin start, mean power (W, all GPUs), mean running, mean waiting, mean KV share (per replica), busy share.
   std::string csv() const;
 
  private:
+  void coarsen();  // merges bins in pairs, doubling bin_s_
   double bin_s_;
   int replicas_;
   std::vector<TimelineBin> bins_;

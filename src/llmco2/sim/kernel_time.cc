@@ -190,7 +190,8 @@ KernelParams kernel_params_from_json(const Json& json, const std::string& source
 }
 
 KernelParams load_kernel_params(const std::filesystem::path& path) {
-  return kernel_params_from_json(read_json_file(path), path.string());
+  const Json json = read_json_file(path);
+  return with_json_errors(path.string(), [&] { return kernel_params_from_json(json, path.string()); });
 }
 
 std::filesystem::path default_kernel_params_path() { return data_dir() / "sim" / "kernels.json"; }

@@ -68,6 +68,8 @@ SimParams sim_params_from_json(const Json& j, const std::string& source, KernelP
       const auto range = profile.ranges.find(field);
       if (range != profile.ranges.end())
         check_range(value, range->second.first, range->second.second, source, "engines." + id + "." + field);
+      else
+        check_range(value, engine_bound(field), source, "engines." + id + "." + field);
       engine_field(profile, field) = value;
     }
   }
@@ -89,8 +91,12 @@ SimParams default_sim_params() {
 
 SimParams load_sim_params(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(path)) fail("{}: simulator parameter file not found", path.string());
-  return sim_params_from_json(read_json_file(path), path.string(), load_kernel_params(default_kernel_params_path()),
-                              load_engine_catalog(default_engine_catalog_path()));
+  const Json json = read_json_file(path);
+  KernelParams kernels = load_kernel_params(default_kernel_params_path());
+  EngineCatalog engines = load_engine_catalog(default_engine_catalog_path());
+  return with_json_errors(path.string(), [&] {
+    return sim_params_from_json(json, path.string(), std::move(kernels), std::move(engines));
+  });
 }
 
 }  // namespace llmco2

@@ -34,7 +34,7 @@ std::vector<TimelineBin> bins(const std::vector<RequestFigures>& figures, double
   std::map<long, TimelineBin> by_index;
   for (const auto& f : figures) {
     if (!f.time_s) continue;
-    const auto index = static_cast<long>(std::floor(*f.time_s / bin_s));
+    const auto index = static_cast<long>(std::clamp(std::floor(*f.time_s / bin_s), -9e18, 9e18));
     TimelineBin& b = by_index[index];
     b.start_s = static_cast<double>(index) * bin_s;
     ++b.requests;
@@ -42,7 +42,12 @@ std::vector<TimelineBin> bins(const std::vector<RequestFigures>& figures, double
     b.co2_g += f.total_g();
   }
   if (by_index.empty()) return {};
-  std::vector<TimelineBin> out;  // every bin from the first to the last, empty ones included
+  std::vector<TimelineBin> out;  // every bin from the first to the last, empty ones included (up to the cap)
+  const double span_bins = static_cast<double>(by_index.rbegin()->first) - static_cast<double>(by_index.begin()->first);
+  if (span_bins >= static_cast<double>(kMaxTimelineBins)) {  // only the bins with requests: memory follows the log
+    for (const auto& [index, bin] : by_index) out.push_back(bin);
+    return out;
+  }
   for (long i = by_index.begin()->first; i <= by_index.rbegin()->first; ++i) {
     const auto it = by_index.find(i);
     out.push_back(it != by_index.end() ? it->second : TimelineBin{static_cast<double>(i) * bin_s, 0, 0, 0});

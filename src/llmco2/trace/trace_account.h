@@ -33,6 +33,10 @@ struct TimelineBin {
   double energy_j = 0, co2_g = 0;
 };
 
+// The most bins a timeline lists with its empty ones (100,000: 11 years of hours, 69 days of minutes). A log whose
+// span needs more (only possible with --keep-time-outliers) lists only the bins that hold requests.
+inline constexpr long kMaxTimelineBins = 100000;
+
 struct TraceAccount {
   long requests = 0;
   long skipped_lines = 0;   // not read (malformed)
