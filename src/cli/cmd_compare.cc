@@ -32,8 +32,23 @@ struct CompareFlags {
   double slo_ttft_ms = 0, slo_tpot_ms = 0;
   std::vector<int> tp_degrees = {1, 2, 4, 8};
   int max_replicas = 64;
-  bool quiet = false;
+  bool quiet = false, keep_time_outliers = false;
 };
+
+// The log of --trace without the requests a pause of over 30 days separates from the rest (unless
+// --keep-time-outliers), each dropped line named on stderr.
+RequestLog read_trace(const CompareFlags& f) {
+  RequestLog log = read_request_log(f.trace, !f.quiet);
+  if (f.keep_time_outliers) return log;
+  const size_t examples_before = log.examples.size();
+  const long dropped = drop_time_outliers(log);
+  if (dropped == 0) return log;
+  std::cerr << fmt::format("compare: {} request(s) of {} dropped as time outliers (--keep-time-outliers keeps them)\n",
+                           dropped, log.source);
+  for (size_t i = examples_before; i < log.examples.size(); ++i)
+    std::cerr << fmt::format("  line {}: {}\n", log.examples[i].line, log.examples[i].reason);
+  return log;
+}
 
 std::vector<Gpu> gpu_types(const CompareFlags& f, const CarbonFor& carbon, std::string& note) {
   std::vector<Gpu> out;
@@ -164,7 +179,7 @@ std::string ranking(const CapacityPlan& plan, double (*figure)(const CapacityCan
 void run_capacity(const CompareFlags& f, const ResolvedRequest& r, const CarbonFor& carbon,
                   const std::vector<Gpu>& gpus, const std::string& params) {
   if (f.slo_ttft_ms < 0 || f.slo_tpot_ms < 0) fail("--slo-ttft-ms and --slo-tpot-ms must not be negative");
-  const RequestLog log = read_request_log(f.trace, !f.quiet);
+  const RequestLog log = read_trace(f);
   Deployment base;
   base.model = r.model, base.gpu = r.gpu, base.setup = r.request;
   base.setup.batch = 1;
@@ -240,7 +255,7 @@ void run_compare(const CompareFlags& f, const RequestFlags& rf, const PredictorF
                           r.request.prompt_tokens, r.request.gen_tokens, r.request.precision.to_string(),
                           r.request.engine);
   } else {
-    const RequestLog log = read_request_log(f.trace);
+    const RequestLog log = read_trace(f);
     c = compare_log(*p.predictor, r.model, r.request, log, gpus, f.counts, carbon, slo_s, f.grid_ratio);
     subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log.requests.size(), log.source, r.model.id,
                           r.request.batch, r.request.precision.to_string(), r.request.engine);
@@ -311,6 +326,8 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--max-replicas", f->max_replicas, "capacity planning: most replicas to try")
       ->capture_default_str();
+  command->add_flag("--keep-time-outliers", f->keep_time_outliers,
+                    "keep requests more than 30 days from the rest of the --trace log (dropped by default)");
   command->add_flag("--quiet", f->quiet, "no progress lines");
   command->add_option("--grid", f->grid_ratio, "token grid ratio for --trace (see llmco2 trace)")->capture_default_str();
   command->add_option("--plot", f->plot, "folder for the plots and their data")->capture_default_str();

@@ -21,7 +21,7 @@ namespace {
 struct ServeFlags {
   std::string file, requests_out, router = "round-robin", params, format = "table", plot, ci_profile;
   double bin_s = 60;
-  bool attribute_idle = false;
+  bool attribute_idle = false, keep_time_outliers = false;
   int replicas = 1;
   long max_num_seqs = 0, max_batched_tokens = 0, block_size = 16;
   double gpu_memory_utilization = 0, rate_scale = 1, duration_s = 0, slo_ttft_ms = 0, slo_tpot_ms = 0;
@@ -148,6 +148,7 @@ void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlag
   options.expected_requests = std::max(0L, reader.lines_in_file() - 1);
   options.rate_scale = f.rate_scale, options.duration_s = f.duration_s, options.progress = !f.quiet;
   options.attribute_idle = f.attribute_idle;
+  options.keep_time_outliers = f.keep_time_outliers;
   // A time-varying intensity: virtual time 0 is the log's first arrival (or the profile's first row for a log
   // without timestamps); each meter reading is charged at the intensity of the hours it spans.
   std::optional<CiProfile> profile;
@@ -250,6 +251,8 @@ void add_serve_sim_command(CLI::App& app) {
                     "iteration that ends it (per-request energies then add up to nearly the total)");
   command->add_option("--format", f->format, "table or json")->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
+  command->add_flag("--keep-time-outliers", f->keep_time_outliers,
+                    "replay arrivals more than 30 days after the previous one (refused by default)");
   command->add_flag("--quiet", f->quiet, "no progress lines");
   command->callback([=] { run_serve_sim(*f, *rf, *cf); });
 }

@@ -483,6 +483,13 @@ TEST(CliServeSim, PlotsTheTimelineChargesAnIntensityProfileAndRefusesAnUnsortedL
   std::ofstream(dir + "/bad_ci.csv") << "timestamp,g_per_kwh\n2023-11-16 18:00:00,lots\n";
   expect_clean_error("serve-sim " + dir + "/log.csv --quiet --ci-profile " + dir + "/bad_ci.csv", "bad_ci.csv:2");
   expect_clean_error("serve-sim " + dir + "/unsorted.csv --quiet", "unsorted.csv:3");
+  // One request dated years after the rest: refused (its idle gap would dominate), replayed with the flag.
+  std::ofstream(dir + "/outlier.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,10,2\n"
+                                         "2023-11-16 18:00:01,10,2\n2031-01-01 00:00:00,10,2\n";
+  expect_clean_error("serve-sim " + dir + "/outlier.csv --model llama-3.1-8b --gpu h100-sxm --quiet",
+                     "outlier.csv:4: TIMESTAMP lies");
+  EXPECT_EQ(run("serve-sim " + dir + "/outlier.csv --model llama-3.1-8b --gpu h100-sxm --quiet --keep-time-outliers")
+                .exit_code, 0);
 }
 
 TEST(CliServeValidate, ReplaysMeasuredLoadTestsAndScoresThem) {
@@ -561,4 +568,17 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
   EXPECT_LE(j["ranked_by_energy"][0]["energy_j"].get<double>(), j["ranked_by_energy"][1]["energy_j"].get<double>());
   EXPECT_TRUE(std::filesystem::exists(dir + "/plot/capacity.csv"));
   expect_clean_error("compare --trace " + dir + "/log.csv --slo-ttft-ms 100 --tp-degrees 0", "--tp-degrees");
+  // The same log with one request dated 2031: dropped as a time outlier and named, so the plan is the same one.
+  std::filesystem::copy_file(dir + "/log.csv", dir + "/outlier.csv", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir + "/outlier.csv", std::ios::app) << "2031-01-01 00:00:00,1500,200\n";
+  const Result o = run("compare --trace " + dir + "/outlier.csv --model llama-3.1-8b --gpu h100-sxm --gpu-types "
+                       "h100-sxm,a100-80gb-sxm --slo-ttft-ms 2000 --slo-tpot-ms 60 --tp-degrees 1,2 --plot " + dir +
+                       "/plot2 --format json --quiet");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("1 request(s)"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("line 42:"), std::string::npos) << o.err;  // header + 40 requests, then the outlier
+  const auto jo = nlohmann::json::parse(o.out);
+  ASSERT_EQ(jo["ranked_by_energy"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(jo["ranked_by_energy"][i]["energy_j"].get<double>(), j["ranked_by_energy"][i]["energy_j"].get<double>());
 }

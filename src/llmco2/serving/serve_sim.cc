@@ -168,6 +168,11 @@ class Replay {
       fail("{}{}: TIMESTAMP goes back in time; serve-sim reads the log as a stream and needs it sorted by TIMESTAMP "
            "(e.g. sort -t, -k1,1)", options_.source_name.empty() ? "line " : options_.source_name + ":", l->line);
     if (options_.duration_s > 0 && arrival_s >= options_.duration_s) return;  // the rest lies beyond the window
+    if (!options_.keep_time_outliers && arrival_s - last_arrival_s_ > kMaxTimeGap_s / options_.rate_scale)
+      fail("{}{}: TIMESTAMP lies {:.0f} days after the previous request (more than {:.0f}): a pause that long is an "
+           "outlier of the log, not serving, and its idle time would dominate the totals; remove it or pass "
+           "--keep-time-outliers", options_.source_name.empty() ? "line " : options_.source_name + ":", l->line,
+           (arrival_s - last_arrival_s_) * options_.rate_scale / 86400, kMaxTimeGap_s / 86400);
     last_arrival_s_ = arrival_s;
     ServedRequest* r = nullptr;
     if (free_.empty()) {

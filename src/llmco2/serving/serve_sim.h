@@ -62,6 +62,7 @@ struct ReplayOptions {
   bool progress = false;
   long expected_requests = 0;  // for the progress line's ETA (0: unknown)
   std::string source_name;     // the log's path, for messages naming a line of it
+  bool keep_time_outliers = false;  // false: an arrival more than kMaxTimeGap_s after the previous one fails the run
   StepSink on_step;        // optional: every iteration and idle gap of every replica, in time order per replica
   // Idle energy to requests: each idle gap of a replica goes to the requests of the iteration that ends it (the work
   // the idle GPUs were kept for), by tokens like the iteration's own energy. The gap after a replica's last iteration
