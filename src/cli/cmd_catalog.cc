@@ -1,106 +1,86 @@
-// cli/cmd_catalog.cc - `llmco2 models`, `llmco2 gpus` and `llmco2 nodes`: list the bundled catalogs.
+// cli/cmd_catalog.cc - `llmco2 models`, `llmco2 gpus` and `llmco2 nodes`: the bundled catalogs, as the API lists them
+// (llmco2/api.h), in a table or as JSON.
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "core/json_io.h"
-#include "hardware/gpu_catalog.h"
-#include "hardware/host_power.h"
-#include "hardware/node.h"
-#include "model/hf_config.h"
-#include "model/model_catalog.h"
+#include "llmco2/api.h"
 
 namespace llmco2::cli {
 namespace {
 
-void print_models(const std::string& format) {
-  Json list = Json::array();
-  if (format == "table")
-    std::cout << fmt::format("{:<28} {:<12} {:>6} {:>7} {:>6} {:>4} {:>8} {:>9}  {}\n", "id", "family", "layers",
-                             "hidden", "heads", "kv", "params", "experts", "hf repo");
-  for (const auto& entry : ModelCatalog::bundled().entries()) {
-    const ModelSpec m = read_hf_config(entry.config_path);
-    const std::string experts = m.moe ? fmt::format("{}/{}", m.moe->experts_per_token, m.moe->experts) : "-";
-    if (format == "table")
-      std::cout << fmt::format("{:<28} {:<12} {:>6} {:>7} {:>6} {:>4} {:>7.2f}B {:>9}  {}\n", entry.id, m.family,
-                               m.layers, m.hidden, m.heads, m.max_kv_heads(), m.total_params() / 1e9, experts,
-                               entry.hf_repo);
-    else
-      list.push_back({{"id", entry.id}, {"hf_repo", entry.hf_repo}, {"family", m.family}, {"layers", m.layers},
-                      {"hidden", m.hidden}, {"params", m.total_params()}});
+using api::Json;
+
+std::string models_table(const Json& models) {
+  std::string out = fmt::format("{:<28} {:<12} {:>6} {:>7} {:>6} {:>4} {:>8} {:>9}  {}\n", "id", "family", "layers",
+                                "hidden", "heads", "kv", "params", "experts", "hf repo");
+  for (const Json& m : models) {
+    const std::string experts = m["experts"].is_null() ? "-" : fmt::format("{}/{}", m["experts_per_token"].get<int>(),
+                                                                           m["experts"].get<int>());
+    out += fmt::format("{:<28} {:<12} {:>6} {:>7} {:>6} {:>4} {:>7.2f}B {:>9}  {}\n", m["id"].get<std::string>(),
+                       m["family"].get<std::string>(), m["layers"].get<long>(), m["hidden"].get<long>(),
+                       m["heads"].get<long>(), m["kv_heads"].get<long>(), m["params"].get<double>() / 1e9, experts,
+                       m["hf_repo"].get<std::string>());
   }
-  if (format == "json") std::cout << list.dump(2) << "\n";
+  return out;
 }
 
-void print_gpus(const std::string& format) {
-  Json list = Json::array();
-  if (format == "table")
-    std::cout << fmt::format("{:<16} {:<26} {:>8} {:>8} {:>7} {:>9} {:>6} {:>6}  {}\n", "id", "name", "bf16 TF",
-                             "fp16 TF", "mem GB", "mem GB/s", "TDP W", "idle W", "link (GB/s per direction)");
-  for (const auto& gpu : GpuCatalog::bundled().gpus()) {
-    auto peak = [&](DType d) {
-      auto it = gpu.dense_peak_ops_per_s.find(d);
-      return it == gpu.dense_peak_ops_per_s.end() ? std::string("-") : fmt::format("{:.0f}", it->second / 1e12);
+std::string gpus_table(const Json& gpus) {
+  std::string out = fmt::format("{:<16} {:<26} {:>8} {:>8} {:>7} {:>9} {:>6} {:>6}  {}\n", "id", "name", "bf16 TF",
+                                "fp16 TF", "mem GB", "mem GB/s", "TDP W", "idle W", "link (GB/s per direction)");
+  for (const Json& g : gpus) {
+    auto peak = [&](const char* dtype) {
+      const Json& peaks = g["dense_peak_ops_per_s"];
+      return peaks.contains(dtype) ? fmt::format("{:.0f}", peaks[dtype].get<double>() / 1e12) : std::string("-");
     };
-    const Link& link = gpu.gpu_link ? *gpu.gpu_link : gpu.host_link;
-    if (format == "table")
-      std::cout << fmt::format("{:<16} {:<26} {:>8} {:>8} {:>7.0f} {:>9.0f} {:>6.0f} {:>6.0f}  {} {:.0f}\n", gpu.id,
-                               gpu.name, peak(DType::bf16), peak(DType::fp16), gpu.memory_bytes / 1e9,
-                               gpu.memory_bandwidth_bytes_per_s / 1e9, gpu.tdp_w, gpu.idle_w, link.kind,
-                               link.bandwidth_bytes_per_s / 1e9);
-    else
-      list.push_back({{"id", gpu.id}, {"name", gpu.name}, {"memory_bytes", gpu.memory_bytes},
-                      {"memory_bandwidth_bytes_per_s", gpu.memory_bandwidth_bytes_per_s}, {"tdp_w", gpu.tdp_w},
-                      {"idle_w", gpu.idle_w}, {"source", gpu.source}});
+    out += fmt::format("{:<16} {:<26} {:>8} {:>8} {:>7.0f} {:>9.0f} {:>6.0f} {:>6.0f}  {} {:.0f}\n",
+                       g["id"].get<std::string>(), g["name"].get<std::string>(), peak("bf16"), peak("fp16"),
+                       g["memory_bytes"].get<double>() / 1e9, g["memory_bandwidth_bytes_per_s"].get<double>() / 1e9,
+                       g["tdp_w"].get<double>(), g["idle_w"].get<double>(), g["link"].get<std::string>(),
+                       g["link_bytes_per_s_per_direction"].get<double>() / 1e9);
   }
-  if (format == "json") std::cout << list.dump(2) << "\n";
+  return out;
 }
 
 // Each node's wall power idle and with every GPU at its TDP (the host power model), and what it rests on.
-void print_nodes(const std::string& format) {
-  Json list = Json::array();
-  if (format == "table")
-    std::cout << fmt::format("{:<20} {:<12} {:>4} {:>11} {:>11} {:>11} {:>10}  {}\n", "id", "gpu", "gpus",
-                             "host idle W", "wall idle W", "wall full W", "design W", "supplies");
-  for (const Node& n : NodeCatalog::bundled().nodes()) {
-    const double host_idle_w = host_dc_w(n, n.gpu_idle_w, false);
-    const double idle_w = node_wall_w(n, n.gpu_idle_w, false), full_w = node_wall_w(n, n.gpu_tdp_w, true);
-    const bool is_default = NodeCatalog::bundled().default_for(n.gpu) == &n;
-    if (format == "table")
-      std::cout << fmt::format("{:<20} {:<12} {:>4} {:>11.0f} {:>11.0f} {:>11.0f} {:>10.0f}  {}{}\n", n.id, n.gpu,
-                               n.gpus, host_idle_w, idle_w, full_w, n.design_power_w, n.psu_standard,
-                               is_default ? " (default for its GPU)" : "");
-    else
-      list.push_back({{"id", n.id}, {"name", n.name}, {"gpu", n.gpu}, {"gpus", n.gpus},
-                      {"host_idle_dc_w", host_idle_w}, {"wall_idle_w", idle_w}, {"wall_at_gpu_tdp_w", full_w},
-                      {"design_power_w", n.design_power_w}, {"psu_assumed", n.psu_assumed},
-                      {"default_for_gpu", is_default}, {"source", n.source}});
-  }
-  if (format == "json") std::cout << list.dump(2) << "\n";
+std::string nodes_table(const Json& nodes) {
+  std::string out = fmt::format("{:<20} {:<12} {:>4} {:>11} {:>11} {:>11} {:>10}  {}\n", "id", "gpu", "gpus",
+                                "host idle W", "wall idle W", "wall full W", "design W", "supplies");
+  for (const Json& n : nodes)
+    out += fmt::format("{:<20} {:<12} {:>4} {:>11.0f} {:>11.0f} {:>11.0f} {:>10.0f}  {}{}\n",
+                       n["id"].get<std::string>(), n["gpu"].get<std::string>(), n["gpus"].get<int>(),
+                       n["host_idle_dc_w"].get<double>(), n["wall_idle_w"].get<double>(),
+                       n["wall_at_gpu_tdp_w"].get<double>(), n["design_power_w"].get<double>(),
+                       n["psu_standard"].get<std::string>(),
+                       n["default_for_gpu"].get<bool>() ? " (default for its GPU)" : "");
+  return out;
+}
+
+void add_catalog_command(CLI::App& app, const char* name, const char* help, Json (api::Session::*list)() const,
+                         std::string (*table)(const Json&)) {
+  auto* command = app.add_subcommand(name, help);
+  auto format = std::make_shared<std::string>("table");
+  command->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  command->callback([=] {
+    const Json entries = (api::Session().*list)();
+    std::cout << (*format == "json" ? entries.dump(2) + "\n" : table(entries));
+  });
 }
 
 }  // namespace
 
 void add_nodes_command(CLI::App& app) {
-  auto* command = app.add_subcommand("nodes", "list the bundled server nodes (host power for --scope node)");
-  auto format = std::make_shared<std::string>("table");
-  command->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  command->callback([=] { print_nodes(*format); });
+  add_catalog_command(app, "nodes", "list the bundled server nodes (host power for --scope node)",
+                      &api::Session::nodes, nodes_table);
 }
 
 void add_models_command(CLI::App& app) {
-  auto* command = app.add_subcommand("models", "list the bundled model architectures");
-  auto format = std::make_shared<std::string>("table");
-  command->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  command->callback([=] { print_models(*format); });
+  add_catalog_command(app, "models", "list the bundled model architectures", &api::Session::models, models_table);
 }
 
 void add_gpus_command(CLI::App& app) {
-  auto* command = app.add_subcommand("gpus", "list the bundled GPU types");
-  auto format = std::make_shared<std::string>("table");
-  command->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  command->callback([=] { print_gpus(*format); });
+  add_catalog_command(app, "gpus", "list the bundled GPU types", &api::Session::gpus, gpus_table);
 }
 
 }  // namespace llmco2::cli

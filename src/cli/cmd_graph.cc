@@ -10,7 +10,7 @@ namespace llmco2::cli {
 
 void add_graph_command(CLI::App& app) {
   auto* command = app.add_subcommand("graph", "print the kernel graph of one layer with prefill/decode features");
-  auto flags = std::make_shared<RequestFlags>();
+  auto flags = std::make_shared<api::Request>();
   auto format = std::make_shared<std::string>("json");
   auto phase = std::make_shared<std::string>("prefill");
   add_request_flags(*command, *flags);

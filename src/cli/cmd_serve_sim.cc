@@ -127,16 +127,16 @@ std::string summary_text(const Json& j) {
   return out;
 }
 
-void run_serve_sim(const ServeFlags& f, const RequestFlags& rf, const CarbonFlags& cf) {
-  RequestFlags setup_flags = rf;
-  setup_flags.batch = 1, setup_flags.prompt = 1, setup_flags.gen = 1;
+void run_serve_sim(const ServeFlags& f, const api::Request& rf) {
+  api::Request setup_flags = rf;
+  setup_flags.batch = 1, setup_flags.prompt_tokens = 1, setup_flags.gen_tokens = 1;
   const ResolvedRequest r = resolve_request(setup_flags);
   Deployment d;
   d.model = r.model, d.gpu = r.gpu, d.setup = r.request, d.replicas = f.replicas, d.router = parse_router(f.router);
   d.max_num_seqs = f.max_num_seqs, d.max_batched_tokens = f.max_batched_tokens, d.block_size = f.block_size;
   d.gpu_memory_utilization = f.gpu_memory_utilization;
   const SchedulerLimits limits = scheduler_limits(d);
-  const CarbonInputs carbon = resolve_carbon(cf, r.gpu, r.request.gpus);
+  const CarbonInputs carbon = resolve_carbon(rf, r.gpu, r.request.gpus);
   d.scope = carbon.scope;
   const SimParams params = load_sim_params_or_default(f.params);
   RequestLogReader reader(f.file);  // streamed: memory follows the requests in flight, not the log's length
@@ -222,12 +222,11 @@ void add_serve_sim_command(CLI::App& app) {
       "serve-sim", "replay a request log through a deployment (replicas of a continuous-batching engine) in virtual "
                    "time: latency percentiles, throughput, energy with idle, CO2");
   auto f = std::make_shared<ServeFlags>();
-  auto rf = std::make_shared<RequestFlags>();
-  auto cf = std::make_shared<CarbonFlags>();
+  auto rf = std::make_shared<api::Request>();
   command->add_option("file", f->file, "request log: TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or a dataset CSV")
       ->required();
   add_request_flags(*command, *rf, false);
-  add_carbon_flags(*command, *cf);
+  add_carbon_flags(*command, *rf);
   command->add_option("--replicas", f->replicas, "data-parallel replicas, each on --gpus GPUs")->capture_default_str();
   command->add_option("--router", f->router, "round-robin or least-loaded")->capture_default_str();
   command->add_option("--max-num-seqs", f->max_num_seqs, "running requests per replica (default: vLLM's for the GPU)");
@@ -254,7 +253,7 @@ void add_serve_sim_command(CLI::App& app) {
   command->add_flag("--keep-time-outliers", f->keep_time_outliers,
                     "replay arrivals more than 30 days after the previous one (refused by default)");
   command->add_flag("--quiet", f->quiet, "no progress lines");
-  command->callback([=] { run_serve_sim(*f, *rf, *cf); });
+  command->callback([=] { run_serve_sim(*f, *rf); });
 }
 
 }  // namespace llmco2::cli

@@ -60,7 +60,7 @@ void run_plan(const SimulateOptions& o, const SimParams& params) {
 
 void add_simulate_command(CLI::App& app) {
   auto* command = app.add_subcommand("simulate", "reference simulator: what an NVML measurement would read");
-  auto flags = std::make_shared<RequestFlags>();
+  auto flags = std::make_shared<api::Request>();
   auto o = std::make_shared<SimulateOptions>();
   add_request_flags(*command, *flags);
   command->add_option("--format", o->format, "text or json")->check(CLI::IsMember({"text", "json"}))

@@ -2,14 +2,12 @@
 // on one setup: totals, per-request distribution, energy per token, timeline, prefill/decode shares, plots.
 #include <iostream>
 
-#include <fmt/format.h>
+#include <filesystem>
 
 #include "cli/carbon_flags.h"
 #include "cli/commands.h"
 #include "cli/predictor_flags.h"
 #include "cli/request_flags.h"
-#include "core/output_manifest.h"
-#include "trace/trace_report.h"
 
 namespace llmco2::cli {
 namespace {
@@ -20,43 +18,17 @@ struct TraceFlags {
   bool quiet = false, keep_time_outliers = false;
 };
 
-std::string setup_line(const ResolvedRequest& r) {
-  return fmt::format("{} on {} x {} ({}), {}", r.model.id, r.request.gpus, r.gpu.id, r.request.engine,
-                     r.request.precision.to_string());
-}
-
-void run_trace(const TraceFlags& t, RequestFlags request_flags, const PredictorFlags& pf, const CarbonFlags& cf) {
-  request_flags.prompt = 1;  // tokens come from the log; the setup is checked on the smallest request
-  request_flags.gen = 1;
-  const ResolvedRequest r = resolve_request(request_flags);
-  const CarbonInputs carbon = resolve_carbon(cf, r.gpu, r.request.gpus);
-  const LoadedPredictor p = load_predictor_from_flags(pf);
-  RequestLog log = read_request_log(t.file, !t.quiet);
-  if (!t.keep_time_outliers) drop_time_outliers(log);
-  TraceOptions options;
-  options.batch = r.request.batch;
+void run_trace(const TraceFlags& t, const api::Request& setup, const api::Settings& settings) {
+  api::TraceOptions options;
+  options.report_dir = t.out.empty() ? "llmco2-trace-" + std::filesystem::path(t.file).stem().string() : t.out;
+  options.by_request_csv = t.by_request;
   options.grid_ratio = t.grid_ratio;
-  options.timeline_bin_s = t.bin_s;
+  options.bin_s = t.bin_s;
   options.progress = !t.quiet;
-  std::vector<RequestFigures> figures;
-  const TraceAccount account =
-      account_trace(log, *p.predictor, config_for_request(r.model, r.gpu, r.request), carbon, p.bands ? &*p.bands : nullptr, options, &figures);
-  TraceContext context{log.source, log.format, setup_line(r), p.predictor->name(), carbon_inputs_lines(carbon),
-                       p.bands_note, options, carbon.scope.name(),
-                       carbon.scope.node ? carbon.scope.node->id : ""};
-  const std::filesystem::path out =
-      t.out.empty() ? std::filesystem::path("llmco2-trace-" + std::filesystem::path(t.file).stem().string())
-                    : std::filesystem::path(t.out);
-  RunManifest manifest(manifest_in_folder(out));  // written last: lists the outputs of this run
-  const std::string warning = write_trace_report(account, figures, context, out);
-  if (!t.by_request.empty()) write_request_csv(figures, t.by_request);
-  manifest.commit();
-  if (t.format == "json") {
-    std::cout << trace_summary_json(account, context).dump(2) << "\n";
-  } else {
-    std::cout << trace_summary_text(account, context) << "  report: " << (out / "report.md").string() << "\n";
-  }
-  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+  options.keep_time_outliers = t.keep_time_outliers;
+  const api::Result result = api::Session(settings).score_trace(t.file, setup, options);
+  std::cout << (t.format == "json" ? result.json.dump(2) + "\n" : result.text);
+  print_warnings(result.warnings);
 }
 
 }  // namespace
@@ -65,14 +37,13 @@ void add_trace_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "trace", "energy and CO2 of a whole request log (Azure trace or dataset CSV) on one GPU setup, with plots");
   auto t = std::make_shared<TraceFlags>();
-  auto request_flags = std::make_shared<RequestFlags>();
-  auto predictor_flags = std::make_shared<PredictorFlags>();
-  auto carbon_flags = std::make_shared<CarbonFlags>();
+  auto request = std::make_shared<api::Request>();
+  auto settings = std::make_shared<api::Settings>();
   command->add_option("file", t->file, "request log: TIMESTAMP,ContextTokens,GeneratedTokens or a dataset CSV")
       ->required();
-  add_request_flags(*command, *request_flags, false);
-  add_predictor_flags(*command, *predictor_flags);
-  add_carbon_flags(*command, *carbon_flags);
+  add_request_flags(*command, *request, false);
+  add_predictor_flags(*command, *request, *settings);
+  add_carbon_flags(*command, *request);
   command->add_option("--out", t->out, "report folder (default: llmco2-trace-<file name>)");
   command->add_option("--by-request", t->by_request, "write every request's figures to this CSV");
   command->add_option("--grid", t->grid_ratio,
@@ -84,7 +55,7 @@ void add_trace_command(CLI::App& app) {
   command->add_flag("--quiet", t->quiet, "no progress lines");
   command->add_flag("--keep-time-outliers", t->keep_time_outliers,
                     "keep requests dated more than 30 days away from the rest of the log (dropped and named by default)");
-  command->callback([=] { run_trace(*t, *request_flags, *predictor_flags, *carbon_flags); });
+  command->callback([=] { run_trace(*t, *request, *settings); });
 }
 
 }  // namespace llmco2::cli

@@ -1,33 +1,13 @@
-// cli/predictor_flags.h - choosing a predictor (--predictor, --model-file, --params) and its error bands, shared by
-// predict, trace and compare.
+// cli/predictor_flags.h - choosing a predictor (--predictor, --model-file, --params), shared by predict, trace and
+// compare: the request's predictor and the API session's settings.
 #pragma once
-
-#include <memory>
-#include <optional>
-#include <string>
 
 #include <CLI/CLI.hpp>
 
-#include "predictor/error_band.h"
-#include "predictor/predictor.h"
+#include "llmco2/api.h"
 
 namespace llmco2::cli {
 
-struct PredictorFlags {
-  std::string predictor = "llmco2", model_file, params;
-};
-
-void add_predictor_flags(CLI::App& command, PredictorFlags& flags);
-
-struct LoadedPredictor {
-  std::unique_ptr<Predictor> predictor;
-  SimParams params;
-  std::optional<PredictorErrorBands> bands;  // absent for a model file, or when no evaluation measured it
-  std::string bands_note;                    // where the bands come from, or why there are none
-  double band_level = 0.8;
-};
-
-// Loads the bundled model of --predictor (or --model-file) with the simulator parameters and its error bands.
-LoadedPredictor load_predictor_from_flags(const PredictorFlags& flags);
+void add_predictor_flags(CLI::App& command, api::Request& request, api::Settings& settings);
 
 }  // namespace llmco2::cli

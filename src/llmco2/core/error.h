@@ -1,19 +1,13 @@
-// core/error.h - the one error type of the library: a user-facing message, caught once at each boundary.
+// core/error.h - fail(): throwing the library's one error type (llmco2/error.h) with a formatted message.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 
-namespace llmco2 {
+#include "llmco2/error.h"  // the Error class itself: public, in include/
 
-// An error the user can act on: bad input, a missing file, a request that cannot run.
-// The message names the source (file, line or key), what was expected and what was found.
-class Error : public std::runtime_error {
- public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
-};
+namespace llmco2 {
 
 // Throws Error with a fmt-formatted message, e.g. fail("{}: missing key '{}'", path, key).
 template <typename... Args>

@@ -1,0 +1,145 @@
+// llmco2/api.h - the one public entry to llmco2's core: predict one request or many, compare GPU setups, score a
+// request log, and the catalogs. The CLI's predict, compare, trace and catalog commands, the HTTP server and the
+// Python bindings all call this and nothing else of the core, so their answers cannot drift apart.
+//
+// One request type (Request), one result type (Result), one error type (llmco2::Error, llmco2/error.h). A Session
+// loads the predictors and catalogs once and answers many calls; its methods are const and safe to call from many
+// threads at once.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llmco2/error.h"
+
+namespace llmco2::api {
+
+using Json = nlohmann::json;
+
+// One inference request on one setup, and how its carbon is counted. The defaults are the CLI's.
+struct Request {
+  // What runs.
+  std::string model = "llama-3.1-8b";  // bundled id or HF repo id; where paths are allowed, a config.json or folder
+  std::optional<Json> model_config;    // a config.json's content, used instead of the catalog (`model` names it)
+  std::string gpu = "h100-sxm";        // GPU id, alias or nvidia-smi name; where paths are allowed, a GPU JSON file
+  int gpus = 1;                        // tensor parallelism
+  long batch = 1;                      // sequences per batch
+  long prompt_tokens = 1024;           // per sequence
+  long gen_tokens = 128;               // per sequence
+  std::string dtype;                   // bf16, fp8, w8a16kv16, ...; empty: the config's torch_dtype
+  bool flash_attention = true;
+  std::string engine = "vllm";
+  double power_cap_w = 0;              // GPU power limit; 0: the TDP
+  // How its carbon is counted.
+  std::string scope = "node";          // node: the node's wall energy, the GPUs' share; gpu: the GPU boards' energy
+  std::string node;                    // node id (a node JSON file where paths are allowed); empty: the GPU's default
+  std::string region;                  // country code, cloud region or WORLD; empty: WORLD unless ci_g_per_kwh is set
+  std::optional<double> ci_g_per_kwh;  // grid intensity, overrides the region's
+  std::string pue;                     // a number or a provider id; empty: the region's provider, else 1.0
+  std::optional<double> lifetime_years;
+  std::string embodied_basis = "llmcarbon";  // llmcarbon or vendor
+  std::optional<double> embodied_kg;         // per GPU, the user's own figure
+  // Which predictor answers.
+  std::string predictor = "llmco2";    // llmco2, llmco2-log, phases, nnlqp, deepen, llmcarbon or sim
+};
+
+// A request from its JSON form, the one the HTTP API and the Python bindings take: the keys are the CLI's flags
+// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, power_cap, scope, node, region, ci, pue, lifetime,
+// embodied_basis, embodied_kg, predictor), plus model_config (an object). Missing keys keep `defaults`' values.
+// Throws Error naming `where` and the key for an unknown key or a value of the wrong type.
+Request request_from_json(const Json& json, const std::string& where = "request", const Request& defaults = {});
+// The keys request_from_json accepts, in the order above.
+const std::vector<std::string>& request_keys();
+
+// The key figures of a prediction, for code that wants numbers rather than the JSON document.
+struct Figures {
+  double energy_j = 0, energy_prefill_j = 0, energy_decode_j = 0;  // in the request's energy scope
+  double latency_s = 0, ttft_s = 0;
+  std::optional<double> tpot_s;                                   // absent with one generated token
+  double co2_operational_g = 0, co2_total_g = 0;
+  std::optional<double> co2_embodied_g;                           // absent when the GPU has no embodied figure
+};
+
+// What every call returns: the CLI's --format json document, the CLI's table text, and warnings (plots that could
+// not be drawn, notes on the request) the CLI prints on stderr.
+struct Result {
+  Json json;
+  std::string text;
+  std::vector<std::string> warnings;
+  Figures figures;  // predict only
+};
+
+// Comparing GPU setups (`llmco2 compare`). Plots and their data are written only when plot_dir is set.
+struct CompareOptions {
+  std::vector<std::string> gpu_types;  // empty: every bundled GPU the embodied basis can price
+  std::vector<int> counts = {1, 2, 4, 8};
+  std::optional<double> slo_ms;        // latency objective: marks the lowest-carbon setup meeting it
+  std::string trace;                   // a request log: compare on the whole log instead of one request
+  double slo_ttft_ms = 0, slo_tpot_ms = 0;  // with trace: capacity planning by the serving simulation
+  std::vector<int> tp_degrees = {1, 2, 4, 8};
+  int max_replicas = 64;
+  double grid_ratio = 1.1;
+  std::string plot_dir;
+  std::vector<long> sweep_batches = {1, 4, 16}, sweep_prompts = {64, 1024};
+  bool progress = false, keep_time_outliers = false;
+};
+
+// Scoring a request log (`llmco2 trace`). The report folder and the per-request CSV are written only when set.
+struct TraceOptions {
+  std::string report_dir, by_request_csv;
+  double grid_ratio = 1.1;   // token grid ratio of the shape table (1: every distinct shape exactly)
+  double bin_s = 0;          // timeline bin; 0: a minute, an hour for logs over 6 h
+  bool progress = false, keep_time_outliers = false;
+};
+
+// A request log held in memory (a partition of a larger log, a DataFrame's columns): one entry per request.
+struct LogColumns {
+  std::vector<long> prompt_tokens, gen_tokens;
+  std::vector<double> time_s;  // arrival, seconds since 1970 (UTC); empty when the log has no timestamps
+  std::string source = "columns";  // names the log in messages and reports
+};
+
+// Where the predictors come from and what a session may read.
+struct Settings {
+  std::string model_file;    // a model file written by llmco2 train, instead of the bundled predictor
+  std::string params;        // simulator parameters; empty: data/sim/params.json
+  bool allow_paths = true;   // false (the HTTP server): models, GPUs and nodes from the catalogs or posted JSON only
+};
+
+class Session {
+ public:
+  explicit Session(Settings settings = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  // One request: prefill, decode and total energy, latency and CO2 with their intervals (`llmco2 predict`).
+  Result predict(const Request& request) const;
+  // Many requests, each as predict would answer it, on `threads` threads (0: all cores). An error names the index.
+  std::vector<Result> predict_many(const std::vector<Request>& requests, int threads = 1) const;
+  // The request on every GPU type and count (`llmco2 compare`).
+  Result compare(const Request& request, const CompareOptions& options) const;
+  // A whole request log on the request's setup (`llmco2 trace`): its tokens come from the log.
+  Result score_trace(const std::string& path, const Request& setup, const TraceOptions& options) const;
+  // The same for a log held in memory. Requests are scored one by one (on a fixed token grid), so the totals of a
+  // log's partitions add up to the whole log's: requests, prompt_tokens, gen_tokens, energy_j, gpu_busy_s and co2_g.
+  Result score_requests(const LogColumns& log, const Request& setup, const TraceOptions& options) const;
+
+  // The catalogs, as `llmco2 models|gpus|nodes --format json` list them, and the regions with their intensity.
+  Json models() const;
+  Json gpus() const;
+  Json nodes() const;
+  Json regions() const;
+  // The versions every answer rests on: llmco2's, the predictor file's and the data's checksums.
+  Json versions() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace llmco2::api

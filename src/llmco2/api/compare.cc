@@ -1,0 +1,306 @@
+// api/compare.cc - Session::compare: a request (or a request log) on every GPU type and count: energy, latency,
+// operational and embodied CO2, CO2 per GPU, the lowest-carbon setup meeting a latency objective; with a log and a
+// TTFT or TPOT objective, capacity planning by the serving simulation; the paper's GPU-count plots (figures 12-14).
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "api/format.h"
+#include "api/resolve.h"
+#include "api/session_impl.h"
+#include "compare/setup_comparison.h"
+#include "core/error.h"
+#include "core/output_manifest.h"
+#include "hardware/gpu_catalog.h"
+#include "hardware/node.h"
+#include "serving/capacity.h"
+
+namespace llmco2::api {
+namespace {
+
+// The log of options.trace without the requests a pause of over 30 days separates from the rest (unless
+// keep_time_outliers), each dropped line named in the warnings.
+RequestLog read_trace(const CompareOptions& o, std::vector<std::string>& warnings) {
+  RequestLog log = read_request_log(o.trace, o.progress);
+  if (o.keep_time_outliers) return log;
+  const size_t examples_before = log.examples.size();
+  const long dropped = drop_time_outliers(log);
+  if (dropped == 0) return log;
+  std::string warning = fmt::format("compare: {} request(s) of {} dropped as time outliers (--keep-time-outliers keeps "
+                                    "them)", dropped, log.source);
+  for (size_t i = examples_before; i < log.examples.size(); ++i)
+    warning += fmt::format("\n  line {}: {}", log.examples[i].line, log.examples[i].reason);
+  warnings.push_back(warning);
+  return log;
+}
+
+std::vector<Gpu> gpu_types(const CompareOptions& o, const CarbonFor& carbon, std::string& note, bool allow_paths) {
+  std::vector<Gpu> out;
+  if (!o.gpu_types.empty()) {
+    for (const auto& name : o.gpu_types) {
+      if (!allow_paths && name.ends_with(".json")) fail("--gpu-types: '{}' is a file name; here only catalog ids are accepted", name);
+      out.push_back(GpuCatalog::bundled().resolve(name));
+    }
+    return out;
+  }
+  std::vector<std::string> left_out;
+  for (const Gpu& gpu : GpuCatalog::bundled().gpus()) {
+    try {
+      carbon(gpu, 1);
+      out.push_back(gpu);
+    } catch (const Error&) {
+      left_out.push_back(gpu.id);
+    }
+  }
+  if (!left_out.empty())
+    note = fmt::format("left out (no embodied figure on this basis; give --gpu-types and --embodied-kg): {}",
+                       fmt::join(left_out, ", "));
+  return out;
+}
+
+// A line naming the GPUs whose totals are operational only (no embodied figure), or "".
+std::string unknown_embodied_note(const Comparison& c) {
+  std::vector<std::string> ids;
+  for (const SetupRow& r : c.rows)
+    if (r.unavailable.empty() && !r.embodied_known && std::find(ids.begin(), ids.end(), r.gpu) == ids.end())
+      ids.push_back(r.gpu);
+  if (ids.empty()) return "";
+  return fmt::format("embodied CO2 unknown for {} (no sourced embodied figure; give --embodied-kg): their co2_total "
+                     "is operational only (marked ~)",
+                     fmt::join(ids, ", "));
+}
+
+std::string short_reason(std::string reason) {
+  if (reason.size() > 70) reason = reason.substr(0, 67) + "...";
+  return reason;
+}
+
+std::string table(const Comparison& c, std::optional<double> slo_ms) {
+  std::string out = fmt::format("  {:<16} {:>4} {:<18} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu",
+                                "gpus", "energy scope", "energy_j", "latency_s", "co2_oper_g", "co2_emb_g", "co2_total_g", "co2_per_gpu",
+                                slo_ms ? "  slo" : "");
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const SetupRow& r = c.rows[i];
+    const char* mark = c.best && *c.best == i ? "*" : " ";
+    if (!r.unavailable.empty()) {
+      out += fmt::format("{} {:<16} {:>4}  cannot serve: {}\n", mark, r.gpu, r.gpus, short_reason(r.unavailable));
+      continue;
+    }
+    const std::string embodied = r.embodied_known ? fmt::format("{:.4g}", r.embodied_g) : "unknown";
+    const std::string total = fmt::format("{}{:.4g}", r.embodied_known ? "" : "~", r.total_g());
+    out += fmt::format("{} {:<16} {:>4} {:<18} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark, r.gpu,
+                       r.gpus, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total, r.per_gpu_g(),
+                       slo_ms ? (r.meets_slo ? "  yes" : "  no") : "");
+  }
+  return out;
+}
+
+Json rows_json(const Comparison& c) {
+  Json rows = Json::array();
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const SetupRow& r = c.rows[i];
+    Json j = {{"gpu", r.gpu}, {"gpus", r.gpus}};
+    if (!r.unavailable.empty()) {
+      j["unavailable"] = r.unavailable;
+    } else {
+      const Json embodied = r.embodied_known ? Json(r.embodied_g) : Json();
+      j.update({{"energy_scope", r.scope == "gpu" ? "gpu" : "node"},
+                {"node", r.scope == "gpu" ? Json() : Json(r.scope)},
+                {"energy_j", r.energy_j},
+                {"latency_s", r.latency_s},
+                {"co2_g", {{"operational", r.operational_g}, {"embodied", embodied}, {"total", r.total_g()}}},
+                {"co2_per_gpu_g", r.per_gpu_g()},
+                {"meets_slo", r.meets_slo},
+                {"best", c.best && *c.best == i}});
+      if (!r.embodied_known)
+        j["co2_note"] = "embodied CO2 unknown (no sourced embodied figure): total is operational only";
+    }
+    rows.push_back(j);
+  }
+  return rows;
+}
+
+std::string capacity_table(const CapacityPlan& plan) {
+  std::string out = fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12} {:>12} {:>11} {:>10} {:>10}\n", "rank", "gpu",
+                                "tp", "replicas", "gpus", "p95_ttft_ms", "p95_tpot_ms", "energy_kwh", "gpu_hours",
+                                "co2_kg");
+  for (size_t k = 0; k < plan.chosen.size(); ++k) {
+    const CapacityCandidate& c = plan.tried[plan.chosen[k]];
+    out += fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12.1f} {:>12.2f} {:>11.3f} {:>10.2f} {:>9.3f}{}\n", k + 1,
+                       c.gpu, c.tensor_parallel, c.replicas, c.gpus(), 1000 * c.ttft_q_s, 1000 * c.tpot_q_s,
+                       c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "" : "~");
+  }
+  return out;
+}
+
+Json capacity_json(const CapacityPlan& plan) {
+  auto one = [](const CapacityCandidate& c) {
+    Json j = {{"gpu", c.gpu}, {"tensor_parallel", c.tensor_parallel}, {"replicas", c.replicas}};
+    if (!c.unavailable.empty()) {
+      j["unavailable"] = c.unavailable;
+      return j;
+    }
+    j.update({{"gpus", c.gpus()}, {"meets_slo", c.meets_slo}, {"completed", c.completed}, {"rejected", c.rejected},
+              {"p95_ttft_s", c.ttft_q_s}, {"p95_tpot_s", c.tpot_q_s}, {"energy_j", c.energy_j},
+              {"gpu_hours", c.gpu_hours},
+              {"co2_g", {{"operational", c.operational_g}, {"embodied", c.embodied_known ? Json(c.embodied_g) : Json()},
+                         {"total", c.total_g()}}}});
+    return j;
+  };
+  Json chosen = Json::array(), tried = Json::array();
+  for (size_t i : plan.chosen) chosen.push_back(one(plan.tried[i]));
+  for (const auto& c : plan.tried) tried.push_back(one(c));
+  return {{"ranked_by_energy", chosen}, {"tried", tried}};
+}
+
+// The rank of each chosen deployment by one figure (1: lowest), as "gpu 1, gpu 2, ..." in that order.
+std::string ranking(const CapacityPlan& plan, double (*figure)(const CapacityCandidate&)) {
+  std::vector<size_t> order = plan.chosen;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return figure(plan.tried[a]) < figure(plan.tried[b]); });
+  std::vector<std::string> names;
+  for (size_t i : order) names.push_back(plan.tried[i].gpu);
+  return fmt::format("{}", fmt::join(names, " < "));
+}
+
+Result run_capacity(const CompareOptions& o, const ResolvedRequest& r, const CarbonFor& carbon,
+                    const std::vector<Gpu>& gpus, const std::string& params) {
+  if (o.slo_ttft_ms < 0 || o.slo_tpot_ms < 0) fail("--slo-ttft-ms and --slo-tpot-ms must not be negative");
+  Result out;
+  const RequestLog log = read_trace(o, out.warnings);
+  Deployment base;
+  base.model = r.model, base.gpu = r.gpu, base.setup = r.request;
+  base.setup.batch = 1;
+  ServingSlo slo;
+  slo.ttft_s = o.slo_ttft_ms / 1000, slo.tpot_s = o.slo_tpot_ms / 1000;
+  CapacitySearch search;
+  search.tensor_parallel = o.tp_degrees, search.max_replicas = o.max_replicas, search.progress = o.progress;
+  for (int tp : o.tp_degrees)
+    if (tp < 1 || tp > 64) fail("--tp-degrees: expected GPUs per replica between 1 and 64, got {}", tp);
+  const CapacityPlan plan = plan_capacity(log, base, gpus, load_sim_params_or_default(params), slo, carbon, search);
+  const std::string subject = fmt::format(
+      "{} requests of {} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(), log.source,
+      r.model.id, r.request.precision.to_string(), r.request.engine,
+      o.slo_ttft_ms > 0 ? fmt::format("{:g}", o.slo_ttft_ms) : "-",
+      o.slo_tpot_ms > 0 ? fmt::format("{:g}", o.slo_tpot_ms) : "-");
+  if (!o.plot_dir.empty()) {
+    RunManifest manifest(manifest_in_folder(o.plot_dir));
+    const std::string warning = write_capacity_plot(
+        plan, fmt::format("{} on {}: cheapest deployment per GPU type meeting the P95 objectives",
+                          std::filesystem::path(o.trace).filename().string(), r.model.id), o.plot_dir);
+    manifest.commit();
+    if (!warning.empty()) out.warnings.push_back(warning);
+  }
+  out.json = capacity_json(plan);
+  out.json["subject"] = subject;
+  out.json["plot_dir"] = o.plot_dir.empty() ? Json() : Json(o.plot_dir);
+  out.text = subject + "\n" + capacity_table(plan);
+  if (plan.chosen.empty()) {
+    out.text += "  no deployment meets the objectives within --max-replicas\n";
+  } else {
+    out.text += "  by energy:    " + ranking(plan, [](const CapacityCandidate& c) { return c.energy_j; }) + "\n";
+    out.text += "  by CO2:       " + ranking(plan, [](const CapacityCandidate& c) { return c.total_g(); }) + "\n";
+    out.text += "  by GPU-hours: " + ranking(plan, [](const CapacityCandidate& c) { return c.gpu_hours; }) + "\n";
+  }
+  out.text += fmt::format("  {} replays; cheapest per GPU type = fewest GPUs, then least energy; ~ = embodied unknown",
+                          plan.tried.size());
+  out.text += o.plot_dir.empty() ? "\n" : fmt::format("; plot: {}/capacity.png\n", o.plot_dir);
+  return out;
+}
+
+// Node scope only when every compared GPU type has a node: a comparison is like for like or it misleads. Otherwise
+// GPU scope for all, said in `note`.
+Request comparable_scope(Request request, const std::vector<Gpu>& gpus, std::string& note) {
+  if (request.scope != "node" || !request.node.empty()) return request;
+  std::vector<std::string> without;
+  for (const Gpu& gpu : gpus)
+    if (!NodeCatalog::bundled().default_for(gpu.id)) without.push_back(gpu.id);
+  if (without.empty()) return request;
+  note = fmt::format("energy scope gpu for every setup: the node catalog has no node for {} (compared like for "
+                     "like); `llmco2 nodes` lists those it has",
+                     fmt::join(without, ", "));
+  request.scope = "gpu";
+  return request;
+}
+
+}  // namespace
+
+Result Session::compare(const Request& request, const CompareOptions& o) const {
+  const bool paths = impl_->settings.allow_paths;
+  const ResolvedRequest r = resolve_request(request, paths, false);
+  resolve_carbon(request, r.gpu, 1, paths);  // checks the carbon fields once, up front
+  std::string note, scope_note;
+  const std::vector<Gpu> gpus = gpu_types(
+      o, [&](const Gpu& gpu, int n) { return resolve_carbon(request, gpu, n, paths); }, note, paths);
+  const Request cf = comparable_scope(request, gpus, scope_note);
+  const CarbonInputs example = resolve_carbon(cf, r.gpu, 1, paths);
+  const CarbonFor carbon = [&](const Gpu& gpu, int n) { return resolve_carbon(cf, gpu, n, paths); };
+  if (!o.trace.empty() && (o.slo_ttft_ms > 0 || o.slo_tpot_ms > 0))
+    return run_capacity(o, r, carbon, gpus, impl_->settings.params);
+  const LoadedPredictor& p = impl_->predictor(request.predictor);
+  for (int count : o.counts)
+    if (count < 1 || count > 64) fail("--counts: expected GPU counts between 1 and 64, got {}", count);
+  if (o.counts.empty()) fail("--counts: expected at least one GPU count");
+  const std::optional<double> slo_s = o.slo_ms ? std::optional<double>(*o.slo_ms / 1000) : std::nullopt;
+  if (o.slo_ms && !(*o.slo_ms > 0)) fail("--slo-ms: expected a positive latency in milliseconds, got {}", *o.slo_ms);
+  Result out;
+  out.warnings = r.notes;
+  Comparison c;
+  std::string subject;
+  if (o.trace.empty()) {
+    c = compare_request(*p.predictor, r.model, r.request, gpus, o.counts, carbon, slo_s);
+    subject = fmt::format("{}, batch {}, prompt {}, gen {}, {} ({})", r.model.id, r.request.batch,
+                          r.request.prompt_tokens, r.request.gen_tokens, r.request.precision.to_string(),
+                          r.request.engine);
+  } else {
+    const RequestLog log = read_trace(o, out.warnings);
+    c = compare_log(*p.predictor, r.model, r.request, log, gpus, o.counts, carbon, slo_s, o.grid_ratio);
+    subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log.requests.size(), log.source, r.model.id,
+                          r.request.batch, r.request.precision.to_string(), r.request.engine);
+  }
+  if (!o.plot_dir.empty()) {
+    const std::vector<SweepPoint> sweep = sweep_gpu_counts(*p.predictor, r.model, r.request, r.gpu, o.sweep_batches,
+                                                           o.sweep_prompts, o.counts, carbon);
+    RunManifest manifest(manifest_in_folder(o.plot_dir));
+    const std::string warning =
+        write_sweep(sweep, fmt::format("{} on {}, gen {}", r.model.id, r.gpu.id, r.request.gen_tokens), o.plot_dir);
+    manifest.commit();
+    if (!warning.empty()) out.warnings.push_back(warning);
+  }
+  const std::string unknown_note = unknown_embodied_note(c);
+  out.json = {{"subject", subject}, {"predictor", p.predictor->name()}, {"latency", c.latency_meaning},
+              {"setups", rows_json(c)}, {"plot_dir", o.plot_dir.empty() ? Json() : Json(o.plot_dir)}};
+  if (o.slo_ms) out.json["slo_ms"] = *o.slo_ms;
+  const Json inputs = carbon_inputs_json(example);
+  for (const char* key : {"region", "ci_g_per_kwh", "pue", "embodied_basis", "lifetime_years"})
+    out.json[key] = inputs[key];
+  out.json["energy_scope"] = cf.scope;
+  if (!note.empty()) out.json["note"] = note;
+  if (!unknown_note.empty()) out.json["embodied_note"] = unknown_note;
+  if (!scope_note.empty()) out.json["scope_note"] = scope_note;
+  std::string& t = out.text;
+  t = subject + "; predictor " + p.predictor->name() + "; latency = " + c.latency_meaning + "\n" + table(c, o.slo_ms);
+  if (c.best)
+    t += fmt::format("  * lowest carbon{}: {} x {} ({:.4g} g{})\n",
+                     o.slo_ms ? fmt::format(" meeting {} ms", *o.slo_ms) : "", c.rows[*c.best].gpus,
+                     c.rows[*c.best].gpu, c.rows[*c.best].total_g(),
+                     c.rows[*c.best].embodied_known ? "" : ", operational only");
+  else if (o.slo_ms)
+    t += fmt::format("  no setup meets {} ms\n", *o.slo_ms);
+  t += fmt::format("  grid {:.4g} gCO2e/kWh ({}); PUE {:.3g} ({}); embodied basis {}, lifetime {:.3g} years\n",
+                   example.ci_g_per_kwh, example.ci_label, example.pue, example.pue_label,
+                   embodied_basis_name(example.embodied.basis), example.lifetime_years);
+  if (!note.empty()) t += "  " + note + "\n";
+  if (!unknown_note.empty()) t += "  " + unknown_note + "\n";
+  t += std::string("  energy scope: ") +
+       (cf.scope == "gpu" ? "gpu (GPU board power)" : "node (wall power of the node named in each row, the used GPUs' share)") +
+       "\n";
+  if (!scope_note.empty()) t += "  " + scope_note + "\n";
+  if (!o.plot_dir.empty())
+    t += "  plots: " + o.plot_dir + "/co2-per-gpu.png, " + o.plot_dir + "/co2-total.png (GPU counts on " + r.gpu.id +
+         ")\n";
+  return out;
+}
+
+}  // namespace llmco2::api

@@ -1,0 +1,118 @@
+// api/request_json.cc - a Request from its JSON form (the HTTP API's and the Python bindings' one reader).
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.h"
+#include "core/names.h"
+#include "llmco2/api.h"
+
+namespace llmco2::api {
+namespace {
+
+std::string shown(const Json& value) {
+  std::string text = value.dump();
+  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
+struct Reader {
+  const std::string& where;
+  const std::string& key;
+  const Json& value;
+
+  [[noreturn]] void wrong(const char* expected) const {
+    fail("{}: key '{}': expected {}, got {}", where, key, expected, shown(value));
+  }
+  std::string text() const {
+    if (!value.is_string()) wrong("a string");
+    return value.get<std::string>();
+  }
+  long integer(long low, long high) const {
+    if (!value.is_number_integer()) wrong("an integer");
+    // nlohmann reads every non-negative integer as unsigned: compare in that type, then in the signed one.
+    const bool fits = value.is_number_unsigned()
+                          ? value.get<unsigned long long>() <= static_cast<unsigned long long>(high) &&
+                                (low <= 0 || value.get<unsigned long long>() >= static_cast<unsigned long long>(low))
+                          : value.get<long long>() >= low && value.get<long long>() <= high;
+    if (!fits) fail("{}: key '{}': expected an integer between {} and {}, got {}", where, key, low, high, shown(value));
+    return static_cast<long>(value.get<long long>());
+  }
+  double number() const {
+    if (!value.is_number()) wrong("a number");
+    const double x = value.get<double>();
+    if (!std::isfinite(x)) wrong("a finite number");
+    return x;
+  }
+  bool boolean() const {
+    if (!value.is_boolean()) wrong("true or false");
+    return value.get<bool>();
+  }
+};
+
+using Setter = std::function<void(Request&, const Reader&)>;
+
+// One entry per key, in the order of request_keys(). Token counts and batches are bounded here only to what the
+// types hold; validate_request bounds them to what a model can run.
+const std::vector<std::pair<std::string, Setter>>& setters() {
+  static const std::vector<std::pair<std::string, Setter>> table = {
+      {"model", [](Request& r, const Reader& v) { r.model = v.text(); }},
+      {"model_config",
+       [](Request& r, const Reader& v) {
+         if (!v.value.is_object()) v.wrong("a config.json object");
+         r.model_config = v.value;
+       }},
+      {"gpu", [](Request& r, const Reader& v) { r.gpu = v.text(); }},
+      {"gpus", [](Request& r, const Reader& v) { r.gpus = static_cast<int>(v.integer(1, INT_MAX)); }},
+      {"batch", [](Request& r, const Reader& v) { r.batch = v.integer(1, LONG_MAX); }},
+      {"prompt", [](Request& r, const Reader& v) { r.prompt_tokens = v.integer(1, LONG_MAX); }},
+      {"gen", [](Request& r, const Reader& v) { r.gen_tokens = v.integer(1, LONG_MAX); }},
+      {"dtype", [](Request& r, const Reader& v) { r.dtype = v.text(); }},
+      {"flash", [](Request& r, const Reader& v) { r.flash_attention = v.boolean(); }},
+      {"engine", [](Request& r, const Reader& v) { r.engine = v.text(); }},
+      {"power_cap", [](Request& r, const Reader& v) { r.power_cap_w = v.number(); }},
+      {"scope", [](Request& r, const Reader& v) { r.scope = v.text(); }},
+      {"node", [](Request& r, const Reader& v) { r.node = v.text(); }},
+      {"region", [](Request& r, const Reader& v) { r.region = v.text(); }},
+      {"ci", [](Request& r, const Reader& v) { r.ci_g_per_kwh = v.number(); }},
+      {"pue",
+       [](Request& r, const Reader& v) { r.pue = v.value.is_number() ? fmt::format("{}", v.number()) : v.text(); }},
+      {"lifetime", [](Request& r, const Reader& v) { r.lifetime_years = v.number(); }},
+      {"embodied_basis", [](Request& r, const Reader& v) { r.embodied_basis = v.text(); }},
+      {"embodied_kg", [](Request& r, const Reader& v) { r.embodied_kg = v.number(); }},
+      {"predictor", [](Request& r, const Reader& v) { r.predictor = v.text(); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+const std::vector<std::string>& request_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const auto& [key, setter] : setters()) out.push_back(key);
+    return out;
+  }();
+  return keys;
+}
+
+Request request_from_json(const Json& json, const std::string& where, const Request& defaults) {
+  if (!json.is_object()) fail("{}: expected a JSON object of request fields, got {}", where, shown(json));
+  Request r = defaults;
+  for (const auto& [key, value] : json.items()) {
+    const auto& table = setters();
+    const auto it = std::find_if(table.begin(), table.end(), [&](const auto& e) { return e.first == key; });
+    if (it == table.end())
+      fail("{}: unknown key '{}' (did you mean {}? the keys are the CLI's flags: {})", where, key,
+           join_or(nearest_names(key, request_keys(), 2)), fmt::format("{}", fmt::join(request_keys(), ", ")));
+    if (value.is_null()) continue;  // null: the default
+    it->second(r, Reader{where, key, value});
+  }
+  return r;
+}
+
+}  // namespace llmco2::api

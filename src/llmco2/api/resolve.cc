@@ -1,0 +1,195 @@
+// api/resolve.cc - requests, carbon inputs and predictors resolved against the bundled catalogs.
+#include "api/resolve.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "carbon/region_catalog.h"
+#include "core/error.h"
+#include "core/names.h"
+#include "core/paths.h"
+#include "engine/engine_profile.h"
+#include "features/memory_fit.h"
+#include "hardware/gpu_catalog.h"
+#include "hardware/node.h"
+#include "model/hf_config.h"
+#include "model/model_catalog.h"
+
+namespace llmco2::api {
+namespace {
+
+double check_range(double value, double low, double high, const char* field, const char* what) {
+  if (!(value >= low && value <= high)) fail("{}: expected {} between {} and {}, got {}", field, what, low, high, value);
+  return value;
+}
+
+ModelSpec resolve_model(const Request& r, bool allow_paths, std::string* note) {
+  if (r.model_config) {
+    if (!r.model_config->is_object()) fail("model_config: expected a config.json object");
+    ModelSpec spec = model_from_hf_config(*r.model_config, "model_config");
+    if (!r.model.empty()) spec.id = r.model;
+    return spec;
+  }
+  if (!allow_paths && !ModelCatalog::bundled().find(r.model)) {
+    std::vector<std::string> ids;
+    for (const auto& entry : ModelCatalog::bundled().entries()) ids.push_back(entry.id);
+    fail("--model: unknown model '{}' (did you mean {}? here a model is a bundled id, or its config.json posted as "
+         "model_config)", r.model, join_or(nearest_names(r.model, ids, 3)));
+  }
+  return ModelCatalog::bundled().resolve(r.model, note);
+}
+
+void refuse_file(const std::string& value, const char* field, bool allow_paths) {
+  if (!allow_paths && value.ends_with(".json"))
+    fail("{}: '{}' is a file name; here only catalog ids are accepted", field, value);
+}
+
+}  // namespace
+
+ResolvedRequest resolve_request(const Request& f, bool allow_paths, bool check_fit) {
+  std::string model_note;
+  ModelSpec model = resolve_model(f, allow_paths, &model_note);
+  refuse_file(f.gpu, "--gpu", allow_paths);
+  Gpu gpu = GpuCatalog::bundled().resolve(f.gpu);
+  llmco2::Request r;
+  r.batch = f.batch;
+  r.prompt_tokens = f.prompt_tokens;
+  r.gen_tokens = f.gen_tokens;
+  r.gpus = f.gpus;
+  // The config's quantization_config sets the default; a type the GPU has no tensor-core path for runs as the engine
+  // would fall back (e.g. fp8 on an A100: weight-only fp8, 16-bit compute), with a note.
+  EnginePrecision precision = engine_precision(gpu, model.precision_for(f.dtype), f.engine);
+  r.precision = precision.precision;
+  r.flash_attention = f.flash_attention;
+  r.engine = f.engine;
+  validate_request(r, model);
+  std::vector<std::string> notes = std::move(precision.notes);
+  if (!model_note.empty()) notes.insert(notes.begin(), model_note);
+  if (check_fit) {
+    check_memory_fit(model, r, gpu);
+    const MemoryPlan plan = plan_memory(model, r, gpu);
+    if (plan.waves > 1) notes.push_back(plan.note);
+  }
+  return {std::move(model), std::move(gpu), std::move(r), std::move(notes)};
+}
+
+EnergyScope resolve_scope(const Request& f, const Gpu& gpu, bool allow_paths) {
+  EnergyScope scope;
+  if (f.scope != "gpu" && f.scope != "node") fail("--scope: expected node or gpu, got '{}'", f.scope);
+  if (f.scope == "gpu") {
+    if (!f.node.empty()) fail("--node {}: only used with --scope node", f.node);
+    return scope;
+  }
+  if (!f.node.empty()) {
+    refuse_file(f.node, "--node", allow_paths);
+    scope.node = NodeCatalog::bundled().resolve(f.node);
+    if (scope.node->gpu != gpu.id) fail("--node {}: that node holds {} GPUs, not {}", f.node, scope.node->gpu, gpu.id);
+  } else if (const Node* node = NodeCatalog::bundled().default_for(gpu.id)) {
+    scope.node = *node;
+  } else {
+    scope.fallback = fmt::format("no node in the catalog holds {}: GPU energy only; give --node FILE.json", gpu.id);
+  }
+  return scope;
+}
+
+CarbonInputs resolve_carbon(const Request& f, const Gpu& gpu, int gpus, bool allow_paths) {
+  const RegionCatalog& catalog = RegionCatalog::bundled();
+  CarbonInputs in;
+  in.gpus = gpus;
+  in.scope = resolve_scope(f, gpu, allow_paths);
+  const Region& region = catalog.resolve(f.region.empty() ? "WORLD" : f.region);
+  in.region = region.id;
+  if (f.ci_g_per_kwh) {
+    in.ci_g_per_kwh = check_range(*f.ci_g_per_kwh, 0, 2000, "--ci", "a carbon intensity in g/kWh");
+    in.ci_label = in.ci_source = "given with --ci";
+    if (f.region.empty()) in.region = "--ci";
+  } else {
+    in.ci_g_per_kwh = region.ci_g_per_kwh;
+    in.ci_label = fmt::format("{} ({}), {}", region.name, region.id, region.year);
+    if (f.region.empty()) in.ci_label = "default region, pass --region or --ci: " + in.ci_label;
+    in.ci_source = in.ci_label + ": " + region.source;
+  }
+  if (!f.pue.empty()) {
+    const PueEntry pue = catalog.resolve_pue(f.pue);
+    in.pue = pue.pue;
+    in.pue_label = pue.year ? fmt::format("{}, {}", pue.id, pue.year) : pue.source;
+    in.pue_source = pue.year ? in.pue_label + ": " + pue.source : pue.source;
+  } else if (const PueEntry* provider = catalog.find_pue(region.provider); provider && region.kind == "cloud") {
+    in.pue = provider->pue;
+    in.pue_label = fmt::format("{} fleet average, {}", provider->id, provider->year);
+    in.pue_source = in.pue_label + ": " + provider->source;
+  } else {
+    in.pue = 1.0;
+    in.pue_label = "unknown for this region: 1.0 assumed, IT energy only; pass --pue";
+    in.pue_source = "unknown for this region: 1.0 assumed (IT energy only); pass --pue, e.g. --pue industry-average";
+  }
+  const EmbodiedParams& params = bundled_embodied_params();
+  in.lifetime_years =
+      f.lifetime_years ? check_range(*f.lifetime_years, 0.1, 30, "--lifetime", "years") : params.lifetime_years;
+  if (f.embodied_kg) {
+    const double kg = check_range(*f.embodied_kg, 0, 100000, "--embodied-kg", "kgCO2e per GPU");
+    in.embodied = {kg, EmbodiedBasis::user, fmt::format("given with --embodied-kg: {:.4g} kg per GPU", kg), gpu.id};
+  } else {
+    in.embodied = gpu_embodied(gpu, parse_embodied_basis(f.embodied_basis), params);
+  }
+  return in;
+}
+
+const std::vector<std::string>& predictor_names() {
+  static const std::vector<std::string> names = {"llmco2", "llmco2-log", "phases", "nnlqp", "deepen", "llmcarbon",
+                                                 "sim"};
+  return names;
+}
+
+namespace {
+
+std::unique_ptr<Predictor> choose_predictor(const std::string& name, const Settings& s, const SimParams& params,
+                                            std::string& file) {
+  if (!s.model_file.empty()) return file = s.model_file, load_predictor(s.model_file, params);
+  if (name == "sim") return make_sim_predictor(params);
+  const auto& names = predictor_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    fail("--predictor: expected {}, got '{}'", join_or(names), name);
+  const auto bundled = data_dir() / "predictors" / (name + ".model");
+  if (!std::filesystem::exists(bundled))
+    fail("no bundled model for --predictor {} ({} is missing); train one with llmco2 train --predictor {} and pass "
+         "--model-file",
+         name, bundled.string(), name);
+  file = bundled.string();
+  return load_predictor(bundled, params);
+}
+
+}  // namespace
+
+LoadedPredictor load_predictor(const std::string& name, const Settings& s) {
+  LoadedPredictor loaded;
+  loaded.params = load_sim_params_or_default(s.params);
+  loaded.predictor = make_bounded_predictor(choose_predictor(name, s, loaded.params, loaded.file));
+  if (!s.model_file.empty()) {
+    loaded.bands_note = "no interval: " + s.model_file + " was not evaluated on held-out measurements";
+    return loaded;
+  }
+  const auto path = default_error_bands_path();
+  if (!std::filesystem::exists(path)) {
+    loaded.bands_note = "no interval: " + path.string() + " is missing (llmco2 eval writes it)";
+    return loaded;
+  }
+  const ErrorBands bands = read_error_bands(path);
+  loaded.band_level = bands.level;
+  const auto it = bands.predictors.find(name);
+  if (it == bands.predictors.end() || !it->second.energy || !it->second.latency) {
+    loaded.bands_note = fmt::format("no interval: {} has no error band in {}", name, path.string());
+    return loaded;
+  }
+  loaded.bands = it->second;
+  const ErrorBand &energy = *it->second.energy, &latency = *it->second.latency;
+  loaded.bands_note = fmt::format(
+      "{:.0f}% intervals: {} was within x{:.2f} of the measured energy and x{:.2f} of the latency on {:.0f}% of the "
+      "real rows of {}; median measured/predicted energy there: {:.2f}",
+      100 * bands.level, name, energy.factor, latency.factor, 100 * bands.level, bands.evaluated_on,
+      energy.median_ratio);
+  return loaded;
+}
+
+}  // namespace llmco2::api

@@ -1,0 +1,28 @@
+// api/session_impl.h - what a Session holds: its settings and the predictors it has loaded (shared by the Session's
+// translation units: predict, compare, trace).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "api/resolve.h"
+#include "dataset/request_log.h"
+#include "llmco2/api.h"
+
+namespace llmco2::api {
+
+struct Session::Impl {
+  Settings settings;
+  mutable std::mutex mutex;
+  mutable std::map<std::string, LoadedPredictor> predictors;
+  mutable std::once_flag versions_once;
+  mutable Json versions;
+
+  // The predictor of this name, loaded on first use. Thread-safe.
+  const LoadedPredictor& predictor(const std::string& name) const;
+  // A log scored on `setup` (score_trace and score_requests).
+  Result score(RequestLog log, const Request& setup, const TraceOptions& options) const;
+};
+
+}  // namespace llmco2::api

@@ -1,0 +1,147 @@
+// tests/api/api_test.cc - the public API (include/llmco2/api.h): requests read from JSON, one answer whichever path
+// asks (single, many, posted config), paths refused where not allowed, log partitions that add up.
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/paths.h"
+#include "llmco2/api.h"
+#include "support/error_of.h"
+
+namespace llmco2::api {
+namespace {
+
+using testing_support::error_of;
+
+TEST(ApiRequest, KeysAreTheCliFlags) {
+  const Request r = request_from_json(Json::parse(
+      R"({"model":"qwen2-0.5b","gpu":"a100-80gb-sxm","gpus":2,"batch":4,"prompt":512,"gen":64,"dtype":"fp16",
+          "flash":false,"engine":"sglang","power_cap":300,"scope":"gpu","region":"FRA","ci":50,"pue":1.2,
+          "lifetime":4,"embodied_basis":"vendor","embodied_kg":100,"predictor":"sim"})"));
+  EXPECT_EQ(r.model, "qwen2-0.5b");
+  EXPECT_EQ(r.gpu, "a100-80gb-sxm");
+  EXPECT_EQ(r.gpus, 2);
+  EXPECT_EQ(r.batch, 4);
+  EXPECT_EQ(r.prompt_tokens, 512);
+  EXPECT_EQ(r.gen_tokens, 64);
+  EXPECT_EQ(r.dtype, "fp16");
+  EXPECT_FALSE(r.flash_attention);
+  EXPECT_EQ(r.engine, "sglang");
+  EXPECT_EQ(r.power_cap_w, 300);
+  EXPECT_EQ(r.scope, "gpu");
+  EXPECT_EQ(r.region, "FRA");
+  EXPECT_EQ(*r.ci_g_per_kwh, 50);
+  EXPECT_EQ(r.pue, "1.2");
+  EXPECT_EQ(*r.lifetime_years, 4);
+  EXPECT_EQ(r.embodied_basis, "vendor");
+  EXPECT_EQ(*r.embodied_kg, 100);
+  EXPECT_EQ(r.predictor, "sim");
+  EXPECT_EQ(request_keys().size(), 20u);  // the 19 flags above and model_config
+}
+
+TEST(ApiRequest, BadKeysAndTypesAreNamed) {
+  EXPECT_EQ(error_of([] { request_from_json(Json::parse(R"({"batch":"4"})")); }),
+            "request: key 'batch': expected an integer, got \"4\"");
+  EXPECT_EQ(error_of([] { request_from_json(Json::parse(R"({"gpus":0})"), "requests[2]"); }),
+            "requests[2]: key 'gpus': expected an integer between 1 and 2147483647, got 0");
+  const std::string unknown = error_of([] { request_from_json(Json::parse(R"({"bacth":4})")); });
+  EXPECT_NE(unknown.find("unknown key 'bacth' (did you mean batch"), std::string::npos) << unknown;
+  EXPECT_EQ(error_of([] { request_from_json(Json::parse("[1]")); }),
+            "request: expected a JSON object of request fields, got [1]");
+  // null keeps the default
+  EXPECT_EQ(request_from_json(Json::parse(R"({"batch":null})")).batch, 1);
+}
+
+TEST(ApiSession, PredictManyEqualsPredictOneByOne) {
+  const Session session;
+  std::vector<Request> requests(3);
+  requests[1].batch = 8, requests[1].gen_tokens = 32;
+  requests[2].model = "qwen2-0.5b", requests[2].gpu = "a100-80gb-sxm", requests[2].region = "FRA";
+  const std::vector<Result> many = session.predict_many(requests, 2);
+  ASSERT_EQ(many.size(), 3u);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Result one = session.predict(requests[i]);
+    EXPECT_EQ(many[i].json, one.json) << i;
+    EXPECT_EQ(many[i].figures.energy_j, one.json["energy_j"]["total"].get<double>()) << i;
+    EXPECT_EQ(many[i].figures.co2_total_g, one.json["co2_g"]["total"]["total"].get<double>()) << i;
+  }
+  // The key figures are the JSON's: energy = prefill + decode, TTFT = the prefill latency.
+  const Figures& f = many[0].figures;
+  EXPECT_NEAR(f.energy_j, f.energy_prefill_j + f.energy_decode_j, 1e-9 * f.energy_j);
+  EXPECT_EQ(f.ttft_s, many[0].json["latency_s"]["prefill"].get<double>());
+  requests[1].gpu = "no-such-gpu";
+  const std::string error = error_of([&] { session.predict_many(requests, 2); });
+  EXPECT_EQ(error.rfind("requests[1]: unknown GPU 'no-such-gpu'", 0), 0u) << error;
+}
+
+TEST(ApiSession, APostedConfigAnswersAsTheBundledModel) {
+  Json config;
+  std::ifstream(data_dir() / "models" / "meta-llama-Llama-3.1-8B.json") >> config;
+  Request posted;
+  posted.model = "my-llama";
+  posted.model_config = config;
+  const Session server({.allow_paths = false});
+  const Result a = server.predict(posted), b = server.predict(Request{});
+  EXPECT_EQ(a.json["model"], "my-llama");
+  EXPECT_EQ(a.json["energy_j"], b.json["energy_j"]);
+  EXPECT_EQ(a.json["latency_s"], b.json["latency_s"]);
+}
+
+TEST(ApiSession, PathsAreRefusedWhereNotAllowed) {
+  const Session server({.allow_paths = false});
+  Request r;
+  r.model = (data_dir() / "models" / "meta-llama-Llama-3.1-8B.json").string();
+  EXPECT_NE(error_of([&] { server.predict(r); }).find("here a model is a bundled id"), std::string::npos);
+  r = Request{};
+  r.gpu = "/tmp/gpu.json";
+  EXPECT_EQ(error_of([&] { server.predict(r); }),
+            "--gpu: '/tmp/gpu.json' is a file name; here only catalog ids are accepted");
+  EXPECT_NE(error_of([&] { server.score_trace("/etc/passwd", Request{}, {}); }).find("not allowed here"),
+            std::string::npos);
+}
+
+TEST(ApiSession, PartitionsOfALogAddUpToTheWholeLog) {
+  const Session session;
+  LogColumns whole, first, second;
+  for (long i = 0; i < 40; ++i) {
+    const long prompt = 50 + 97 * i, gen = 10 + 13 * i;
+    LogColumns& part = i < 17 ? first : second;
+    for (LogColumns* c : {&whole, &part}) {
+      c->prompt_tokens.push_back(prompt);
+      c->gen_tokens.push_back(gen);
+      c->time_s.push_back(1.7e9 + 3.0 * static_cast<double>(i));
+    }
+  }
+  const Json w = session.score_requests(whole, Request{}, {}).json;
+  const Json a = session.score_requests(first, Request{}, {}).json;
+  const Json b = session.score_requests(second, Request{}, {}).json;
+  EXPECT_EQ(w["requests"].get<long>(), 40);
+  EXPECT_EQ(a["requests"].get<long>() + b["requests"].get<long>(), 40);
+  for (const char* key : {"energy_j", "prompt_tokens", "gen_tokens", "gpu_busy_s"})
+    EXPECT_NEAR(a[key].get<double>() + b[key].get<double>(), w[key].get<double>(), 1e-9 * w[key].get<double>())
+        << key;
+  const double co2_a = a["co2_g"]["total"], co2_b = b["co2_g"]["total"], co2_w = w["co2_g"]["total"];
+  EXPECT_NEAR(co2_a + co2_b, co2_w, 1e-9 * co2_w);
+  EXPECT_EQ(error_of([] {
+              LogColumns bad;
+              bad.prompt_tokens = {1, 2};
+              bad.gen_tokens = {1};
+              Session().score_requests(bad, Request{}, {});
+            }),
+            "columns: 2 prompt token counts but 1 gen token counts");
+}
+
+TEST(ApiSession, ConcurrentCallsAnswerAsOneThreadDoes) {
+  const Json expected = Session().predict(Request{}).json;
+  const Session shared;  // threads race on its first predictor load, as a server's first requests do
+  std::vector<std::thread> threads;
+  std::vector<Json> answers(4);
+  for (size_t t = 0; t < answers.size(); ++t)
+    threads.emplace_back([&, t] { answers[t] = shared.predict(Request{}).json; });
+  for (auto& t : threads) t.join();
+  for (const Json& a : answers) EXPECT_EQ(a, expected);
+}
+
+}  // namespace
+}  // namespace llmco2::api
