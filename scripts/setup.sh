@@ -9,8 +9,11 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
   libtorch-dev libopenblas0-openmp libxgboost-dev
   clang libclang-rt-14-dev
+  pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest python3-dask python3-distributed
 )
 # clang and libclang-rt-14-dev (libFuzzer, ASan and UBSan runtimes): the fuzz harnesses (make fuzz, make test).
+# pybind11-dev, python3-dev: the Python bindings (import llmco2); python3-numpy, -pandas, -pytest: their tests;
+# python3-dask, -distributed: the distributed scoring recipe and its test (docs/scaling.md).
 # Never libopenblas-dev/libopenblas0: their pthread BLAS wins the alternatives and fights libtorch's OpenMP.
 
 missing=()

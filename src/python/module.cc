@@ -1,0 +1,219 @@
+// python/module.cc - the Python extension `llmco2._core` (pybind11): the public API (llmco2/api.h) with keyword
+// requests, answers as dicts equal to the CLI's JSON, and llmco2::Error raised as llmco2.Error (a ValueError). The
+// GIL is released while the C++ core works.
+#include <pybind11/pybind11.h>
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "llmco2/api.h"
+
+namespace py = pybind11;
+using llmco2::api::Json;
+
+namespace {
+
+// A Python value (None, bool, int, float, str, list, tuple, dict; numpy scalars through their Python value) as JSON.
+Json to_json(const py::handle& value, const std::string& key) {
+  if (value.is_none()) return nullptr;
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) return value.cast<long long>();
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::dict>(value)) {
+    Json j = Json::object();
+    for (const auto& [k, v] : value.cast<py::dict>()) j[py::str(k).cast<std::string>()] = to_json(v, key);
+    return j;
+  }
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    Json j = Json::array();
+    for (const auto& v : value) j.push_back(to_json(v, key));
+    return j;
+  }
+  if (py::hasattr(value, "item")) return to_json(value.attr("item")(), key);  // numpy scalars
+  throw llmco2::Error(key + ": cannot pass a value of type " + py::str(value.get_type().attr("__name__")).cast<std::string>());
+}
+
+// JSON as Python objects, through the json module (exact for every type the answers hold).
+py::object to_python(const Json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+
+Json kwargs_json(const py::kwargs& kwargs, const char* where) {
+  Json j = Json::object();
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = py::str(key).cast<std::string>();
+    j[name] = to_json(value, std::string(where) + ": key '" + name + "'");
+  }
+  return j;
+}
+
+// Splits keyword arguments into the request's keys and the call's own options (`own`, removed from the request).
+Json take(Json& request, const std::string& key) {
+  if (!request.contains(key)) return nullptr;
+  Json value = request[key];
+  request.erase(key);
+  return value;
+}
+
+const llmco2::api::Session& session() {
+  static const llmco2::api::Session instance;  // predictors loaded once per process, on first use
+  return instance;
+}
+
+py::dict predict(const py::kwargs& kwargs) {
+  const llmco2::api::Request request = llmco2::api::request_from_json(kwargs_json(kwargs, "predict"), "predict");
+  llmco2::api::Result result;
+  {
+    py::gil_scoped_release release;
+    result = session().predict(request);
+  }
+  py::dict out = to_python(result.json).cast<py::dict>();
+  out["warnings"] = result.warnings;
+  return out;
+}
+
+// Columns: each a scalar (the same for every row) or a sequence of one value per row.
+std::vector<llmco2::api::Request> requests_from_columns(const py::dict& columns) {
+  size_t rows = 0;
+  bool any_sequence = false;
+  std::vector<std::pair<std::string, py::object>> entries;
+  for (const auto& [key, value] : columns) {
+    py::object v = py::reinterpret_borrow<py::object>(value);
+    const std::string name = py::str(key).cast<std::string>();
+    const bool sequence = !py::isinstance<py::str>(v) && !py::isinstance<py::dict>(v) && py::hasattr(v, "__len__");
+    if (sequence) {
+      v = py::list(v);
+      const size_t n = py::len(v);
+      if (any_sequence && n != rows)
+        throw llmco2::Error("predict_many: column '" + name + "' has " + std::to_string(n) + " values, the others " +
+                            std::to_string(rows));
+      rows = n, any_sequence = true;
+    }
+    entries.emplace_back(name, sequence ? v : py::object(py::none()));
+    if (!sequence) entries.back().second = py::make_tuple(v);  // a scalar: a 1-tuple marks it
+  }
+  if (!any_sequence) rows = 1;
+  std::vector<llmco2::api::Request> requests;
+  requests.reserve(rows);
+  for (size_t i = 0; i < rows; ++i) {
+    Json j = Json::object();
+    for (const auto& [name, v] : entries) {
+      const py::handle value = py::isinstance<py::tuple>(v) ? v[py::int_(0)] : v[py::int_(i)];
+      j[name] = to_json(value, "predict_many: row " + std::to_string(i) + ": key '" + name + "'");
+    }
+    requests.push_back(llmco2::api::request_from_json(j, "predict_many: row " + std::to_string(i)));
+  }
+  return requests;
+}
+
+py::array_t<double> column(const std::vector<llmco2::api::Result>& results,
+                           double (*figure)(const llmco2::api::Figures&)) {
+  py::array_t<double> out(static_cast<py::ssize_t>(results.size()));
+  auto view = out.mutable_unchecked<1>();
+  for (size_t i = 0; i < results.size(); ++i) view(static_cast<py::ssize_t>(i)) = figure(results[i].figures);
+  return out;
+}
+
+py::dict predict_many(const py::dict& columns, int threads) {
+  const std::vector<llmco2::api::Request> requests = requests_from_columns(columns);
+  std::vector<llmco2::api::Result> results;
+  {
+    py::gil_scoped_release release;
+    results = session().predict_many(requests, threads);
+  }
+  py::dict out;
+  out["energy_j"] = column(results, [](const llmco2::api::Figures& f) { return f.energy_j; });
+  out["energy_prefill_j"] = column(results, [](const llmco2::api::Figures& f) { return f.energy_prefill_j; });
+  out["energy_decode_j"] = column(results, [](const llmco2::api::Figures& f) { return f.energy_decode_j; });
+  out["latency_s"] = column(results, [](const llmco2::api::Figures& f) { return f.latency_s; });
+  out["ttft_s"] = column(results, [](const llmco2::api::Figures& f) { return f.ttft_s; });
+  out["tpot_s"] = column(results, [](const llmco2::api::Figures& f) { return f.tpot_s.value_or(std::nan("")); });
+  out["co2_operational_g"] = column(results, [](const llmco2::api::Figures& f) { return f.co2_operational_g; });
+  out["co2_embodied_g"] =
+      column(results, [](const llmco2::api::Figures& f) { return f.co2_embodied_g.value_or(std::nan("")); });
+  out["co2_total_g"] = column(results, [](const llmco2::api::Figures& f) { return f.co2_total_g; });
+  return out;
+}
+
+llmco2::api::TraceOptions trace_options(Json& j) {
+  llmco2::api::TraceOptions o;
+  if (Json v = take(j, "report_dir"); !v.is_null()) o.report_dir = v.get<std::string>();
+  if (Json v = take(j, "by_request_csv"); !v.is_null()) o.by_request_csv = v.get<std::string>();
+  if (Json v = take(j, "grid"); !v.is_null()) o.grid_ratio = v.get<double>();
+  if (Json v = take(j, "bin_s"); !v.is_null()) o.bin_s = v.get<double>();
+  if (Json v = take(j, "keep_time_outliers"); !v.is_null()) o.keep_time_outliers = v.get<bool>();
+  return o;
+}
+
+py::dict score_trace(const std::string& path, const py::kwargs& kwargs) {
+  Json j = kwargs_json(kwargs, "score_trace");
+  const llmco2::api::TraceOptions options = trace_options(j);
+  const llmco2::api::Request setup = llmco2::api::request_from_json(j, "score_trace");
+  llmco2::api::Result result;
+  {
+    py::gil_scoped_release release;
+    result = session().score_trace(path, setup, options);
+  }
+  return to_python(result.json).cast<py::dict>();
+}
+
+py::dict score_requests(const std::vector<long>& prompt_tokens, const std::vector<long>& gen_tokens,
+                        const std::optional<std::vector<double>>& time_s, const std::string& source,
+                        const py::kwargs& kwargs) {
+  Json j = kwargs_json(kwargs, "score_requests");
+  const llmco2::api::TraceOptions options = trace_options(j);
+  const llmco2::api::Request setup = llmco2::api::request_from_json(j, "score_requests");
+  llmco2::api::LogColumns log{prompt_tokens, gen_tokens, time_s.value_or(std::vector<double>{}), source};
+  llmco2::api::Result result;
+  {
+    py::gil_scoped_release release;
+    result = session().score_requests(log, setup, options);
+  }
+  return to_python(result.json).cast<py::dict>();
+}
+
+py::dict compare(const py::kwargs& kwargs) {
+  Json j = kwargs_json(kwargs, "compare");
+  llmco2::api::CompareOptions o;
+  if (Json v = take(j, "gpu_types"); !v.is_null()) o.gpu_types = v.get<std::vector<std::string>>();
+  if (Json v = take(j, "counts"); !v.is_null()) o.counts = v.get<std::vector<int>>();
+  if (Json v = take(j, "slo_ms"); !v.is_null()) o.slo_ms = v.get<double>();
+  const llmco2::api::Request request = llmco2::api::request_from_json(j, "compare");
+  llmco2::api::Result result;
+  {
+    py::gil_scoped_release release;
+    result = session().compare(request, o);
+  }
+  return to_python(result.json).cast<py::dict>();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "llmco2's C++ core: energy, latency and CO2 of LLM inference requests (see the llmco2 package)";
+  static py::exception<llmco2::Error> error(m, "Error", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const llmco2::Error& e) {
+      error(e.what());
+    } catch (const nlohmann::json::exception& e) {  // an option of the wrong type (e.g. counts=["a"])
+      error(e.what());
+    }
+  });
+  m.def("predict", &predict, "one request (keywords: the CLI's flags) -> dict, the CLI's --format json");
+  m.def("predict_many", &predict_many, py::arg("columns"), py::arg("threads") = 0,
+        "columns (dict of scalars or sequences) -> dict of numpy arrays, one value per row");
+  m.def("compare", &compare, "a request on every GPU type and count -> dict (the CLI's compare --format json)");
+  m.def("score_trace", &score_trace, py::arg("path"), "a request log file on one setup -> dict (trace --format json)");
+  m.def("score_requests", &score_requests, py::arg("prompt_tokens"), py::arg("gen_tokens"),
+        py::arg("time_s") = py::none(), py::arg("source") = "columns", "a log held in memory -> dict");
+  m.def("models", [] { return to_python(session().models()); });
+  m.def("gpus", [] { return to_python(session().gpus()); });
+  m.def("nodes", [] { return to_python(session().nodes()); });
+  m.def("regions", [] { return to_python(session().regions()); });
+  m.def("versions", [] { return to_python(session().versions()); });
+  m.def("request_keys", [] { return llmco2::api::request_keys(); });
+}
