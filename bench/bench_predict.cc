@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "core/paths.h"
+#include "llmco2/api.h"
 #include "predictor/gnn.h"
 #include "predictor/predictor.h"
 
@@ -24,6 +25,16 @@ void BM_PredictInProcess(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(predictor->predict(c));
 }
 BENCHMARK(BM_PredictInProcess)->Unit(benchmark::kMicrosecond);
+
+// One request through the public API, as the HTTP server and the Python bindings answer it: resolving the model, GPU,
+// node, region and embodied carbon, the prediction, the footprint and its JSON document.
+void BM_ApiPredict(benchmark::State& state) {
+  const api::Session session;
+  const api::Request request;
+  session.predict(request);  // loads the predictor
+  for (auto _ : state) benchmark::DoNotOptimize(session.predict(request));
+}
+BENCHMARK(BM_ApiPredict)->Unit(benchmark::kMicrosecond);
 
 // The whole command: exec, catalog and model loading, prediction, JSON output (to /dev/null).
 void BM_PredictCommand(benchmark::State& state) {

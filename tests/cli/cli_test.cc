@@ -19,7 +19,7 @@ namespace {
 
 using llmco2::testing_support::Result;
 
-Result run(const std::string& args) { return llmco2::testing_support::run_llmco2(args); }
+Result run(const std::string& args, const std::string& env = "") { return llmco2::testing_support::run_llmco2(args, env); }
 
 int lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
@@ -581,4 +581,27 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
   ASSERT_EQ(jo["ranked_by_energy"].size(), 2u);
   for (size_t i = 0; i < 2; ++i)
     EXPECT_EQ(jo["ranked_by_energy"][i]["energy_j"].get<double>(), j["ranked_by_energy"][i]["energy_j"].get<double>());
+}
+
+// Start-up: libxgboost is loaded only when a tree predictor is asked for (predictor/xgboost_library.h). The binary
+// does not need it (no DT_NEEDED entry), the GNN predicts with the library unloadable, and DeepEn then says what is
+// missing in one line.
+TEST(CliStartup, XgboostIsLoadedOnlyForTreePredictors) {
+  FILE* pipe = popen(("readelf -d " + std::string(LLMCO2_BIN) + " 2>/dev/null").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string dynamic;
+  std::array<char, 4096> buffer{};
+  for (size_t n; (n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) dynamic.append(buffer.data(), n);
+  pclose(pipe);
+  ASSERT_NE(dynamic.find("(NEEDED)"), std::string::npos) << "readelf printed no dynamic section";
+  EXPECT_EQ(dynamic.find("xgboost"), std::string::npos) << dynamic;
+  const std::string missing = "LLMCO2_XGBOOST_LIBRARY=/nonexistent/libxgboost.so";
+  const Result gnn = run("predict --format json", missing);
+  EXPECT_EQ(gnn.exit_code, 0) << gnn.err;
+  const Result deepen = run("predict --predictor deepen", missing);
+  EXPECT_EQ(deepen.exit_code, 2);
+  EXPECT_NE(deepen.err.find("the tree predictors need libxgboost, which could not be loaded"), std::string::npos)
+      << deepen.err;
+  EXPECT_EQ(std::count(deepen.err.begin(), deepen.err.end(), '\n'), 1) << deepen.err;
+  EXPECT_EQ(run("predict --predictor deepen --format json").exit_code, 0);
 }

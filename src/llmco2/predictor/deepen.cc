@@ -3,20 +3,15 @@
 
 #include <cmath>
 
-#include <xgboost/c_api.h>
-
 #include "core/error.h"
 #include "features/features.h"
 #include "graph/kernel_graph.h"
 #include "predictor/encoding.h"
 #include "predictor/forest_check.h"
+#include "predictor/xgboost_library.h"
 
 namespace llmco2 {
 namespace {
-
-void check(int status, const char* what) {
-  if (status != 0) fail("xgboost: {}: {}", what, XGBGetLastError());
-}
 
 KernelRow kernel_row(const KernelNode& node, const NodeFeatures& roof, Phase phase, bool step, const SimConfig& c,
                      int layers) {
@@ -97,28 +92,30 @@ std::vector<KernelRow> deepen_kernel_rows(const SimConfig& c) {
 }
 
 Forest::Forest(const std::string& raw_model) {
-  check(XGBoosterCreate(nullptr, 0, &handle_), "create booster");
-  if (XGBoosterLoadModelFromBuffer(handle_, raw_model.data(), raw_model.size()) != 0) {
-    const std::string error = XGBGetLastError();
-    XGBoosterFree(handle_);
+  const XgboostApi& xgb = xgboost_api();
+  check_xgboost(xgb.booster_create(nullptr, 0, &handle_), "create booster");
+  if (xgb.booster_load_model_from_buffer(handle_, raw_model.data(), raw_model.size()) != 0) {
+    const std::string error = xgb.get_last_error();
+    xgb.booster_free(handle_);
     fail("xgboost: cannot load the forest: {}", error);
   }
 }
 
-Forest::~Forest() { XGBoosterFree(handle_); }
+Forest::~Forest() { xgboost_api().booster_free(handle_); }
 
 std::vector<float> Forest::predict(const std::vector<float>& rows, long row_count, int columns) const {
+  const XgboostApi& xgb = xgboost_api();
   DMatrixHandle matrix = nullptr;
-  check(XGDMatrixCreateFromMat(rows.data(), static_cast<bst_ulong>(row_count), static_cast<bst_ulong>(columns),
+  check_xgboost(xgb.dmatrix_create_from_mat(rows.data(), static_cast<bst_ulong>(row_count), static_cast<bst_ulong>(columns),
                                std::nanf(""), &matrix),
         "matrix");
   bst_ulong length = 0;
   const float* result = nullptr;
-  const int status = XGBoosterPredict(handle_, matrix, 0, 0, 0, &length, &result);
+  const int status = xgb.booster_predict(handle_, matrix, 0, 0, 0, &length, &result);
   std::vector<float> out;
   if (status == 0) out.assign(result, result + length);
-  XGDMatrixFree(matrix);
-  check(status, "predict");
+  xgb.dmatrix_free(matrix);
+  check_xgboost(status, "predict");
   return out;
 }
 
