@@ -343,3 +343,58 @@ TEST(KernelGraph, AbsurdRequestsAreClearErrors) {
 
 }  // namespace
 }  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+void expect_same_cost(const KernelCost& a, const KernelCost& b, const std::string& where) {
+  EXPECT_EQ(a.ops, b.ops) << where;
+  EXPECT_EQ(a.weight_bytes, b.weight_bytes) << where;
+  EXPECT_EQ(a.act_load_bytes, b.act_load_bytes) << where;
+  EXPECT_EQ(a.act_store_bytes, b.act_store_bytes) << where;
+  EXPECT_EQ(a.kv_load_bytes, b.kv_load_bytes) << where;
+  EXPECT_EQ(a.kv_store_bytes, b.kv_store_bytes) << where;
+  EXPECT_EQ(a.net_bytes, b.net_bytes) << where;
+  EXPECT_EQ(a.tokens, b.tokens) << where;
+  EXPECT_EQ(a.dequant_ops, b.dequant_ops) << where;
+}
+
+// Every bundled model, prefill and decode on 1 and 2 GPUs: the direct path for a single layer kind gives exactly the
+// graph of the union of layer kinds (same nodes in the same order, same costs to the bit, same edges, shares of 1).
+TEST(KernelGraph, SingleKindModelsBuildTheSameGraphAsTheUnion) {
+  int single_kind = 0;
+  for (const auto& entry : ModelCatalog::bundled().entries()) {
+    const ModelSpec model = ModelCatalog::bundled().resolve(entry.id);
+    for (int gpus : {1, 2}) {
+      Request r;
+      r.batch = 3, r.prompt_tokens = 700, r.gen_tokens = 90, r.gpus = gpus;
+      if (model.heads % gpus != 0) continue;
+      KernelGraph direct, by_union;
+      try {
+        direct = build_kernel_graph(model, r);
+        by_union = build_kernel_graph_by_union(model, r);
+      } catch (const Error&) {
+        continue;  // a request this model cannot run on this many GPUs
+      }
+      single_kind += gpus == 1 && std::all_of(model.layer_specs.begin(), model.layer_specs.end(),
+                                              [&](const LayerSpec& l) { return l == model.layer_specs.front(); });
+      ASSERT_EQ(direct.nodes.size(), by_union.nodes.size()) << entry.id;
+      EXPECT_EQ(direct.edges, by_union.edges) << entry.id;
+      for (size_t i = 0; i < direct.nodes.size(); ++i) {
+        const KernelNode &a = direct.nodes[i], &b = by_union.nodes[i];
+        const std::string where = entry.id + " " + a.kernel;
+        EXPECT_EQ(a.kernel, b.kernel) << where;
+        EXPECT_EQ(a.expert, b.expert) << where;
+        EXPECT_EQ(a.block, b.block) << where;
+        EXPECT_EQ(a.layer_share, b.layer_share) << where;
+        EXPECT_EQ(a.experts_loaded_decode, b.experts_loaded_decode) << where;
+        expect_same_cost(a.prefill, b.prefill, where + " prefill");
+        expect_same_cost(a.decode, b.decode, where + " decode");
+      }
+    }
+  }
+  EXPECT_GE(single_kind, 50);  // most bundled models have one layer kind: the direct path is what they run
+}
+
+}  // namespace
+}  // namespace llmco2

@@ -260,10 +260,13 @@ class LayerUnion {
   std::vector<int> layer_counts_;
 };
 
-// The mean layer over the model's distinct layer kinds (mixer, attention window and KV heads, FFN).
-KernelGraph mean_layer(const ModelSpec& m, const Request& r) {
+// The mean layer over the model's distinct layer kinds (mixer, attention window and KV heads, FFN). One kind (most
+// models) is its own mean: built directly, without the union's matching and sorting (the serving simulation builds a
+// graph per step shape; build_kernel_graph_by_union is the reference a test holds this to).
+KernelGraph mean_layer(const ModelSpec& m, const Request& r, bool always_union) {
   std::map<LayerSpec, int> counts;
   for (const auto& layer : m.layer_specs) ++counts[layer];
+  if (counts.size() == 1 && !always_union) return build_layer(m, r, counts.begin()->first);
   LayerUnion layers;
   for (const auto& [layer, count] : counts) layers.add(build_layer(m, r, layer), count, m.layers);
   return layers.take(m.layers);
@@ -334,13 +337,25 @@ PhaseTotals KernelGraph::totals(Phase phase) const {
   return {sum.ops * gpus, sum.mem_bytes() * gpus, sum.net_bytes * gpus};
 }
 
-KernelGraph build_kernel_graph(const ModelSpec& model, const Request& request) {
+namespace {
+
+KernelGraph build_graph(const ModelSpec& model, const Request& request, bool always_union) {
   validate_request(request, model);
-  KernelGraph graph = mean_layer(model, request);
+  KernelGraph graph = mean_layer(model, request, always_union);
   graph.layers = model.layers;
   graph.gpus = request.gpus;
   graph.step_nodes = build_step_nodes(model, request);
   return graph;
+}
+
+}  // namespace
+
+KernelGraph build_kernel_graph(const ModelSpec& model, const Request& request) {
+  return build_graph(model, request, false);
+}
+
+KernelGraph build_kernel_graph_by_union(const ModelSpec& model, const Request& request) {
+  return build_graph(model, request, true);
 }
 
 }  // namespace llmco2

@@ -74,5 +74,8 @@ struct KernelGraph {
 
 // Builds the graph of `model` serving `request`. Validates the request first (throws Error).
 KernelGraph build_kernel_graph(const ModelSpec& model, const Request& request);
+// The same, the mean layer always built as the union of the layer kinds, even of one kind: the reference that
+// build_kernel_graph's direct path for single-kind models is tested against.
+KernelGraph build_kernel_graph_by_union(const ModelSpec& model, const Request& request);
 
 }  // namespace llmco2
