@@ -103,7 +103,9 @@ const std::vector<std::string>& request_keys() {
 Request request_from_json(const Json& json, const std::string& where, const Request& defaults) {
   if (!json.is_object()) fail("{}: expected a JSON object of request fields, got {}", where, shown(json));
   Request r = defaults;
-  for (const auto& [key, value] : json.items()) {
+  for (const auto& item : json.items()) {
+    const std::string& key = item.key();
+    const Json& value = item.value();
     const auto& table = setters();
     const auto it = std::find_if(table.begin(), table.end(), [&](const auto& e) { return e.first == key; });
     if (it == table.end())
