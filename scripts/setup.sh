@@ -9,8 +9,11 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
   libtorch-dev libopenblas0-openmp libxgboost-dev
   clang libclang-rt-14-dev
+  libcpp-httplib-dev python3-pytest python3-selenium chromium chromium-driver
 )
 # clang and libclang-rt-14-dev (libFuzzer, ASan and UBSan runtimes): the fuzz harnesses (make fuzz, make test).
+# libcpp-httplib-dev: the HTTP server of `llmco2 serve` and its load benchmark; python3-pytest, python3-selenium,
+# chromium and chromium-driver: the server's HTTP tests and the web calculator's browser test (tests/server).
 # Never libopenblas-dev/libopenblas0: their pthread BLAS wins the alternatives and fights libtorch's OpenMP.
 
 missing=()
