@@ -83,6 +83,7 @@ struct Tally {
 void client(int port, std::atomic<long>& next, long total, Clock::time_point deadline, Tally& tally) {
   httplib::Client http("127.0.0.1", port);
   http.set_keep_alive(true);
+  http.set_tcp_nodelay(true);
   std::vector<double> mine;
   long errors = 0;
   for (long i = next++; i < total && Clock::now() < deadline; i = next++) {

@@ -124,6 +124,7 @@ void configure(httplib::Server& http, const ServerOptions& options, const Json& 
   http.set_write_timeout(timeout);
   http.set_keep_alive_timeout(std::max<time_t>(1, std::min<time_t>(5, static_cast<time_t>(options.timeout_s))));
   http.set_keep_alive_max_count(1000);
+  http.set_tcp_nodelay(true);  // small answers go out at once, not after a delayed ACK (40 ms)
   http.set_payload_max_length(options.max_body_bytes);
   http.set_default_headers({{"X-Llmco2-Versions", versions.dump()}});
   http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
