@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <chrono>
 #include <cmath>
@@ -122,7 +123,9 @@ void configure(httplib::Server& http, const ServerOptions& options, const Json& 
   const auto timeout = std::chrono::duration<double>(options.timeout_s);
   http.set_read_timeout(timeout);
   http.set_write_timeout(timeout);
-  http.set_keep_alive_timeout(std::max<time_t>(1, std::min<time_t>(5, static_cast<time_t>(options.timeout_s))));
+  // A keep-alive connection holds its worker while open: idle ones give it back after a second (a browser keeps
+  // several open, which would otherwise hold every worker for cpp-httplib's default 5 s).
+  http.set_keep_alive_timeout(1);
   http.set_keep_alive_max_count(1000);
   http.set_tcp_nodelay(true);  // small answers go out at once, not after a delayed ACK (40 ms)
   http.set_payload_max_length(options.max_body_bytes);
@@ -171,22 +174,27 @@ int bind(httplib::Server& http, const ServerOptions& options) {
 }  // namespace
 
 void serve(const api::Session& session, const ServerOptions& options, std::ostream& out, std::ostream& log) {
+  const sigset_t signals = stop_signals();  // first: a signal while the catalogs load stops the server once it runs
   const ApiRoutes routes(session, RouteLimits{options.max_batch_requests});
   AccessLog access_log(log);
   httplib::Server http;
   configure(http, options, routes.version_json(), access_log);
   add_api_routes(http, routes);
   add_web_routes(http);
-  const sigset_t signals = stop_signals();
   const int port = bind(http, options);
+  std::atomic<bool> listening_ended{false};
   std::thread watcher([&] {
     int signal = 0;
     sigwait(&signals, &signal);
-    http.stop();
+    // stop() is a no-op until listen_after_bind has started: repeat it until listening has ended.
+    while (!listening_ended) {
+      http.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   });
   out << "llmco2 serve: listening on http://" << options.host << ":" << port << std::endl;
   http.listen_after_bind();
-  if (http.is_running()) http.stop();
+  listening_ended = true;
   pthread_kill(watcher.native_handle(), SIGTERM);  // wakes the watcher when the server stopped on its own
   watcher.join();
   out << "llmco2 serve: stopped" << std::endl;

@@ -10,8 +10,9 @@ import sys
 import urllib.parse
 
 SKIP = 77
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+# LLMCO2_CHROMIUM / LLMCO2_CHROMEDRIVER name other programs (a missing one shows the skip).
+CHROMIUM = os.environ.get("LLMCO2_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = os.environ.get("LLMCO2_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 try:
     from selenium import webdriver
