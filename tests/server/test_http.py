@@ -126,7 +126,7 @@ class Endpoints(unittest.TestCase):
 
     def test_paths_are_refused(self):
         for request in ({"model": str(DATA / "models" / "meta-llama-Llama-3.1-8B.json")}, {"gpu": str(DATA / "gpus" / "l4.json")},
-                        {"model": "./data/models/meta-llama-Llama-3.1-8B.json"}):
+                        {"model": "./data/models/meta-llama-Llama-3.1-8B.json"}, {"node": "/etc/passwd"}):
             status, _, body = self.post("/v1/predict", request)
             self.assert_error(status, body, 400)
 

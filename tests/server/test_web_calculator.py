@@ -127,8 +127,23 @@ def main():
         print(f"the chart has {len(bars)} bars, one per setup that runs ({gpu_types} x {counts})")
         driver.save_screenshot(str(artifacts / "web-calculator.png"))
 
-        set_input(driver, "batch", 0)
+        config = (pathlib.Path(os.environ.get("LLMCO2_DATA", "data")) / "models" / "meta-llama-Llama-3.1-8B.json")
+        driver.find_element(By.CSS_SELECTOR, "#config-box summary").click()
+        textarea = driver.find_element(By.ID, "model_config")
+        driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input', "
+                              "{bubbles: true}));", textarea, config.read_text())
+        wait_for_figures(driver, cli_json("predict", *request_flags(changed)))  # the same config, the same figures
+        driver.execute_script("arguments[0].value = '{not json'; arguments[0].dispatchEvent(new Event('input', "
+                              "{bubbles: true}));", textarea)
         WebDriverWait(driver, 20).until(lambda d: d.find_element(By.ID, "error").is_displayed())
+        assert driver.find_element(By.ID, "error").text.startswith("config.json: ")
+        driver.execute_script("arguments[0].value = ''; arguments[0].dispatchEvent(new Event('input', "
+                              "{bubbles: true}));", textarea)
+        WebDriverWait(driver, 20).until(lambda d: not d.find_element(By.ID, "error").is_displayed())
+        print("a pasted config.json predicts as the bundled model; a malformed one shows inline")
+
+        set_input(driver, "batch", 0)
+        WebDriverWait(driver, 20).until(lambda d: "'batch'" in d.find_element(By.ID, "error").text)
         message = driver.find_element(By.ID, "error").text
         assert "'batch'" in message, message
         print("an API error shows inline:", message)
