@@ -87,6 +87,14 @@ class Endpoints(unittest.TestCase):
         self.assertEqual(len(answer["setups"]), 6)  # 3 GPU types x 2 counts
         self.assertIsNone(answer["plot_dir"])
 
+    def test_compare_lists_are_bounded(self):
+        status, _, body = self.post("/v1/compare", {"gpu_types": ["l4"] * 65})
+        self.assertIn("at most 64 strings", self.assert_error(status, body, 400))
+        status, _, body = self.post("/v1/compare", {"counts": [1] * 17})
+        self.assertIn("at most 16 GPU counts", self.assert_error(status, body, 400))
+        status, _, body = self.post("/v1/compare", {"counts": [0]})
+        self.assertIn("'counts'", self.assert_error(status, body, 400))
+
     def test_catalogs_equal_cli(self):
         for name in ("models", "gpus", "nodes"):
             status, _, answer = self.server.call(f"/v1/{name}")

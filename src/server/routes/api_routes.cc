@@ -28,8 +28,12 @@ void require_object(const Json& body, const std::string& where, const std::vecto
       throw HttpError(400, fmt::format("{}: unknown key '{}' (expected {})", where, key, fmt::join(keys, ", ")));
 }
 
+// Lists a compare body may hold: every bundled GPU type fits, and a worker's time per call stays bounded.
+constexpr size_t kMaxGpuTypes = 64, kMaxCounts = 16;
+
 std::vector<std::string> string_list(const Json& value, const std::string& where) {
-  if (!value.is_array()) throw HttpError(400, fmt::format("{}: expected an array of strings", where));
+  if (!value.is_array() || value.size() > kMaxGpuTypes)
+    throw HttpError(400, fmt::format("{}: expected an array of at most {} strings", where, kMaxGpuTypes));
   std::vector<std::string> out;
   for (const Json& v : value) {
     if (!v.is_string()) throw HttpError(400, fmt::format("{}: expected an array of strings, got {}", where, v.dump()));
@@ -39,7 +43,8 @@ std::vector<std::string> string_list(const Json& value, const std::string& where
 }
 
 std::vector<int> count_list(const Json& value, const std::string& where) {
-  if (!value.is_array()) throw HttpError(400, fmt::format("{}: expected an array of GPU counts", where));
+  if (!value.is_array() || value.size() > kMaxCounts)
+    throw HttpError(400, fmt::format("{}: expected an array of at most {} GPU counts", where, kMaxCounts));
   std::vector<int> out;
   for (const Json& v : value) {
     if (!v.is_number_unsigned() || v.get<unsigned long long>() < 1 || v.get<unsigned long long>() > 1024)
