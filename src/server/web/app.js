@@ -119,8 +119,9 @@ function svgElement(name, attributes, text) {
 function drawChart(comparison, request) {
   const svg = $("chart");
   const setups = comparison.setups.filter((s) => !s.unavailable);
-  const width = Math.max(360, 40 + setups.length * 34), height = 300, top = 20, bottom = 90, left = 50;
+  const left = 50, top = 20, bottom = 120, width = Math.max(360, left + setups.length * 34 + 20), height = 330;
   svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   const maxG = Math.max(...setups.map((s) => s.co2_g.total), 1e-12);
   const plotH = height - top - bottom;
