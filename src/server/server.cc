@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include "llmco2/error.h"
 #include "server/access_log/access_log.h"
 #include "server/pool/bounded_queue.h"
 #include "server/routes/api_routes.h"
@@ -33,19 +32,10 @@ void send(httplib::Response& res, const Reply& reply) {
   res.set_content(reply.body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
 }
 
-// The one place an endpoint's exceptions become replies: Error -> 400 with the CLI's message, HttpError -> its
-// status, anything else -> 500 without details. On the rejecting thread nothing runs: 503 at once.
+// On the rejecting thread nothing runs: 503 at once.
 Reply answer_guarded(const std::function<Reply()>& answer) {
   if (is_rejecting_thread()) return error_reply(503, "server busy: every worker and queue slot is taken, retry later");
-  try {
-    return answer();
-  } catch (const HttpError& e) {
-    return error_reply(e.status, e.what());
-  } catch (const Error& e) {
-    return error_reply(400, e.what());
-  } catch (const std::exception&) {
-    return error_reply(500, "internal error");
-  }
+  return answer_or_error(answer);
 }
 
 httplib::Server::Handler handler(std::function<Reply(const httplib::Request&)> answer) {

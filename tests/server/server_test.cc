@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "llmco2/error.h"
 #include "server/access_log/access_log.h"
 #include "server/pool/bounded_queue.h"
 #include "server/routes/api_routes.h"
@@ -70,6 +71,15 @@ TEST(ErrorReply, HasMessageAndStatus) {
   const Reply r = error_reply(413, "too big");
   EXPECT_EQ(r.status, 413);
   EXPECT_EQ(r.body, (Json{{"error", "too big"}, {"status", 413}}));
+}
+
+TEST(AnswerOrError, EachExceptionHasItsStatus) {
+  EXPECT_EQ(answer_or_error([] { return Reply{201, Json{{"ok", true}}}; }).status, 201);
+  const Reply input = answer_or_error([]() -> Reply { throw Error("unknown GPU 'x'"); });
+  EXPECT_EQ(input.body, (Json{{"error", "unknown GPU 'x'"}, {"status", 400}}));
+  EXPECT_EQ(answer_or_error([]() -> Reply { throw HttpError(413, "too many"); }).status, 413);
+  const Reply internal = answer_or_error([]() -> Reply { throw std::out_of_range("map::at at 0x7ffd"); });
+  EXPECT_EQ(internal.body, (Json{{"error", "internal error"}, {"status", 500}}));  // nothing of the exception leaks
 }
 
 TEST(AccessLog, OneJsonLine) {

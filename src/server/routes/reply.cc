@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "llmco2/error.h"
+
 namespace llmco2::server {
 namespace {
 
@@ -16,6 +18,18 @@ std::string parse_reason(const std::string& what) {
 
 Reply error_reply(int status, const std::string& message) {
   return {status, Json{{"error", message}, {"status", status}}};
+}
+
+Reply answer_or_error(const std::function<Reply()>& answer) {
+  try {
+    return answer();
+  } catch (const HttpError& e) {
+    return error_reply(e.status, e.what());
+  } catch (const Error& e) {
+    return error_reply(400, e.what());
+  } catch (const std::exception&) {
+    return error_reply(500, "internal error");
+  }
 }
 
 Json parse_body(const std::string& body) {

@@ -2,6 +2,7 @@
 // reading a request body as JSON.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,10 @@ class HttpError : public std::runtime_error {
 
 // {"error": message, "status": status}
 Reply error_reply(int status, const std::string& message);
+
+// The one place an endpoint's exceptions become replies: HttpError -> its status, llmco2::Error -> 400 with the
+// message the CLI prints, anything else -> 500 "internal error" (no detail, no stack trace).
+Reply answer_or_error(const std::function<Reply()>& answer);
 
 // The body as JSON; throws HttpError 400 naming the byte where parsing failed and why.
 Json parse_body(const std::string& body);
