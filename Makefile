@@ -3,7 +3,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 BIN    := $(BUILD)/src/cli/llmco2
 
-.PHONY: setup configure build demo test bench clean default-model eval fuzz fuzz-build fuzz-ci
+.PHONY: setup configure build demo test bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
 
 setup:
 	@bash scripts/setup.sh
@@ -49,6 +49,10 @@ eval: build
 
 bench: build
 	$(BUILD)/bench/llmco2_bench --benchmark_min_time=0.2
+
+# The HTTP server under load (docs/performance.md): 100,000 predict requests from 2 keep-alive clients on 127.0.0.1.
+bench-server: build
+	$(BUILD)/bench/llmco2_server_load --bin $(BIN) --requests 100000 --clients 2 --server-threads 2
 
 clean:
 	rm -rf build

@@ -10,10 +10,13 @@ packages=(
   libtorch-dev libopenblas0-openmp libxgboost-dev
   clang libclang-rt-14-dev
   pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest python3-dask python3-distributed
+  libcpp-httplib-dev python3-selenium chromium chromium-driver
 )
 # clang and libclang-rt-14-dev (libFuzzer, ASan and UBSan runtimes): the fuzz harnesses (make fuzz, make test).
 # pybind11-dev, python3-dev: the Python bindings (import llmco2); python3-numpy, -pandas, -pytest: their tests;
 # python3-dask, -distributed: the distributed scoring recipe and its test (docs/scaling.md).
+# libcpp-httplib-dev: the HTTP server of `llmco2 serve` and its load benchmark; python3-pytest, python3-selenium,
+# chromium and chromium-driver: the server's HTTP tests and the web calculator's browser test (tests/server).
 # Never libopenblas-dev/libopenblas0: their pthread BLAS wins the alternatives and fights libtorch's OpenMP.
 
 missing=()

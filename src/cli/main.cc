@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   llmco2::cli::add_serve_sim_command(app);
   llmco2::cli::add_serve_validate_command(app);
   llmco2::cli::add_check_outputs_command(app);
+  llmco2::cli::add_serve_command(app);
   app.add_subcommand("train", "train a predictor (runs llmco2-train; see llmco2 train --help)");
   app.add_subcommand("eval", "evaluate every predictor on both test sets (runs llmco2-train)");
   return llmco2::cli::run_app(app, "llmco2", argc, argv);
