@@ -1,5 +1,5 @@
-// cli/main.cc - the llmco2 command line. `train` and `eval` run in llmco2-train, the only program linking libtorch
-// (a libtorch process costs ~0.4 s before main; predict must not pay it).
+// cli/main.cc - the llmco2 command line. `train` and `eval` run in llmco2-train (libtorch) and `serve` in llmco2-serve
+// (cpp-httplib): predict must pay for neither at start-up.
 #include <filesystem>
 #include <iostream>
 #include <string_view>
@@ -13,20 +13,24 @@
 
 namespace {
 
-bool runs_in_trainer(int argc, char** argv) {
-  if (argc < 2) return false;
+// The commands another program beside llmco2 runs, so that llmco2 itself maps neither libtorch (train, eval: a
+// libtorch process costs ~0.4 s before main) nor cpp-httplib with OpenSSL, zlib and brotli (serve).
+const char* sibling_program(int argc, char** argv) {
+  if (argc < 2) return nullptr;
   const std::string_view command = argv[1];
-  return command == "train" || command == "eval";
+  if (command == "train" || command == "eval") return "llmco2-train";
+  if (command == "serve") return "llmco2-serve";
+  return nullptr;
 }
 
-// Replaces this process with llmco2-train (installed beside llmco2), passing the arguments on.
-int exec_trainer(char** argv) {
+// Replaces this process with `program` (installed beside llmco2), passing the arguments on.
+int exec_sibling(const char* program, char** argv) {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto trainer = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "llmco2-train";
+  const auto path = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / program;
   argv[0] = const_cast<char*>("llmco2");
-  execv(trainer.c_str(), argv);
-  std::cerr << "llmco2: error: '" << argv[1] << "' needs " << trainer.string()
+  execv(path.c_str(), argv);
+  std::cerr << "llmco2: error: '" << argv[1] << "' needs " << path.string()
             << ", which could not be run (build it with make build)\n";
   return llmco2::cli::kUsageOrInputError;
 }
@@ -34,7 +38,7 @@ int exec_trainer(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (runs_in_trainer(argc, argv)) return exec_trainer(argv);
+  if (const char* program = sibling_program(argc, argv)) return exec_sibling(program, argv);
   CLI::App app{"llmco2: energy, latency and carbon of an LLM inference request, before it runs"};
   app.require_subcommand(1);
   llmco2::cli::add_graph_command(app);
@@ -52,8 +56,8 @@ int main(int argc, char** argv) {
   llmco2::cli::add_serve_sim_command(app);
   llmco2::cli::add_serve_validate_command(app);
   llmco2::cli::add_check_outputs_command(app);
-  llmco2::cli::add_serve_command(app);
   app.add_subcommand("train", "train a predictor (runs llmco2-train; see llmco2 train --help)");
   app.add_subcommand("eval", "evaluate every predictor on both test sets (runs llmco2-train)");
+  app.add_subcommand("serve", "serve the HTTP API and the web calculator (runs llmco2-serve; docs/api.md)");
   return llmco2::cli::run_app(app, "llmco2", argc, argv);
 }

@@ -583,8 +583,8 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
     EXPECT_EQ(jo["ranked_by_energy"][i]["energy_j"].get<double>(), j["ranked_by_energy"][i]["energy_j"].get<double>());
 }
 
-// Start-up: libxgboost is loaded only when a tree predictor is asked for (predictor/xgboost_library.h). The binary
-// does not need it (no DT_NEEDED entry), the GNN predicts with the library unloadable, and DeepEn then says what is
+// Start-up: libxgboost is loaded only when a tree predictor is asked for (predictor/xgboost_library.h), and the
+// HTTP server's libraries only by llmco2-serve. The binary needs neither (no DT_NEEDED entry), the GNN predicts with the library unloadable, and DeepEn then says what is
 // missing in one line.
 TEST(CliStartup, XgboostIsLoadedOnlyForTreePredictors) {
   FILE* pipe = popen(("readelf -d " + std::string(LLMCO2_BIN) + " 2>/dev/null").c_str(), "r");
@@ -595,6 +595,8 @@ TEST(CliStartup, XgboostIsLoadedOnlyForTreePredictors) {
   pclose(pipe);
   ASSERT_NE(dynamic.find("(NEEDED)"), std::string::npos) << "readelf printed no dynamic section";
   EXPECT_EQ(dynamic.find("xgboost"), std::string::npos) << dynamic;
+  EXPECT_EQ(dynamic.find("httplib"), std::string::npos) << dynamic;  // serve runs in llmco2-serve
+  EXPECT_EQ(dynamic.find("libssl"), std::string::npos) << dynamic;
   const std::string missing = "LLMCO2_XGBOOST_LIBRARY=/nonexistent/libxgboost.so";
   const Result gnn = run("predict --format json", missing);
   EXPECT_EQ(gnn.exit_code, 0) << gnn.err;
