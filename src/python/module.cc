@@ -37,8 +37,11 @@ Json to_json(const py::handle& value, const std::string& key) {
   throw llmco2::Error(key + ": cannot pass a value of type " + py::str(value.get_type().attr("__name__")).cast<std::string>());
 }
 
-// JSON as Python objects, through the json module (exact for every type the answers hold).
-py::object to_python(const Json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+// JSON as Python objects, through the json module (exact for every type the answers hold; invalid UTF-8 from a
+// file's bytes quoted in the answer becomes U+FFFD rather than an exception).
+py::object to_python(const Json& j) {
+  return py::module_::import("json").attr("loads")(j.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
 
 Json kwargs_json(const py::kwargs& kwargs, const char* where) {
   Json j = Json::object();

@@ -29,7 +29,7 @@ thread_local std::chrono::system_clock::time_point t_request_time;
 
 void send(httplib::Response& res, const Reply& reply) {
   res.status = reply.status;
-  res.set_content(reply.body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
+  res.set_content(reply_text(reply), "application/json");
 }
 
 // On the rejecting thread nothing runs: 503 at once.

@@ -120,6 +120,13 @@ class Endpoints(unittest.TestCase):
         message = self.assert_error(status, body, 400)
         self.assertIn("malformed JSON at byte 26", message)  # the second comma is the 26th byte
 
+    def test_invalid_utf8_is_a_400_with_valid_json(self):
+        # The parser's message quotes the bad byte; the reply replaces it (U+FFFD) instead of failing to serialise.
+        status, _, body = self.server.call("/v1/predict/batch", raw=b'\x87"requests":5}')
+        message = self.assert_error(status, body, 400)
+        self.assertIn("malformed JSON at byte 1", message)
+        self.assertIn("\ufffd", message)
+
     def test_body_over_cap(self):
         status, _, body = self.server.call("/v1/predict", raw=b" " * 200001)
         self.assertIn("200000 bytes", self.assert_error(status, body, 413))

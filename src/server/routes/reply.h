@@ -31,6 +31,10 @@ Reply error_reply(int status, const std::string& message);
 // message the CLI prints, anything else -> 500 "internal error" (no detail, no stack trace).
 Reply answer_or_error(const std::function<Reply()>& answer);
 
+// The reply's body as the server sends it: compact JSON, invalid UTF-8 (a malformed body's bytes quoted in an error
+// message) replaced by U+FFFD rather than thrown.
+std::string reply_text(const Reply& reply);
+
 // The body as JSON; throws HttpError 400 naming the byte where parsing failed and why.
 Json parse_body(const std::string& body);
 
