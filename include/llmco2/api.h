@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,10 @@ struct Request {
 // embodied_basis, embodied_kg, predictor), plus model_config (an object). Missing keys keep `defaults`' values.
 // Throws Error naming `where` and the key for an unknown key or a value of the wrong type.
 Request request_from_json(const Json& json, const std::string& where = "request", const Request& defaults = {});
+// JSON text as the API reads every file: at most 64 levels deep, numbers within a double's range. Throws Error
+// "<source>: malformed JSON at byte N" (or naming the depth or the number) for anything else.
+Json parse_json(std::string_view text, const std::string& source);
+
 // The keys request_from_json accepts, in the order above.
 const std::vector<std::string>& request_keys();
 

@@ -16,8 +16,10 @@ using llmco2::api::Json;
 
 namespace {
 
-// A Python value (None, bool, int, float, str, list, tuple, dict; numpy scalars through their Python value) as JSON.
-Json to_json(const py::handle& value, const std::string& key) {
+// A Python value (None, bool, int, float, str, list, tuple, dict; numpy scalars through their Python value) as JSON,
+// at most 64 levels deep (the depth every JSON text the API reads is held to).
+Json to_json(const py::handle& value, const std::string& key, int depth = 0) {
+  if (depth > 64) throw llmco2::Error(key + ": nested deeper than 64 levels");
   if (value.is_none()) return nullptr;
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
   if (py::isinstance<py::int_>(value)) return value.cast<long long>();
@@ -25,15 +27,15 @@ Json to_json(const py::handle& value, const std::string& key) {
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
   if (py::isinstance<py::dict>(value)) {
     Json j = Json::object();
-    for (const auto& [k, v] : value.cast<py::dict>()) j[py::str(k).cast<std::string>()] = to_json(v, key);
+    for (const auto& [k, v] : value.cast<py::dict>()) j[py::str(k).cast<std::string>()] = to_json(v, key, depth + 1);
     return j;
   }
   if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
     Json j = Json::array();
-    for (const auto& v : value) j.push_back(to_json(v, key));
+    for (const auto& v : value) j.push_back(to_json(v, key, depth + 1));
     return j;
   }
-  if (py::hasattr(value, "item")) return to_json(value.attr("item")(), key);  // numpy scalars
+  if (py::hasattr(value, "item")) return to_json(value.attr("item")(), key, depth + 1);  // numpy scalars
   throw llmco2::Error(key + ": cannot pass a value of type " + py::str(value.get_type().attr("__name__")).cast<std::string>());
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/json_io.h"
 #include "core/names.h"
 #include "llmco2/api.h"
 
@@ -99,6 +100,8 @@ const std::vector<std::string>& request_keys() {
   }();
   return keys;
 }
+
+Json parse_json(std::string_view text, const std::string& source) { return parse_json_text(text, source); }
 
 Request request_from_json(const Json& json, const std::string& where, const Request& defaults) {
   if (!json.is_object()) fail("{}: expected a JSON object of request fields, got {}", where, shown(json));

@@ -46,7 +46,10 @@ Json parse_json_text(std::string_view text, const std::string& source) {
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
-    fail("{}: malformed JSON at byte {}", source, e.byte);
+    // nlohmann's reason without its "[json.exception.parse_error.101] parse error at line 1, column 9: " prefix
+    const std::string what = e.what();
+    const size_t colon = what.find(": ");
+    fail("{}: malformed JSON at byte {}: {}", source, e.byte, colon == std::string::npos ? what : what.substr(colon + 2));
   } catch (const Json::exception&) {  // out_of_range: a number beyond a double's range, e.g. 1e999
     fail("{}: malformed JSON: a number too large for a double (expected finite numbers)", source);
   }

@@ -6,16 +6,6 @@
 #include "llmco2/error.h"
 
 namespace llmco2::server {
-namespace {
-
-// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1, column 9: " prefix.
-std::string parse_reason(const std::string& what) {
-  const auto colon = what.find(": ");
-  return colon == std::string::npos ? what : what.substr(colon + 2);
-}
-
-}  // namespace
-
 Reply error_reply(int status, const std::string& message) {
   return {status, Json{{"error", message}, {"status", status}}};
 }
@@ -38,9 +28,9 @@ std::string reply_text(const Reply& reply) {
 
 Json parse_body(const std::string& body) {
   try {
-    return Json::parse(body);
-  } catch (const Json::parse_error& e) {
-    throw HttpError(400, fmt::format("request body: malformed JSON at byte {}: {}", e.byte, parse_reason(e.what())));
+    return api::parse_json(body, "request body");  // the API's reader: depth-limited, finite numbers
+  } catch (const Error& e) {
+    throw HttpError(400, e.what());
   }
 }
 

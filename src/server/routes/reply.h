@@ -35,7 +35,8 @@ Reply answer_or_error(const std::function<Reply()>& answer);
 // message) replaced by U+FFFD rather than thrown.
 std::string reply_text(const Reply& reply);
 
-// The body as JSON; throws HttpError 400 naming the byte where parsing failed and why.
+// The body as JSON, read as the API reads every JSON text (api::parse_json: at most 64 levels, finite numbers);
+// throws HttpError 400 naming the byte where parsing failed.
 Json parse_body(const std::string& body);
 
 }  // namespace llmco2::server
