@@ -93,6 +93,11 @@ struct CompareOptions {
   bool progress = false, keep_time_outliers = false;
 };
 
+// The comparison options of a JSON object (the HTTP API's and the Python bindings' form): gpu_types (at most 64
+// strings), counts (at most 16, each 1 to 1024), slo_ms (positive); other keys are the caller's. Never a plot or a
+// trace. Throws Error naming `where` and the key.
+CompareOptions compare_options_from_json(const Json& json, const std::string& where);
+
 // Scoring a request log (`llmco2 trace`). The report folder and the per-request CSV are written only when set.
 struct TraceOptions {
   std::string report_dir, by_request_csv;

@@ -30,7 +30,7 @@ void print_warnings(const std::vector<std::string>& lines) {
 
 ResolvedRequest resolve_request(const api::Request& request, bool check_fit) {
   ResolvedRequest r = api::resolve_request(request, true, check_fit);
-  for (const auto& note : r.notes) std::cerr << "llmco2: note: " << note << "\n";
+  print_warnings(r.notes);
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,34 +82,34 @@ py::dict predict(const py::kwargs& kwargs) {
 
 // Columns: each a scalar (the same for every row) or a sequence of one value per row.
 std::vector<llmco2::api::Request> requests_from_columns(const py::dict& columns) {
-  size_t rows = 0;
-  bool any_sequence = false;
-  std::vector<std::pair<std::string, py::object>> entries;
+  struct Column {
+    std::string name;
+    py::object values;  // a list, or the scalar itself
+    bool scalar;
+  };
+  std::vector<Column> table;
+  std::optional<size_t> rows;
   for (const auto& [key, value] : columns) {
-    py::object v = py::reinterpret_borrow<py::object>(value);
-    const std::string name = py::str(key).cast<std::string>();
-    const bool sequence = !py::isinstance<py::str>(v) && !py::isinstance<py::dict>(v) && py::hasattr(v, "__len__");
-    if (sequence) {
-      v = py::list(v);
-      const size_t n = py::len(v);
-      if (any_sequence && n != rows)
-        throw llmco2::Error("predict_many: column '" + name + "' has " + std::to_string(n) + " values, the others " +
-                            std::to_string(rows));
-      rows = n, any_sequence = true;
+    Column c{py::str(key).cast<std::string>(), py::reinterpret_borrow<py::object>(value), true};
+    c.scalar = py::isinstance<py::str>(c.values) || py::isinstance<py::dict>(c.values) || !py::hasattr(c.values, "__len__");
+    if (!c.scalar) {
+      c.values = py::list(c.values);
+      const size_t n = py::len(c.values);
+      if (rows && n != *rows)
+        throw llmco2::Error("predict_many: column '" + c.name + "' has " + std::to_string(n) + " values, the others " +
+                            std::to_string(*rows));
+      rows = n;
     }
-    entries.emplace_back(name, sequence ? v : py::object(py::none()));
-    if (!sequence) entries.back().second = py::make_tuple(v);  // a scalar: a 1-tuple marks it
+    table.push_back(std::move(c));
   }
-  if (!any_sequence) rows = 1;
   std::vector<llmco2::api::Request> requests;
-  requests.reserve(rows);
-  for (size_t i = 0; i < rows; ++i) {
+  requests.reserve(rows.value_or(1));
+  for (size_t i = 0; i < rows.value_or(1); ++i) {
+    const std::string where = "predict_many: row " + std::to_string(i);
     Json j = Json::object();
-    for (const auto& [name, v] : entries) {
-      const py::handle value = py::isinstance<py::tuple>(v) ? v[py::int_(0)] : v[py::int_(i)];
-      j[name] = to_json(value, "predict_many: row " + std::to_string(i) + ": key '" + name + "'");
-    }
-    requests.push_back(llmco2::api::request_from_json(j, "predict_many: row " + std::to_string(i)));
+    for (const Column& c : table)
+      j[c.name] = to_json(c.scalar ? py::handle(c.values) : c.values[py::int_(i)], where + ": key '" + c.name + "'");
+    requests.push_back(llmco2::api::request_from_json(j, where));
   }
   return requests;
 }
@@ -181,10 +182,10 @@ py::dict score_requests(const std::vector<long>& prompt_tokens, const std::vecto
 
 py::dict compare(const py::kwargs& kwargs) {
   Json j = kwargs_json(kwargs, "compare");
-  llmco2::api::CompareOptions o;
-  if (Json v = take(j, "gpu_types"); !v.is_null()) o.gpu_types = v.get<std::vector<std::string>>();
-  if (Json v = take(j, "counts"); !v.is_null()) o.counts = v.get<std::vector<int>>();
-  if (Json v = take(j, "slo_ms"); !v.is_null()) o.slo_ms = v.get<double>();
+  Json own = Json::object();  // the comparison's keywords, read as the HTTP API reads them
+  for (const char* key : {"gpu_types", "counts", "slo_ms"})
+    if (Json v = take(j, key); !v.is_null()) own[key] = v;
+  const llmco2::api::CompareOptions o = llmco2::api::compare_options_from_json(own, "compare");
   const llmco2::api::Request request = llmco2::api::request_from_json(j, "compare");
   llmco2::api::Result result;
   {
@@ -204,7 +205,7 @@ PYBIND11_MODULE(_core, m) {
       if (p) std::rethrow_exception(p);
     } catch (const llmco2::Error& e) {
       error(e.what());
-    } catch (const nlohmann::json::exception& e) {  // an option of the wrong type (e.g. counts=["a"])
+    } catch (const nlohmann::json::exception& e) {  // a trace option of the wrong type (e.g. grid="x")
       error(e.what());
     }
   });

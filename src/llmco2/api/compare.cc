@@ -39,7 +39,7 @@ std::vector<Gpu> gpu_types(const CompareOptions& o, const CarbonFor& carbon, std
   std::vector<Gpu> out;
   if (!o.gpu_types.empty()) {
     for (const auto& name : o.gpu_types) {
-      if (!allow_paths && name.ends_with(".json")) fail("--gpu-types: '{}' is a file name; here only catalog ids are accepted", name);
+      refuse_file(name, "--gpu-types", allow_paths);
       out.push_back(GpuCatalog::bundled().resolve(name));
     }
     return out;

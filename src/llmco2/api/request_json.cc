@@ -120,4 +120,50 @@ Request request_from_json(const Json& json, const std::string& where, const Requ
   return r;
 }
 
+namespace {
+
+// Lists a compare call may hold: every bundled GPU type fits, and the time per call stays bounded.
+constexpr size_t kMaxGpuTypes = 64, kMaxCounts = 16;
+
+std::vector<std::string> string_list(const Json& value, const std::string& where) {
+  if (!value.is_array() || value.size() > kMaxGpuTypes)
+    fail("{}: expected an array of at most {} strings", where, kMaxGpuTypes);
+  std::vector<std::string> out;
+  for (const Json& v : value) {
+    if (!v.is_string()) fail("{}: expected an array of strings, got {}", where, v.dump());
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<int> count_list(const Json& value, const std::string& where) {
+  if (!value.is_array() || value.size() > kMaxCounts)
+    fail("{}: expected an array of at most {} GPU counts", where, kMaxCounts);
+  std::vector<int> out;
+  for (const Json& v : value) {
+    // Signed or unsigned (JSON text reads 2 as unsigned, Python's 2 arrives signed); beyond long long wraps negative.
+    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1024)
+      fail("{}: expected GPU counts between 1 and 1024, got {}", where, v.dump());
+    out.push_back(v.get<int>());
+  }
+  return out;
+}
+
+double positive_number(const Json& value, const std::string& where) {
+  if (!value.is_number() || !(value.get<double>() > 0))
+    fail("{}: expected a positive number of milliseconds, got {}", where, value.dump());
+  return value.get<double>();
+}
+
+}  // namespace
+
+CompareOptions compare_options_from_json(const Json& json, const std::string& where) {
+  CompareOptions options;  // no plots, no trace: nothing is read or written by path
+  if (json.contains("gpu_types")) options.gpu_types = string_list(json["gpu_types"], where + ": key 'gpu_types'");
+  if (json.contains("counts")) options.counts = count_list(json["counts"], where + ": key 'counts'");
+  if (json.contains("slo_ms") && !json["slo_ms"].is_null())
+    options.slo_ms = positive_number(json["slo_ms"], where + ": key 'slo_ms'");
+  return options;
+}
+
 }  // namespace llmco2::api

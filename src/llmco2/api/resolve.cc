@@ -40,12 +40,12 @@ ModelSpec resolve_model(const Request& r, bool allow_paths, std::string* note) {
   return ModelCatalog::bundled().resolve(r.model, note);
 }
 
+}  // namespace
+
 void refuse_file(const std::string& value, const char* field, bool allow_paths) {
   if (!allow_paths && value.ends_with(".json"))
     fail("{}: '{}' is a file name; here only catalog ids are accepted", field, value);
 }
-
-}  // namespace
 
 ResolvedRequest resolve_request(const Request& f, bool allow_paths, bool check_fit) {
   std::string model_note;

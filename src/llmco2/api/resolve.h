@@ -25,6 +25,9 @@ struct ResolvedRequest {
   std::vector<std::string> notes;  // precision fallbacks and memory waves the user should know about
 };
 
+// Throws Error naming `field` when `value` names a file (a .json path) and paths are not allowed.
+void refuse_file(const std::string& value, const char* field, bool allow_paths);
+
 // Looks up the model (the catalog, a posted config or, with `allow_paths`, a file) and the GPU, parses the precision
 // and checks the request against the model (and, with `check_fit`, that it fits the GPUs' memory). Throws Error.
 ResolvedRequest resolve_request(const Request& request, bool allow_paths, bool check_fit = true);

@@ -14,8 +14,6 @@
 namespace llmco2 {
 namespace {
 
-void check(int status, const char* what) { check_xgboost(status, what); }
-
 struct KernelTable {
   std::vector<float> features, labels;
   long rows() const { return static_cast<long>(labels.size()); }
@@ -48,23 +46,26 @@ std::string train_forest(const KernelTable& table, const DeepEnOptions& o) {
   if (table.rows() == 0) fail("DeepEn: no kernel rows to train on");
   const XgboostApi& xgb = xgboost_api();
   DMatrixHandle matrix = nullptr;
-  check(xgb.dmatrix_create_from_mat(table.features.data(), static_cast<bst_ulong>(table.rows()),
-                               static_cast<bst_ulong>(deepen_feature_count()), std::nanf(""), &matrix),
-        "matrix");
-  check(xgb.dmatrix_set_float_info(matrix, "label", table.labels.data(), static_cast<bst_ulong>(table.rows())), "labels");
+  check_xgboost(xgb.dmatrix_create_from_mat(table.features.data(), static_cast<bst_ulong>(table.rows()),
+                                            static_cast<bst_ulong>(deepen_feature_count()), std::nanf(""), &matrix),
+                "matrix");
+  check_xgboost(
+      xgb.dmatrix_set_float_info(matrix, "label", table.labels.data(), static_cast<bst_ulong>(table.rows())),
+      "labels");
   BoosterHandle booster = nullptr;
-  check(xgb.booster_create(&matrix, 1, &booster), "booster");
+  check_xgboost(xgb.booster_create(&matrix, 1, &booster), "booster");
   const std::vector<std::pair<std::string, std::string>> params = {
       {"booster", "gbtree"}, {"objective", "reg:squarederror"}, {"tree_method", "hist"},
       {"num_parallel_tree", std::to_string(o.trees)}, {"max_depth", std::to_string(o.max_depth)},
       {"subsample", fmt::format("{}", o.subsample)}, {"colsample_bynode", fmt::format("{}", o.colsample)},
       {"learning_rate", "1"}, {"seed", std::to_string(o.seed)}, {"nthread", std::to_string(o.threads)},
       {"verbosity", "0"}};
-  for (const auto& [key, value] : params) check(xgb.booster_set_param(booster, key.c_str(), value.c_str()), "param");
-  check(xgb.booster_update_one_iter(booster, 0, matrix), "train");
+  for (const auto& [key, value] : params)
+    check_xgboost(xgb.booster_set_param(booster, key.c_str(), value.c_str()), "param");
+  check_xgboost(xgb.booster_update_one_iter(booster, 0, matrix), "train");
   bst_ulong length = 0;
   const char* raw = nullptr;
-  check(xgb.booster_save_model_to_buffer(booster, R"({"format": "ubj"})", &length, &raw), "save");
+  check_xgboost(xgb.booster_save_model_to_buffer(booster, R"({"format": "ubj"})", &length, &raw), "save");
   std::string model(raw, length);
   xgb.booster_free(booster);
   xgb.dmatrix_free(matrix);

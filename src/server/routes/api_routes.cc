@@ -28,47 +28,6 @@ void require_object(const Json& body, const std::string& where, const std::vecto
       throw HttpError(400, fmt::format("{}: unknown key '{}' (expected {})", where, key, fmt::join(keys, ", ")));
 }
 
-// Lists a compare body may hold: every bundled GPU type fits, and a worker's time per call stays bounded.
-constexpr size_t kMaxGpuTypes = 64, kMaxCounts = 16;
-
-std::vector<std::string> string_list(const Json& value, const std::string& where) {
-  if (!value.is_array() || value.size() > kMaxGpuTypes)
-    throw HttpError(400, fmt::format("{}: expected an array of at most {} strings", where, kMaxGpuTypes));
-  std::vector<std::string> out;
-  for (const Json& v : value) {
-    if (!v.is_string()) throw HttpError(400, fmt::format("{}: expected an array of strings, got {}", where, v.dump()));
-    out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
-std::vector<int> count_list(const Json& value, const std::string& where) {
-  if (!value.is_array() || value.size() > kMaxCounts)
-    throw HttpError(400, fmt::format("{}: expected an array of at most {} GPU counts", where, kMaxCounts));
-  std::vector<int> out;
-  for (const Json& v : value) {
-    if (!v.is_number_unsigned() || v.get<unsigned long long>() < 1 || v.get<unsigned long long>() > 1024)
-      throw HttpError(400, fmt::format("{}: expected GPU counts between 1 and 1024, got {}", where, v.dump()));
-    out.push_back(v.get<int>());
-  }
-  return out;
-}
-
-double positive_number(const Json& value, const std::string& where) {
-  if (!value.is_number() || !(value.get<double>() > 0))
-    throw HttpError(400, fmt::format("{}: expected a positive number of milliseconds, got {}", where, value.dump()));
-  return value.get<double>();
-}
-
-api::CompareOptions compare_options(const Json& body) {
-  api::CompareOptions options;  // no plots, no trace: nothing is read or written by path
-  if (body.contains("gpu_types")) options.gpu_types = string_list(body["gpu_types"], "compare: key 'gpu_types'");
-  if (body.contains("counts")) options.counts = count_list(body["counts"], "compare: key 'counts'");
-  if (body.contains("slo_ms") && !body["slo_ms"].is_null())
-    options.slo_ms = positive_number(body["slo_ms"], "compare: key 'slo_ms'");
-  return options;
-}
-
 }  // namespace
 
 ApiRoutes::ApiRoutes(const api::Session& session, RouteLimits limits)
@@ -105,7 +64,7 @@ Reply ApiRoutes::compare(const std::string& body) const {
   const Json json = parse_body(body);
   require_object(json, "compare", {"request", "gpu_types", "counts", "slo_ms"});
   const api::Request request = api::request_from_json(json.value("request", Json::object()), "compare: request");
-  const api::Result result = session_.compare(request, compare_options(json));
+  const api::Result result = session_.compare(request, api::compare_options_from_json(json, "compare"));
   Json out = with_versions(result.json, versions_);
   out["warnings"] = result.warnings;
   return {200, out};
