@@ -23,7 +23,17 @@ Json to_json(const py::handle& value, const std::string& key, int depth = 0) {
   if (depth > 64) throw llmco2::Error(key + ": nested deeper than 64 levels");
   if (value.is_none()) return nullptr;
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
-  if (py::isinstance<py::int_>(value)) return value.cast<long long>();
+  if (py::isinstance<py::int_>(value)) {  // as JSON text would give it: signed, else unsigned, else refused
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow == 0) return v;
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+      if (!PyErr_Occurred()) return u;
+      PyErr_Clear();
+    }
+    throw llmco2::Error(key + ": an integer beyond 64 bits");
+  }
   if (py::isinstance<py::float_>(value)) return value.cast<double>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
   if (py::isinstance<py::dict>(value)) {

@@ -40,6 +40,10 @@ def test_errors_carry_the_cli_message():
         llmco2.predict(bacth=4)
     with pytest.raises(llmco2.Error, match="key 'batch': expected an integer"):
         llmco2.predict(batch="four")
+    with pytest.raises(llmco2.Error, match="key 'batch': an integer beyond 64 bits"):
+        llmco2.predict(batch=2**70)
+    with pytest.raises(llmco2.Error, match="key 'counts': expected GPU counts between 1 and 1024, got 18446744073709551615"):
+        llmco2.compare(counts=[2**64 - 1])
 
 
 def test_a_posted_config_answers_as_the_bundled_model():
