@@ -14,7 +14,7 @@ namespace {
 struct TrainOptions {
   std::vector<std::string> data;
   std::string out, predictor = "llmco2", features, scaling, params;
-  int epochs = 150, patience = 20, hidden = 64, threads = 2, trees = 100, depth = 12;
+  int epochs = 150, patience = 20, hidden = 64, threads = 2, batch_size = 512, trees = 100, depth = 12;
   uint64_t seed = 1;
   bool quiet = false;
 };
@@ -63,6 +63,7 @@ ModelFile train_predictor(const std::string& predictor, const std::vector<Datase
   o.patience = s.patience;
   o.seed = s.seed;
   o.threads = s.threads;
+  o.batch_size = s.batch_size;
   o.progress = s.progress;
   return gnn_to_file(train_gnn(pointers(set), recipe.features, o));
 }
@@ -81,10 +82,13 @@ void add_train_command(CLI::App& app) {
   command->add_option("--patience", o->patience, "epochs without validation gain before stopping")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   command->add_option("--hidden", o->hidden, "hidden width")->check(CLI::Range(4, 1024))->capture_default_str();
+  command->add_option("--batch-size", o->batch_size, "GNN: graphs per Adam step (paper 4.1: 512)")
+      ->check(CLI::Range(1, 65536))->capture_default_str();
   command->add_option("--trees", o->trees, "DeepEn: trees per forest")->check(CLI::Range(1, 10000))
       ->capture_default_str();
   command->add_option("--depth", o->depth, "DeepEn: tree depth")->check(CLI::Range(1, 32))->capture_default_str();
-  command->add_option("--threads", o->threads, "CPU threads")->check(CLI::Range(1, 256))->capture_default_str();
+  command->add_option("--threads", o->threads, "CPU threads (libtorch intra-op; one more thread collates batches)")
+      ->check(CLI::Range(1, 256))->capture_default_str();
   command->add_option("--seed", o->seed, "seed (split, initialisation, batches)")->capture_default_str();
   command->add_option("--params", o->params, "simulator parameters for the physics features (default: data/sim/params.json)");
   command->add_flag("--quiet", o->quiet, "no progress lines");
@@ -98,6 +102,7 @@ void add_train_command(CLI::App& app) {
     s.patience = o->patience;
     s.hidden = o->hidden;
     s.threads = o->threads;
+    s.batch_size = o->batch_size;
     s.trees = o->trees;
     s.depth = o->depth;
     s.seed = o->seed;

@@ -24,7 +24,7 @@ PredictorRecipe recipe_for(const std::string& predictor);  // throws Error for a
 struct TrainSettings {
   std::optional<FeatureSet> features;
   std::optional<TargetScaling> scaling;
-  int epochs = 150, patience = 20, hidden = 64, threads = 2;
+  int epochs = 150, patience = 20, hidden = 64, threads = 2, batch_size = 512;
   int trees = 100, depth = 12;  // DeepEn's forests
   uint64_t seed = 1;
   bool progress = true;

@@ -1,4 +1,5 @@
-// training/gnn_trainer.cc - the GraphSAGE network in libtorch: padded batches, Adam, early stopping.
+// training/gnn_trainer.cc - the GraphSAGE network in libtorch: flat batches (every node of a batch in one matrix,
+// sparse mean aggregation) prepared one ahead on a second thread, Adam, early stopping; and the padded reference.
 #include "training/gnn_trainer.h"
 
 #include <algorithm>
@@ -8,13 +9,77 @@
 #include <numeric>
 #include <random>
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "core/error.h"
+#include "training/graph_batch.h"
 
 namespace llmco2 {
 namespace {
+
+// out[r] = sum over the row's entries of weight x in[column]; rows in parallel, each summed in entry order by one
+// thread, so the result does not depend on the thread count.
+torch::Tensor sparse_rows_times(const torch::Tensor& start, const torch::Tensor& column, const torch::Tensor& weight,
+                                const torch::Tensor& in) {
+  const int64_t rows = start.size(0) - 1, width = in.size(1);
+  auto out = torch::zeros({rows, width}, in.options());
+  const auto* s = start.data_ptr<int64_t>();
+  const auto* c = column.data_ptr<int64_t>();
+  const auto* w = weight.data_ptr<float>();
+  const auto* x = in.data_ptr<float>();
+  auto* y = out.data_ptr<float>();
+  at::parallel_for(0, rows, 256, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t k = s[r]; k < s[r + 1]; ++k)
+        for (int64_t f = 0; f < width; ++f) y[r * width + f] += w[k] * x[c[k] * width + f];
+  });
+  return out;
+}
+
+struct SparseTensor {
+  torch::Tensor start, column, weight;
+};
+
+// A sparse matrix times a dense one, differentiable in the dense one: the backward pass multiplies by the transpose.
+struct SparseProduct : torch::autograd::Function<SparseProduct> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& in, const torch::Tensor& start,
+                               const torch::Tensor& column, const torch::Tensor& weight, const torch::Tensor& start_t,
+                               const torch::Tensor& column_t, const torch::Tensor& weight_t) {
+    ctx->save_for_backward({start_t, column_t, weight_t});
+    return sparse_rows_times(start, column, weight, in.contiguous());
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad) {
+    const auto t = ctx->get_saved_variables();
+    return {sparse_rows_times(t[0], t[1], t[2], grad[0].contiguous()), {}, {}, {}, {}, {}, {}};
+  }
+};
+
+torch::Tensor times(const SparseTensor& m, const SparseTensor& m_t, const torch::Tensor& in) {
+  return SparseProduct::apply(in, m.start, m.column, m.weight, m_t.start, m_t.column, m_t.weight);
+}
+
+// What the loss compares a batch's predictions with.
+struct TargetTensors {
+  torch::Tensor target, known, totals, totals_known, has_decode;
+};
+
+// A flat batch as tensors over the batch's own buffers (no copy): they are valid while the GraphBatch is unchanged.
+struct FlatTensors {
+  torch::Tensor x, globals, offset;
+  SparseTensor neighbours, neighbours_t, pool, pool_t;
+  TargetTensors targets;
+  int64_t graphs = 0;
+};
+
+// A set of graphs padded to the largest one with a dense adjacency: the reference the flat layout is tested against.
+struct PaddedTensors {
+  torch::Tensor x, adjacency, pool, globals, offset;
+  TargetTensors targets;
+  int64_t graphs = 0;
+};
 
 struct GnnNetImpl : torch::nn::Module {
   GnnNetImpl(int node_width, int global_width, int hidden)
@@ -26,12 +91,21 @@ struct GnnNetImpl : torch::nn::Module {
         head1(register_module("head1", torch::nn::Linear(hidden + global_width, hidden))),
         head2(register_module("head2", torch::nn::Linear(hidden, kOutputs))) {}
 
+  // Every node of the batch in one matrix [nodes, F]; aggregation and pooling as sparse products. Offsets included.
+  torch::Tensor forward(const FlatTensors& b) {
+    auto h = torch::relu(sage1_self(b.x) + sage1_neigh(times(b.neighbours, b.neighbours_t, b.x)));
+    h = torch::relu(sage2_self(h) + sage2_neigh(times(b.neighbours, b.neighbours_t, h)));
+    return head(times(b.pool, b.pool_t, h), b.globals) + b.offset;
+  }
+
   // x [B,N,F], adjacency [B,N,N] (row = destination, mean over sources), pool [B,N] (1/nodes on real nodes).
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& adjacency, const torch::Tensor& pool,
-                        const torch::Tensor& globals) {
-    auto h = torch::relu(sage1_self(x) + sage1_neigh(torch::bmm(adjacency, x)));
-    h = torch::relu(sage2_self(h) + sage2_neigh(torch::bmm(adjacency, h)));
-    const auto pooled = torch::bmm(pool.unsqueeze(1), h).squeeze(1);
+  torch::Tensor forward(const PaddedTensors& b) {
+    auto h = torch::relu(sage1_self(b.x) + sage1_neigh(torch::bmm(b.adjacency, b.x)));
+    h = torch::relu(sage2_self(h) + sage2_neigh(torch::bmm(b.adjacency, h)));
+    return head(torch::bmm(b.pool.unsqueeze(1), h).squeeze(1), b.globals) + b.offset;
+  }
+
+  torch::Tensor head(const torch::Tensor& pooled, const torch::Tensor& globals) {
     return head2(torch::relu(head1(torch::cat({pooled, globals}, 1))));
   }
 
@@ -39,78 +113,57 @@ struct GnnNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(GnnNet);
 
-// A whole set of graphs as padded tensors, standardised.
-struct Tensors {
-  torch::Tensor x, adjacency, pool, globals, offset;
-  torch::Tensor target, known, totals, totals_known, has_decode;  // only for examples
-  long size = 0;
-};
-
-torch::Tensor from_vector(const std::vector<float>& values, std::vector<int64_t> shape) {
-  return torch::from_blob(const_cast<float*>(values.data()), shape, torch::kFloat32).clone();
+torch::Tensor view_of(const std::vector<float>& values, std::vector<int64_t> shape) {
+  return torch::from_blob(const_cast<float*>(values.data()), shape, torch::kFloat32);
 }
 
-Tensors graph_tensors(const std::vector<const EncodedGraph*>& graphs, const GnnWeights& w) {
-  const long count = static_cast<long>(graphs.size());
-  const int node_w = static_cast<int>(w.node_norm.mean.size()), global_w = static_cast<int>(w.global_norm.mean.size());
-  int max_nodes = 1;
-  for (const auto* g : graphs) max_nodes = std::max(max_nodes, g->nodes);
-  std::vector<float> x(static_cast<size_t>(count) * max_nodes * node_w, 0.0f);
-  std::vector<float> adjacency(static_cast<size_t>(count) * max_nodes * max_nodes, 0.0f);
-  std::vector<float> pool(static_cast<size_t>(count) * max_nodes, 0.0f);
-  std::vector<float> globals(static_cast<size_t>(count) * global_w), offset(static_cast<size_t>(count) * kOutputs, 0.0f);
-  for (long i = 0; i < count; ++i) {
-    const EncodedGraph& g = *graphs[i];
-    for (int n = 0; n < g.nodes; ++n) {
-      for (int f = 0; f < node_w; ++f)
-        x[(static_cast<size_t>(i) * max_nodes + n) * node_w + f] =
-            (g.x[static_cast<size_t>(n) * node_w + f] - w.node_norm.mean[f]) / w.node_norm.scale[f];
-      pool[static_cast<size_t>(i) * max_nodes + n] = 1.0f / static_cast<float>(g.nodes);
-    }
-    std::vector<int> in_degree(g.nodes, 0);
-    for (const auto& e : g.edges) ++in_degree[e.second];
-    for (const auto& [from, to] : g.edges)
-      adjacency[(static_cast<size_t>(i) * max_nodes + to) * max_nodes + from] += 1.0f / static_cast<float>(in_degree[to]);
-    for (int f = 0; f < global_w; ++f)
-      globals[static_cast<size_t>(i) * global_w + f] = (g.globals[f] - w.global_norm.mean[f]) / w.global_norm.scale[f];
-    if (w.scaling == TargetScaling::sim_ratio)
-      for (int o = 0; o < kOutputs; ++o) offset[static_cast<size_t>(i) * kOutputs + o] = static_cast<float>(g.physics_log[o]);
-  }
-  Tensors t;
-  t.size = count;
-  t.x = from_vector(x, {count, max_nodes, node_w});
-  t.adjacency = from_vector(adjacency, {count, max_nodes, max_nodes});
-  t.pool = from_vector(pool, {count, max_nodes});
-  t.globals = from_vector(globals, {count, global_w});
-  t.offset = from_vector(offset, {count, kOutputs});
+SparseTensor view_of(const SparseRows& m) {
+  const auto entries = static_cast<int64_t>(m.column.size());
+  return {torch::from_blob(const_cast<int64_t*>(m.start.data()), {m.rows() + 1}, torch::kInt64),
+          torch::from_blob(const_cast<int64_t*>(m.column.data()), {entries}, torch::kInt64),
+          view_of(m.weight, {entries})};
+}
+
+TargetTensors target_views(const GraphBatch& b) {
+  if (b.target.empty()) return {};
+  return {view_of(b.target, {b.graphs, kOutputs}), view_of(b.known, {b.graphs, kOutputs}),
+          view_of(b.totals, {b.graphs, 2}), view_of(b.totals_known, {b.graphs, 2}),
+          view_of(b.has_decode, {b.graphs}) > 0.5f};
+}
+
+FlatTensors flat_tensors(const GraphBatch& b, int node_width, int global_width) {
+  FlatTensors t;
+  t.graphs = b.graphs;
+  t.x = view_of(b.x, {b.nodes, node_width});
+  t.globals = view_of(b.globals, {b.graphs, global_width});
+  t.offset = view_of(b.offset, {b.graphs, kOutputs});
+  t.neighbours = view_of(b.neighbours);
+  t.neighbours_t = view_of(b.neighbours_t);
+  t.pool = view_of(b.pool);
+  t.pool_t = view_of(b.pool_t);
+  t.targets = target_views(b);
   return t;
 }
 
-Tensors example_tensors(const std::vector<const Example*>& examples, const GnnWeights& w) {
-  std::vector<const EncodedGraph*> graphs;
-  for (const auto* e : examples) graphs.push_back(&e->graph);
-  Tensors t = graph_tensors(graphs, w);
-  const long count = t.size;
-  std::vector<float> target(static_cast<size_t>(count) * kOutputs), known(target.size());
-  std::vector<float> totals(static_cast<size_t>(count) * 2), totals_known(totals.size()), has_decode(count);
-  for (long i = 0; i < count; ++i) {
-    const Targets& tg = examples[i]->targets;
-    for (int o = 0; o < kOutputs; ++o) {
-      target[i * kOutputs + o] = tg.log_phase[o];
-      known[i * kOutputs + o] = (w.phase_outputs && tg.phase_known[o]) ? 1.0f : 0.0f;
+// The padded reference built from a collated batch: the same standardised values, scattered into padded tensors.
+PaddedTensors padded_tensors(const GraphBatch& b, int node_width, int global_width) {
+  int64_t max_nodes = 1;
+  for (int64_t g = 0; g < b.graphs; ++g) max_nodes = std::max(max_nodes, b.pool.start[g + 1] - b.pool.start[g]);
+  auto x = torch::zeros({b.graphs, max_nodes, node_width});
+  auto adjacency = torch::zeros({b.graphs, max_nodes, max_nodes}), pool = torch::zeros({b.graphs, max_nodes});
+  auto xs = x.accessor<float, 3>(), as = adjacency.accessor<float, 3>();
+  auto ps = pool.accessor<float, 2>();
+  for (int64_t g = 0; g < b.graphs; ++g) {
+    const int64_t first = b.pool.start[g], nodes = b.pool.start[g + 1] - first;
+    for (int64_t n = 0; n < nodes; ++n) {
+      for (int f = 0; f < node_width; ++f) xs[g][n][f] = b.x[static_cast<size_t>((first + n) * node_width + f)];
+      ps[g][n] = 1.0f / static_cast<float>(nodes);
+      for (int64_t k = b.neighbours.start[first + n]; k < b.neighbours.start[first + n + 1]; ++k)
+        as[g][n][b.neighbours.column[k] - first] += b.neighbours.weight[k];
     }
-    totals[i * 2] = tg.log_energy_total;
-    totals[i * 2 + 1] = tg.log_latency_total;
-    totals_known[i * 2] = tg.energy_total_known ? 1.0f : 0.0f;
-    totals_known[i * 2 + 1] = tg.latency_total_known ? 1.0f : 0.0f;
-    has_decode[i] = examples[i]->graph.has_decode ? 1.0f : 0.0f;
   }
-  t.target = from_vector(target, {count, kOutputs});
-  t.known = from_vector(known, {count, kOutputs});
-  t.totals = from_vector(totals, {count, 2});
-  t.totals_known = from_vector(totals_known, {count, 2});
-  t.has_decode = from_vector(has_decode, {count}).to(torch::kBool);
-  return t;
+  return {x, adjacency, pool, view_of(b.globals, {b.graphs, global_width}), view_of(b.offset, {b.graphs, kOutputs}),
+          target_views(b), b.graphs};
 }
 
 // log(prefill + decode) of one quantity; a request without decode steps has only its prefill.
@@ -120,32 +173,22 @@ torch::Tensor log_total(const torch::Tensor& prediction, int prefill, int decode
   return torch::logsumexp(torch::stack({pre, dec}, 1), 1);
 }
 
-struct Batch {
-  torch::Tensor x, adjacency, pool, globals, offset, target, known, totals, totals_known, has_decode;
-};
-
-Batch select(const Tensors& t, const torch::Tensor& index) {
-  return {t.x.index_select(0, index),       t.adjacency.index_select(0, index), t.pool.index_select(0, index),
-          t.globals.index_select(0, index), t.offset.index_select(0, index),    t.target.index_select(0, index),
-          t.known.index_select(0, index),   t.totals.index_select(0, index),    t.totals_known.index_select(0, index),
-          t.has_decode.index_select(0, index)};
-}
-
-torch::Tensor loss_of(GnnNet& net, const Batch& b) {
-  const auto prediction = net->forward(b.x, b.adjacency, b.pool, b.globals) + b.offset;
+// Mean over graphs of the squared log errors of the known phase outputs and totals.
+torch::Tensor loss_of(const torch::Tensor& prediction, const TargetTensors& b, int64_t graphs) {
   const auto phase = ((prediction - b.target).pow(2) * b.known).sum();
   const auto energy = (log_total(prediction, energy_prefill, energy_decode, b.has_decode) - b.totals.select(1, 0)).pow(2);
   const auto latency =
       (log_total(prediction, latency_prefill, latency_decode, b.has_decode) - b.totals.select(1, 1)).pow(2);
   const auto total = (energy * b.totals_known.select(1, 0) + latency * b.totals_known.select(1, 1)).sum();
-  return (phase + total) / static_cast<double>(b.x.size(0));
+  return (phase + total) / static_cast<double>(graphs);
 }
 
 // MAPE of the total energy over a set, in %.
-double energy_mape(GnnNet& net, const Tensors& t) {
+double energy_mape(GnnNet& net, const FlatTensors& t) {
   torch::NoGradGuard no_grad;
-  const auto prediction = net->forward(t.x, t.adjacency, t.pool, t.globals) + t.offset;
-  const auto log_ratio = log_total(prediction, energy_prefill, energy_decode, t.has_decode) - t.totals.select(1, 0);
+  const auto prediction = net->forward(t);
+  const auto log_ratio = log_total(prediction, energy_prefill, energy_decode, t.targets.has_decode) -
+                         t.targets.totals.select(1, 0);
   return 100.0 * (log_ratio.exp() - 1).abs().mean().item<double>();
 }
 
@@ -216,6 +259,12 @@ void import_weights(GnnNet& net, const GnnWeights& w) {
   net->head2->bias.copy_(tensor_of(w.head2_bias));
 }
 
+GnnNet net_with(const GnnWeights& w) {
+  GnnNet net(node_width(w.features), global_width(w.features), w.hidden);
+  import_weights(net, w);
+  return net;
+}
+
 std::vector<torch::Tensor> snapshot(GnnNet& net) {
   std::vector<torch::Tensor> copy;
   for (const auto& p : net->parameters()) copy.push_back(p.detach().clone());
@@ -234,6 +283,28 @@ void print_epoch(const GnnTrainOptions& o, int epoch, double loss, double mape, 
   std::cerr << fmt::format("\r{}: epoch {}/{} loss {:.4f} val MAPE {:.2f}% (best {:.2f}%) {:.2f} epochs/s ETA <= {:.0f} s   ",
                            o.name, epoch, o.max_epochs, loss, mape, best, rate, (o.max_epochs - epoch) / rate)
             << (end ? "\n" : "") << std::flush;
+}
+
+std::vector<int64_t> all_indices(int64_t count) {
+  std::vector<int64_t> indices(static_cast<size_t>(count));
+  std::iota(indices.begin(), indices.end(), 0);
+  return indices;
+}
+
+// One epoch of Adam steps over the training set in a fresh random order; returns the mean batch loss.
+double train_epoch(GnnNet& net, torch::optim::Adam& adam, BatchPrefetcher& batches, const FlatGraphSet& set) {
+  const auto permutation = torch::randperm(set.size(), torch::kLong);
+  batches.begin(std::vector<int64_t>(permutation.data_ptr<int64_t>(), permutation.data_ptr<int64_t>() + set.size()));
+  double loss_sum = 0;
+  for (int64_t b = 0; b < batches.batches(); ++b) {
+    const FlatTensors t = flat_tensors(batches.next(), set.node_width, set.global_width);
+    adam.zero_grad();
+    const auto loss = loss_of(net->forward(t), t.targets, t.graphs);
+    loss.backward();
+    adam.step();
+    loss_sum += loss.item<double>();
+  }
+  return loss_sum / static_cast<double>(batches.batches());
 }
 
 }  // namespace
@@ -257,7 +328,11 @@ GnnWeights train_gnn(const std::vector<const Example*>& examples, FeatureSet fea
   w.hidden = o.hidden;
   w.node_norm = standardiser(train_set, true, node_width(features));
   w.global_norm = standardiser(train_set, false, global_width(features));
-  const Tensors train = example_tensors(train_set, w), valid = example_tensors(validation_set, w);
+  const FlatGraphSet train = flatten_examples(train_set, w), valid_set = flatten_examples(validation_set, w);
+  GraphBatch valid_batch;
+  collate(valid_set, all_indices(valid_set.size()), valid_batch);
+  const FlatTensors valid = flat_tensors(valid_batch, valid_set.node_width, valid_set.global_width);
+  BatchPrefetcher batches(train, o.batch_size);
 
   GnnNet net(node_width(features), global_width(features), o.hidden);
   torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(o.learning_rate));
@@ -266,18 +341,7 @@ GnnWeights train_gnn(const std::vector<const Example*>& examples, FeatureSet fea
   std::vector<torch::Tensor> best_params = snapshot(net);
   const auto start = std::chrono::steady_clock::now();
   for (epoch = 1; epoch <= o.max_epochs; ++epoch) {
-    const auto permutation = torch::randperm(train.size, torch::kLong);
-    double loss_sum = 0;
-    long batches = 0;
-    for (long at = 0; at < train.size; at += o.batch_size) {
-      const auto index = permutation.slice(0, at, std::min(at + o.batch_size, train.size));
-      adam.zero_grad();
-      const auto loss = loss_of(net, select(train, index));
-      loss.backward();
-      adam.step();
-      loss_sum += loss.item<double>();
-      ++batches;
-    }
+    const double loss = train_epoch(net, adam, batches, train);
     const double mape = energy_mape(net, valid);
     if (mape < best) {
       best = mape;
@@ -286,7 +350,7 @@ GnnWeights train_gnn(const std::vector<const Example*>& examples, FeatureSet fea
     }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool stop = epoch - best_epoch >= o.patience || epoch == o.max_epochs;
-    print_epoch(o, epoch, loss_sum / batches, mape, best, elapsed, stop);
+    print_epoch(o, epoch, loss, mape, best, elapsed, stop);
     if (stop) break;
   }
   restore(net, best_params);
@@ -297,17 +361,39 @@ GnnWeights train_gnn(const std::vector<const Example*>& examples, FeatureSet fea
   return w;
 }
 
-std::vector<std::array<double, kOutputs>> torch_forward(const GnnWeights& w, const std::vector<EncodedGraph>& graphs) {
-  GnnNet net(node_width(w.features), global_width(w.features), w.hidden);
-  import_weights(net, w);
+std::vector<std::array<double, kOutputs>> torch_forward(const GnnWeights& w, const std::vector<EncodedGraph>& graphs,
+                                                        GraphLayout layout) {
+  GnnNet net = net_with(w);
   std::vector<const EncodedGraph*> pointers;
   for (const auto& g : graphs) pointers.push_back(&g);
-  const Tensors t = graph_tensors(pointers, w);
+  const FlatGraphSet set = flatten_graphs(pointers, w);
+  GraphBatch batch;
+  collate(set, all_indices(set.size()), batch);
   torch::NoGradGuard no_grad;
-  const auto out = (net->forward(t.x, t.adjacency, t.pool, t.globals) + t.offset).contiguous();
+  const auto out = (layout == GraphLayout::flat ? net->forward(flat_tensors(batch, set.node_width, set.global_width))
+                                                : net->forward(padded_tensors(batch, set.node_width, set.global_width)))
+                       .to(torch::kFloat64)
+                       .contiguous();
   std::vector<std::array<double, kOutputs>> result(graphs.size());
-  for (size_t i = 0; i < graphs.size(); ++i)
-    for (int o = 0; o < kOutputs; ++o) result[i][o] = out[static_cast<long>(i)][o].item<double>();
+  for (size_t i = 0; i < graphs.size(); ++i) std::copy_n(out.data_ptr<double>() + i * kOutputs, kOutputs, result[i].data());
+  return result;
+}
+
+LossGradient torch_loss_gradient(const GnnWeights& w, const std::vector<const Example*>& examples, GraphLayout layout) {
+  GnnNet net = net_with(w);
+  const FlatGraphSet set = flatten_examples(examples, w);
+  GraphBatch batch;
+  collate(set, all_indices(set.size()), batch);
+  const auto prediction = layout == GraphLayout::flat
+                              ? net->forward(flat_tensors(batch, set.node_width, set.global_width))
+                              : net->forward(padded_tensors(batch, set.node_width, set.global_width));
+  const auto loss = loss_of(prediction, target_views(batch), batch.graphs);
+  loss.backward();
+  LossGradient result{loss.item<double>(), {}};
+  for (const auto& p : net->parameters()) {
+    const auto g = p.grad().to(torch::kFloat64).contiguous();
+    result.gradient.insert(result.gradient.end(), g.data_ptr<double>(), g.data_ptr<double>() + g.numel());
+  }
   return result;
 }
 
