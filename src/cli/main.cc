@@ -1,5 +1,6 @@
 // cli/main.cc - the llmco2 command line. `train` and `eval` run in llmco2-train (libtorch) and `serve` in llmco2-serve
 // (cpp-httplib): predict must pay for neither at start-up.
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string_view>
@@ -23,8 +24,17 @@ const char* sibling_program(int argc, char** argv) {
   return nullptr;
 }
 
+// libgomp's threads (libtorch's intra-op threads in llmco2-train) spin 300,000 rounds at each barrier before they
+// sleep. On a machine shared with other jobs a spinning thread burns the CPU share that the thread it waits for
+// needs: `train --threads 2` took 10x the wall time of --threads 1 at load 10 (docs/performance.md, Training). A
+// short spin keeps an idle machine's barriers quick. The user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+void shorten_openmp_spinning() {
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "10000", 0);
+}
+
 // Replaces this process with `program` (installed beside llmco2), passing the arguments on.
 int exec_sibling(const char* program, char** argv) {
+  if (std::string_view(program) == "llmco2-train") shorten_openmp_spinning();
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto path = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / program;

@@ -248,6 +248,23 @@ TEST(CliTrain, TrainsAModelThatPredictAnswersWith) {
   expect_clean_error("train --data /no/such.csv --out " + dir + "-x.model", "/no/such.csv");
 }
 
+TEST(CliTrain, ShortensOpenMpSpinningUnlessTheUserChoseAPolicy) {
+  // A copy of llmco2 beside a stand-in llmco2-train that prints the two variables libgomp reads.
+  const std::filesystem::path dir = testing::TempDir() + "/llmco2_spin_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(LLMCO2_BIN, dir / "llmco2", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "llmco2-train") << "#!/bin/sh\necho \"$GOMP_SPINCOUNT|$OMP_WAIT_POLICY\"\n";
+  std::filesystem::permissions(dir / "llmco2-train", std::filesystem::perms::owner_all);
+  const auto train = [&](const std::string& env) {
+    return llmco2::testing_support::run_command("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY " + env + " " +
+                                                (dir / "llmco2").string() + " train --data x.csv").out;
+  };
+  EXPECT_EQ(train(""), "10000|\n");
+  EXPECT_EQ(train("GOMP_SPINCOUNT=5"), "5|\n");
+  EXPECT_EQ(train("OMP_WAIT_POLICY=active"), "|active\n");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace llmco2
 

@@ -18,13 +18,13 @@ struct Result {
   std::string out, err;
 };
 
-// Runs "<env> LLMCO2_BIN <args>" through the shell; ctest runs tests in parallel processes, so each call has its own
-// stderr file.
-inline Result run_llmco2(const std::string& args, const std::string& env = "") {
+// Runs `command_line` through the shell; ctest runs tests in parallel processes, so each call has its own stderr
+// file.
+inline Result run_command(const std::string& command_line) {
   static int calls = 0;
   const std::string err_path =
       testing::TempDir() + "/llmco2_stderr_" + std::to_string(getpid()) + "_" + std::to_string(++calls) + ".txt";
-  const std::string command = env + " " + std::string(LLMCO2_BIN) + " " + args + " 2>" + err_path;
+  const std::string command = command_line + " 2>" + err_path;
   Result result;
   FILE* pipe = popen(command.c_str(), "r");
   std::array<char, 4096> buffer{};
@@ -38,6 +38,11 @@ inline Result run_llmco2(const std::string& args, const std::string& env = "") {
   result.err = err.str();
   std::remove(err_path.c_str());
   return result;
+}
+
+// Runs "<env> LLMCO2_BIN <args>".
+inline Result run_llmco2(const std::string& args, const std::string& env = "") {
+  return run_command(env + " " + std::string(LLMCO2_BIN) + " " + args);
 }
 
 }  // namespace llmco2::testing_support
