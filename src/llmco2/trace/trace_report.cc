@@ -58,20 +58,20 @@ std::string operational_only_note(const TraceAccount& a) {
 
 double per_token(double value, long tokens) { return tokens > 0 ? value / static_cast<double>(tokens) : 0.0; }
 
-std::string histogram(const std::vector<RequestFigures>& figures, const std::filesystem::path& png) {
+std::string histogram(const std::vector<WeightedValue>& co2_g, const std::filesystem::path& png) {
   double low = 1e300, high = 0;
-  for (const auto& f : figures)
-    if (f.total_g() > 0) {
-      low = std::min(low, f.total_g());
-      high = std::max(high, f.total_g());
+  for (const auto& v : co2_g)
+    if (v.value > 0 && v.count > 0) {
+      low = std::min(low, v.value);
+      high = std::max(high, v.value);
     }
   if (!(high > 0)) return "no positive CO2 to plot";
   constexpr int kBins = 40;
   const double l0 = std::log10(low), span = std::max(std::log10(high) - l0, 1e-9);
   std::vector<long> counts(kBins, 0);
-  for (const auto& f : figures)
-    if (f.total_g() > 0)
-      ++counts[std::min(kBins - 1, static_cast<int>((std::log10(f.total_g()) - l0) / span * kBins))];
+  for (const auto& v : co2_g)
+    if (v.value > 0 && v.count > 0)
+      counts[std::min(kBins - 1, static_cast<int>((std::log10(v.value) - l0) / span * kBins))] += v.count;
   std::string data;
   for (int b = 0; b < kBins; ++b)
     data += fmt::format("{} {} {}\n", std::pow(10, l0 + span * b / kBins), std::pow(10, l0 + span * (b + 1) / kBins),
@@ -213,10 +213,9 @@ std::string trace_summary_text(const TraceAccount& a, const TraceContext& c) {
   return s + c.carbon + "\n  " + c.intervals + "\n";
 }
 
-std::string write_trace_report(const TraceAccount& a, const std::vector<RequestFigures>& figures,
-                               const TraceContext& c, const std::filesystem::path& dir) {
+std::string write_trace_report(const TraceAccount& a, const TraceContext& c, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
-  std::string warning = histogram(figures, dir / "histogram.png");
+  std::string warning = histogram(a.co2_values_g, dir / "histogram.png");
   const bool histogram_ok = warning.empty();
   const std::string timeline_warning = timeline(a, dir / "timeline.png");
   if (warning.empty()) warning = timeline_warning;
@@ -225,16 +224,21 @@ std::string write_trace_report(const TraceAccount& a, const std::vector<RequestF
   return warning;
 }
 
+void append_request_csv_line(std::string& out, const RequestFigures& f) {
+  fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g}\n", f.line,
+                 optional_cell(f.time_s, "{:.3f}"), f.prompt_tokens, f.gen_tokens, optional_cell(f.energy_prefill_j),
+                 optional_cell(f.energy_decode_j), f.energy_j, f.latency_s, f.operational_g,
+                 f.embodied_known ? fmt::format("{:.6g}", f.embodied_g) : "", f.total_g());
+}
+
 void write_request_csv(const std::vector<RequestFigures>& figures, const std::filesystem::path& path) {
   AtomicFile file(path);
-  std::ofstream& out = file.stream();
-  out << "line,time_utc_s,prompt_tokens,gen_tokens,energy_prefill_j,energy_decode_j,energy_j,latency_s,"
-         "co2_operational_g,co2_embodied_g,co2_total_g\n";
-  for (const auto& f : figures)
-    out << fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g}\n", f.line, optional_cell(f.time_s, "{:.3f}"),
-                       f.prompt_tokens, f.gen_tokens, optional_cell(f.energy_prefill_j),
-                       optional_cell(f.energy_decode_j), f.energy_j, f.latency_s, f.operational_g,
-                       f.embodied_known ? fmt::format("{:.6g}", f.embodied_g) : "", f.total_g());
+  std::string text(kRequestCsvHeader);
+  for (const auto& f : figures) {
+    append_request_csv_line(text, f);
+    if (text.size() > (1u << 20)) file.stream() << text, text.clear();
+  }
+  file.stream() << text;
   file.commit();
 }
 

@@ -28,11 +28,15 @@ std::string trace_summary_text(const TraceAccount& account, const TraceContext& 
 
 // Writes report.md, summary.json, histogram.png and timeline.png (when the log has timestamps) into `dir` (created),
 // each atomically. Returns "" or a warning about the plots.
-std::string write_trace_report(const TraceAccount& account, const std::vector<RequestFigures>& figures,
-                               const TraceContext& context, const std::filesystem::path& dir);
+std::string write_trace_report(const TraceAccount& account, const TraceContext& context,
+                               const std::filesystem::path& dir);
 
-// One line per scored request: line, time, tokens, energies, latency, CO2; streamed into a unique temporary file
-// renamed into place at the end.
+// The per-request CSV: this header, then one line per scored request (line, time, tokens, energies, latency, CO2).
+inline constexpr const char* kRequestCsvHeader =
+    "line,time_utc_s,prompt_tokens,gen_tokens,energy_prefill_j,energy_decode_j,energy_j,latency_s,"
+    "co2_operational_g,co2_embodied_g,co2_total_g\n";
+void append_request_csv_line(std::string& out, const RequestFigures& figures);
+// The whole per-request CSV of figures held in memory (the plain path), written atomically.
 void write_request_csv(const std::vector<RequestFigures>& figures, const std::filesystem::path& path);
 
 }  // namespace llmco2
