@@ -18,6 +18,7 @@
 #include "sim/sim_params.h"
 #include "support/temp_file.h"
 #include "support/trace_fixtures.h"
+#include "trace/shape_map.h"
 #include "trace/trace_report.h"
 #include "trace/trace_stream.h"
 
@@ -96,6 +97,20 @@ TEST(ExactSum, DoesNotDependOnTheOrderOfItsTerms) {
   for (int i = 0; i < 7; ++i) one_by_one.add(0.3);
   EXPECT_EQ(grouped.value(), one_by_one.value());
   EXPECT_THROW(grouped.add(1e19), Error);  // beyond 2^62
+}
+
+TEST(ShapeMap, CountsEveryKeyThroughItsRehashes) {
+  ShapeMap map;
+  for (uint64_t p = 1; p <= 300; ++p)
+    for (uint64_t g = 1; g <= 40; ++g) map[p << 32 | g] += static_cast<long>(p + g);
+  ++map[uint64_t{7} << 32 | 3];
+  EXPECT_EQ(map.size(), 300u * 40u);
+  EXPECT_EQ(*map.find(uint64_t{7} << 32 | 3), 7 + 3 + 1);
+  EXPECT_EQ(*map.find(uint64_t{300} << 32 | 40), 340);
+  EXPECT_EQ(map.find(uint64_t{301} << 32 | 1), nullptr);
+  long sum = 0;
+  map.for_each([&](uint64_t, long n) { sum += n; });
+  EXPECT_EQ(sum, 40 * (300 * 301 / 2) + 300 * (40 * 41 / 2) + 1);  // sum of p + g over the grid, plus the one
 }
 
 TEST(TraceAccount, WeightedPercentilesEqualThoseOfTheExpandedList) {

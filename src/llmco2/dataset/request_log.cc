@@ -27,9 +27,21 @@ long days_from_civil(long y, long m, long d) {
   return era * 146097 + doe - 719468;
 }
 
+// A whole number: its digits read in place (the common case: 1 to 18 digits), else as parse_long reads it ("-1",
+// "+1", 19 digits and more).
+std::optional<long> whole_number(std::string_view text) {
+  if (text.empty() || text.size() > 18) return parse_long(text);
+  long value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return parse_long(text);
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
 // A token count: a positive whole number (the dataset format's means are rounded).
 std::optional<long> parse_tokens(std::string_view text, bool allow_fraction) {
-  if (const auto whole = parse_long(text)) return *whole >= 1 ? whole : std::nullopt;
+  if (const auto whole = whole_number(text)) return *whole >= 1 ? whole : std::nullopt;
   if (!allow_fraction) return std::nullopt;
   const auto value = parse_double(text);
   if (!value || !(*value >= 0.5) || *value > 1e9) return std::nullopt;
@@ -61,7 +73,7 @@ std::optional<LoggedRequest> parse_log_record(const LogLayout& c, std::span<cons
     reason = fmt::format("{} cells, the header has {}", cells.size(), c.header.size());
     return std::nullopt;
   }
-  const bool dataset = c.format == "dataset";
+  const bool dataset = !c.time && c.format == "dataset";
   LoggedRequest q;
   q.line = line;
   const auto prompt = parse_tokens(cells[c.prompt], dataset), gen = parse_tokens(cells[c.gen], dataset);
@@ -89,18 +101,25 @@ std::optional<double> in_calendar(double seconds) {
   return seconds >= 0 && seconds <= kMaxTimestamp_s ? std::optional<double>(seconds) : std::nullopt;
 }
 
+// days_from_civil, remembering the last date (a log's lines share their date, mostly).
+long days_of(long y, long m, long d) {
+  thread_local long last_y = 1970, last_m = 1, last_d = 1, last_days = 0;
+  if (y != last_y || m != last_m || d != last_d) last_y = y, last_m = m, last_d = d, last_days = days_from_civil(y, m, d);
+  return last_days;
+}
+
 }  // namespace
 
 std::optional<double> parse_timestamp(std::string_view s) {
   if (s.size() >= 19 && s[4] == '-' && s[7] == '-' && (s[10] == ' ' || s[10] == 'T') && s[13] == ':' && s[16] == ':') {
-    const auto y = parse_long(s.substr(0, 4)), mo = parse_long(s.substr(5, 2)), d = parse_long(s.substr(8, 2)),
-               h = parse_long(s.substr(11, 2)), mi = parse_long(s.substr(14, 2));
+    const auto y = whole_number(s.substr(0, 4)), mo = whole_number(s.substr(5, 2)), d = whole_number(s.substr(8, 2)),
+               h = whole_number(s.substr(11, 2)), mi = whole_number(s.substr(14, 2));
     std::string_view rest = s.substr(17);
     if (!rest.empty() && rest.back() == 'Z') rest.remove_suffix(1);
     const auto sec = parse_double(rest);
     if (!y || !mo || !d || !h || !mi || !sec) return std::nullopt;
     if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *sec < 0 || *sec >= 61) return std::nullopt;
-    return in_calendar(static_cast<double>(days_from_civil(*y, *mo, *d)) * 86400.0 +
+    return in_calendar(static_cast<double>(days_of(*y, *mo, *d)) * 86400.0 +
                        static_cast<double>(*h * 3600 + *mi * 60) + *sec);
   }
   const auto seconds = parse_double(s);
@@ -161,7 +180,8 @@ void fail_no_request(const std::string& source, long skipped, const std::vector<
 
 void ArrivalBins::add(double t) {
   const auto index = static_cast<long>(std::floor(t / kMaxTimeGap_s));  // times are in 0 .. kMaxTimestamp_s
-  auto [it, fresh] = bins_.try_emplace(index, Bin{0, t, t});
+  const bool latest = !bins_.empty() && bins_.rbegin()->first == index;  // a log in time order: no search
+  auto [it, fresh] = latest ? std::pair{std::prev(bins_.end()), false} : bins_.try_emplace(index, Bin{0, t, t});
   ++it->second.count;
   it->second.first = std::min(it->second.first, t);
   it->second.last = std::max(it->second.last, t);

@@ -66,12 +66,6 @@ void BinSums::add(const RequestFigures& f) {
   co2_g.add(f.total_g());
 }
 
-void BinSums::add(const BinSums& other) {
-  requests += other.requests;
-  energy_j.add(other.energy_j);
-  co2_g.add(other.co2_g);
-}
-
 long timeline_bin_index(double time_s, double bin_s) {
   return static_cast<long>(std::clamp(std::floor(time_s / bin_s), -9e18, 9e18));
 }

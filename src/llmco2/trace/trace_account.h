@@ -57,7 +57,11 @@ struct BinSums {
   long requests = 0;
   ExactSum energy_j, co2_g;
   void add(const RequestFigures& f);
-  void add(const BinSums& other);
+  void add(const BinSums& other) {
+    requests += other.requests;
+    energy_j.add(other.energy_j);
+    co2_g.add(other.co2_g);
+  }
 };
 
 // The bin of an arrival: floor(time / bin).

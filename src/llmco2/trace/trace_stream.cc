@@ -12,12 +12,15 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "dataset/log_scanner.h"
+#include "trace/shape_map.h"
 #include "trace/trace_report.h"
 
 namespace llmco2 {
 namespace {
 
 using Span = std::pair<double, double>;
+
+constexpr double kHour_s = 3600;
 
 // Token counts beyond any setup's reach share one key per side (they are only ever counted as too long).
 constexpr long kKeyTokens = std::numeric_limits<int32_t>::max();
@@ -54,7 +57,7 @@ struct SurveySink final : LogRecordSink {
   long requests = 0, skipped_lines = 0, outliers = 0;
   std::vector<SkippedLine> examples, outlier_examples;
   ArrivalBins arrivals, scored_arrivals;
-  std::unordered_map<uint64_t, long> shapes;
+  ShapeMap shapes;
 
   void request(const LoggedRequest& q) override {
     if (q.time_s) arrivals.add(*q.time_s);
@@ -88,7 +91,7 @@ Survey merge(const std::vector<SurveySink>& sinks, bool general) {
     s.requests += k.requests, s.skipped_lines += k.skipped_lines, s.outliers += k.outliers;
     s.arrivals.add(k.arrivals);
     s.scored_arrivals.add(k.scored_arrivals);
-    for (const auto& [key, count] : k.shapes) s.shapes[key] += count;
+    k.shapes.for_each([&](uint64_t key, long count) { s.shapes[key] += count; });
   }
   merge_examples(s.examples, sinks, &SurveySink::examples, kSkippedExamples);
   merge_examples(s.outlier_examples, sinks, &SurveySink::outlier_examples, kSkippedExamples);
@@ -135,16 +138,16 @@ Survey survey_kept(const LogScanner& scanner, int workers, bool keep_time_outlie
 
 // Each distinct shape's figures, computed once; too long: no figures.
 struct ShapeMemo {
-  static constexpr uint32_t kTooLong = std::numeric_limits<uint32_t>::max();
+  static constexpr long kTooLong = -1;
   std::string source;
-  std::unordered_map<uint64_t, uint32_t> index;
+  ShapeMap index;  // into figures, or kTooLong
   std::vector<RequestFigures> figures;
   std::vector<BinSums> one_request;  // each shape's figures as one request of a timeline bin (sums ready to add)
 
   const RequestFigures* find(const LoggedRequest& q) const {
-    const auto it = index.find(shape_key(q.prompt_tokens, q.gen_tokens));
-    if (it == index.end()) fail("{}: line {}: the log changed while it was read", source, q.line);
-    return it->second == kTooLong ? nullptr : &figures[it->second];
+    const long* i = index.find(shape_key(q.prompt_tokens, q.gen_tokens));
+    if (!i) fail("{}: line {}: the log changed while it was read", source, q.line);
+    return *i == kTooLong ? nullptr : &figures[static_cast<size_t>(*i)];
   }
 };
 
@@ -152,7 +155,6 @@ ShapeMemo memo_of(const std::map<uint64_t, long>& shapes, const ShapeTable& tabl
                   long batch, std::string source) {
   ShapeMemo memo;
   memo.source = std::move(source);
-  memo.index.reserve(shapes.size());
   for (const auto& [key, count] : shapes) {
     const Shape s = key_shape(key);
     if (!table.valid(s)) {
@@ -161,7 +163,7 @@ ShapeMemo memo_of(const std::map<uint64_t, long>& shapes, const ShapeTable& tabl
     }
     LoggedRequest q;
     q.prompt_tokens = s.prompt_tokens, q.gen_tokens = s.gen_tokens;
-    memo.index[key] = static_cast<uint32_t>(memo.figures.size());
+    memo.index[key] = static_cast<long>(memo.figures.size());
     memo.figures.push_back(figures_of(q, table.at(s), carbon, batch));
     memo.one_request.emplace_back().add(memo.figures.back());
   }
@@ -203,8 +205,9 @@ struct AccountSink final : LogRecordSink {
     const auto shape = static_cast<size_t>(f - memo->figures.data());
     ++counts[shape];
     if (bin_s > 0 && q.time_s) {
-      bin_of(hours, timeline_bin_index(*q.time_s, 3600), last_hour, last_hour_sums).add(memo->one_request[shape]);
       bin_of(bins, timeline_bin_index(*q.time_s, bin_s), last_bin, last_bin_sums).add(memo->one_request[shape]);
+      if (bin_s != kHour_s)  // else the hourly table is the timeline
+        bin_of(hours, timeline_bin_index(*q.time_s, kHour_s), last_hour, last_hour_sums).add(memo->one_request[shape]);
     }
     if (csv) write_line(q, *f);
   }
@@ -291,8 +294,8 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
   finish_account(a, sinks, memo, s, bands, o.batch, carbon.gpus);
   if (prototype.bin_s > 0 && a.requests > 0) {
     a.timeline_bin_s = prototype.bin_s;
-    a.hourly = merged_timeline(sinks, &AccountSink::hours, 3600);
     a.timeline = merged_timeline(sinks, &AccountSink::bins, a.timeline_bin_s);
+    a.hourly = a.timeline_bin_s == kHour_s ? a.timeline : merged_timeline(sinks, &AccountSink::hours, kHour_s);
   }
   if (file) *file = {scanner.layout().source, scanner.layout().format, s.outliers, s.outlier_examples};
   return a;
