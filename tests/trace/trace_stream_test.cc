@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "carbon/embodied.h"
@@ -97,6 +98,22 @@ TEST(ExactSum, DoesNotDependOnTheOrderOfItsTerms) {
   for (int i = 0; i < 7; ++i) one_by_one.add(0.3);
   EXPECT_EQ(grouped.value(), one_by_one.value());
   EXPECT_THROW(grouped.add(1e19), Error);  // beyond 2^62
+}
+
+TEST(TraceReport, FixedThreeDecimalsAsFmtWritesThem) {
+  std::vector<double> values = {0, 0.0005, 0.0625, 0.1875, 1.0005, 999.9995, 1700158546.0625, 1700158546.1875,
+                                1700158546.6805900, 253402300799.9999, 1e15, -1.25};
+  std::mt19937_64 random(17);
+  for (int i = 0; i < 200000; ++i) {
+    values.push_back(std::uniform_real_distribution<double>(0, 2.6e11)(random));
+    values.push_back(static_cast<double>(random() % 4000000000) / 16.0);  // exact ties at the third decimal
+    values.push_back(1.7e9 + static_cast<double>(random() % 100000000) * 1e-7);  // Azure's 7 decimals
+  }
+  for (double v : values) {
+    std::string mine;
+    append_fixed3(mine, v);
+    ASSERT_EQ(mine, fmt::format("{:.3f}", v)) << fmt::format("{:.17g}", v);
+  }
 }
 
 TEST(ShapeMap, CountsEveryKeyThroughItsRehashes) {

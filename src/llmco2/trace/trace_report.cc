@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -13,6 +14,8 @@
 
 namespace llmco2 {
 namespace {
+
+__extension__ typedef unsigned __int128 UInt128;
 
 constexpr double kJoulesPerKwh = 3.6e6;
 
@@ -224,11 +227,63 @@ std::string write_trace_report(const TraceAccount& a, const TraceContext& c, con
   return warning;
 }
 
+namespace {
+
+// Writes the decimal digits of `n` ending just before `end`; returns where they start.
+char* digits_before(char* end, uint64_t n) {
+  do *--end = static_cast<char>('0' + n % 10), n /= 10;
+  while (n > 0);
+  return end;
+}
+
+}  // namespace
+
+void append_fixed3(std::string& out, double value) {
+  if (!(value >= 0 && value < 1e15)) {
+    fmt::format_to(std::back_inserter(out), "{:.3f}", value);
+    return;
+  }
+  // value = mantissa / 2^shift exactly; value x 1000 rounded to the nearest integer, ties to even, in 128-bit integers:
+  // the decimal expansion rounded as fmt and printf round it.
+  int exponent = 0;
+  const double fraction = std::frexp(value, &exponent);
+  const auto mantissa = static_cast<uint64_t>(std::ldexp(fraction, 53));
+  const int shift = 53 - exponent;  // >= 3 below 1e15
+  const UInt128 scaled = static_cast<UInt128>(mantissa) * 1000;
+  uint64_t units = 0;
+  if (shift < 100) {  // else value x 1000 < 2^-36: 0
+    const UInt128 quotient = scaled >> shift, rest = scaled - (quotient << shift), half = UInt128{1} << (shift - 1);
+    units = static_cast<uint64_t>(quotient) + (rest > half || (rest == half && (quotient & 1)));
+  }
+  char text[32];
+  char* p = text + sizeof text;
+  for (int i = 0; i < 3; ++i) *--p = static_cast<char>('0' + units % 10), units /= 10;
+  *--p = '.';
+  p = digits_before(p, units);
+  out.append(p, text + sizeof text);
+}
+
+void append_request_csv_head(std::string& out, long line, const std::optional<double>& time_s) {
+  if (line >= 0) {
+    char text[24];
+    text[23] = ',';
+    char* start = digits_before(text + 23, static_cast<uint64_t>(line));
+    out.append(start, text + 24);
+  } else {
+    fmt::format_to(std::back_inserter(out), "{},", line);
+  }
+  if (time_s) append_fixed3(out, *time_s);
+}
+
+std::string request_csv_tail(const RequestFigures& f) {
+  return fmt::format(",{},{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g}\n", f.prompt_tokens, f.gen_tokens,
+                     optional_cell(f.energy_prefill_j), optional_cell(f.energy_decode_j), f.energy_j, f.latency_s,
+                     f.operational_g, f.embodied_known ? fmt::format("{:.6g}", f.embodied_g) : "", f.total_g());
+}
+
 void append_request_csv_line(std::string& out, const RequestFigures& f) {
-  fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g}\n", f.line,
-                 optional_cell(f.time_s, "{:.3f}"), f.prompt_tokens, f.gen_tokens, optional_cell(f.energy_prefill_j),
-                 optional_cell(f.energy_decode_j), f.energy_j, f.latency_s, f.operational_g,
-                 f.embodied_known ? fmt::format("{:.6g}", f.embodied_g) : "", f.total_g());
+  append_request_csv_head(out, f.line, f.time_s);
+  out += request_csv_tail(f);
 }
 
 void write_request_csv(const std::vector<RequestFigures>& figures, const std::filesystem::path& path) {

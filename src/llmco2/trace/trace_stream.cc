@@ -143,6 +143,7 @@ struct ShapeMemo {
   ShapeMap index;  // into figures, or kTooLong
   std::vector<RequestFigures> figures;
   std::vector<BinSums> one_request;  // each shape's figures as one request of a timeline bin (sums ready to add)
+  std::vector<std::string> csv_tail;  // each shape's part of its per-request CSV lines (when they are written)
 
   const RequestFigures* find(const LoggedRequest& q) const {
     const long* i = index.find(shape_key(q.prompt_tokens, q.gen_tokens));
@@ -152,7 +153,7 @@ struct ShapeMemo {
 };
 
 ShapeMemo memo_of(const std::map<uint64_t, long>& shapes, const ShapeTable& table, const CarbonInputs& carbon,
-                  long batch, std::string source) {
+                  long batch, std::string source, bool csv) {
   ShapeMemo memo;
   memo.source = std::move(source);
   for (const auto& [key, count] : shapes) {
@@ -166,6 +167,7 @@ ShapeMemo memo_of(const std::map<uint64_t, long>& shapes, const ShapeTable& tabl
     memo.index[key] = static_cast<long>(memo.figures.size());
     memo.figures.push_back(figures_of(q, table.at(s), carbon, batch));
     memo.one_request.emplace_back().add(memo.figures.back());
+    if (csv) memo.csv_tail.push_back(request_csv_tail(memo.figures.back()));
   }
   return memo;
 }
@@ -209,7 +211,7 @@ struct AccountSink final : LogRecordSink {
       if (bin_s != kHour_s)  // else the hourly table is the timeline
         bin_of(hours, timeline_bin_index(*q.time_s, kHour_s), last_hour, last_hour_sums).add(memo->one_request[shape]);
     }
-    if (csv) write_line(q, *f);
+    if (csv) write_line(q, shape);
   }
   static BinSums& bin_of(std::unordered_map<long, BinSums>& map, long index, long& last, BinSums*& last_sums) {
     if (!last_sums || index != last) last = index, last_sums = &map[index];  // map nodes do not move
@@ -217,10 +219,9 @@ struct AccountSink final : LogRecordSink {
   }
   void skipped(long, const std::string&) override {}  // counted by the survey
 
-  void write_line(const LoggedRequest& q, RequestFigures f) {
-    f.line = q.line;
-    f.time_s = q.time_s;
-    append_request_csv_line(csv_text, f);
+  void write_line(const LoggedRequest& q, size_t shape) {
+    append_request_csv_head(csv_text, q.line, q.time_s);
+    csv_text += memo->csv_tail[shape];
     if (flush_to && csv_text.size() > kLogBlockBytes) *flush_to << csv_text, csv_text.clear();
   }
 };
@@ -264,7 +265,7 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
   std::vector<Shape> shapes;
   for (const auto& [key, count] : s.shapes) shapes.push_back(key_shape(key));
   table.prepare(shapes, o.progress);
-  const ShapeMemo memo = memo_of(s.shapes, table, carbon, o.batch, path.string());
+  const ShapeMemo memo = memo_of(s.shapes, table, carbon, o.batch, path.string(), !fo.requests_csv.empty());
 
   TraceAccount a;
   if (!carbon.embodied.known()) a.embodied_unknown = carbon.embodied.unknown_label();
