@@ -252,11 +252,30 @@ void finish_account(TraceAccount& a, const std::vector<AccountSink>& sinks, cons
   merge_examples(a.skipped_examples, sinks, &AccountSink::too_long_examples, kTooLongExamples);
 }
 
+// Pass 2 with a copy of `prototype` per worker; the per-request CSV (when csv_path is set) written in file order.
+std::vector<AccountSink> accounting_pass(const LogScanner& scanner, const Survey& s, const AccountSink& prototype,
+                                         int workers, const std::filesystem::path& csv_path, bool progress) {
+  std::vector<AccountSink> sinks(s.general ? 1 : static_cast<size_t>(workers), prototype);
+  std::optional<AtomicFile> csv;
+  if (!csv_path.empty()) {
+    csv.emplace(csv_path);
+    csv->stream() << kRequestCsvHeader;
+    if (s.general) sinks.front().flush_to = &csv->stream();
+  }
+  const auto write_round = [&](size_t filled) {
+    for (size_t k = 0; k < filled && csv; ++k) csv->stream() << sinks[k].csv_text, sinks[k].csv_text.clear();
+  };
+  if (visit(scanner, sinks, s.general, progress, write_round) != s.general)
+    fail("{}: the log changed while it was read (a quoted field appeared)", scanner.layout().source);
+  if (csv) csv->commit();
+  return sinks;
+}
+
 }  // namespace
 
 TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor, const SimConfig& base,
                                 const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o,
-                                const TraceFileOptions& fo, TraceFile* file) {
+                                const TraceFileOptions& fo) {
   const LogScanner scanner(path);
   const int workers = worker_count(fo.threads);
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
@@ -267,9 +286,6 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
   table.prepare(shapes, o.progress);
   const ShapeMemo memo = memo_of(s.shapes, table, carbon, o.batch, path.string(), !fo.requests_csv.empty());
 
-  TraceAccount a;
-  if (!carbon.embodied.known()) a.embodied_unknown = carbon.embodied.unknown_label();
-  a.predictions_made = table.predictions_made();
   const auto scored = s.scored_arrivals.span_within(bulk ? bulk->first : -1.0, bulk ? bulk->second : kMaxTimestamp_s);
   AccountSink prototype;
   prototype.memo = &memo, prototype.base = &base, prototype.bulk = bulk;
@@ -277,28 +293,17 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
   prototype.bin_s = scored ? timeline_bin_width(scored->first, scored->second, o) : 0;
   prototype.csv = !fo.requests_csv.empty();
   prototype.counts.assign(memo.figures.size(), 0);
-  std::vector<AccountSink> sinks(s.general ? 1 : static_cast<size_t>(workers), prototype);
+  const std::vector<AccountSink> sinks = accounting_pass(scanner, s, prototype, workers, fo.requests_csv, o.progress);
 
-  std::optional<AtomicFile> csv;
-  if (prototype.csv) {
-    csv.emplace(fo.requests_csv);
-    csv->stream() << kRequestCsvHeader;
-    if (s.general) sinks.front().flush_to = &csv->stream();
-  }
-  const auto write_round = [&](size_t filled) {
-    for (size_t k = 0; k < filled && csv; ++k) csv->stream() << sinks[k].csv_text, sinks[k].csv_text.clear();
-  };
-  if (visit(scanner, sinks, s.general, o.progress, write_round) != s.general)
-    fail("{}: the log changed while it was read (a quoted field appeared)", path.string());
-  if (csv) csv->commit();
-
+  TraceAccount a;
+  if (!carbon.embodied.known()) a.embodied_unknown = carbon.embodied.unknown_label();
+  a.predictions_made = table.predictions_made();
   finish_account(a, sinks, memo, s, bands, o.batch, carbon.gpus);
   if (prototype.bin_s > 0 && a.requests > 0) {
     a.timeline_bin_s = prototype.bin_s;
     a.timeline = merged_timeline(sinks, &AccountSink::bins, a.timeline_bin_s);
     a.hourly = a.timeline_bin_s == kHour_s ? a.timeline : merged_timeline(sinks, &AccountSink::hours, kHour_s);
   }
-  if (file) *file = {scanner.layout().source, scanner.layout().format, s.outliers, s.outlier_examples};
   return a;
 }
 

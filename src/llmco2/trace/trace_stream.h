@@ -19,24 +19,22 @@ struct TraceFileOptions {
   std::filesystem::path requests_csv;  // the per-request CSV (written atomically), or empty
 };
 
-struct TraceFile {
-  std::string source, format;  // the path; "azure" or "dataset"
-  long time_outliers = 0;      // requests dropped as time outliers (counted in skipped_lines)
-  std::vector<SkippedLine> outlier_examples;  // the first of them, as named in the skipped lines
-};
-
 // The account of the log at `path` on `base` (as account_trace over read_request_log and drop_time_outliers).
 // Throws Error naming the file when it cannot be read, is not a log or holds no good request.
 TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor, const SimConfig& base,
                                 const CarbonInputs& carbon, const PredictorErrorBands* bands,
-                                const TraceOptions& options, const TraceFileOptions& file_options,
-                                TraceFile* file = nullptr);
+                                const TraceOptions& options, const TraceFileOptions& file_options);
 
 // A log reduced to its distinct shapes and how many requests have each (time outliers dropped unless kept): all
 // that the totals and distributions of any setup need.
 struct ShapeCount {
   Shape shape;
   long count = 0;
+};
+struct TraceFile {
+  std::string source, format;  // the path; "azure" or "dataset"
+  long time_outliers = 0;      // requests dropped as time outliers (counted in skipped_lines)
+  std::vector<SkippedLine> outlier_examples;  // those named among the skipped lines
 };
 struct LogShapes {
   TraceFile file;
