@@ -57,13 +57,16 @@ struct ScoringSetup {
   llmco2::TraceOptions options;
 };
 
-ScoringSetup scoring_setup(bool paths, const LoadedPredictor& predictor, const Request& setup, const TraceOptions& o) {
+// (Session::Impl is Session's private type: deduced here, not named.)
+template <typename SessionImpl>
+ScoringSetup scoring_setup(const SessionImpl& impl, const Request& setup, const TraceOptions& o) {
+  const bool paths = impl.settings.allow_paths;
   Request smallest = setup;  // tokens come from the log; the setup is checked on the smallest request
   smallest.prompt_tokens = 1;
   smallest.gen_tokens = 1;
   ScoringSetup s{resolve_request(smallest, paths), {}, nullptr, {}};
   s.carbon = resolve_carbon(setup, s.resolved.gpu, s.resolved.request.gpus, paths);
-  s.predictor = &predictor;
+  s.predictor = &impl.predictor(setup.predictor);
   s.options.batch = s.resolved.request.batch;
   s.options.grid_ratio = o.grid_ratio;
   s.options.timeline_bin_s = o.bin_s;
@@ -71,8 +74,8 @@ ScoringSetup scoring_setup(bool paths, const LoadedPredictor& predictor, const R
   return s;
 }
 
-// The summary, and the report folder when asked for; `write_csv` writes the per-request CSV (inside the report's
-// manifest, which is written last).
+// The summary, and the report folder when asked for; `account_and_write_csv` accounts the log and writes the
+// per-request CSV when asked for, inside the report's manifest (written last).
 Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& source, const std::string& format,
               const std::function<TraceAccount()>& account_and_write_csv) {
   const LoadedPredictor& p = *s.predictor;
@@ -99,7 +102,7 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
 
 Result Session::score_trace(const std::string& path, const Request& setup, const TraceOptions& o) const {
   if (!impl_->settings.allow_paths) fail("{}: reading a log from a path is not allowed here", path);
-  const ScoringSetup s = scoring_setup(true, impl_->predictor(setup.predictor), setup, o);
+  const ScoringSetup s = scoring_setup(*impl_, setup, o);
   TraceFileOptions file_options;
   file_options.threads = o.threads;
   file_options.keep_time_outliers = o.keep_time_outliers;
@@ -117,7 +120,7 @@ Result Session::score_requests(const LogColumns& columns, const Request& setup, 
 }
 
 Result Session::Impl::score(RequestLog log, const Request& setup, const TraceOptions& o) const {
-  const ScoringSetup s = scoring_setup(settings.allow_paths, predictor(setup.predictor), setup, o);
+  const ScoringSetup s = scoring_setup(*this, setup, o);
   if (!o.keep_time_outliers) drop_time_outliers(log);
   return scored(s, o, log.source, log.format, [&] {
     std::vector<RequestFigures> figures;

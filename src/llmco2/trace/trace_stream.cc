@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -63,7 +62,8 @@ struct SurveySink final : LogRecordSink {
     if (q.time_s) arrivals.add(*q.time_s);
     if (outside(bulk, q)) {
       ++outliers;
-      note(outlier_examples, kSkippedExamples, q.line, time_outlier_reason(*q.time_s, *bulk));
+      if (outlier_examples.size() < kSkippedExamples)  // the reason is formatted only for those named
+        note(outlier_examples, kSkippedExamples, q.line, time_outlier_reason(*q.time_s, *bulk));
       return;
     }
     ++requests;
@@ -193,7 +193,8 @@ struct AccountSink final : LogRecordSink {
   void request(const LoggedRequest& q) override {
     if (outside(bulk, q)) {
       ++outliers;
-      note(outlier_examples, kSkippedExamples, q.line, time_outlier_reason(*q.time_s, *bulk));
+      if (outlier_examples.size() < kSkippedExamples)  // the reason is formatted only for those named
+        note(outlier_examples, kSkippedExamples, q.line, time_outlier_reason(*q.time_s, *bulk));
       return;
     }
     const RequestFigures* f = memo->find(q);
