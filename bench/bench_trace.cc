@@ -5,6 +5,12 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "carbon/embodied.h"
 #include "core/paths.h"
@@ -59,6 +65,39 @@ BENCHMARK(BM_StreamAzureTraces)->Unit(benchmark::kMillisecond);
 // --grid 1: every distinct (prompt, gen) of a trace predicted exactly (7,981 + 14,027 shapes).
 void BM_ScoreAzureTracesExact(benchmark::State& state) { score_azure_traces(state, 1.0, false); }
 BENCHMARK(BM_ScoreAzureTracesExact)->Unit(benchmark::kMillisecond);
+
+// Both Azure traces, their lines repeated `copies` times (timestamps unchanged) into a temporary file: 28,185 x copies
+// requests.
+std::filesystem::path repeated_azure_log(int copies) {
+  const auto path = std::filesystem::temp_directory_path() / fmt::format("llmco2-bench-azure-x{}.csv", copies);
+  std::string lines;
+  for (const char* name : {"AzureLLMInferenceTrace_code.csv", "AzureLLMInferenceTrace_conv.csv"}) {
+    std::ifstream in(data_dir() / "azure" / name);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    text.erase(0, text.find('\n') + 1);  // the header
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    lines += text;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  for (int i = 0; i < copies; ++i) out << lines;
+  return path;
+}
+
+// About a million requests (the Azure traces 36 times) through the streaming accountant on one thread, the timeline
+// and the per-shape memo included: requests per second at scale without the long log's 343 MB.
+void BM_StreamAzureMillion(benchmark::State& state) {
+  static const std::filesystem::path path = repeated_azure_log(36);
+  const BenchSetup b;
+  long requests = 0;
+  for (auto _ : state) {
+    const TraceAccount a = account_trace_file(path, *b.predictor, b.setup, b.carbon, nullptr, TraceOptions{}, {});
+    benchmark::DoNotOptimize(a.energy_j);
+    requests += a.requests;
+  }
+  state.SetItemsProcessed(requests);
+}
+BENCHMARK(BM_StreamAzureMillion)->Unit(benchmark::kMillisecond);
 
 // A long log named by LLMCO2_LONG_LOG (bench/make_long_log.py), once, on one thread: the plain path (the whole log in
 // memory, as `trace` read it before streaming) against the streaming one. Run each alone under /usr/bin/time -v for
