@@ -227,6 +227,26 @@ TEST(TraceStream, EqualsThePlainPathOnAMessyLogWithAnyNumberOfThreads) {
             printed(reference(quoted, predictor, options, temp("qp.csv"))));
 }
 
+// A dataset-format log (no timestamps): without a per-request CSV the survey's shape counts make the account alone.
+TEST(TraceStream, EqualsThePlainPathOnALogWithoutTimestamps) {
+  std::string text = "model,prompt_tokens,gen_tokens\n";
+  for (int i = 0; i < 30000; ++i) {
+    text += fmt::format("m,{},{}\n", 1 + i * 53 % 7000, 1 + i * 7 % 900);
+    if (i % 4001 == 17) text += "m,99.6,7\nm,abc,3\n\nm,200000,5\n";
+  }
+  const auto path = write_temp("dataset-log.csv", text);
+  const PowerLawPredictor predictor;
+  const TraceAccount plain = reference(path, predictor, TraceOptions{}, temp("dataset-plain.csv"));
+  EXPECT_EQ(plain.skipped_lines, 8);   // "abc" at each i = 17 + 4001 k below 30,000
+  EXPECT_EQ(plain.skipped_shapes, 8);  // 200,000 tokens, beyond llama-3.1-8b's 131,072
+  EXPECT_EQ(plain.skipped_examples.size(), 10u);
+  for (int threads : {1, 3}) {
+    EXPECT_EQ(printed(streamed(path, predictor, TraceOptions{}, threads, "")), printed(plain)) << threads;
+    EXPECT_EQ(printed(streamed(path, predictor, TraceOptions{}, threads, temp("dataset-fast.csv"))), printed(plain));
+    EXPECT_EQ(read_all(temp("dataset-fast.csv")), read_all(temp("dataset-plain.csv")));
+  }
+}
+
 TEST(TraceStream, EqualsThePlainPathOnTheAzureTraces) {
   const SimParams params = load_sim_params(default_sim_params_path());
   const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params);

@@ -57,6 +57,7 @@ struct SurveySink final : LogRecordSink {
   std::vector<SkippedLine> examples, outlier_examples;
   ArrivalBins arrivals, scored_arrivals;
   ShapeMap shapes;
+  std::vector<std::pair<long, Shape>> too_long;  // the first requests longer than max_total_tokens: line, shape
 
   void request(const LoggedRequest& q) override {
     if (q.time_s) arrivals.add(*q.time_s);
@@ -68,7 +69,10 @@ struct SurveySink final : LogRecordSink {
     }
     ++requests;
     ++shapes[shape_key(q.prompt_tokens, q.gen_tokens)];
-    if (q.time_s && q.prompt_tokens <= max_total_tokens - q.gen_tokens) scored_arrivals.add(*q.time_s);
+    const bool served = q.prompt_tokens <= max_total_tokens - q.gen_tokens;
+    if (q.time_s && served) scored_arrivals.add(*q.time_s);
+    if (!served && max_total_tokens > 0 && too_long.size() < kTooLongExamples)
+      too_long.push_back({q.line, {q.prompt_tokens, q.gen_tokens}});
   }
   void skipped(long line, const std::string& reason) override {
     ++skipped_lines;
@@ -82,6 +86,7 @@ struct Survey {
   std::vector<SkippedLine> examples, outlier_examples;
   ArrivalBins arrivals, scored_arrivals;
   std::map<uint64_t, long> shapes;
+  std::vector<std::pair<long, Shape>> too_long;  // the first ones, in file order
 };
 
 Survey merge(const std::vector<SurveySink>& sinks, bool general) {
@@ -95,7 +100,29 @@ Survey merge(const std::vector<SurveySink>& sinks, bool general) {
   }
   merge_examples(s.examples, sinks, &SurveySink::examples, kSkippedExamples);
   merge_examples(s.outlier_examples, sinks, &SurveySink::outlier_examples, kSkippedExamples);
+  for (const auto& k : sinks) s.too_long.insert(s.too_long.end(), k.too_long.begin(), k.too_long.end());
+  std::sort(s.too_long.begin(), s.too_long.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   return s;
+}
+
+std::vector<ShapeCount> shape_counts(const Survey& s) {
+  std::vector<ShapeCount> out;
+  for (const auto& [key, count] : s.shapes) out.push_back({key_shape(key), count});
+  return out;
+}
+
+// A log without timestamps and without a per-request CSV needs no second pass: the survey's shape counts make its
+// account.
+TraceAccount account_survey(const Survey& s, const Predictor& predictor, const SimConfig& base,
+                            const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o,
+                            long max_total_tokens) {
+  TraceAccount a = account_shapes(shape_counts(s), predictor, base, carbon, bands, o);
+  a.skipped_lines = s.skipped_lines;
+  a.skipped_examples = s.examples;
+  for (const auto& [line, shape] : s.too_long)
+    if (a.skipped_examples.size() < kTooLongExamples)
+      a.skipped_examples.push_back({line, too_long_reason(shape, base, max_total_tokens)});
+  return a;
 }
 
 // Visits the log with one sink per worker (the general reader when a quoted field turns up, or `general`).
@@ -282,6 +309,8 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
   std::optional<Span> bulk;
   const Survey s = survey_kept(scanner, workers, fo.keep_time_outliers, table.max_total_tokens(), o.progress, bulk);
+  if (!scanner.layout().time && fo.requests_csv.empty())
+    return account_survey(s, predictor, base, carbon, bands, o, table.max_total_tokens());
   std::vector<Shape> shapes;
   for (const auto& [key, count] : s.shapes) shapes.push_back(key_shape(key));
   table.prepare(shapes, o.progress);
@@ -314,7 +343,7 @@ LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOp
   const Survey s = survey_kept(scanner, worker_count(fo.threads), fo.keep_time_outliers, 0, progress, bulk);
   LogShapes out;
   out.file = {scanner.layout().source, scanner.layout().format, s.outliers, s.outlier_examples};
-  for (const auto& [key, count] : s.shapes) out.shapes.push_back({key_shape(key), count});
+  out.shapes = shape_counts(s);
   out.requests = s.requests;
   out.skipped_lines = s.skipped_lines + s.outliers;
   out.skipped_examples = s.examples;
