@@ -54,7 +54,8 @@ void add_trace_command(CLI::App& app) {
   command->add_option("--bin", t->bin_s, "timeline bin in seconds (default: a minute, an hour for logs over 6 h)");
   command->add_option("--format", t->format, "table or json")->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  command->add_option("--threads", t->threads, "workers reading the log (0: every core; the figures do not depend on it)")
+  command->add_option("--threads", t->threads, "workers reading the log (0: every core; at most one per MiB of log; the figures do not "
+                      "depend on it)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   command->add_flag("--quiet", t->quiet, "no progress lines");

@@ -114,6 +114,12 @@ int worker_count(int threads) {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+int LogScanner::workers(int threads) const {
+  const uintmax_t bytes = std::filesystem::file_size(path_) - std::min(data_offset_, std::filesystem::file_size(path_));
+  const auto blocks = static_cast<int>(std::min<uintmax_t>(1024, bytes / kLogBlockBytes + 1));
+  return std::min(worker_count(threads), blocks);
+}
+
 LogScanner::LogScanner(std::filesystem::path path) : path_(std::move(path)) {
   std::ifstream in = open_input_file(path_, std::numeric_limits<uintmax_t>::max(), "request log (CSV)");
   CsvReader reader(in, path_.string());

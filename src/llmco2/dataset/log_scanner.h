@@ -27,6 +27,8 @@ class LogScanner {
   // Opens the log and reads its header; throws Error when it cannot be read or has neither format's columns.
   explicit LogScanner(std::filesystem::path path);
   const LogLayout& layout() const { return layout_; }
+  // How many workers `threads` asks for (worker_count), but no more than the log has blocks: none stays idle.
+  int workers(int threads) const;
 
   // Visits every record once: each round gives one block to each of sinks.size() workers (threads; the first on this
   // thread), then calls after_round(k) here, k = the workers that had a block, whose blocks follow each other in the

@@ -305,7 +305,7 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
                                 const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o,
                                 const TraceFileOptions& fo) {
   const LogScanner scanner(path);
-  const int workers = worker_count(fo.threads);
+  const int workers = scanner.workers(fo.threads);
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
   std::optional<Span> bulk;
   const Survey s = survey_kept(scanner, workers, fo.keep_time_outliers, table.max_total_tokens(), o.progress, bulk);
@@ -340,7 +340,7 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
 LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOptions& fo, bool progress) {
   const LogScanner scanner(path);
   std::optional<Span> bulk;
-  const Survey s = survey_kept(scanner, worker_count(fo.threads), fo.keep_time_outliers, 0, progress, bulk);
+  const Survey s = survey_kept(scanner, scanner.workers(fo.threads), fo.keep_time_outliers, 0, progress, bulk);
   LogShapes out;
   out.file = {scanner.layout().source, scanner.layout().format, s.outliers, s.outlier_examples};
   out.shapes = shape_counts(s);
