@@ -91,6 +91,7 @@ struct CompareOptions {
   std::string plot_dir;
   std::vector<long> sweep_batches = {1, 4, 16}, sweep_prompts = {64, 1024};
   bool progress = false, keep_time_outliers = false;
+  int threads = 0;  // workers reading the trace and scoring the setups; 0: every core (results do not depend on it)
 };
 
 // The comparison options of a JSON object (the HTTP API's and the Python bindings' form): gpu_types (at most 64
@@ -104,6 +105,7 @@ struct TraceOptions {
   double grid_ratio = 1.1;   // token grid ratio of the shape table (1: every distinct shape exactly)
   double bin_s = 0;          // timeline bin; 0: a minute, an hour for logs over 6 h
   bool progress = false, keep_time_outliers = false;
+  int threads = 0;  // workers reading a log file; 0: every core (results do not depend on it)
 };
 
 // A request log held in memory (a partition of a larger log, a DataFrame's columns): one entry per request.

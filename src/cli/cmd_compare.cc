@@ -38,6 +38,10 @@ void add_compare_command(CLI::App& app) {
   command->add_flag("--keep-time-outliers", f->keep_time_outliers,
                     "keep requests more than 30 days from the rest of the --trace log (dropped by default)");
   command->add_flag("--quiet", *quiet, "no progress lines");
+  command->add_option("--threads", f->threads, "with --trace: workers reading the log and scoring the setups (0: every "
+                      "core; the figures do not depend on it)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   command->add_option("--grid", f->grid_ratio, "token grid ratio for --trace (see llmco2 trace)")->capture_default_str();
   command->add_option("--plot", f->plot_dir, "folder for the plots and their data")->capture_default_str();
   command->add_option("--sweep-batches", f->sweep_batches, "batch sizes of the plots")->delimiter(',')

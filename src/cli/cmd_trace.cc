@@ -15,6 +15,7 @@ namespace {
 struct TraceFlags {
   std::string file, out, by_request, format = "table";
   double grid_ratio = 1.1, bin_s = 0;
+  int threads = 0;
   bool quiet = false, keep_time_outliers = false;
 };
 
@@ -26,6 +27,7 @@ void run_trace(const TraceFlags& t, const api::Request& setup, const api::Settin
   options.bin_s = t.bin_s;
   options.progress = !t.quiet;
   options.keep_time_outliers = t.keep_time_outliers;
+  options.threads = t.threads;
   const api::Result result = api::Session(settings).score_trace(t.file, setup, options);
   std::cout << (t.format == "json" ? result.json.dump(2) + "\n" : result.text);
   print_warnings(result.warnings);
@@ -51,6 +53,10 @@ void add_trace_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--bin", t->bin_s, "timeline bin in seconds (default: a minute, an hour for logs over 6 h)");
   command->add_option("--format", t->format, "table or json")->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  command->add_option("--threads", t->threads, "workers reading the log (0: every core; at most one per MiB of log; the figures do not "
+                      "depend on it)")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   command->add_flag("--quiet", t->quiet, "no progress lines");
   command->add_flag("--keep-time-outliers", t->keep_time_outliers,

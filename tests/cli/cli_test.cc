@@ -414,6 +414,40 @@ TEST(CliTrace, BothAzureTracesWriteTheirReportsAndPlots) {
   }
 }
 
+// Issue 17: --threads splits the reading of the log; the summary and the per-request CSV do not change by a byte.
+TEST(CliTrace, ThreadsDoNotChangeTheOutput) {
+  // The code trace 8 times over (70,552 requests, 2.6 MB: 3 blocks of 1 MiB, so 3 workers have work).
+  std::ifstream code(std::string(LLMCO2_DATA) + "/azure/AzureLLMInferenceTrace_code.csv");
+  std::string lines((std::istreambuf_iterator<char>(code)), {});
+  const std::string header = lines.substr(0, lines.find('\n') + 1);
+  lines = lines.substr(header.size()) + "\n";
+  const std::string dir = testing::TempDir() + "/cli_trace_threads";
+  const std::string log = dir + "-log.csv";
+  {
+    std::ofstream out(log);
+    out << header;
+    for (int i = 0; i < 8; ++i) out << lines;
+  }
+  std::string outputs[2];
+  for (int threads : {1, 3}) {
+    const std::string csv = dir + "-" + std::to_string(threads) + ".csv";
+    const Result r = run("trace " + log + " --region USA --quiet --format json --threads " + std::to_string(threads) +
+                         " --out " + dir + " --by-request " + csv);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(csv);
+    outputs[threads == 3] = r.out + std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  EXPECT_NE(outputs[0].find("\"requests\": 70552"), std::string::npos);
+  const Result compare1 = run("compare --trace " + log + " --gpu-types h100-sxm,l4 --quiet --format json --threads 1 "
+                              "--plot " + dir + "-plot");
+  const Result compare2 = run("compare --trace " + log + " --gpu-types h100-sxm,l4 --quiet --format json --threads 2 "
+                              "--plot " + dir + "-plot");
+  ASSERT_EQ(compare1.exit_code, 0) << compare1.err;
+  EXPECT_EQ(compare1.out, compare2.out);
+  expect_clean_error("trace " + log + " --threads -2", "--threads");
+}
+
 TEST(CliCompare, MarksTheLowestCarbonSetupMeetingTheObjective) {
   const std::string plots = testing::TempDir() + "/cli_compare";
   const Result r = run("compare --model llama-3.1-8b --prompt 1024 --gen 128 --gpu-types h100-sxm,a100-80gb-sxm "

@@ -9,26 +9,15 @@
 #include "core/error.h"
 #include "sim/label.h"
 #include "support/temp_file.h"
+#include "support/trace_fixtures.h"
 #include "trace/trace_report.h"
 
 namespace llmco2 {
 namespace {
 
+using testing_support::llama_on_h100;
+using testing_support::PowerLawPredictor;
 using testing_support::write_temp;
-
-// Energy and latency as power laws of the tokens: log-log bilinear interpolation reproduces them exactly.
-class PowerLawPredictor final : public Predictor {
- public:
-  std::string name() const override { return "power-law"; }
-  Prediction predict(const SimConfig& c) const override {
-    ++calls;
-    const double p = static_cast<double>(c.request.prompt_tokens), g = static_cast<double>(c.request.gen_tokens);
-    const double b = static_cast<double>(c.request.batch);
-    return phase_prediction(2.0 * b * std::pow(p, 0.9), 3.0 * b * std::pow(p, 0.2) * std::pow(g, 1.1),
-                            1e-4 * std::pow(p, 0.8), 0.02 * std::pow(g, 0.95));
-  }
-  mutable long calls = 0;
-};
 
 // One kWh and 10 s per request (prefill 0.25 kWh, 2 s), whatever its shape.
 class ConstantPredictor final : public Predictor {
@@ -39,11 +28,6 @@ class ConstantPredictor final : public Predictor {
     return phase_prediction(0.9e6 * b, 2.7e6 * b, 2.0, 8.0);
   }
 };
-
-SimConfig llama_on_h100() {
-  CatalogCache catalogs;
-  return default_config("llama-3.1-8b", "h100-sxm", catalogs);
-}
 
 // 100 g/kWh, PUE 1.5, 0.001 g of embodied carbon per GPU-second (157.68 kg over 5 years), 2 GPUs.
 CarbonInputs test_carbon() {
@@ -204,7 +188,7 @@ TEST(TraceReport, WritesTheReportFilesAndTheRequestCsv) {
   const auto dir = std::filesystem::path(testing::TempDir()) / "trace-report";
   std::filesystem::remove_all(dir);
   TraceContext context{log.source, log.format, "setup", "constant", "carbon", "no interval", TraceOptions{}};
-  write_trace_report(a, figures, context, dir);
+  write_trace_report(a, context, dir);
   EXPECT_TRUE(std::filesystem::exists(dir / "report.md"));
   EXPECT_EQ(read_json_file(dir / "summary.json").at("requests"), 2);
   const auto csv_path = dir / "requests.csv";

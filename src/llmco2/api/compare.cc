@@ -2,6 +2,7 @@
 // operational and embodied CO2, CO2 per GPU, the lowest-carbon setup meeting a latency objective; with a log and a
 // TTFT or TPOT objective, capacity planning by the serving simulation; the paper's GPU-count plots (figures 12-14).
 #include <algorithm>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,17 +22,31 @@ namespace {
 
 // The log of options.trace without the requests a pause of over 30 days separates from the rest (unless
 // keep_time_outliers), each dropped line named in the warnings.
+std::string time_outlier_warning(const std::string& source, long dropped, std::span<const SkippedLine> named) {
+  std::string warning = fmt::format("compare: {} request(s) of {} dropped as time outliers (--keep-time-outliers keeps "
+                                    "them)", dropped, source);
+  for (const auto& e : named) warning += fmt::format("\n  line {}: {}", e.line, e.reason);
+  return warning;
+}
+
 RequestLog read_trace(const CompareOptions& o, std::vector<std::string>& warnings) {
   RequestLog log = read_request_log(o.trace, o.progress);
   if (o.keep_time_outliers) return log;
   const size_t examples_before = log.examples.size();
   const long dropped = drop_time_outliers(log);
   if (dropped == 0) return log;
-  std::string warning = fmt::format("compare: {} request(s) of {} dropped as time outliers (--keep-time-outliers keeps "
-                                    "them)", dropped, log.source);
-  for (size_t i = examples_before; i < log.examples.size(); ++i)
-    warning += fmt::format("\n  line {}: {}", log.examples[i].line, log.examples[i].reason);
-  warnings.push_back(warning);
+  warnings.push_back(time_outlier_warning(log.source, dropped, std::span(log.examples).subspan(examples_before)));
+  return log;
+}
+
+// The log of options.trace reduced to its shapes, read on options.threads workers; time outliers as read_trace.
+LogShapes read_trace_shapes(const CompareOptions& o, std::vector<std::string>& warnings) {
+  TraceFileOptions file_options;
+  file_options.threads = o.threads;
+  file_options.keep_time_outliers = o.keep_time_outliers;
+  LogShapes log = survey_log_shapes(o.trace, file_options, o.progress);
+  if (log.file.time_outliers > 0)
+    warnings.push_back(time_outlier_warning(log.file.source, log.file.time_outliers, log.file.outlier_examples));
   return log;
 }
 
@@ -254,9 +269,10 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
                           r.request.prompt_tokens, r.request.gen_tokens, r.request.precision.to_string(),
                           r.request.engine);
   } else {
-    const RequestLog log = read_trace(o, out.warnings);
-    c = compare_log(*p.predictor, r.model, r.request, log, gpus, o.counts, carbon, slo_s, o.grid_ratio);
-    subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log.requests.size(), log.source, r.model.id,
+    const LogShapes log = read_trace_shapes(o, out.warnings);
+    c = compare_log_shapes(*p.predictor, r.model, r.request, log.shapes, gpus, o.counts, carbon, slo_s, o.grid_ratio,
+                           o.threads);
+    subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log.requests, log.file.source, r.model.id,
                           r.request.batch, r.request.precision.to_string(), r.request.engine);
   }
   if (!o.plot_dir.empty()) {

@@ -1,6 +1,7 @@
 // api/trace.cc - Session::score_trace and score_requests: a whole request log on one setup (totals, distribution,
 // energy per token, timeline, prefill/decode shares), with the report folder and per-request CSV when asked for.
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
@@ -10,7 +11,9 @@
 #include "api/session_impl.h"
 #include "core/error.h"
 #include "core/output_manifest.h"
+#include "dataset/log_scanner.h"
 #include "trace/trace_report.h"
+#include "trace/trace_stream.h"
 
 namespace llmco2::api {
 namespace {
@@ -46,11 +49,70 @@ RequestLog log_from_columns(const LogColumns& c) {
   return log;
 }
 
+// The setup of a log, resolved once: model, GPU, carbon inputs, predictor and the accountant's options.
+struct ScoringSetup {
+  ResolvedRequest resolved;
+  CarbonInputs carbon;
+  const LoadedPredictor* predictor = nullptr;
+  llmco2::TraceOptions options;
+};
+
+// (Session::Impl is Session's private type: deduced here, not named.)
+template <typename SessionImpl>
+ScoringSetup scoring_setup(const SessionImpl& impl, const Request& setup, const TraceOptions& o) {
+  const bool paths = impl.settings.allow_paths;
+  Request smallest = setup;  // tokens come from the log; the setup is checked on the smallest request
+  smallest.prompt_tokens = 1;
+  smallest.gen_tokens = 1;
+  ScoringSetup s{resolve_request(smallest, paths), {}, nullptr, {}};
+  s.carbon = resolve_carbon(setup, s.resolved.gpu, s.resolved.request.gpus, paths);
+  s.predictor = &impl.predictor(setup.predictor);
+  s.options.batch = s.resolved.request.batch;
+  s.options.grid_ratio = o.grid_ratio;
+  s.options.timeline_bin_s = o.bin_s;
+  s.options.progress = o.progress;
+  return s;
+}
+
+// The summary, and the report folder when asked for; `account_and_write_csv` accounts the log and writes the
+// per-request CSV when asked for, inside the report's manifest (written last).
+Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& source, const std::string& format,
+              const std::function<TraceAccount()>& account_and_write_csv) {
+  const LoadedPredictor& p = *s.predictor;
+  Result out;
+  out.warnings = s.resolved.notes;
+  std::optional<RunManifest> manifest;
+  if (!o.report_dir.empty()) manifest.emplace(manifest_in_folder(o.report_dir));
+  const TraceAccount account = account_and_write_csv();
+  const TraceContext context{source, format, setup_line(s.resolved), p.predictor->name(),
+                             carbon_inputs_lines(s.carbon), p.bands_note, s.options, s.carbon.scope.name(),
+                             s.carbon.scope.node ? s.carbon.scope.node->id : ""};
+  if (manifest) {
+    const std::string warning = write_trace_report(account, context, o.report_dir);
+    if (!warning.empty()) out.warnings.push_back(warning);
+    manifest->commit();
+  }
+  out.json = trace_summary_json(account, context);
+  out.text = trace_summary_text(account, context);
+  if (!o.report_dir.empty()) out.text += "  report: " + (std::filesystem::path(o.report_dir) / "report.md").string() + "\n";
+  return out;
+}
+
 }  // namespace
 
 Result Session::score_trace(const std::string& path, const Request& setup, const TraceOptions& o) const {
   if (!impl_->settings.allow_paths) fail("{}: reading a log from a path is not allowed here", path);
-  return impl_->score(read_request_log(path, o.progress), setup, o);
+  const ScoringSetup s = scoring_setup(*impl_, setup, o);
+  TraceFileOptions file_options;
+  file_options.threads = o.threads;
+  file_options.keep_time_outliers = o.keep_time_outliers;
+  file_options.requests_csv = o.by_request_csv;
+  const std::string format = LogScanner(path).layout().format;  // an unreadable log fails before any output
+  return scored(s, o, path, format, [&] {
+    return account_trace_file(path, *s.predictor->predictor,
+                              config_for_request(s.resolved.model, s.resolved.gpu, s.resolved.request), s.carbon,
+                              s.predictor->bands ? &*s.predictor->bands : nullptr, s.options, file_options);
+  });
 }
 
 Result Session::score_requests(const LogColumns& columns, const Request& setup, const TraceOptions& o) const {
@@ -58,44 +120,18 @@ Result Session::score_requests(const LogColumns& columns, const Request& setup, 
 }
 
 Result Session::Impl::score(RequestLog log, const Request& setup, const TraceOptions& o) const {
-  const bool paths = settings.allow_paths;
-  Request smallest = setup;  // tokens come from the log; the setup is checked on the smallest request
-  smallest.prompt_tokens = 1;
-  smallest.gen_tokens = 1;
-  const ResolvedRequest r = resolve_request(smallest, paths);
-  const CarbonInputs carbon = resolve_carbon(setup, r.gpu, r.request.gpus, paths);
-  const LoadedPredictor& p = predictor(setup.predictor);
+  const ScoringSetup s = scoring_setup(*this, setup, o);
   if (!o.keep_time_outliers) drop_time_outliers(log);
-  llmco2::TraceOptions options;
-  options.batch = r.request.batch;
-  options.grid_ratio = o.grid_ratio;
-  options.timeline_bin_s = o.bin_s;
-  options.progress = o.progress;
-  std::vector<RequestFigures> figures;
-  const bool keep_figures = !o.report_dir.empty() || !o.by_request_csv.empty();
-  const TraceAccount account =
-      account_trace(log, *p.predictor, config_for_request(r.model, r.gpu, r.request), carbon,
-                    p.bands ? &*p.bands : nullptr, options, keep_figures ? &figures : nullptr);
-  const TraceContext context{log.source,       log.format,  setup_line(r),       p.predictor->name(),
-                             carbon_inputs_lines(carbon), p.bands_note, options, carbon.scope.name(),
-                             carbon.scope.node ? carbon.scope.node->id : ""};
-  Result out;
-  out.warnings = r.notes;
-  {
-    // The report folder's manifest, written last, lists the outputs of this run (the per-request CSV too).
-    std::optional<RunManifest> manifest;
-    if (!o.report_dir.empty()) {
-      manifest.emplace(manifest_in_folder(o.report_dir));
-      const std::string warning = write_trace_report(account, figures, context, o.report_dir);
-      if (!warning.empty()) out.warnings.push_back(warning);
-    }
+  return scored(s, o, log.source, log.format, [&] {
+    std::vector<RequestFigures> figures;
+    const TraceAccount account =
+        account_trace(log, *s.predictor->predictor,
+                      config_for_request(s.resolved.model, s.resolved.gpu, s.resolved.request), s.carbon,
+                      s.predictor->bands ? &*s.predictor->bands : nullptr, s.options,
+                      o.by_request_csv.empty() ? nullptr : &figures);
     if (!o.by_request_csv.empty()) write_request_csv(figures, o.by_request_csv);
-    if (manifest) manifest->commit();
-  }
-  out.json = trace_summary_json(account, context);
-  out.text = trace_summary_text(account, context);
-  if (!o.report_dir.empty()) out.text += "  report: " + (std::filesystem::path(o.report_dir) / "report.md").string() + "\n";
-  return out;
+    return account;
+  });
 }
 
 }  // namespace llmco2::api

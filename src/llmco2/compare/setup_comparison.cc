@@ -1,14 +1,18 @@
 // compare/setup_comparison.cc - scoring GPU setups and choosing the lowest-carbon one under a latency objective.
 #include "compare/setup_comparison.h"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <map>
-
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/json_io.h"
 #include "core/plot.h"
+#include "dataset/log_scanner.h"
 #include "features/memory_fit.h"
 
 namespace llmco2 {
@@ -25,6 +29,8 @@ std::string unavailable(const ModelSpec& model, const Request& request, const Gp
   return "";
 }
 
+constexpr const char* kLogLatencyMeaning = "p90 request latency of the log";
+
 void choose_best(Comparison& c, std::optional<double> slo_s) {
   for (size_t i = 0; i < c.rows.size(); ++i) {
     SetupRow& r = c.rows[i];
@@ -34,11 +40,48 @@ void choose_best(Comparison& c, std::optional<double> slo_s) {
   }
 }
 
-// Each setup that can serve `request` (tokens as given), with its carbon inputs; the rest marked unavailable.
+// One setup to score: its row, GPU, request and carbon inputs.
+struct SetupTask {
+  size_t row = 0;
+  const Gpu* gpu = nullptr;
+  Request request;
+  CarbonInputs carbon;
+};
+
+// Runs score on each task, `threads` at a time; an Error marks the task's row unavailable with its message.
+template <typename Score>
+void score_tasks(Comparison& c, const std::vector<SetupTask>& tasks, int threads, Score& score) {
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> failures(tasks.size());  // anything but an Error: rethrown here, after the join
+  const auto work = [&] {
+    for (size_t i; (i = next++) < tasks.size();) {
+      const SetupTask& t = tasks[i];
+      SetupRow& row = c.rows[t.row];
+      try {
+        score(row, *t.gpu, t.request, t.carbon);
+      } catch (const Error& e) {
+        row.unavailable = e.what();
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    for (int k = 1; k < std::min<int>(threads, static_cast<int>(tasks.size())); ++k) workers.emplace_back(work);
+    work();
+  }
+  for (const auto& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+}
+
+// Each setup that can serve `request` (tokens as given), with its carbon inputs, scored on `threads` workers; the
+// rest marked unavailable.
 template <typename Score>
 Comparison for_each_setup(const ModelSpec& model, const Request& request, const std::vector<Gpu>& gpu_types,
-                          const std::vector<int>& counts, const CarbonFor& carbon, Score score) {
+                          const std::vector<int>& counts, const CarbonFor& carbon, Score score, int threads = 1) {
   Comparison c;
+  std::vector<SetupTask> tasks;
   for (const Gpu& gpu : gpu_types)
     for (int gpus : counts) {
       SetupRow row;
@@ -49,16 +92,34 @@ Comparison for_each_setup(const ModelSpec& model, const Request& request, const 
       row.unavailable = unavailable(model, r, gpu);
       if (row.unavailable.empty()) {
         try {
-          const CarbonInputs in = carbon(gpu, gpus);
+          CarbonInputs in = carbon(gpu, gpus);
           row.scope = in.scope.node ? in.scope.node->id : "gpu";
-          score(row, gpu, r, in);
+          tasks.push_back({c.rows.size(), &gpu, r, std::move(in)});
         } catch (const Error& e) {
           row.unavailable = e.what();
         }
       }
       c.rows.push_back(std::move(row));
     }
+  score_tasks(c, tasks, threads, score);
   return c;
+}
+
+// A row's figures from the account of the log on its setup.
+void fill_log_row(SetupRow& row, const TraceAccount& a) {
+  if (a.skipped_shapes > 0)
+    row.unavailable = fmt::format("{} requests of the log are longer than it serves", a.skipped_shapes);
+  row.energy_j = a.energy_j;
+  row.latency_s = a.latency_per_request_s.p90;
+  row.operational_g = a.operational_g;
+  row.embodied_g = a.embodied_g;
+  row.embodied_known = !a.embodied_unknown;
+}
+
+Request smallest_request(Request request) {  // the setup must serve a 2-token request; longer ones count as skipped
+  request.prompt_tokens = 1;
+  request.gen_tokens = 1;
+  return request;
 }
 
 }  // namespace
@@ -86,23 +147,30 @@ Comparison compare_log(const Predictor& predictor, const ModelSpec& model, const
   TraceOptions options;
   options.batch = request.batch;
   options.grid_ratio = grid_ratio;
-  Request smallest = request;  // the setup must serve at least a 2-token request; longer ones are counted as skipped
-  smallest.prompt_tokens = 1;
-  smallest.gen_tokens = 1;
-  Comparison c = for_each_setup(model, smallest, gpu_types, counts, carbon,
+  Comparison c = for_each_setup(model, smallest_request(request), gpu_types, counts, carbon,
                                 [&](SetupRow& row, const Gpu& gpu, const Request& r, const CarbonInputs& in) {
-                                  const TraceAccount a =
-                                      account_trace(log, predictor, config_for_request(model, gpu, r), in, nullptr, options);
-                                  if (a.skipped_shapes > 0)
-                                    row.unavailable = fmt::format("{} requests of the log are longer than it serves",
-                                                                  a.skipped_shapes);
-                                  row.energy_j = a.energy_j;
-                                  row.latency_s = a.latency_per_request_s.p90;
-                                  row.operational_g = a.operational_g;
-                                  row.embodied_g = a.embodied_g;
-                                  row.embodied_known = !a.embodied_unknown;
+                                  fill_log_row(row, account_trace(log, predictor, config_for_request(model, gpu, r),
+                                                                  in, nullptr, options));
                                 });
-  c.latency_meaning = "p90 request latency of the log";
+  c.latency_meaning = kLogLatencyMeaning;
+  choose_best(c, slo_s);
+  return c;
+}
+
+Comparison compare_log_shapes(const Predictor& predictor, const ModelSpec& model, const Request& request,
+                              const std::vector<ShapeCount>& shapes, const std::vector<Gpu>& gpu_types,
+                              const std::vector<int>& counts, const CarbonFor& carbon, std::optional<double> slo_s,
+                              double grid_ratio, int threads) {
+  TraceOptions options;
+  options.batch = request.batch;
+  options.grid_ratio = grid_ratio;
+  Comparison c = for_each_setup(
+      model, smallest_request(request), gpu_types, counts, carbon,
+      [&](SetupRow& row, const Gpu& gpu, const Request& r, const CarbonInputs& in) {
+        fill_log_row(row, account_shapes(shapes, predictor, config_for_request(model, gpu, r), in, nullptr, options));
+      },
+      worker_count(threads));
+  c.latency_meaning = kLogLatencyMeaning;
   choose_best(c, slo_s);
   return c;
 }

@@ -9,6 +9,7 @@
 
 #include "carbon/footprint.h"
 #include "trace/trace_account.h"
+#include "trace/trace_stream.h"
 
 namespace llmco2 {
 
@@ -42,6 +43,12 @@ Comparison compare_request(const Predictor& predictor, const ModelSpec& model, c
 Comparison compare_log(const Predictor& predictor, const ModelSpec& model, const Request& request,
                        const RequestLog& log, const std::vector<Gpu>& gpu_types, const std::vector<int>& counts,
                        const CarbonFor& carbon, std::optional<double> slo_s, double grid_ratio);
+// The same over a log reduced to its shapes (survey_log_shapes), the setups scored on `threads` workers (0: every
+// core); the rows equal compare_log's on the same requests.
+Comparison compare_log_shapes(const Predictor& predictor, const ModelSpec& model, const Request& request,
+                              const std::vector<ShapeCount>& shapes, const std::vector<Gpu>& gpu_types,
+                              const std::vector<int>& counts, const CarbonFor& carbon, std::optional<double> slo_s,
+                              double grid_ratio, int threads);
 
 // The paper's figures 12-14: for each (batch, prompt) pair and GPU count on one GPU type, a request's operational
 // CO2 per GPU and total CO2. Setups that cannot serve are left out.

@@ -2,11 +2,13 @@
 // adds up to: totals, the per-request distribution, energy per token, a timeline and the prefill/decode shares.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "carbon/footprint.h"
+#include "core/exact_sum.h"
 #include "dataset/request_log.h"
 #include "trace/shape_table.h"
 
@@ -27,6 +29,15 @@ struct Distribution {
   double mean = 0, p10 = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
 };
 
+// A value that `count` requests share (every request of one shape has the same figures).
+struct WeightedValue {
+  double value = 0;
+  long count = 1;
+};
+
+// Mean and percentiles exactly as over the list with each value repeated `count` times (percentile_of_sorted).
+Distribution distribution_of(std::vector<WeightedValue> values);
+
 struct TimelineBin {
   double start_s = 0;  // seconds since 1970-01-01 UTC
   long requests = 0;
@@ -36,6 +47,28 @@ struct TimelineBin {
 // The most bins a timeline lists with its empty ones (100,000: 11 years of hours, 69 days of minutes). A log whose
 // span needs more (only possible with --keep-time-outliers) lists only the bins that hold requests.
 inline constexpr long kMaxTimelineBins = 100000;
+
+// Skipped lines named in a report, with the requests longer than the setup serves (after kSkippedExamples of lines
+// that could not be read).
+inline constexpr size_t kTooLongExamples = 10;
+
+// One bin of a timeline while it is added up (exact sums: per-thread bins merge without rounding).
+struct BinSums {
+  long requests = 0;
+  ExactSum energy_j, co2_g;
+  void add(const RequestFigures& f);
+  void add(const BinSums& other) {
+    requests += other.requests;
+    energy_j.add(other.energy_j);
+    co2_g.add(other.co2_g);
+  }
+};
+
+// The bin of an arrival: floor(time / bin).
+long timeline_bin_index(double time_s, double bin_s);
+// Every bin from the first to the last, empty ones included, or only those with requests when the span exceeds
+// kMaxTimelineBins.
+std::vector<TimelineBin> expand_timeline(const std::map<long, BinSums>& bins, double bin_s);
 
 struct TraceAccount {
   long requests = 0;
@@ -54,6 +87,8 @@ struct TraceAccount {
   // 80% intervals of the totals: the predictor's error band applied to them (one setup's errors are systematic, so
   // they do not average out over requests).
   std::optional<Interval> energy_j_interval, total_g_interval;
+  // Each distinct per-request CO2 with how many requests have it (the histogram; one entry per shape at most).
+  std::vector<WeightedValue> co2_values_g;
   std::vector<TimelineBin> hourly, timeline;  // timeline: bins of timeline_bin_s (empty without timestamps)
   double timeline_bin_s = 0;
   size_t predictions_made = 0;  // predictor calls (grid nodes)
@@ -66,7 +101,33 @@ struct TraceOptions {
   bool progress = false;
 };
 
-// Scores every request of `log` on the setup of `base` (model, GPU, GPU count, precision; batch from options).
+// What a log adds up to, added request by request or shape by shape (`count` requests of the same figures): sums are
+// exact, so neither the order nor the grouping changes a digit.
+class TraceTotals {
+ public:
+  void add(const RequestFigures& f, long count = 1);
+  // Totals, shares, distributions and intervals into `a` (the timeline and skipped lines are the caller's).
+  void finish(TraceAccount& a, const PredictorErrorBands* bands, long batch, int gpus) const;
+
+ private:
+  long requests_ = 0, prompt_tokens_ = 0, gen_tokens_ = 0;
+  ExactSum energy_j_, latency_s_, operational_g_, embodied_g_, prefill_j_, decode_j_, prefill_g_;
+  bool all_phases_ = true;
+  std::vector<WeightedValue> energy_j_values_, co2_g_values_, latency_s_values_;
+};
+
+// The setup a log is scored on: `base` with the batch of `options` and its measurement kind.
+SimConfig trace_setup(const SimConfig& base, const TraceOptions& options);
+// The figures of one request of a shape, charged 1/batch of its batch's energy and embodied carbon.
+RequestFigures figures_of(const LoggedRequest& q, const Prediction& p, const CarbonInputs& c, long batch);
+// The bin width of a timeline over [first_s, last_s]: options' width, else an hour for spans over 6 hours, else a
+// minute.
+double timeline_bin_width(double first_s, double last_s, const TraceOptions& options);
+// Why a request is longer than the setup serves.
+std::string too_long_reason(const Shape& shape, const SimConfig& base, long max_total_tokens);
+
+// The plain path, one request at a time over a log held in memory (the reference the streaming path is tested
+// against, and the path of logs given as columns). Scores every request of `log` on the setup of `base` (model, GPU, GPU count, precision; batch from options).
 // `per_request` (optional) receives each scored request's figures in log order.
 TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, const SimConfig& base,
                            const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& options,

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -13,6 +14,8 @@
 
 namespace llmco2 {
 namespace {
+
+__extension__ typedef unsigned __int128 UInt128;
 
 constexpr double kJoulesPerKwh = 3.6e6;
 
@@ -58,20 +61,20 @@ std::string operational_only_note(const TraceAccount& a) {
 
 double per_token(double value, long tokens) { return tokens > 0 ? value / static_cast<double>(tokens) : 0.0; }
 
-std::string histogram(const std::vector<RequestFigures>& figures, const std::filesystem::path& png) {
+std::string histogram(const std::vector<WeightedValue>& co2_g, const std::filesystem::path& png) {
   double low = 1e300, high = 0;
-  for (const auto& f : figures)
-    if (f.total_g() > 0) {
-      low = std::min(low, f.total_g());
-      high = std::max(high, f.total_g());
+  for (const auto& v : co2_g)
+    if (v.value > 0 && v.count > 0) {
+      low = std::min(low, v.value);
+      high = std::max(high, v.value);
     }
   if (!(high > 0)) return "no positive CO2 to plot";
   constexpr int kBins = 40;
   const double l0 = std::log10(low), span = std::max(std::log10(high) - l0, 1e-9);
   std::vector<long> counts(kBins, 0);
-  for (const auto& f : figures)
-    if (f.total_g() > 0)
-      ++counts[std::min(kBins - 1, static_cast<int>((std::log10(f.total_g()) - l0) / span * kBins))];
+  for (const auto& v : co2_g)
+    if (v.value > 0 && v.count > 0)
+      counts[std::min(kBins - 1, static_cast<int>((std::log10(v.value) - l0) / span * kBins))] += v.count;
   std::string data;
   for (int b = 0; b < kBins; ++b)
     data += fmt::format("{} {} {}\n", std::pow(10, l0 + span * b / kBins), std::pow(10, l0 + span * (b + 1) / kBins),
@@ -213,10 +216,9 @@ std::string trace_summary_text(const TraceAccount& a, const TraceContext& c) {
   return s + c.carbon + "\n  " + c.intervals + "\n";
 }
 
-std::string write_trace_report(const TraceAccount& a, const std::vector<RequestFigures>& figures,
-                               const TraceContext& c, const std::filesystem::path& dir) {
+std::string write_trace_report(const TraceAccount& a, const TraceContext& c, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
-  std::string warning = histogram(figures, dir / "histogram.png");
+  std::string warning = histogram(a.co2_values_g, dir / "histogram.png");
   const bool histogram_ok = warning.empty();
   const std::string timeline_warning = timeline(a, dir / "timeline.png");
   if (warning.empty()) warning = timeline_warning;
@@ -225,16 +227,73 @@ std::string write_trace_report(const TraceAccount& a, const std::vector<RequestF
   return warning;
 }
 
+namespace {
+
+// Writes the decimal digits of `n` ending just before `end`; returns where they start.
+char* digits_before(char* end, uint64_t n) {
+  do *--end = static_cast<char>('0' + n % 10), n /= 10;
+  while (n > 0);
+  return end;
+}
+
+}  // namespace
+
+void append_fixed3(std::string& out, double value) {
+  if (!(value >= 0 && value < 1e15)) {
+    fmt::format_to(std::back_inserter(out), "{:.3f}", value);
+    return;
+  }
+  // value = mantissa / 2^shift exactly; value x 1000 rounded to the nearest integer, ties to even, in 128-bit integers:
+  // the decimal expansion rounded as fmt and printf round it.
+  int exponent = 0;
+  const double fraction = std::frexp(value, &exponent);
+  const auto mantissa = static_cast<uint64_t>(std::ldexp(fraction, 53));
+  const int shift = 53 - exponent;  // >= 3 below 1e15
+  const UInt128 scaled = static_cast<UInt128>(mantissa) * 1000;
+  uint64_t units = 0;
+  if (shift < 100) {  // else value x 1000 < 2^-36: 0
+    const UInt128 quotient = scaled >> shift, rest = scaled - (quotient << shift), half = UInt128{1} << (shift - 1);
+    units = static_cast<uint64_t>(quotient) + (rest > half || (rest == half && (quotient & 1)));
+  }
+  char text[32];
+  char* p = text + sizeof text;
+  for (int i = 0; i < 3; ++i) *--p = static_cast<char>('0' + units % 10), units /= 10;
+  *--p = '.';
+  p = digits_before(p, units);
+  out.append(p, text + sizeof text);
+}
+
+void append_request_csv_head(std::string& out, long line, const std::optional<double>& time_s) {
+  if (line >= 0) {
+    char text[24];
+    text[23] = ',';
+    char* start = digits_before(text + 23, static_cast<uint64_t>(line));
+    out.append(start, text + 24);
+  } else {
+    fmt::format_to(std::back_inserter(out), "{},", line);
+  }
+  if (time_s) append_fixed3(out, *time_s);
+}
+
+std::string request_csv_tail(const RequestFigures& f) {
+  return fmt::format(",{},{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g}\n", f.prompt_tokens, f.gen_tokens,
+                     optional_cell(f.energy_prefill_j), optional_cell(f.energy_decode_j), f.energy_j, f.latency_s,
+                     f.operational_g, f.embodied_known ? fmt::format("{:.6g}", f.embodied_g) : "", f.total_g());
+}
+
+void append_request_csv_line(std::string& out, const RequestFigures& f) {
+  append_request_csv_head(out, f.line, f.time_s);
+  out += request_csv_tail(f);
+}
+
 void write_request_csv(const std::vector<RequestFigures>& figures, const std::filesystem::path& path) {
   AtomicFile file(path);
-  std::ofstream& out = file.stream();
-  out << "line,time_utc_s,prompt_tokens,gen_tokens,energy_prefill_j,energy_decode_j,energy_j,latency_s,"
-         "co2_operational_g,co2_embodied_g,co2_total_g\n";
-  for (const auto& f : figures)
-    out << fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g}\n", f.line, optional_cell(f.time_s, "{:.3f}"),
-                       f.prompt_tokens, f.gen_tokens, optional_cell(f.energy_prefill_j),
-                       optional_cell(f.energy_decode_j), f.energy_j, f.latency_s, f.operational_g,
-                       f.embodied_known ? fmt::format("{:.6g}", f.embodied_g) : "", f.total_g());
+  std::string text(kRequestCsvHeader);
+  for (const auto& f : figures) {
+    append_request_csv_line(text, f);
+    if (text.size() > (1u << 20)) file.stream() << text, text.clear();
+  }
+  file.stream() << text;
   file.commit();
 }
 
