@@ -78,4 +78,5 @@ KernelGraph build_kernel_graph(const ModelSpec& model, const Request& request);
 // build_kernel_graph's direct path for single-kind models is tested against.
 KernelGraph build_kernel_graph_by_union(const ModelSpec& model, const Request& request);
 
+
 }  // namespace llmco2
