@@ -31,8 +31,16 @@ class GraphBuilder {
   explicit GraphBuilder(const Request& r, bool record = false)
       : prefill_(phase_shape(Phase::prefill, r)), decode_(phase_shape(Phase::decode, r)), record_(record) {}
 
-  int add(std::string kernel, KernelType type, std::vector<int> inputs, const CostFn& cost, long d_in = 0,
-          long d_out = 0, std::string expert = "");
+  // `cost` is any callable KernelCost(const PhaseShape&); it becomes a CostFn only when recording (a std::function
+  // of a large capture allocates, which graphs built once need not pay).
+  template <typename Cost>
+  int add(std::string kernel, KernelType type, std::vector<int> inputs, Cost&& cost, long d_in = 0, long d_out = 0,
+          std::string expert = "") {
+    graph_.nodes.push_back({std::move(kernel), type, std::move(expert), block_, d_in, d_out, 0, 0, 1, cost(prefill_),
+                            cost(decode_)});
+    if (record_) recipe_.costs.emplace_back(std::forward<Cost>(cost));
+    return link_last(inputs);
+  }
   // Sets the node's experts loaded per step in each phase (routed experts).
   void set_experts_loaded(int index, const LoadFn& per_step);
   void begin_block(std::string block) { block_ = std::move(block); }
@@ -41,6 +49,8 @@ class GraphBuilder {
   LayerRecipe take_recipe() { return std::move(recipe_); }
 
  private:
+  int link_last(const std::vector<int>& inputs);  // adds the edges from `inputs` to the last node; returns its index
+
   PhaseShape prefill_, decode_;
   KernelGraph graph_;
   std::string block_;

@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <tuple>
 
@@ -13,15 +14,10 @@
 
 namespace llmco2 {
 
-int GraphBuilder::add(std::string kernel, KernelType type, std::vector<int> inputs, const CostFn& cost, long d_in,
-                      long d_out, std::string expert) {
-  KernelNode node{std::move(kernel), type, std::move(expert), block_, d_in, d_out, 0, 0, 1, cost(prefill_),
-                  cost(decode_)};
-  const int index = static_cast<int>(graph_.nodes.size());
-  graph_.nodes.push_back(std::move(node));
+int GraphBuilder::link_last(const std::vector<int>& inputs) {
+  const int index = static_cast<int>(graph_.nodes.size()) - 1;
   for (const int input : inputs)
     if (input >= 0) graph_.edges.emplace_back(input, index);
-  if (record_) recipe_.costs.push_back(cost);
   return index;
 }
 
@@ -32,9 +28,11 @@ void GraphBuilder::set_experts_loaded(int index, const LoadFn& per_step) {
 }
 
 void refresh_layer(KernelGraph& layer, const LayerRecipe& recipe, const PhaseShape& prefill, const PhaseShape& decode) {
+  // Each cost is constructed in place (guaranteed copy elision: the cost function writes into the node) instead of
+  // assigned from a returned temporary, whose copy stalled on store forwarding.
   for (size_t i = 0; i < recipe.costs.size(); ++i) {
-    layer.nodes[i].prefill = recipe.costs[i](prefill);
-    layer.nodes[i].decode = recipe.costs[i](decode);
+    ::new (static_cast<void*>(&layer.nodes[i].prefill)) KernelCost(recipe.costs[i](prefill));
+    ::new (static_cast<void*>(&layer.nodes[i].decode)) KernelCost(recipe.costs[i](decode));
   }
   for (const auto& [index, per_step] : recipe.loads) {
     layer.nodes[index].experts_loaded_prefill = per_step(prefill);
@@ -365,24 +363,6 @@ std::string_view kernel_type_name(KernelType type) {
       "embedding", "norm", "linear", "rope", "matmul_qk", "softmax", "matmul_sv", "fused_attention", "add",
       "activation", "router", "allreduce", "lm_head"};
   return names[static_cast<int>(type)];
-}
-
-KernelCost& KernelCost::operator+=(const KernelCost& o) {
-  ops += o.ops;
-  weight_bytes += o.weight_bytes;
-  act_load_bytes += o.act_load_bytes;
-  act_store_bytes += o.act_store_bytes;
-  kv_load_bytes += o.kv_load_bytes;
-  kv_store_bytes += o.kv_store_bytes;
-  net_bytes += o.net_bytes;
-  tokens += o.tokens;
-  dequant_ops += o.dequant_ops;
-  return *this;
-}
-
-KernelCost KernelCost::scaled(double f) const {
-  return {ops * f, weight_bytes * f, act_load_bytes * f, act_store_bytes * f, kv_load_bytes * f, kv_store_bytes * f,
-          net_bytes * f, tokens * f, dequant_ops * f};
 }
 
 PhaseTotals KernelGraph::totals(Phase phase) const {

@@ -258,6 +258,7 @@ DatasetRow label_row(const PlanRow& p, size_t index, PlanSetups& setups, const S
 template <typename Label>
 LabelledPlan label_each(const std::vector<PlanRow>& plan, const LabelOptions& o, Label label) {
   LabelledPlan out;
+  out.rows.reserve(plan.size());  // rows are large: growing the vector would move each of them again and again
   Progress progress("simulate", static_cast<long>(plan.size()), o.progress);
   for (size_t i = 0; i < plan.size(); ++i) {
     try {

@@ -40,22 +40,24 @@ double rows_per_launch(const KernelNode& node, Phase phase, double steps, const 
   return rows * model.moe->experts_per_token / std::max(loaded, 1.0);
 }
 
-SimKernel sim_kernel(const KernelNode& node, Phase phase, double steps, double count, const ModelSpec& model,
-                     const GraphFeatures& features, const Gpu& gpu) {
+// Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase`.
+void set_sim_kernel(SimKernel& k, const KernelNode& node, Phase phase, double steps, double count,
+                    const ModelSpec& model, const GraphFeatures& features, const Gpu& gpu) {
   const KernelCost& c = node.cost(phase);
   const double per_launch = steps * node.layer_share;  // the mean layer's cost spread over the layers that run it
-  SimKernel k;
   k.count = count;
   k.work.kind = kernel_class(node.type);
-  k.work.ops = quotient(c.ops, per_launch);
-  k.work.mem_bytes = quotient(c.mem_bytes(), per_launch);
-  k.work.net_bytes = quotient(c.net_bytes, per_launch);
+  if (per_launch == 1.0) {  // x / 1 = x: no division
+    k.work.ops = c.ops, k.work.mem_bytes = c.mem_bytes(), k.work.net_bytes = c.net_bytes;
+  } else {  // adjacent quotients by one divisor, which the compiler pairs into one vector division
+    k.work.ops = c.ops / per_launch, k.work.mem_bytes = c.mem_bytes() / per_launch;
+    k.work.net_bytes = quotient(c.net_bytes, per_launch);
+  }
   k.work.rows = std::max(1.0, rows_per_launch(node, phase, steps, model));
   k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
   k.work.dequant_ops = quotient(c.dequant_ops, per_launch);
   k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
   k.sampler = node.kernel == kSamplerKernel;
-  return k;
 }
 
 // Appends to `s` the kernels of `graph` in `phase` that `keep(node, is_layer_node)` selects: layer nodes launched once
@@ -67,7 +69,7 @@ void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Ke
   auto add = [&](const KernelNode& node, double count, bool layer) {
     if (!keep(node, layer)) return;
     if (scale == 1.0) {
-      s.kernels.push_back(sim_kernel(node, phase, steps, count, model, features, gpu));
+      set_sim_kernel(s.kernels.emplace_back(), node, phase, steps, count, model, features, gpu);
       return;
     }
     KernelNode scaled = node;
@@ -75,7 +77,7 @@ void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Ke
     const double tokens = cost.tokens;
     cost = cost.scaled(scale);
     cost.tokens = tokens;
-    s.kernels.push_back(sim_kernel(scaled, phase, steps, count, model, features, gpu));
+    set_sim_kernel(s.kernels.emplace_back(), scaled, phase, steps, count, model, features, gpu);
   };
   for (const auto& node : graph.nodes) add(node, graph.layers * node.layer_share, true);
   for (const auto& node : graph.step_nodes) add(node, 1, false);
