@@ -1,6 +1,10 @@
 // Memory as engines manage it: weights at their stored dtype, the engine's reserve, KV-cache waves, values by hand.
 #include <gtest/gtest.h>
 
+#include <array>
+
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
@@ -145,6 +149,45 @@ TEST(MemoryPlan, RefusedWhenWeightsOrOneSequenceDoNotFit) {
   EXPECT_FALSE(context.runs());
   EXPECT_NE(context.note.find("one sequence of 100100 tokens"), std::string::npos) << context.note;
   EXPECT_THROW(check_memory_fit(small, request(small, 1, 100000, 100, 1), gpu("l4")), Error);
+}
+
+// The planner of a setup gives plan_memory's plan for every request of it, to the bit: every bundled model on one and
+// several GPUs, at an 8-bit KV cache and the model's precision, with static-batch and continuous-batching engines, requests that
+// fit, run in waves or do not run. Its layer groups sum the KV cache in another order than the layer-by-layer loop;
+// every term is an integer times the KV bytes, so both sums are exact.
+TEST(MemoryPlanner, EqualsPlanMemoryForEveryRequestOfASetup) {
+  const std::vector<std::array<long, 3>> counts = {{1, 1, 1}, {8, 1024, 256}, {256, 4000, 3000}, {4096, 30000, 2000}};
+  int waves = 0, plans = 0;
+  for (const auto& entry : ModelCatalog::bundled().entries()) {
+    const ModelSpec m = model(entry.id);
+    for (const std::string gpu_id : {"a100-80gb-sxm", "l4"})
+      for (int gpus : {1, 4})
+        for (const std::string engine : {"vllm", "hf-transformers"}) {
+          const Gpu g = gpu(gpu_id);
+          Request setup = request(m, 1, 16, 16, gpus, gpus == 1 ? "" : "w16a16kv8");
+          setup.engine = engine;
+          const MemoryPlanner planner(m, setup, g);
+          for (const auto& [batch, prompt, gen] : counts) {
+            Request r = setup;
+            r.batch = batch, r.prompt_tokens = prompt, r.gen_tokens = gen;
+            const MemoryPlan fast = planner.plan(r), reference = plan_memory(m, r, g);
+            const std::string where = fmt::format("{} {} x{} {} {}/{}/{}", entry.id, gpu_id, gpus, engine, batch,
+                                                  prompt, gen);
+            EXPECT_EQ(fast.weight_bytes_per_gpu, reference.weight_bytes_per_gpu) << where;
+            EXPECT_EQ(fast.reserve_bytes_per_gpu, reference.reserve_bytes_per_gpu) << where;
+            EXPECT_EQ(fast.kv_bytes_per_sequence_per_gpu, reference.kv_bytes_per_sequence_per_gpu) << where;
+            EXPECT_EQ(fast.kv_capacity_bytes_per_gpu, reference.kv_capacity_bytes_per_gpu) << where;
+            EXPECT_EQ(fast.sequences_per_wave, reference.sequences_per_wave) << where;
+            EXPECT_EQ(fast.waves, reference.waves) << where;
+            EXPECT_EQ(fast.last_wave_sequences, reference.last_wave_sequences) << where;
+            EXPECT_EQ(fast.note, reference.note) << where;
+            waves += reference.waves > 1;
+            ++plans;
+          }
+        }
+  }
+  EXPECT_GT(waves, 100);  // the long, wide requests run in waves on most models
+  EXPECT_EQ(plans, 76 * 2 * 2 * 2 * 4);
 }
 
 }  // namespace

@@ -73,6 +73,26 @@ TEST(Context, FlashReadsKeysOncePerQueryTile) {
   EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, LayerAttention{8, 100, 0}).loaded_keys, 128 + 227 + 143);
 }
 
+// Plain causal layers sum their tiles in closed form (tile x T (T - 1) / 2 + prompt): by hand, and equal to the
+// tile-by-tile loop for every prompt up to 3000 and at tile boundaries far beyond.
+TEST(Context, CausalFlashTilesInClosedFormEqualTheLoop) {
+  Request r;
+  r.prompt_tokens = 1000;  // 8 tiles: 128 + 256 + ... + 896 = 128 x 28, then the last reads all 1000 keys
+  EXPECT_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, 128.0 * 28 + 1000);
+  r.prompt_tokens = 128;
+  EXPECT_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, 128.0);
+  for (long prompt = 1; prompt <= 3000; ++prompt) {
+    r.prompt_tokens = prompt;
+    ASSERT_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, flash_prefill_loaded_keys_by_tile(prompt, kFull))
+        << prompt;
+  }
+  for (long prompt : {131071L, 131072L, 131073L, 1L << 22}) {
+    r.prompt_tokens = prompt;
+    EXPECT_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, flash_prefill_loaded_keys_by_tile(prompt, kFull))
+        << prompt;
+  }
+}
+
 TEST(Context, DecodeGrowsTheCacheEachStep) {
   Request r;
   r.prompt_tokens = 4;

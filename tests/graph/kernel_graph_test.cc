@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 
 #include "core/error.h"
 #include "core/json_io.h"
+#include "graph/graph_template.h"
 #include "graph/kernel_graph.h"
 #include "graph/layer_kernels.h"
 #include "model/hf_config.h"
@@ -394,6 +397,55 @@ TEST(KernelGraph, SingleKindModelsBuildTheSameGraphAsTheUnion) {
     }
   }
   EXPECT_GE(single_kind, 50);  // most bundled models have one layer kind: the direct path is what they run
+}
+
+// Every bundled model on 1 and 2 GPUs, flash and eager attention: one template per setup, evaluated for requests of
+// other batches, prompts and gens in turn (some shorter, some longer than the setup's), gives build_kernel_graph's
+// graph for each to the bit: same nodes, edges, shares, experts loaded and costs.
+TEST(KernelGraphTemplate, EvaluatesEveryRequestOfASetupAsBuildKernelGraphDoes) {
+  const std::vector<std::array<long, 3>> counts = {{1, 1, 1}, {3, 700, 90}, {64, 128, 2}, {8, 4000, 300}, {1, 129, 1000}};
+  int setups = 0;
+  for (const auto& entry : ModelCatalog::bundled().entries()) {
+    const ModelSpec model = ModelCatalog::bundled().resolve(entry.id);
+    for (int gpus : {1, 2})
+      for (bool flash : {true, false}) {
+        Request setup = request(1, 16, 4, gpus);
+        setup.flash_attention = flash;
+        std::optional<KernelGraphTemplate> graphs;
+        try {
+          graphs.emplace(model, setup);
+        } catch (const Error&) {
+          continue;  // this model cannot run on this many GPUs
+        }
+        ++setups;
+        for (const auto& [batch, prompt, gen] : counts) {
+          Request r = setup;
+          r.batch = batch, r.prompt_tokens = prompt, r.gen_tokens = gen;
+          if (model.max_positions && prompt + gen > *model.max_positions) continue;
+          const KernelGraph& fast = graphs->evaluate(r);
+          const KernelGraph reference = build_kernel_graph(model, r);
+          const std::string where = fmt::format("{} gpus {} flash {} batch {} prompt {} gen {}", entry.id, gpus, flash,
+                                                batch, prompt, gen);
+          ASSERT_EQ(fast.nodes.size(), reference.nodes.size()) << where;
+          ASSERT_EQ(fast.step_nodes.size(), reference.step_nodes.size()) << where;
+          EXPECT_EQ(fast.edges, reference.edges) << where;
+          EXPECT_EQ(fast.layers, reference.layers) << where;
+          for (size_t i = 0; i < fast.nodes.size() + fast.step_nodes.size(); ++i) {
+            const bool step = i >= fast.nodes.size();
+            const size_t j = step ? i - fast.nodes.size() : i;
+            const KernelNode& a = step ? fast.step_nodes[j] : fast.nodes[j];
+            const KernelNode& b = step ? reference.step_nodes[j] : reference.nodes[j];
+            EXPECT_EQ(a.kernel, b.kernel) << where;
+            EXPECT_EQ(a.layer_share, b.layer_share) << where << " " << a.kernel;
+            EXPECT_EQ(a.experts_loaded_prefill, b.experts_loaded_prefill) << where << " " << a.kernel;
+            EXPECT_EQ(a.experts_loaded_decode, b.experts_loaded_decode) << where << " " << a.kernel;
+            expect_same_cost(a.prefill, b.prefill, where + " " + a.kernel + " prefill");
+            expect_same_cost(a.decode, b.decode, where + " " + a.kernel + " decode");
+          }
+        }
+      }
+  }
+  EXPECT_GE(setups, 200);  // 76 models, most on 1 and 2 GPUs, both attention kernels
 }
 
 }  // namespace

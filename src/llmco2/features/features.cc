@@ -28,7 +28,7 @@ Roofs kernel_roofs(KernelType type, const GraphFeatures& f, const Gpu& gpu) {
   return roofs;
 }
 
-GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const Request& request) {
+GraphFeatures device_features(const Gpu& gpu, const Request& request) {
   GraphFeatures f;
   f.matrix_peak = gpu.matrix_peak(request.precision.compute_dtype());
   f.attention_peak = gpu.matrix_peak(request.precision.activations);
@@ -36,6 +36,11 @@ GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const R
   if (request.gpus > 1) f.network = gpu.network_link(request.gpus);
   for (const auto& note : {f.matrix_peak.note, f.attention_peak.note})
     if (!note.empty() && (f.notes.empty() || f.notes.back() != note)) f.notes.push_back(note);
+  return f;
+}
+
+GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const Request& request) {
+  GraphFeatures f = device_features(gpu, request);
   for (const auto& node : graph.nodes) f.nodes.push_back(node_features(node, kernel_roofs(node.type, f, gpu)));
   for (const auto& node : graph.step_nodes)
     f.step_nodes.push_back(node_features(node, kernel_roofs(node.type, f, gpu)));

@@ -31,5 +31,8 @@ struct GraphFeatures {
 Roofs kernel_roofs(KernelType type, const GraphFeatures& features, const Gpu& gpu);
 
 GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const Request& request);
+// The features that depend only on the GPU and the request's GPU count and precision (peaks, link, notes), with no
+// node features: all the simulator reads (kernel_roofs), the same for every request of a setup.
+GraphFeatures device_features(const Gpu& gpu, const Request& request);
 
 }  // namespace llmco2

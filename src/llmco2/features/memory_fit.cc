@@ -47,20 +47,39 @@ void schedule_waves(MemoryPlan& p, long batch) {
 
 }  // namespace
 
-double activation_peak_bytes_per_gpu(const ModelSpec& m, const Request& r) {
+namespace {
+
+// Activation elements per profiled token row (residual and norm output, FFN gate/up/activation) and the bytes of
+// each, the setup's part of activation_peak_bytes_per_gpu.
+struct ActivationWidth {
+  double elements_per_row = 0, bytes = 2;
+  bool profiles = true;  // the engine profiles its token budget (continuous batching)
+};
+
+ActivationWidth activation_width(const ModelSpec& m, const Request& r) {
   const double dense = m.layers_with(FfnKind::dense) > 0 ? static_cast<double>(m.intermediate) : 0.0;
   const double ffn = m.moe ? std::max(dense, static_cast<double>(m.moe->expert_intermediate) * m.moe->experts_per_token)
                            : static_cast<double>(m.intermediate);
-  const double bytes = std::max(2.0, dtype_bytes(r.precision.activations));  // fp8 GEMM inputs: 16-bit between
   // Continuous-batching engines profile a forward pass of their token budget up front; a static-batch engine (HF
   // generate) needs only its own prefill's activations and logits.
-  const bool profiles = EngineCatalog::bundled().get(r.engine).continuous_batching;
-  const double tokens = profiles ? kProfiledBatchedTokens
-                                 : std::min(kProfiledBatchedTokens, static_cast<double>(r.batch * r.prompt_tokens));
-  const double sequences = profiles ? kProfiledSequences : static_cast<double>(r.batch);
-  const double rows = tokens * (2.0 * static_cast<double>(m.hidden) + 3.0 * ffn / r.gpus) * bytes;
+  return {2.0 * static_cast<double>(m.hidden) + 3.0 * ffn / r.gpus,
+          std::max(2.0, dtype_bytes(r.precision.activations)),  // fp8 GEMM inputs: 16-bit between
+          EngineCatalog::bundled().get(r.engine).continuous_batching};
+}
+
+double activation_peak_bytes(const ActivationWidth& w, const ModelSpec& m, const Request& r) {
+  const double tokens = w.profiles ? kProfiledBatchedTokens
+                                   : std::min(kProfiledBatchedTokens, static_cast<double>(r.batch * r.prompt_tokens));
+  const double sequences = w.profiles ? kProfiledSequences : static_cast<double>(r.batch);
+  const double rows = tokens * w.elements_per_row * w.bytes;
   const double logits = sequences * static_cast<double>(m.vocab) * 4.0;
   return rows + logits;
+}
+
+}  // namespace
+
+double activation_peak_bytes_per_gpu(const ModelSpec& m, const Request& r) {
+  return activation_peak_bytes(activation_width(m, r), m, r);
 }
 
 namespace {
@@ -98,14 +117,18 @@ double state_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
   return m.layers_with(MixerKind::mamba) * elements * dtype_bytes(r.precision.unquantised_dtype());
 }
 
-MemoryPlan plan_memory(const ModelSpec& m, const Request& r, const Gpu& gpu) {
+namespace {
+
+// The plan from what the request occupies per GPU: weights, the engine's share of memory, the activation peak and
+// one sequence's KV cache.
+MemoryPlan plan_from(const Gpu& gpu, const Request& r, double weight_bytes_per_gpu, double usable_share,
+                     double activation_bytes, double kv_bytes_per_sequence) {
   MemoryPlan p;
   p.memory_bytes_per_gpu = gpu.memory_bytes;
-  p.weight_bytes_per_gpu = m.weight_bytes(r.precision) / r.gpus;
+  p.weight_bytes_per_gpu = weight_bytes_per_gpu;
   // The engine's share of memory for weights + KV (vLLM 0.9; HF allocates as it goes: 1.0), then activations.
-  const double usable_share = EngineCatalog::bundled().get(r.engine).memory_utilization;
-  p.reserve_bytes_per_gpu = (1.0 - usable_share) * gpu.memory_bytes + activation_peak_bytes_per_gpu(m, r);
-  p.kv_bytes_per_sequence_per_gpu = kv_bytes_per_sequence_per_gpu(m, r);
+  p.reserve_bytes_per_gpu = (1.0 - usable_share) * gpu.memory_bytes + activation_bytes;
+  p.kv_bytes_per_sequence_per_gpu = kv_bytes_per_sequence;
   const double left = gpu.memory_bytes - p.weight_bytes_per_gpu - p.reserve_bytes_per_gpu;
   p.weights_fit = left > 0;
   p.kv_capacity_bytes_per_gpu = std::max(0.0, left);
@@ -120,6 +143,56 @@ MemoryPlan plan_memory(const ModelSpec& m, const Request& r, const Gpu& gpu) {
                          "leave {:.1f} GB", r.prompt_tokens + r.gen_tokens, p.kv_bytes_per_sequence_per_gpu / kGB,
                          p.kv_capacity_bytes_per_gpu / kGB);
   return p;
+}
+
+double usable_share(const Request& r) { return EngineCatalog::bundled().get(r.engine).memory_utilization; }
+
+}  // namespace
+
+MemoryPlan plan_memory(const ModelSpec& m, const Request& r, const Gpu& gpu) {
+  return plan_from(gpu, r, m.weight_bytes(r.precision) / r.gpus, usable_share(r), activation_peak_bytes_per_gpu(m, r),
+                   kv_bytes_per_sequence_per_gpu(m, r));
+}
+
+MemoryPlanner::MemoryPlanner(const ModelSpec& model, const Request& setup, const Gpu& gpu)
+    : model_(model),
+      gpu_(gpu),
+      weight_bytes_per_gpu_(model.weight_bytes(setup.precision) / setup.gpus),
+      usable_share_(usable_share(setup)),
+      kv_bytes_(dtype_bytes(setup.precision.kv_cache)),
+      state_bytes_(state_bytes_per_sequence_per_gpu(model, setup)) {
+  const ActivationWidth width = activation_width(model, setup);
+  activation_elements_per_row_ = width.elements_per_row;
+  activation_bytes_ = width.bytes;
+  profiles_ = width.profiles;
+  for (const auto& layer : model.layer_specs) {
+    if (layer.mixer != MixerKind::attention && layer.mixer != MixerKind::mla) continue;
+    auto same = [&](const CacheGroup& g) { return g.attention == layer.attention && g.mla == (layer.mixer == MixerKind::mla); };
+    auto it = std::find_if(groups_.begin(), groups_.end(), same);
+    if (it == groups_.end())
+      it = groups_.insert(groups_.end(), {layer.attention, layer.mixer == MixerKind::mla,
+                                          kv_heads_per_gpu(layer.attention.kv_heads, setup.gpus), 0});
+    ++it->layers;
+  }
+}
+
+// Each layer's term is an integer (tokens x heads) or an integer times the KV dtype's bytes (a short binary
+// fraction), far below 2^53: the grouped sums equal kv_bytes_per_sequence_per_gpu's layer-by-layer sums exactly.
+double MemoryPlanner::kv_bytes_per_sequence(const Request& r) const {
+  const double context = static_cast<double>(r.prompt_tokens + r.gen_tokens);
+  double tokens_heads = 0, latent_bytes = 0;
+  for (const CacheGroup& g : groups_) {
+    const double cached = cached_tokens(g.attention, context);
+    if (g.mla) latent_bytes += g.layers * (cached * static_cast<double>(model_.mla->cached_elements()) * kv_bytes_);
+    else tokens_heads += g.layers * (cached * g.kv_heads_per_gpu);
+  }
+  return 2.0 * tokens_heads * model_.head_dim * kv_bytes_ + latent_bytes + state_bytes_;
+}
+
+MemoryPlan MemoryPlanner::plan(const Request& r) const {
+  const ActivationWidth width{activation_elements_per_row_, activation_bytes_, profiles_};
+  return plan_from(gpu_, r, weight_bytes_per_gpu_, usable_share_, activation_peak_bytes(width, model_, r),
+                   kv_bytes_per_sequence(r));
 }
 
 MemoryFit memory_fit(const ModelSpec& m, const Request& r, const Gpu& gpu) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "graph/request.h"
 #include "hardware/gpu.h"
@@ -34,6 +35,31 @@ struct MemoryPlan {
 };
 
 MemoryPlan plan_memory(const ModelSpec& model, const Request& request, const Gpu& gpu);
+
+// plan_memory for many requests of one setup (model, GPU, GPU count, precision, engine): the weights, the engine's
+// share and the layers' cache shapes (grouped by kind) worked out once; plan(request) equals plan_memory's plan.
+// The model and GPU must outlive it.
+class MemoryPlanner {
+ public:
+  MemoryPlanner(const ModelSpec& model, const Request& setup, const Gpu& gpu);
+  MemoryPlan plan(const Request& request) const;  // request: the setup's GPUs, precision and engine
+
+ private:
+  struct CacheGroup {
+    LayerAttention attention;
+    bool mla = false;
+    int kv_heads_per_gpu = 0;
+    int layers = 0;
+  };
+  double kv_bytes_per_sequence(const Request& request) const;
+
+  const ModelSpec& model_;
+  const Gpu& gpu_;
+  double weight_bytes_per_gpu_, usable_share_, kv_bytes_, state_bytes_;
+  double activation_elements_per_row_ = 0, activation_bytes_ = 2;
+  bool profiles_ = true;
+  std::vector<CacheGroup> groups_;
+};
 
 // Activation peak of the engine's profiled forward pass per GPU: kProfiledBatchedTokens rows of the residual, the
 // norm output and the FFN's gate/up/activation tensors (x top-k for MoE) at 16 bits, plus fp32 logits of

@@ -26,15 +26,27 @@ double tile_keys(long first, long last, const LayerAttention& attention) {
   return std::min(last_context, keys_seen(last_context, attention) + static_cast<double>(last - first));
 }
 
+// Plain causal attention: a tile's rows see every key up to its last row, so tile t of T = ceil(prompt / tile) reads
+// min(prompt, t x tile) keys; the sum is tile x T (T - 1) / 2 + prompt, in integers (exact, as the loop's sum is).
+double causal_flash_loaded_keys(long prompt) {
+  const long tiles = (prompt + kFlashQueryTile - 1) / kFlashQueryTile;
+  return static_cast<double>(kFlashQueryTile * tiles * (tiles - 1) / 2 + prompt);
+}
+
 // FlashAttention prefill: each tile of query rows reads every key any of its rows can see.
 double flash_prefill_loaded_keys(long prompt, const LayerAttention& attention) {
+  if (attention.chunk_tokens == 0 && attention.window_tokens == 0) return causal_flash_loaded_keys(prompt);
+  return flash_prefill_loaded_keys_by_tile(prompt, attention);
+}
+
+}  // namespace
+
+double flash_prefill_loaded_keys_by_tile(long prompt, const LayerAttention& attention) {
   double keys = 0;
   for (long first = 1; first <= prompt; first += kFlashQueryTile)
     keys += tile_keys(first, std::min(prompt, first + kFlashQueryTile - 1), attention);
   return keys;
 }
-
-}  // namespace
 
 double keys_seen(double context, const LayerAttention& attention) {
   if (attention.chunk_tokens > 0) {
@@ -65,15 +77,20 @@ double sum_keys_seen(long first, long last, const LayerAttention& attention) {
 }
 
 AttentionSpan attention_span(Phase phase, const Request& r, const LayerAttention& attention) {
+  return attention_span(phase, r.prompt_tokens, r.gen_tokens, r.flash_attention, attention);
+}
+
+AttentionSpan attention_span(Phase phase, long prompt_tokens, long gen_tokens, bool flash,
+                             const LayerAttention& attention) {
   AttentionSpan span;
   if (phase == Phase::prefill) {
-    const double causal = sum_keys_seen(1, r.prompt_tokens, attention);
-    const double prompt = static_cast<double>(r.prompt_tokens);
-    span.computed_keys = r.flash_attention ? causal : prompt * prompt;
-    span.loaded_keys = r.flash_attention ? flash_prefill_loaded_keys(r.prompt_tokens, attention) : prompt;
+    const double causal = sum_keys_seen(1, prompt_tokens, attention);
+    const double prompt = static_cast<double>(prompt_tokens);
+    span.computed_keys = flash ? causal : prompt * prompt;
+    span.loaded_keys = flash ? flash_prefill_loaded_keys(prompt_tokens, attention) : prompt;
     return span;
   }
-  span.computed_keys = sum_keys_seen(r.prompt_tokens + 1, r.prompt_tokens + r.gen_tokens - 1, attention);
+  span.computed_keys = sum_keys_seen(prompt_tokens + 1, prompt_tokens + gen_tokens - 1, attention);
   span.loaded_keys = span.computed_keys;
   return span;
 }

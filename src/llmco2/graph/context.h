@@ -23,6 +23,13 @@ struct AttentionSpan {
 // Prefill: queries 1..prompt. Flash skips masked tiles; eager computes the full prompt x prompt matrix.
 // Decode: steps s = 1..gen-1, each one query with context prompt + s, keys read once per step.
 AttentionSpan attention_span(Phase phase, const Request& request, const LayerAttention& attention);
+// The same from the request's counts and attention kernel (flash or eager), as the graph's cost functions see them.
+AttentionSpan attention_span(Phase phase, long prompt_tokens, long gen_tokens, bool flash,
+                             const LayerAttention& attention);
+
+// Keys a FlashAttention prefill of `prompt` tokens reads, tile by tile (kFlashQueryTile query rows each reading every
+// key one of its rows sees). attention_span sums plain causal layers in closed form; this loop is its reference.
+double flash_prefill_loaded_keys_by_tile(long prompt, const LayerAttention& attention);
 
 // Query rows per FlashAttention tile (FlashAttention-2's block size on A100/H100).
 inline constexpr long kFlashQueryTile = 128;

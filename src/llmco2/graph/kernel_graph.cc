@@ -1,24 +1,43 @@
 // graph/kernel_graph.cc - assembles the layer graph (nodes, edges, both phases) and the once-per-step kernels.
 #include "graph/kernel_graph.h"
 
+#include <array>
 #include <map>
+#include <memory>
+#include <new>
 #include <stdexcept>
 #include <tuple>
 
 #include "core/error.h"
 #include "graph/graph_builder.h"
+#include "graph/graph_template.h"
 
 namespace llmco2 {
 
-int GraphBuilder::add(std::string kernel, KernelType type, std::vector<int> inputs, const CostFn& cost, long d_in,
-                      long d_out, std::string expert) {
-  KernelNode node{std::move(kernel), type, std::move(expert), block_, d_in, d_out, 0, 0, 1, cost(prefill_),
-                  cost(decode_)};
-  const int index = static_cast<int>(graph_.nodes.size());
-  graph_.nodes.push_back(std::move(node));
+int GraphBuilder::link_last(const std::vector<int>& inputs) {
+  const int index = static_cast<int>(graph_.nodes.size()) - 1;
   for (const int input : inputs)
     if (input >= 0) graph_.edges.emplace_back(input, index);
   return index;
+}
+
+void GraphBuilder::set_experts_loaded(int index, const LoadFn& per_step) {
+  graph_.nodes[index].experts_loaded_prefill = per_step(prefill_);
+  graph_.nodes[index].experts_loaded_decode = per_step(decode_);
+  if (record_) recipe_.loads.emplace_back(index, per_step);
+}
+
+void refresh_layer(KernelGraph& layer, const LayerRecipe& recipe, const PhaseShape& prefill, const PhaseShape& decode) {
+  // Each cost is constructed in place (guaranteed copy elision: the cost function writes into the node) instead of
+  // assigned from a returned temporary, whose copy stalled on store forwarding.
+  for (size_t i = 0; i < recipe.costs.size(); ++i) {
+    ::new (static_cast<void*>(&layer.nodes[i].prefill)) KernelCost(recipe.costs[i](prefill));
+    ::new (static_cast<void*>(&layer.nodes[i].decode)) KernelCost(recipe.costs[i](decode));
+  }
+  for (const auto& [index, per_step] : recipe.loads) {
+    layer.nodes[index].experts_loaded_prefill = per_step(prefill);
+    layer.nodes[index].experts_loaded_decode = per_step(decode);
+  }
 }
 
 int add_norm(GraphBuilder& b, const LayerContext& c, const std::string& name, int input, long width) {
@@ -45,40 +64,43 @@ namespace {
 // norm -> q, k, v -> (rope) -> attention -> o_proj. Returns the o_proj node.
 int add_attention(GraphBuilder& b, const LayerContext& c, int norm) {
   const long h = c.m.hidden, qw = c.q_width(), kvw = c.kv_width();
-  const bool bias = c.m.qkv_bias;
+  const bool bias = c.m.qkv_bias, o_bias = c.m.o_bias;
   const int q = b.add("q_proj", KernelType::linear, {norm},
-                      [&](const PhaseShape& s) { return linear_cost(s, h, qw, bias, false); }, h, qw);
+                      [=](const PhaseShape& s) { return linear_cost(s, h, qw, bias, false); }, h, qw);
   const int k = b.add("k_proj", KernelType::linear, {norm},
-                      [&](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
+                      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
   const int v = b.add("v_proj", KernelType::linear, {norm},
-                      [&](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
+                      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
   std::vector<int> attention_inputs{q, k, v};
   if (c.m.position == PositionKind::rotary && c.attention().rope) {
     const long rot_q = c.q_width() / c.m.head_dim * c.m.rotary_dims();  // partial rotary: only the turned dims
     const long rot_kv = c.kv_width() / c.m.head_dim * c.m.rotary_dims();
     const int rope = b.add("rope", KernelType::rope, {q, k},
-                           [&](const PhaseShape& s) { return rope_cost(s, rot_q, rot_kv); }, rot_q + rot_kv,
+                           [=](const PhaseShape& s) { return rope_cost(s, rot_q, rot_kv); }, rot_q + rot_kv,
                            rot_q + rot_kv);
     attention_inputs = {rope, v};
   }
-  auto shape_for = [&](const PhaseShape& s) {
-    return AttentionShape{c.m.heads / c.n(), kv_heads_per_gpu(c.attention().kv_heads, c.n()), c.m.head_dim,
-                          attention_span(s.phase, c.r, c.attention())};
+  const int heads = c.m.heads / c.n(), kv_heads = kv_heads_per_gpu(c.attention().kv_heads, c.n());
+  const int head_dim = c.m.head_dim;
+  const LayerAttention attention = c.attention();
+  auto shape_for = [=](const PhaseShape& s) {
+    return AttentionShape{heads, kv_heads, head_dim,
+                          attention_span(s.phase, s.prompt_tokens, s.gen_tokens, s.flash_attention, attention)};
   };
   int attention_out;
   if (c.r.flash_attention) {
     attention_out = b.add("fused_attention", KernelType::fused_attention, attention_inputs,
-                          [&](const PhaseShape& s) { return fused_attention_cost(s, shape_for(s)); }, qw, qw);
+                          [=](const PhaseShape& s) { return fused_attention_cost(s, shape_for(s)); }, qw, qw);
   } else {
     const int qk = b.add("matmul_qk", KernelType::matmul_qk, {attention_inputs[0]},
-                         [&](const PhaseShape& s) { return matmul_qk_cost(s, shape_for(s)); }, qw, qw);
+                         [=](const PhaseShape& s) { return matmul_qk_cost(s, shape_for(s)); }, qw, qw);
     const int softmax = b.add("softmax", KernelType::softmax, {qk},
-                              [&](const PhaseShape& s) { return softmax_cost(s, shape_for(s)); }, qw, qw);
+                              [=](const PhaseShape& s) { return softmax_cost(s, shape_for(s)); }, qw, qw);
     attention_out = b.add("matmul_sv", KernelType::matmul_sv, {softmax, v},
-                          [&](const PhaseShape& s) { return matmul_sv_cost(s, shape_for(s)); }, qw, qw);
+                          [=](const PhaseShape& s) { return matmul_sv_cost(s, shape_for(s)); }, qw, qw);
   }
   return b.add("o_proj", KernelType::linear, {attention_out},
-               [&](const PhaseShape& s) { return linear_cost(s, qw, h, c.m.o_bias, false); }, qw, h);
+               [=](const PhaseShape& s) { return linear_cost(s, qw, h, o_bias, false); }, qw, h);
 }
 
 // gate/up -> act -> down for one (dense or shared) MLP of per-GPU width `width`. Returns the down_proj node.
@@ -106,17 +128,39 @@ std::pair<double, double> experts_loaded(const MoeSpec& moe, const PhaseShape& s
   return {per_step * s.steps, per_step};
 }
 
+// experts_loaded for the routed nodes of one MoE block, which all ask for the same phase shapes: each phase's value
+// kept until that phase's shape changes (its pow computed once per phase, not once per node).
+class ExpertsLoaded {
+ public:
+  explicit ExpertsLoaded(const MoeSpec& moe) : moe_(moe) {}
+  std::pair<double, double> operator()(const PhaseShape& s) {
+    Entry& e = entries_[s.phase == Phase::prefill ? 0 : 1];
+    if (!e.valid || e.tokens != s.tokens || e.steps != s.steps) e = {true, s.tokens, s.steps, experts_loaded(moe_, s)};
+    return e.value;
+  }
+
+ private:
+  struct Entry {
+    bool valid = false;
+    double tokens = 0, steps = 0;
+    std::pair<double, double> value;
+  };
+  MoeSpec moe_;
+  Entry entries_[2];
+};
+
 // router -> routed experts (gate/up -> act -> down) [+ shared expert]. Returns the nodes whose outputs are summed.
 std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
-  const MoeSpec& moe = *c.m.moe;
+  const MoeSpec moe = *c.m.moe;
   const long h = c.m.hidden, width = moe.expert_intermediate / c.n();
   const bool gated = c.m.mlp == MlpKind::gated, bias = c.m.mlp_bias;
   const int router = b.add("router", KernelType::router, {input},
-                           [&](const PhaseShape& s) { return linear_cost(s, h, moe.experts, moe.router_bias, false); },
+                           [=](const PhaseShape& s) { return linear_cost(s, h, moe.experts, moe.router_bias, false); },
                            h, moe.experts);
+  const auto loaded = std::make_shared<ExpertsLoaded>(moe);  // shared by this block's routed nodes
   auto expert = [&](long din, long dout) {
-    return [=, &moe](const PhaseShape& s) {
-      return expert_linear_cost(s, din, dout, bias, experts_loaded(moe, s).first, s.tokens * moe.experts_per_token);
+    return [=](const PhaseShape& s) {
+      return expert_linear_cost(s, din, dout, bias, (*loaded)(s).first, s.tokens * moe.experts_per_token);
     };
   };
   std::vector<int> act_inputs;
@@ -130,17 +174,14 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
     return activation_cost(routed, width, activation, gated);
   }, width, width, "routed");
   const int down = b.add("down_proj", KernelType::linear, {act}, expert(width, h), width, h, "routed");
-  for (const int index : act_inputs) {
-    b.node(index).experts_loaded_prefill = experts_loaded(moe, b.shape(Phase::prefill)).second;
-    b.node(index).experts_loaded_decode = experts_loaded(moe, b.shape(Phase::decode)).second;
-  }
-  b.node(down).experts_loaded_prefill = b.node(act_inputs[0]).experts_loaded_prefill;
-  b.node(down).experts_loaded_decode = b.node(act_inputs[0]).experts_loaded_decode;
+  const LoadFn per_step = [=](const PhaseShape& s) { return (*loaded)(s).second; };
+  for (const int index : act_inputs) b.set_experts_loaded(index, per_step);
+  b.set_experts_loaded(down, per_step);
   std::vector<int> outputs{down};
   if (moe.shared_intermediate > 0) outputs.push_back(add_mlp(b, c, input, moe.shared_intermediate / c.n(), "shared"));
   if (moe.shared_intermediate > 0 && moe.shared_gate)
     outputs.push_back(b.add("shared_expert_gate", KernelType::linear, {input},
-                            [&](const PhaseShape& s) { return linear_cost(s, h, 1, false, false); }, h, 1, "shared"));
+                            [=](const PhaseShape& s) { return linear_cost(s, h, 1, false, false); }, h, 1, "shared"));
   return outputs;
 }
 
@@ -189,35 +230,45 @@ void add_parallel_layer(GraphBuilder& b, const LayerContext& c) {
   add_residual(b, c, "add", outputs, -1, 3);
 }
 
-KernelGraph build_layer(const ModelSpec& m, const Request& r, const LayerSpec& layer) {
-  GraphBuilder b(r);
+// The layer of kind `layer`; with `recipe`, the builder also records its cost functions there.
+KernelGraph build_layer(const ModelSpec& m, const Request& r, const LayerSpec& layer, LayerRecipe* recipe = nullptr) {
+  GraphBuilder b(r, recipe != nullptr);
   const LayerContext c{m, r, layer};
   if (m.parallel_attention) add_parallel_layer(b, c);
   else add_sequential_layer(b, c);
+  if (recipe) *recipe = b.take_recipe();
   return b.take();
+}
+
+// Adds `from`'s costs x weight to `into` (a node of the mean layer, or KernelGraphTemplate's scratch of one).
+template <typename Node>
+void accumulate(Node& into, const KernelNode& from, double weight) {
+  into.prefill += from.prefill.scaled(weight);
+  into.decode += from.decode.scaled(weight);
 }
 
 // The union of layer kinds' kernels, each kernel identified by its name, expert and residual block.
 class LayerUnion {
  public:
-  // Adds `count` layers of kind `layer`: each of its kernels' costs x count / layers.
-  void add(const KernelGraph& layer, int count, int layers) {
+  // Adds `count` layers of kind `layer`: each of its kernels' costs x count / layers. Returns where each of the
+  // layer's nodes went in the union (before take's ordering).
+  std::vector<int> add(const KernelGraph& layer, int count, int layers) {
     const double weight = static_cast<double>(count) / layers;
     std::vector<int> index(layer.nodes.size());
     for (size_t i = 0; i < layer.nodes.size(); ++i) {
       index[i] = find_or_add(layer.nodes[i]);
-      KernelNode& node = graph_.nodes[index[i]];
-      node.prefill += layer.nodes[i].prefill.scaled(weight);
-      node.decode += layer.nodes[i].decode.scaled(weight);
+      accumulate(graph_.nodes[index[i]], layer.nodes[i], weight);
       layer_counts_[index[i]] += count;
     }
     for (const auto& [from, to] : layer.edges) add_edge(index[from], index[to]);
+    return index;
   }
-  // The mean layer, its nodes in a topological order that keeps the first layer kind's order.
-  KernelGraph take(int layers) {
+  // The mean layer, its nodes in a topological order that keeps the first layer kind's order; `order` (if given)
+  // receives, for each placed node, its index before the ordering.
+  KernelGraph take(int layers, std::vector<int>* order = nullptr) {
     for (size_t i = 0; i < graph_.nodes.size(); ++i)
       graph_.nodes[i].layer_share = layer_counts_[i] == layers ? 1.0 : static_cast<double>(layer_counts_[i]) / layers;
-    return topological(std::move(graph_));
+    return topological(std::move(graph_), order);
   }
 
  private:
@@ -238,7 +289,7 @@ class LayerUnion {
     graph_.edges.emplace_back(from, to);
   }
   // Kahn's algorithm, always taking the lowest-numbered ready node: a graph already in order stays as it is.
-  static KernelGraph topological(KernelGraph g) {
+  static KernelGraph topological(KernelGraph g, std::vector<int>* order) {
     const size_t n = g.nodes.size();
     std::vector<int> inputs_left(n, 0), new_index(n, -1);
     for (const auto& edge : g.edges) ++inputs_left[edge.second];
@@ -248,6 +299,7 @@ class LayerUnion {
       while (next < n && (new_index[next] >= 0 || inputs_left[next] > 0)) ++next;
       if (next == n) throw std::logic_error("the layer kinds' kernels form a cycle");
       new_index[next] = static_cast<int>(placed);
+      if (order) order->push_back(static_cast<int>(next));
       out.nodes.push_back(std::move(g.nodes[next]));
       for (const auto& edge : g.edges)
         if (edge.first == static_cast<int>(next)) --inputs_left[edge.second];
@@ -260,46 +312,47 @@ class LayerUnion {
   std::vector<int> layer_counts_;
 };
 
+std::map<LayerSpec, int> layer_kinds(const ModelSpec& m) {
+  std::map<LayerSpec, int> counts;
+  for (const auto& layer : m.layer_specs) ++counts[layer];
+  return counts;
+}
+
 // The mean layer over the model's distinct layer kinds (mixer, attention window and KV heads, FFN). One kind (most
 // models) is its own mean: built directly, without the union's matching and sorting (the serving simulation builds a
 // graph per step shape; build_kernel_graph_by_union is the reference a test holds this to).
 KernelGraph mean_layer(const ModelSpec& m, const Request& r, bool always_union) {
-  std::map<LayerSpec, int> counts;
-  for (const auto& layer : m.layer_specs) ++counts[layer];
+  const std::map<LayerSpec, int> counts = layer_kinds(m);
   if (counts.size() == 1 && !always_union) return build_layer(m, r, counts.begin()->first);
   LayerUnion layers;
   for (const auto& [layer, count] : counts) layers.add(build_layer(m, r, layer), count, m.layers);
   return layers.take(m.layers);
 }
 
+// The once-per-step kernels' costs in a phase of shape `s`, in build_step_nodes' order.
+std::array<KernelCost, 4> step_costs(const ModelSpec& m, const PhaseShape& s) {
+  const long h = m.hidden, vocab_per_gpu = m.vocab / s.gpus;
+  KernelCost embedding = allreduce_cost(s, h);  // vocab-parallel look-up, then an all-reduce of the rows
+  embedding.weight_bytes = s.tokens * static_cast<double>(h) * s.head_weight_bytes / s.gpus;
+  embedding.act_store_bytes += s.tokens * static_cast<double>(h) * s.act_bytes;
+  embedding.tokens = s.tokens;
+  PhaseShape last = s;  // LM head: logits of the last position of each sequence, then all-gathered; quantised
+  last.tokens = s.batch * s.steps;  // checkpoints keep it 16-bit: no dequantisation
+  last.weight_bytes = s.head_weight_bytes;
+  last.dequant_ops_per_weight = 0;
+  KernelCost lm_head = linear_cost(last, h, vocab_per_gpu, m.lm_head_bias, false);  // GPT-J: + bias
+  if (s.gpus > 1) lm_head.net_bytes = (s.gpus - 1.0) / s.gpus * last.tokens * static_cast<double>(m.vocab) * s.act_bytes;
+  return {embedding, norm_cost(s, h, m.norm == NormKind::layer_norm), lm_head, sampler_cost(s, m.vocab)};
+}
+
 std::vector<KernelNode> build_step_nodes(const ModelSpec& m, const Request& r) {
-  const PhaseShape prefill = phase_shape(Phase::prefill, r), decode = phase_shape(Phase::decode, r);
   const long h = m.hidden, vocab_per_gpu = m.vocab / r.gpus;
-  const bool layer_norm = m.norm == NormKind::layer_norm;
-  auto embedding = [&](const PhaseShape& s) {  // vocab-parallel look-up, then an all-reduce of the rows
-    KernelCost c = allreduce_cost(s, h);
-    c.weight_bytes = s.tokens * static_cast<double>(h) * s.head_weight_bytes / s.gpus;
-    c.act_store_bytes += s.tokens * static_cast<double>(h) * s.act_bytes;
-    c.tokens = s.tokens;
-    return c;
-  };
-  auto lm_head = [&](const PhaseShape& s) {  // logits of the last position of each sequence, then all-gathered
-    PhaseShape last = s;  // quantised checkpoints keep the LM head 16-bit: no dequantisation
-    last.tokens = s.batch * s.steps;
-    last.weight_bytes = s.head_weight_bytes;
-    last.dequant_ops_per_weight = 0;
-    KernelCost c = linear_cost(last, h, vocab_per_gpu, m.lm_head_bias, false);  // GPT-J: + bias
-    if (s.gpus > 1) c.net_bytes = (s.gpus - 1.0) / s.gpus * last.tokens * static_cast<double>(m.vocab) * s.act_bytes;
-    return c;
-  };
-  auto norm = [&](const PhaseShape& s) { return norm_cost(s, h, layer_norm); };
-  auto sampler = [&](const PhaseShape& s) { return sampler_cost(s, m.vocab); };
+  const auto prefill = step_costs(m, phase_shape(Phase::prefill, r)), decode = step_costs(m, phase_shape(Phase::decode, r));
   return {
-      {"embedding", KernelType::embedding, "", "", m.vocab, h, 0, 0, 1, embedding(prefill), embedding(decode)},
-      {"final_norm", KernelType::norm, "", "", h, h, 0, 0, 1, norm(prefill), norm(decode)},
-      {"lm_head", KernelType::lm_head, "", "", h, vocab_per_gpu, 0, 0, 1, lm_head(prefill), lm_head(decode)},
-      {std::string(kSamplerKernel), KernelType::softmax, "", "", m.vocab, m.vocab, 0, 0, 1, sampler(prefill),
-       sampler(decode)},
+      {"embedding", KernelType::embedding, "", "", m.vocab, h, 0, 0, 1, prefill[0], decode[0]},
+      {"final_norm", KernelType::norm, "", "", h, h, 0, 0, 1, prefill[1], decode[1]},
+      {"lm_head", KernelType::lm_head, "", "", h, vocab_per_gpu, 0, 0, 1, prefill[2], decode[2]},
+      {std::string(kSamplerKernel), KernelType::softmax, "", "", m.vocab, m.vocab, 0, 0, 1, prefill[3], decode[3]},
   };
 }
 
@@ -310,24 +363,6 @@ std::string_view kernel_type_name(KernelType type) {
       "embedding", "norm", "linear", "rope", "matmul_qk", "softmax", "matmul_sv", "fused_attention", "add",
       "activation", "router", "allreduce", "lm_head"};
   return names[static_cast<int>(type)];
-}
-
-KernelCost& KernelCost::operator+=(const KernelCost& o) {
-  ops += o.ops;
-  weight_bytes += o.weight_bytes;
-  act_load_bytes += o.act_load_bytes;
-  act_store_bytes += o.act_store_bytes;
-  kv_load_bytes += o.kv_load_bytes;
-  kv_store_bytes += o.kv_store_bytes;
-  net_bytes += o.net_bytes;
-  tokens += o.tokens;
-  dequant_ops += o.dequant_ops;
-  return *this;
-}
-
-KernelCost KernelCost::scaled(double f) const {
-  return {ops * f, weight_bytes * f, act_load_bytes * f, act_store_bytes * f, kv_load_bytes * f, kv_store_bytes * f,
-          net_bytes * f, tokens * f, dequant_ops * f};
 }
 
 PhaseTotals KernelGraph::totals(Phase phase) const {
@@ -356,6 +391,75 @@ KernelGraph build_kernel_graph(const ModelSpec& model, const Request& request) {
 
 KernelGraph build_kernel_graph_by_union(const ModelSpec& model, const Request& request) {
   return build_graph(model, request, true);
+}
+
+// One layer kind of the template: its layer graph, cost functions and where its nodes go in the mean layer.
+struct KernelGraphTemplate::Kind {
+  KernelGraph layer;
+  LayerRecipe recipe;
+  std::vector<int> index;  // node i of the kind -> node of the union before ordering
+  double weight = 1;       // count / layers
+};
+
+KernelGraphTemplate::KernelGraphTemplate(const ModelSpec& model, const Request& setup)
+    : model_(model),
+      prefill_(phase_shape(Phase::prefill, setup)),
+      decode_(phase_shape(Phase::decode, setup)),
+      graph_(build_kernel_graph(model, setup)) {
+  const std::map<LayerSpec, int> counts = layer_kinds(model);
+  LayerUnion layers;
+  for (const auto& [layer, count] : counts) {
+    Kind kind;
+    kind.layer = build_layer(model, setup, layer, &kind.recipe);
+    kind.weight = static_cast<double>(count) / model.layers;
+    if (counts.size() > 1) kind.index = layers.add(kind.layer, count, model.layers);
+    kinds_.push_back(std::move(kind));
+  }
+  if (counts.size() > 1) layers.take(model.layers, &order_);
+}
+
+KernelGraphTemplate::~KernelGraphTemplate() = default;
+KernelGraphTemplate::KernelGraphTemplate(KernelGraphTemplate&&) noexcept = default;
+
+const KernelGraph& KernelGraphTemplate::evaluate(const Request& request) {
+  set_phase_counts(prefill_, request);
+  set_phase_counts(decode_, request);
+  if (order_.empty()) {
+    refresh_layer(graph_, kinds_.front().recipe, prefill_, decode_);
+  } else {
+    refresh_union();
+  }
+  const auto prefill = step_costs(model_, prefill_), decode = step_costs(model_, decode_);
+  for (size_t i = 0; i < graph_.step_nodes.size(); ++i) {
+    graph_.step_nodes[i].prefill = prefill[i];
+    graph_.step_nodes[i].decode = decode[i];
+  }
+  return graph_;
+}
+
+// The mean layer as LayerUnion builds it: each union node from zero, the kinds' costs added in the kinds' order,
+// the experts loaded those of the first kind that has the node; then placed in the union's topological order.
+void KernelGraphTemplate::refresh_union() {
+  union_.assign(order_.size(), UnionNode{});
+  for (Kind& kind : kinds_) {
+    refresh_layer(kind.layer, kind.recipe, prefill_, decode_);
+    for (size_t i = 0; i < kind.layer.nodes.size(); ++i) {
+      const KernelNode& from = kind.layer.nodes[i];
+      UnionNode& node = union_[kind.index[i]];
+      if (!node.seen) {
+        node.seen = true;
+        node.experts_loaded_prefill = from.experts_loaded_prefill;
+        node.experts_loaded_decode = from.experts_loaded_decode;
+      }
+      accumulate(node, from, kind.weight);
+    }
+  }
+  for (size_t placed = 0; placed < order_.size(); ++placed) {
+    const UnionNode& from = union_[order_[placed]];
+    KernelNode& to = graph_.nodes[placed];
+    to.prefill = from.prefill, to.decode = from.decode;
+    to.experts_loaded_prefill = from.experts_loaded_prefill, to.experts_loaded_decode = from.experts_loaded_decode;
+  }
 }
 
 }  // namespace llmco2

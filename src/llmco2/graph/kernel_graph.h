@@ -33,8 +33,16 @@ struct KernelCost {
   double mem_bytes() const {
     return weight_bytes + act_load_bytes + act_store_bytes + kv_load_bytes + kv_store_bytes;
   }
-  KernelCost& operator+=(const KernelCost& other);
-  KernelCost scaled(double factor) const;
+  KernelCost& operator+=(const KernelCost& o) {
+    ops += o.ops, weight_bytes += o.weight_bytes, act_load_bytes += o.act_load_bytes;
+    act_store_bytes += o.act_store_bytes, kv_load_bytes += o.kv_load_bytes, kv_store_bytes += o.kv_store_bytes;
+    net_bytes += o.net_bytes, tokens += o.tokens, dequant_ops += o.dequant_ops;
+    return *this;
+  }
+  KernelCost scaled(double f) const {
+    return {ops * f, weight_bytes * f, act_load_bytes * f, act_store_bytes * f, kv_load_bytes * f,
+            kv_store_bytes * f, net_bytes * f, tokens * f, dequant_ops * f};
+  }
 };
 
 struct KernelNode {
@@ -77,5 +85,6 @@ KernelGraph build_kernel_graph(const ModelSpec& model, const Request& request);
 // The same, the mean layer always built as the union of the layer kinds, even of one kind: the reference that
 // build_kernel_graph's direct path for single-kind models is tested against.
 KernelGraph build_kernel_graph_by_union(const ModelSpec& model, const Request& request);
+
 
 }  // namespace llmco2

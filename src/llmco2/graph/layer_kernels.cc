@@ -26,9 +26,7 @@ double activation_ops(Activation activation) {
 PhaseShape phase_shape(Phase phase, const Request& r) {
   PhaseShape s;
   s.phase = phase;
-  s.batch = static_cast<double>(r.batch);
-  s.steps = phase == Phase::prefill ? 1.0 : static_cast<double>(r.gen_tokens - 1);
-  s.tokens = phase == Phase::prefill ? s.batch * static_cast<double>(r.prompt_tokens) : s.batch * s.steps;
+  set_phase_counts(s, r);
   s.gpus = r.gpus;
   const Precision& p = r.precision;
   s.weight_bytes = p.weight_bytes_per_element();
@@ -40,6 +38,15 @@ PhaseShape phase_shape(Phase phase, const Request& r) {
   s.dequant_ops_per_weight = dequant_ops_per_weight(p.weights, p.compute_dtype());
   s.expert_dequant_ops_per_weight = dequant_ops_per_weight(p.expert_dtype(), p.compute_dtype());
   return s;
+}
+
+void set_phase_counts(PhaseShape& s, const Request& r) {
+  s.batch = static_cast<double>(r.batch);
+  s.steps = s.phase == Phase::prefill ? 1.0 : static_cast<double>(r.gen_tokens - 1);
+  s.tokens = s.phase == Phase::prefill ? s.batch * static_cast<double>(r.prompt_tokens) : s.batch * s.steps;
+  s.prompt_tokens = r.prompt_tokens;
+  s.gen_tokens = r.gen_tokens;
+  s.flash_attention = r.flash_attention;
 }
 
 double dequant_ops_per_weight(DType weights, DType compute) {

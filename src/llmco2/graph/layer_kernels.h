@@ -18,8 +18,13 @@ struct PhaseShape {
   double head_weight_bytes = 2;    // embedding table and LM head (kept 16-bit by quantised checkpoints)
   double state_bytes = 2;          // recurrent state (Mamba-2 conv and SSM state) and conv weights: the 16-bit type
   double dequant_ops_per_weight = 0, expert_dequant_ops_per_weight = 0;  // weight-only paths (dequant_ops_per_weight)
+  long prompt_tokens = 0, gen_tokens = 0;  // the request's counts per sequence (attention spans)
+  bool flash_attention = true;
 };
 PhaseShape phase_shape(Phase phase, const Request& request);
+// Sets the shape's counts (batch, tokens, steps, prompt, gen) for `request`, its byte sizes kept: a setup's shape
+// reused for another request of the same GPUs and precision.
+void set_phase_counts(PhaseShape& shape, const Request& request);
 
 // Rows of one tile of a weight-only GEMM (Marlin's 64-row blocks): each tile dequantises the weights it uses again.
 inline constexpr double kDequantRowTile = 64;

@@ -30,17 +30,34 @@ const std::vector<std::string>& known_engines() {
 
 int kv_heads_per_gpu(int kv_heads, int gpus) { return kv_heads >= gpus ? kv_heads / gpus : 1; }
 
-void validate_request(const Request& r, const ModelSpec& m) {
+namespace {
+
+void check_counts(const Request& r) {
   check_range("batch", r.batch, kMaxBatch);
   check_range("prompt", r.prompt_tokens, kMaxTokens);
   check_range("gen", r.gen_tokens, kMaxTokens);
+}
+
+void check_context(const Request& r, const ModelSpec& m) {
+  if (m.max_positions && r.prompt_tokens + r.gen_tokens > *m.max_positions)
+    fail("prompt + gen = {} tokens exceeds {}'s context window of {} tokens", r.prompt_tokens + r.gen_tokens, m.id,
+         *m.max_positions);
+}
+
+}  // namespace
+
+void validate_counts(const Request& r, const ModelSpec& m) {
+  check_counts(r);
+  check_context(r, m);
+}
+
+void validate_request(const Request& r, const ModelSpec& m) {
+  check_counts(r);
   check_range("gpus", r.gpus, kMaxGpus);
   const auto& engines = known_engines();
   if (std::find(engines.begin(), engines.end(), r.engine) == engines.end())
     fail("--engine '{}' is unknown (expected {})", r.engine, join_or(engines));
-  if (m.max_positions && r.prompt_tokens + r.gen_tokens > *m.max_positions)
-    fail("prompt + gen = {} tokens exceeds {}'s context window of {} tokens", r.prompt_tokens + r.gen_tokens, m.id,
-         *m.max_positions);
+  check_context(r, m);
   if (m.heads % r.gpus != 0)
     fail("{} has {} attention heads, which {} GPUs cannot split evenly (use a divisor of {})", m.id, m.heads, r.gpus,
          m.heads);

@@ -27,6 +27,9 @@ const std::vector<std::string>& known_engines();
 
 // Checks counts and divisibility against the model. Throws Error with one clear sentence.
 void validate_request(const Request& request, const ModelSpec& model);
+// Only the checks that depend on batch, prompt and gen (their ranges, the context window), with validate_request's
+// messages: for a request whose setup (GPUs, engine, precision) passed validate_request.
+void validate_counts(const Request& request, const ModelSpec& model);
 
 // KV heads held by each GPU: kv/gpus, or 1 when GPUs outnumber KV heads (vLLM replicates them).
 int kv_heads_per_gpu(int kv_heads, int gpus);

@@ -50,6 +50,10 @@ struct KernelWork {
 // arXiv:2408.11743): a batch-1 decode pads to 16 rows, not to the dense kernels' tile.
 inline constexpr double kWeightOnlyTileRows = 16;
 
+// x / d for d > 0, without dividing where the quotient is known exactly (d = 1, or x = 0): the same double, sooner
+// (divisions bound the cost of labelling a configuration).
+inline double quotient(double x, double d) { return d == 1.0 || x == 0.0 ? x : x / d; }
+
 // Datasheet roofs of the GPU (and link) the kernel runs on.
 struct DeviceRoofs {
   double memory_bytes_per_s = 0;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -95,6 +96,8 @@ SimConfig default_config(const std::string& model, const std::string& gpu, Catal
   return c;
 }
 
+Measures plan_measures(long batch) { return batch > 1 ? Measures::fixed_batch : Measures::isolated; }
+
 SimConfig config_for_plan(const PlanRow& row, CatalogCache& catalogs) {
   SimConfig c;
   c.model = catalogs.model(row.model);
@@ -107,7 +110,7 @@ SimConfig config_for_plan(const PlanRow& row, CatalogCache& catalogs) {
   if (!row.engine.empty()) r.engine = row.engine;
   r.precision = engine_precision(*c.gpu, c.model->precision_for(row.dtype), r.engine).precision;
   validate_request(r, *c.model);
-  c.scenario.measures = row.batch > 1 ? Measures::fixed_batch : Measures::isolated;
+  c.scenario.measures = plan_measures(row.batch);
   return c;
 }
 
@@ -124,9 +127,15 @@ PhaseValues simulated_latency(const SimResult& result, const SimConfig& c) {
 }
 
 DatasetRow simulated_row(const SimConfig& c, const SimResult& result, std::string source_ref) {
+  DatasetRow row = setup_row(c);
+  row.source_ref = std::move(source_ref);
+  set_simulated_values(row, c, result);
+  return row;
+}
+
+DatasetRow setup_row(const SimConfig& c) {
   DatasetRow row;
   row.source = "sim";
-  row.source_ref = std::move(source_ref);
   row.model = c.model->id;
   row.model_source_name = c.model->id;
   row.model_relation = "same";
@@ -137,21 +146,29 @@ DatasetRow simulated_row(const SimConfig& c, const SimResult& result, std::strin
   row.tensor_parallel = c.request.gpus;
   if (c.request.gpus > 1) row.interconnect = c.gpu->network_link(c.request.gpus).kind;
   row.engine = c.request.engine;
+  return row;
+}
+
+void set_simulated_values(DatasetRow& row, const SimConfig& c, const SimResult& result) {
   row.batch = static_cast<double>(c.request.batch);
   row.prompt_tokens = static_cast<double>(c.request.prompt_tokens);
   row.gen_tokens = static_cast<double>(c.request.gen_tokens);
   row.measures = c.scenario.measures;
   row.energy_j = simulated_energy(result, c);
   row.latency_s = simulated_latency(result, c);
-  return row;
 }
 
 namespace {
 
-// Mean and relative spread of `repeats` noisy runs.
-DatasetRow repeated_row(const SimConfig& config, const SimResult& clean, const SimParams& params, int repeats,
-                        uint64_t seed, std::string ref) {
-  if (repeats <= 1) return simulated_row(config, clean, std::move(ref));
+// The row of a configuration simulated `repeats` times with noise (their mean and relative spread), on `row` (the
+// configuration's setup_row).
+DatasetRow repeated_row(DatasetRow row, const SimConfig& config, const SimResult& clean, const SimParams& params,
+                        int repeats, uint64_t seed, std::string ref) {
+  row.source_ref = std::move(ref);
+  if (repeats <= 1) {
+    set_simulated_values(row, config, clean);
+    return row;
+  }
   std::vector<SimResult> runs;
   SimResult mean;
   for (int i = 0; i < repeats; ++i) {
@@ -166,33 +183,110 @@ DatasetRow repeated_row(const SimConfig& config, const SimResult& clean, const S
     energy_var += std::pow(run.energy_j.total() - mean.energy_j.total(), 2) / (repeats - 1);
     latency_var += std::pow(run.latency_s.total() - mean.latency_s.total(), 2) / (repeats - 1);
   }
-  DatasetRow row = simulated_row(config, mean, std::move(ref));
+  set_simulated_values(row, config, mean);
   row.repeats = repeats;
   row.energy_spread = std::sqrt(energy_var) / mean.energy_j.total();
   row.latency_spread = std::sqrt(latency_var) / mean.latency_s.total();
   return row;
 }
 
-}  // namespace
+// What the rows of one setup (model, GPU, GPU count, dtype, engine) share: its configuration (counts and measures set
+// per row), its prepared simulator and the setup's row fields. No simulator: the setup is invalid, and its rows go
+// through config_for_plan, which names what is wrong (a row's own invalid count first, as it always did).
+struct PlanSetup {
+  SimConfig config;
+  std::unique_ptr<SetupSimulator> simulator;
+  DatasetRow prototype;
+};
 
-LabelledPlan label_plan(const std::vector<PlanRow>& plan, const SimParams& params, const LabelOptions& o) {
-  CatalogCache catalogs;
+bool same_setup(const PlanRow& a, const PlanRow& b) {
+  return a.gpus == b.gpus && a.model == b.model && a.gpu == b.gpu && a.dtype == b.dtype && a.engine == b.engine;
+}
+
+// The setups of a plan, each prepared the first time one of its rows comes.
+class PlanSetups {
+ public:
+  PlanSetups(const SimParams& params) : params_(params) {}
+  PlanSetup& of(const PlanRow& row) {
+    if (last_row_ && same_setup(row, *last_row_)) return *last_;
+    const std::string key = fmt::format("{}\n{}\n{}\n{}\n{}", row.model, row.gpu, row.gpus, row.dtype, row.engine);
+    auto [it, added] = setups_.try_emplace(key);
+    if (added) prepare(it->second, row);
+    last_row_ = &row, last_ = &it->second;
+    return it->second;
+  }
+  CatalogCache& catalogs() { return catalogs_; }
+
+ private:
+  void prepare(PlanSetup& setup, PlanRow row) {
+    row.batch = 1, row.prompt = 1, row.gen = 2;  // counts every model accepts: only the setup is checked
+    try {
+      setup.config = config_for_plan(row, catalogs_);
+      setup.simulator = std::make_unique<SetupSimulator>(*setup.config.model, *setup.config.gpu, setup.config.request,
+                                                         setup.config.scenario, params_);
+      setup.prototype = setup_row(setup.config);
+    } catch (const Error&) {
+      setup.simulator.reset();
+    }
+  }
+
+  const SimParams& params_;
+  CatalogCache catalogs_;
+  std::unordered_map<std::string, PlanSetup> setups_;
+  const PlanRow* last_row_ = nullptr;
+  PlanSetup* last_ = nullptr;
+};
+
+// The labelled row of plan row `p` (the `index`-th of the plan), through its setup's simulator.
+DatasetRow label_row(const PlanRow& p, size_t index, PlanSetups& setups, const SimParams& params,
+                     const LabelOptions& o) {
+  std::string ref = fmt::format("{}:{}", o.plan_name, p.line);
+  PlanSetup& setup = setups.of(p);
+  if (!setup.simulator) {
+    const SimConfig config = config_for_plan(p, setups.catalogs());  // throws what is wrong with the row
+    const SimResult clean = simulate(*config.model, *config.gpu, config.request, config.scenario, params);
+    return repeated_row(setup_row(config), config, clean, params, o.repeats, o.seed + index, std::move(ref));
+  }
+  SimConfig& config = setup.config;
+  config.request.batch = p.batch, config.request.prompt_tokens = p.prompt, config.request.gen_tokens = p.gen;
+  config.scenario.measures = plan_measures(p.batch);
+  const SimResult clean = setup.simulator->simulate(config.request);
+  return repeated_row(setup.prototype, config, clean, params, o.repeats, o.seed + index, std::move(ref));
+}
+
+// Labels every row with `label(row, index)`, rejecting those it throws Error for.
+template <typename Label>
+LabelledPlan label_each(const std::vector<PlanRow>& plan, const LabelOptions& o, Label label) {
   LabelledPlan out;
+  out.rows.reserve(plan.size());  // rows are large: growing the vector would move each of them again and again
   Progress progress("simulate", static_cast<long>(plan.size()), o.progress);
   for (size_t i = 0; i < plan.size(); ++i) {
-    const PlanRow& p = plan[i];
     try {
-      const SimConfig config = config_for_plan(p, catalogs);
-      const SimResult clean = simulate(*config.model, *config.gpu, config.request, config.scenario, params);
-      out.rows.push_back(
-          repeated_row(config, clean, params, o.repeats, o.seed + i, fmt::format("{}:{}", o.plan_name, p.line)));
+      out.rows.push_back(label(plan[i], i));
     } catch (const Error& e) {
-      out.rejects.push_back({o.plan_name, p.line, e.what()});
+      out.rejects.push_back({o.plan_name, plan[i].line, e.what()});
     }
     progress.update(static_cast<long>(i + 1));
   }
   progress.finish();
   return out;
+}
+
+}  // namespace
+
+LabelledPlan label_plan(const std::vector<PlanRow>& plan, const SimParams& params, const LabelOptions& o) {
+  PlanSetups setups(params);
+  return label_each(plan, o, [&](const PlanRow& p, size_t i) { return label_row(p, i, setups, params, o); });
+}
+
+LabelledPlan label_plan_by_row(const std::vector<PlanRow>& plan, const SimParams& params, const LabelOptions& o) {
+  CatalogCache catalogs;
+  return label_each(plan, o, [&](const PlanRow& p, size_t i) {
+    const SimConfig config = config_for_plan(p, catalogs);
+    const SimResult clean = simulate(*config.model, *config.gpu, config.request, config.scenario, params);
+    return repeated_row(setup_row(config), config, clean, params, o.repeats, o.seed + i,
+                        fmt::format("{}:{}", o.plan_name, p.line));
+  });
 }
 
 }  // namespace llmco2

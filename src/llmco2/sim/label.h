@@ -64,8 +64,15 @@ SimConfig default_config(const std::string& model, const std::string& gpu, Catal
 PhaseValues simulated_energy(const SimResult& result, const SimConfig& config);
 PhaseValues simulated_latency(const SimResult& result, const SimConfig& config);
 
-// A dataset row (source "sim") for a simulated configuration.
+// A dataset row (source "sim") for a simulated configuration: its setup_row with set_simulated_values.
 DatasetRow simulated_row(const SimConfig& config, const SimResult& result, std::string source_ref);
+// The fields of that row that only the configuration's setup decides (model, architecture, dtype, GPUs, engine).
+DatasetRow setup_row(const SimConfig& config);
+// The request's counts, measures and simulated energy and latency.
+void set_simulated_values(DatasetRow& row, const SimConfig& config, const SimResult& result);
+
+// What a plan row of `batch` sequences measures: isolated (one request) or fixed_batch.
+Measures plan_measures(long batch);
 
 // Labelling a plan: each configuration is simulated, then measured `repeats` times with the noise model (the row keeps
 // the mean and the spread, like a real campaign's repeats). repeats = 1 keeps the noiseless value.
@@ -79,6 +86,10 @@ struct LabelledPlan {
   std::vector<DatasetRow> rows;
   std::vector<RowReject> rejects;  // configurations the simulator cannot run (unknown model, invalid request)
 };
+// Rows of the same setup (model, GPU, GPU count, dtype, engine) share one SetupSimulator, prepared when the first of
+// them comes; rows and rejects as label_plan_by_row gives them, bit for bit (tests/sim/setup_simulator_test.cc).
 LabelledPlan label_plan(const std::vector<PlanRow>& plan, const SimParams& params, const LabelOptions& options);
+// The reference: each row resolved (config_for_plan) and simulated (simulate) on its own.
+LabelledPlan label_plan_by_row(const std::vector<PlanRow>& plan, const SimParams& params, const LabelOptions& options);
 
 }  // namespace llmco2

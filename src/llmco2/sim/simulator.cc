@@ -10,6 +10,7 @@
 #include "engine/engine_profile.h"
 #include "features/features.h"
 #include "graph/kernel_graph.h"
+#include "graph/graph_template.h"
 #include "features/memory_fit.h"
 #include "graph/layer_kernels.h"
 #include "hardware/gpu_catalog.h"
@@ -33,28 +34,30 @@ KernelClass kernel_class(KernelType type) {
 // GEMM rows one launch of the node processes per step; routed experts split the tokens among the loaded experts.
 // A node of the mean layer run by a share of the layers (DeepSeek's MoE layers) holds that share of their rows.
 double rows_per_launch(const KernelNode& node, Phase phase, double steps, const ModelSpec& model) {
-  const double rows = node.cost(phase).tokens / steps / node.layer_share;
+  const double rows = quotient(quotient(node.cost(phase).tokens, steps), node.layer_share);
   if (node.expert != "routed" || !model.moe) return rows;
   const double loaded = phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode;
   return rows * model.moe->experts_per_token / std::max(loaded, 1.0);
 }
 
-SimKernel sim_kernel(const KernelNode& node, Phase phase, double steps, double count, const ModelSpec& model,
-                     const GraphFeatures& features, const Gpu& gpu) {
+// Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase`.
+void set_sim_kernel(SimKernel& k, const KernelNode& node, Phase phase, double steps, double count,
+                    const ModelSpec& model, const GraphFeatures& features, const Gpu& gpu) {
   const KernelCost& c = node.cost(phase);
   const double per_launch = steps * node.layer_share;  // the mean layer's cost spread over the layers that run it
-  SimKernel k;
   k.count = count;
   k.work.kind = kernel_class(node.type);
-  k.work.ops = c.ops / per_launch;
-  k.work.mem_bytes = c.mem_bytes() / per_launch;
-  k.work.net_bytes = c.net_bytes / per_launch;
+  if (per_launch == 1.0) {  // x / 1 = x: no division
+    k.work.ops = c.ops, k.work.mem_bytes = c.mem_bytes(), k.work.net_bytes = c.net_bytes;
+  } else {  // adjacent quotients by one divisor, which the compiler pairs into one vector division
+    k.work.ops = c.ops / per_launch, k.work.mem_bytes = c.mem_bytes() / per_launch;
+    k.work.net_bytes = quotient(c.net_bytes, per_launch);
+  }
   k.work.rows = std::max(1.0, rows_per_launch(node, phase, steps, model));
   k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
-  k.work.dequant_ops = c.dequant_ops / per_launch;
+  k.work.dequant_ops = quotient(c.dequant_ops, per_launch);
   k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
   k.sampler = node.kernel == kSamplerKernel;
-  return k;
 }
 
 // Appends to `s` the kernels of `graph` in `phase` that `keep(node, is_layer_node)` selects: layer nodes launched once
@@ -66,7 +69,7 @@ void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Ke
   auto add = [&](const KernelNode& node, double count, bool layer) {
     if (!keep(node, layer)) return;
     if (scale == 1.0) {
-      s.kernels.push_back(sim_kernel(node, phase, steps, count, model, features, gpu));
+      set_sim_kernel(s.kernels.emplace_back(), node, phase, steps, count, model, features, gpu);
       return;
     }
     KernelNode scaled = node;
@@ -74,21 +77,29 @@ void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Ke
     const double tokens = cost.tokens;
     cost = cost.scaled(scale);
     cost.tokens = tokens;
-    s.kernels.push_back(sim_kernel(scaled, phase, steps, count, model, features, gpu));
+    set_sim_kernel(s.kernels.emplace_back(), scaled, phase, steps, count, model, features, gpu);
   };
   for (const auto& node : graph.nodes) add(node, graph.layers * node.layer_share, true);
   for (const auto& node : graph.step_nodes) add(node, 1, false);
 }
 
-// One segment of `steps` identical steps of `phase` of `graph`.
-SimSegment segment(const ModelSpec& model, const Gpu& gpu, const Request& request, const KernelGraph& graph,
-                   const GraphFeatures& features, Phase phase, double steps) {
-  const PhaseShape shape = phase_shape(phase, request);
-  SimSegment s;
+// Fills `s` (its kernels replaced, their storage kept) with `steps` identical steps of `phase` of `graph`, whose
+// phase runs `phase_steps` forward passes.
+void fill_segment(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Request& request,
+                  const KernelGraph& graph, const GraphFeatures& features, Phase phase, double steps,
+                  double phase_steps) {
   s.steps = steps;
   s.sequences = static_cast<double>(request.batch);
   s.step_tokens = static_cast<double>(request.batch * (phase == Phase::prefill ? request.prompt_tokens : 1L));
-  add_kernels(s, model, gpu, graph, features, phase, shape.steps, [](const KernelNode&, bool) { return true; });
+  s.kernels.clear();
+  add_kernels(s, model, gpu, graph, features, phase, phase_steps, [](const KernelNode&, bool) { return true; });
+}
+
+// One segment of `steps` identical steps of `phase` of `graph`.
+SimSegment segment(const ModelSpec& model, const Gpu& gpu, const Request& request, const KernelGraph& graph,
+                   const GraphFeatures& features, Phase phase, double steps) {
+  SimSegment s;
+  fill_segment(s, model, gpu, request, graph, features, phase, steps, phase_shape(phase, request).steps);
   return s;
 }
 
@@ -120,30 +131,13 @@ struct StepCost {
   double memory_s = 0;   // the step's bytes at the peak bandwidth
 };
 
-// The parameters that apply to one workload, looked up once per run (by generation, link class and engine).
-struct Resolved {
-  KernelEfficiency efficiency;
-  const NetworkEfficiency& network;
-  const EngineProfile& engine;
-  const SimParams& params;
-  double sampler_passes;  // the engine's sampler over the one pass the graph counts (its sampling mode's bytes / 8)
-  bool direct_allreduce;  // the engine all-reduces with its own kernel over this link (NVLink), not NCCL's ring
-};
-
 // A kernel's work repeated `passes` times (the sampler's passes over the logits).
 KernelWork scaled_work(KernelWork work, double passes) {
   work.ops *= passes, work.mem_bytes *= passes;
   return work;
 }
 
-Resolved resolve(const SimWorkload& w, const SimParams& p) {
-  const EngineProfile& engine = p.engines.get(w.engine);
-  return {p.efficiency(w.generation), p.kernels.network(w.generation, w.link), engine, p,
-          engine.sampler_bytes_per_logit(w.sampling) / kSamplerPassBytesPerLogit,
-          engine.custom_allreduce && w.link != "pcie"};
-}
-
-StepCost step_cost(const SimSegment& s, const SimWorkload& w, const Resolved& r) {
+StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedParams& r) {
   const KernelEfficiency& eff = r.efficiency;
   const NetworkEfficiency& net = r.network;
   const EngineProfile& engine = r.engine;
@@ -201,7 +195,7 @@ double dense_peak(const Gpu& gpu) {
 
 // Energy (all GPUs) and wall time of a list of segments.
 std::pair<double, double> phase_energy_time(const std::vector<SimSegment>& segments, const SimWorkload& w,
-                                            const Resolved& r) {
+                                            const ResolvedParams& r) {
   double energy_j = 0, time_s = 0;
   for (const auto& s : segments) {
     StepCost c = step_cost(s, w, r);
@@ -220,6 +214,13 @@ void set_mean_power(SimResult& r) {
 }
 
 }  // namespace
+
+ResolvedParams resolve_params(const SimWorkload& w, const SimParams& p) {
+  const EngineProfile& engine = p.engines.get(w.engine);
+  return {p.efficiency(w.generation), p.kernels.network(w.generation, w.link), engine, p,
+          engine.sampler_bytes_per_logit(w.sampling) / kSamplerPassBytesPerLogit,
+          engine.custom_allreduce && w.link != "pcie"};
+}
 
 DiePower die_power(const Gpu& gpu) {
   const Gpu* reference = &gpu;
@@ -402,9 +403,10 @@ SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Re
   return w;
 }
 
-SimResult run_workload(const SimWorkload& w, const SimParams& p) {
+SimResult run_workload(const SimWorkload& w, const SimParams& p) { return run_workload(w, resolve_params(w, p)); }
+
+SimResult run_workload(const SimWorkload& w, const ResolvedParams& resolved) {
   SimResult r;
-  const Resolved resolved = resolve(w, p);
   std::tie(r.energy_j.prefill, r.latency_s.prefill) = phase_energy_time(w.prefill, w, resolved);
   std::tie(r.energy_j.decode, r.latency_s.decode) = phase_energy_time(w.decode, w, resolved);
   r.gpus = w.gpus_total;
@@ -426,6 +428,57 @@ SimResult add_noise(const SimResult& result, const SimParams& params, uint64_t s
   for (auto* value : {&r.latency_s.prefill, &r.latency_s.decode}) *value *= std::exp(params.latency_noise * normal(rng));
   set_mean_power(r);
   return r;
+}
+
+}  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// The setup with counts every model accepts (1 sequence, 1 prompt token, 2 generated): the graph's structure does
+// not depend on them, and validating it checks only the setup.
+Request with_unit_counts(Request setup) {
+  setup.batch = 1, setup.prompt_tokens = 1, setup.gen_tokens = 2;
+  return setup;
+}
+
+}  // namespace
+
+SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SimScenario& scenario,
+                               const SimParams& params)
+    : model_(model),
+      gpu_(gpu),
+      scenario_(scenario),
+      params_(params),
+      prepared_(scenario.measures != Measures::steady_state && scenario.kv_cache),
+      graph_(model, with_unit_counts(setup)),
+      memory_(model, setup, gpu),
+      features_(device_features(gpu, setup)) {
+  if (scenario.parallelism == Parallelism::layer_split && setup.gpus != 1)
+    fail("a layer-split simulation runs the graph on one GPU at a time (request.gpus must be 1, got {})", setup.gpus);
+  if (scenario.data_parallel < 1) fail("data_parallel must be at least 1, got {}", scenario.data_parallel);
+  set_device(workload_, gpu, setup, scenario);
+  resolved_ = std::make_unique<ResolvedParams>(resolve_params(workload_, params));
+  workload_.prefill.resize(1);
+}
+
+SetupSimulator::~SetupSimulator() = default;
+
+SimResult SetupSimulator::simulate(const Request& request) {
+  validate_counts(request, model_);
+  const MemoryPlan plan = memory_.plan(request);
+  const bool waves = plan.runs() && plan.waves > 1 && scenario_.parallelism == Parallelism::tensor;
+  if (!prepared_ || waves) return llmco2::simulate(model_, gpu_, request, scenario_, params_);
+  const KernelGraph& graph = graph_.evaluate(request);
+  fill_segment(workload_.prefill[0], model_, gpu_, request, graph, features_, Phase::prefill, 1,
+               graph_.shape(Phase::prefill).steps);
+  workload_.decode.resize(request.gen_tokens > 1 ? 1 : 0);
+  if (request.gen_tokens > 1) {
+    const double steps = static_cast<double>(request.gen_tokens - 1);
+    fill_segment(workload_.decode[0], model_, gpu_, request, graph, features_, Phase::decode, steps,
+                 graph_.shape(Phase::decode).steps);
+  }
+  return run_workload(workload_, *resolved_);
 }
 
 }  // namespace llmco2

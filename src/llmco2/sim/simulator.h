@@ -3,15 +3,19 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "dataset/record.h"
 #include "features/features.h"
+#include "features/memory_fit.h"
+#include "graph/graph_template.h"
 #include "graph/kernel_graph.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "model/model_spec.h"
+#include "engine/engine_profile.h"
 #include "sim/sim_params.h"
 
 namespace llmco2 {
@@ -121,9 +125,55 @@ SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Re
 // Times and powers the workload under `params`. Cheap: the calibration calls it millions of times.
 SimResult run_workload(const SimWorkload& workload, const SimParams& params);
 
+// The parameters that apply to a workload's device and engine, looked up once (by generation, link class and
+// engine) for the workloads of one setup.
+struct ResolvedParams {
+  KernelEfficiency efficiency;
+  const NetworkEfficiency& network;
+  const EngineProfile& engine;
+  const SimParams& params;
+  double sampler_passes;  // the engine's sampler over the one pass the graph counts (its sampling mode's bytes / 8)
+  bool direct_allreduce;  // the engine all-reduces with its own kernel over this link (NVLink), not NCCL's ring
+};
+ResolvedParams resolve_params(const SimWorkload& workload, const SimParams& params);
+// run_workload with the parameters resolved for the workload's device and engine (the same result).
+SimResult run_workload(const SimWorkload& workload, const ResolvedParams& resolved);
+
 // prepare + run.
 SimResult simulate(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& scenario,
                    const SimParams& params);
+
+// Many requests of one setup (model, GPU, GPU count, precision, attention kernel, engine, scenario) simulated as
+// arithmetic over what the setup shares, prepared once: its graph's structure (re-costed per request), device roofs,
+// resolved parameters and memory terms, and a workload whose storage is reused. simulate(request) equals
+// simulate(model, gpu, request, scenario, params) bit for bit (tests/sim/setup_simulator_test.cc); requests whose
+// batch runs in waves, and steady-state or cache-less scenarios, take that path itself. Not thread-safe; the model,
+// GPU and params must outlive it.
+class SetupSimulator {
+ public:
+  // Throws Error when the setup is invalid for the model (validate_request, the scenario's parallelism).
+  SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SimScenario& scenario,
+                 const SimParams& params);
+  ~SetupSimulator();
+  SetupSimulator(const SetupSimulator&) = delete;
+  SetupSimulator& operator=(const SetupSimulator&) = delete;
+
+  // `request`: the setup's GPUs, precision, attention kernel and engine with its own batch, prompt and gen (checked:
+  // throws Error as validate_request would).
+  SimResult simulate(const Request& request);
+
+ private:
+  const ModelSpec& model_;
+  const Gpu& gpu_;
+  SimScenario scenario_;
+  const SimParams& params_;
+  bool prepared_;  // false: every request through simulate()
+  KernelGraphTemplate graph_;
+  MemoryPlanner memory_;
+  GraphFeatures features_;
+  SimWorkload workload_;
+  std::unique_ptr<ResolvedParams> resolved_;  // references into params_
+};
 
 // One noisy repeat: the result scaled by seeded log-normal factors with the params' spreads.
 SimResult add_noise(const SimResult& result, const SimParams& params, uint64_t seed);
