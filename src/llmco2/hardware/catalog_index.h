@@ -30,8 +30,11 @@ const std::vector<IndexedGpu>& indexed_gpus();
 const std::vector<IndexedNode>& indexed_nodes();
 std::string_view indexed_data_dir();
 
-// Whether the table describes the data folder in use (not another one named by $LLMCO2_DATA_DIR).
-inline bool catalog_index_applies() { return data_dir().string() == indexed_data_dir(); }
+// Whether the table describes the data folder in use (not another one named by $LLMCO2_DATA_DIR, nor a folder that
+// held no catalog when the build was configured).
+inline bool catalog_index_applies() {
+  return !indexed_gpus().empty() && !indexed_nodes().empty() && data_dir().string() == indexed_data_dir();
+}
 
 // Catalog items read from their files at most once each, by id; thread-safe, the references stay valid.
 template <class Item>
