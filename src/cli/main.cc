@@ -45,27 +45,43 @@ int exec_sibling(const char* program, char** argv) {
   return llmco2::cli::kUsageOrInputError;
 }
 
+// The subcommands, in the order `llmco2 --help` lists them, each with the function that registers it.
+struct Command {
+  std::string_view name;
+  void (*add)(CLI::App&);
+};
+constexpr Command kCommands[] = {
+    {"graph", llmco2::cli::add_graph_command},       {"models", llmco2::cli::add_models_command},
+    {"gpus", llmco2::cli::add_gpus_command},         {"nodes", llmco2::cli::add_nodes_command},
+    {"simulate", llmco2::cli::add_simulate_command}, {"import", llmco2::cli::add_import_command},
+    {"calibrate", llmco2::cli::add_calibrate_command}, {"sample", llmco2::cli::add_sample_command},
+    {"predict", llmco2::cli::add_predict_command},   {"trace", llmco2::cli::add_trace_command},
+    {"compare", llmco2::cli::add_compare_command},   {"measure", llmco2::cli::add_measure_command},
+    {"serve-sim", llmco2::cli::add_serve_sim_command}, {"serve-validate", llmco2::cli::add_serve_validate_command},
+    {"check-outputs", llmco2::cli::add_check_outputs_command},
+};
+
+// The command argv[1] names, or nullptr (none, an option, a sibling's or a mistyped one).
+const Command* named_command(int argc, char** argv) {
+  if (argc < 2) return nullptr;
+  for (const Command& command : kCommands)
+    if (command.name == argv[1]) return &command;
+  return nullptr;
+}
+
 }  // namespace
 
+// A named command is the only one registered (parsing it reads nothing of the others, and building every command's
+// options cost predict about a third of its start-up); otherwise all are, for --help and the unknown-command message.
 int main(int argc, char** argv) {
   if (const char* program = sibling_program(argc, argv)) return exec_sibling(program, argv);
   CLI::App app{"llmco2: energy, latency and carbon of an LLM inference request, before it runs"};
   app.require_subcommand(1);
-  llmco2::cli::add_graph_command(app);
-  llmco2::cli::add_models_command(app);
-  llmco2::cli::add_gpus_command(app);
-  llmco2::cli::add_nodes_command(app);
-  llmco2::cli::add_simulate_command(app);
-  llmco2::cli::add_import_command(app);
-  llmco2::cli::add_calibrate_command(app);
-  llmco2::cli::add_sample_command(app);
-  llmco2::cli::add_predict_command(app);
-  llmco2::cli::add_trace_command(app);
-  llmco2::cli::add_compare_command(app);
-  llmco2::cli::add_measure_command(app);
-  llmco2::cli::add_serve_sim_command(app);
-  llmco2::cli::add_serve_validate_command(app);
-  llmco2::cli::add_check_outputs_command(app);
+  if (const Command* command = named_command(argc, argv)) {
+    command->add(app);
+    return llmco2::cli::run_app(app, "llmco2", argc, argv);
+  }
+  for (const Command& command : kCommands) command.add(app);
   app.add_subcommand("train", "train a predictor (runs llmco2-train; see llmco2 train --help)");
   app.add_subcommand("eval", "evaluate every predictor on both test sets (runs llmco2-train)");
   app.add_subcommand("serve", "serve the HTTP API and the web calculator (runs llmco2-serve; docs/api.md)");

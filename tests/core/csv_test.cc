@@ -1,6 +1,8 @@
 // Tests of CSV parsing: quoting, embedded newlines, line numbers, escaping round trip.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "core/csv.h"
 #include "core/error.h"
 
@@ -23,6 +25,25 @@ TEST(Csv, HandlesCrLfAndAByteOrderMark) {
   const CsvTable t = parse_csv("\xEF\xBB\xBFx,y\r\n1,2\r\n", "t.csv");
   EXPECT_EQ(t.header[0], "x");
   EXPECT_EQ(t.records[0].cells[1], "2");
+}
+
+// parse_csv reads from memory, CsvReader from a stream (request logs): the same text gives the same records.
+TEST(Csv, StreamAndMemoryReadersGiveTheSameRecords) {
+  const std::string text = "\xEF\xBB\xBF" "a,b\r\n1,\"x, \"\"y\"\"\"\n\n\"multi\nline\",2\n3,";
+  std::istringstream in(text);
+  CsvReader stream(in, "t.csv");
+  std::vector<CsvTable::Record> records;
+  while (auto record = stream.next()) records.push_back(*record);
+  const CsvTable t = parse_csv(text, "t.csv");
+  ASSERT_EQ(records.size(), t.records.size() + 1);
+  EXPECT_EQ(records[0].cells, (std::vector<std::string>{"a", "b"}));  // the BOM skipped by both
+  EXPECT_EQ(t.header, records[0].cells);
+  for (size_t i = 0; i < t.records.size(); ++i) {
+    EXPECT_EQ(t.records[i].cells, records[i + 1].cells) << i;
+    EXPECT_EQ(t.records[i].line, records[i + 1].line) << i;
+  }
+  EXPECT_EQ(t.records[1].line, 4);  // after the blank line 3
+  EXPECT_EQ(t.records[2].cells, (std::vector<std::string>{"3", ""}));
 }
 
 TEST(Csv, RejectsAnUnterminatedQuoteWithItsLine) {

@@ -51,7 +51,7 @@ ResolvedRequest resolve_request(const Request& f, bool allow_paths, bool check_f
   std::string model_note;
   ModelSpec model = resolve_model(f, allow_paths, &model_note);
   refuse_file(f.gpu, "--gpu", allow_paths);
-  Gpu gpu = GpuCatalog::bundled().resolve(f.gpu);
+  Gpu gpu = GpuCatalog::resolve_bundled(f.gpu);
   llmco2::Request r;
   r.batch = f.batch;
   r.prompt_tokens = f.prompt_tokens;
@@ -83,10 +83,10 @@ EnergyScope resolve_scope(const Request& f, const Gpu& gpu, bool allow_paths) {
   }
   if (!f.node.empty()) {
     refuse_file(f.node, "--node", allow_paths);
-    scope.node = NodeCatalog::bundled().resolve(f.node);
+    scope.node = NodeCatalog::resolve_bundled(f.node);
     if (scope.node->gpu != gpu.id) fail("--node {}: that node holds {} GPUs, not {}", f.node, scope.node->gpu, gpu.id);
-  } else if (const Node* node = NodeCatalog::bundled().default_for(gpu.id)) {
-    scope.node = *node;
+  } else if (auto node = NodeCatalog::bundled_default_for(gpu.id)) {
+    scope.node = std::move(*node);
   } else {
     scope.fallback = fmt::format("no node in the catalog holds {}: GPU energy only; give --node FILE.json", gpu.id);
   }

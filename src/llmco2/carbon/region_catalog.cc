@@ -30,7 +30,8 @@ double parse_number(const std::string& cell, const CsvTable& table, long line, s
   const auto value = parse_double(cell);
   if (!value) fail("{}:{}: column '{}': expected a number, got '{}'", table.source, line, column, cell);
   for (const ParamRange& range : kRanges)
-    if (range.name == column) return check_range(*value, range, fmt::format("{}:{}", table.source, line));
+    if (range.name == column)  // the location is formatted only for the message (a catalog has 600 numbers)
+      return range.contains(*value) ? *value : check_range(*value, range, fmt::format("{}:{}", table.source, line));
   return *value;
 }
 

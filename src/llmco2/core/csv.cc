@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/input_file.h"
@@ -37,28 +36,64 @@ size_t CsvTable::column(std::string_view name) const {
   fail("{}: missing column '{}'", source, name);
 }
 
-CsvReader::CsvReader(std::istream& in, std::string source) : in_(in), source_(std::move(source)) {}
+CsvReader::CsvReader(std::istream& in, std::string source) : in_(&in), source_(std::move(source)) {}
+CsvReader::CsvReader(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {}
 
-int CsvReader::get() { return in_.get(); }
+int CsvReader::get() {
+  if (in_) return in_->get();
+  return at_ < text_.size() ? static_cast<unsigned char>(text_[at_++]) : std::char_traits<char>::eof();
+}
 
-std::optional<CsvTable::Record> CsvReader::next() {
-  if (!bom_checked_) {  // a UTF-8 byte-order mark before the header
-    bom_checked_ = true;
-    if (in_.peek() == 0xEF) {
-      char bom[3];
-      in_.read(bom, 3);
-      if (!(in_.gcount() == 3 && bom[1] == '\xBB' && bom[2] == '\xBF')) {
-        in_.clear();
-        in_.seekg(0);
-      }
+int CsvReader::peek() {
+  if (in_) return in_->peek();
+  return at_ < text_.size() ? static_cast<unsigned char>(text_[at_]) : std::char_traits<char>::eof();
+}
+
+// Appends to `cell` the characters before the next one next() must see (a quote; outside quotes a comma, CR or LF;
+// inside them LF, for the line count) when reading from memory, and says how many; 0 from a stream.
+size_t CsvReader::take_run(std::string& cell, bool quoted) {
+  if (in_) return 0;
+  size_t end = at_;
+  auto plain = [quoted](char c) { return c != '"' && c != '\n' && (quoted || (c != ',' && c != '\r')); };
+  while (end < text_.size() && plain(text_[end])) ++end;
+  cell.append(text_.data() + at_, end - at_);
+  const size_t n = end - at_;
+  at_ = end;
+  return n;
+}
+
+// Skips a UTF-8 byte-order mark before the header.
+void CsvReader::skip_bom() {
+  bom_checked_ = true;
+  if (!in_) {
+    if (text_.starts_with("\xEF\xBB\xBF")) at_ = 3;
+    return;
+  }
+  if (in_->peek() == 0xEF) {
+    char bom[3];
+    in_->read(bom, 3);
+    if (!(in_->gcount() == 3 && bom[1] == '\xBB' && bom[2] == '\xBF')) {
+      in_->clear();
+      in_->seekg(0);
     }
   }
+}
+
+std::optional<CsvTable::Record> CsvReader::next() {
+  if (!bom_checked_) skip_bom();
   CsvTable::Record record{line_, {}};
   std::string cell;
   bool quoted = false, any = false;
-  for (int c; (c = get()) != std::char_traits<char>::eof();) {
+  auto check_length = [&] {  // after each character added outside quotes
+    if (!quoted && cell.size() > kMaxCsvRecordBytes)
+      fail("{}:{}: a field longer than {} bytes (expected CSV lines)", source_, record.line, kMaxCsvRecordBytes);
+  };
+  for (;;) {
+    if (take_run(cell, quoted) > 0) any = true, check_length();  // from memory: plain characters in one step
+    const int c = get();
+    if (c == std::char_traits<char>::eof()) break;
     if (quoted) {
-      if (c == '"' && in_.peek() == '"') cell += '"', get();
+      if (c == '"' && peek() == '"') cell += '"', get();
       else if (c == '"') quoted = false;
       else cell += static_cast<char>(c), line_ += (c == '\n');
       continue;
@@ -73,9 +108,7 @@ std::optional<CsvTable::Record> CsvReader::next() {
         return record;
       }
       record.line = line_;  // a blank line: the record starts on the next one
-    } else cell += static_cast<char>(c), any = true;
-    if (cell.size() > kMaxCsvRecordBytes)
-      fail("{}:{}: a field longer than {} bytes (expected CSV lines)", source_, record.line, kMaxCsvRecordBytes);
+    } else cell += static_cast<char>(c), any = true, check_length();
   }
   if (quoted) fail("{}:{}: unterminated quoted field", source_, record.line);
   if (any || !cell.empty()) {
@@ -86,8 +119,7 @@ std::optional<CsvTable::Record> CsvReader::next() {
 }
 
 CsvTable parse_csv(std::string_view text, std::string source) {
-  std::istringstream in{std::string(text)};
-  CsvReader reader(in, std::move(source));
+  CsvReader reader(text, std::move(source));
   CsvTable table;
   table.source = reader.source();
   auto header = reader.next();

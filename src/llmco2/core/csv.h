@@ -26,17 +26,24 @@ struct CsvTable {
   size_t column(std::string_view column) const;
 };
 
-// Reads CSV records one at a time from a stream (memory: one record), with the same quoting rules as parse_csv.
+// Reads CSV records one at a time from a stream (memory: one record) or from text in memory (parse_csv: no stream
+// call per character), with the same quoting rules as parse_csv.
 class CsvReader {
  public:
   CsvReader(std::istream& in, std::string source);
+  CsvReader(std::string_view text, std::string source);  // `text` must outlive the reader
   // The next record (the first one is the header line), or nullopt at the end. Throws Error on an unterminated quote.
   std::optional<CsvTable::Record> next();
   const std::string& source() const { return source_; }
 
  private:
   int get();
-  std::istream& in_;
+  int peek();
+  size_t take_run(std::string& cell, bool quoted);
+  void skip_bom();
+  std::istream* in_ = nullptr;
+  std::string_view text_;  // read from here when in_ is null
+  size_t at_ = 0;
   std::string source_;
   long line_ = 1;
   bool bom_checked_ = false;

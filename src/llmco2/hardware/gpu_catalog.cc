@@ -12,6 +12,7 @@
 #include "core/ranges.h"
 #include "core/names.h"
 #include "core/paths.h"
+#include "hardware/catalog_index.h"
 
 namespace llmco2 {
 namespace {
@@ -179,6 +180,65 @@ GpuCatalog GpuCatalog::load(const std::filesystem::path& dir) {
 const GpuCatalog& GpuCatalog::bundled() {
   static const GpuCatalog catalog = load(data_dir() / "gpus");
   return catalog;
+}
+
+namespace {
+
+// The index's entries sorted by id, the catalog's order.
+const std::vector<const IndexedGpu*>& indexed_by_id() {
+  static const std::vector<const IndexedGpu*> sorted = [] {
+    std::vector<const IndexedGpu*> out;
+    for (const IndexedGpu& entry : indexed_gpus()) out.push_back(&entry);
+    std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->id < b->id; });
+    return out;
+  }();
+  return sorted;
+}
+
+// The first entry (by id) of which `key` (normalised) is the id, an alias or an nvidia-smi name, as resolve matches.
+const IndexedGpu* indexed_entry(const std::string& key) {
+  auto matches = [&](const IndexedGpu& e) {
+    if (e.id == key) return true;
+    for (const auto alias : e.aliases) if (normalize_name(alias) == key) return true;
+    for (const auto smi : e.nvidia_smi_names) if (normalize_name(smi) == key) return true;
+    return false;
+  };
+  for (const IndexedGpu* entry : indexed_by_id()) if (matches(*entry)) return entry;
+  return nullptr;
+}
+
+// The GPU of an index entry, read from its file once; nullptr when the file no longer says what the index does (the
+// data changed since the build configured): the caller reads the whole catalog instead.
+const Gpu* indexed_gpu(const IndexedGpu& entry) {
+  static ReadOnce<Gpu> gpus;
+  const Gpu& gpu = gpus.get(entry.id, [&] { return read_gpu_file(data_dir() / "gpus" / entry.file); });
+  const bool same = gpu.id == entry.id && gpu.architecture == entry.architecture && gpu.tdp_w == entry.tdp_w;
+  return same ? &gpu : nullptr;
+}
+
+}  // namespace
+
+Gpu GpuCatalog::resolve_bundled(const std::string& name) {
+  if (catalog_index_applies()) {
+    if (const IndexedGpu* entry = indexed_entry(normalize_name(name)))
+      if (const Gpu* gpu = indexed_gpu(*entry)) return *gpu;
+  }
+  return bundled().resolve(name);
+}
+
+const Gpu& GpuCatalog::reference_board(const Gpu& gpu) {
+  if (catalog_index_applies()) {
+    const IndexedGpu* best = nullptr;
+    double best_tdp_w = gpu.tdp_w;
+    for (const IndexedGpu* entry : indexed_by_id())
+      if (entry->architecture == gpu.architecture && entry->tdp_w > best_tdp_w) best = entry, best_tdp_w = entry->tdp_w;
+    if (!best) return gpu;
+    if (const Gpu* board = indexed_gpu(*best)) return *board;
+  }
+  const Gpu* reference = &gpu;
+  for (const Gpu& other : bundled().gpus())
+    if (other.architecture == gpu.architecture && other.tdp_w > reference->tdp_w) reference = &other;
+  return *reference;
 }
 
 Gpu GpuCatalog::resolve(const std::string& name) const {

@@ -9,6 +9,7 @@
 #include "core/names.h"
 #include "core/paths.h"
 #include "core/ranges.h"
+#include "hardware/catalog_index.h"
 #include "hardware/gpu_catalog.h"
 
 namespace llmco2 {
@@ -137,7 +138,7 @@ double host_max_dc_w(const Node& n) {
 }
 
 void set_gpu_and_design_power(const JsonReader& r, Node& n) {
-  const Gpu gpu = GpuCatalog::bundled().resolve(n.gpu);
+  const Gpu gpu = GpuCatalog::resolve_bundled(n.gpu);
   if (gpu.id != n.gpu) fail("{}: key 'gpu' must be a GPU catalog id, found '{}' (the id is '{}')", r.source(), n.gpu,
                             gpu.id);
   n.gpu_tdp_w = gpu.tdp_w, n.gpu_idle_w = gpu.idle_w;
@@ -198,6 +199,49 @@ NodeCatalog NodeCatalog::load(const std::filesystem::path& dir) {
 const NodeCatalog& NodeCatalog::bundled() {
   static const NodeCatalog catalog = load(data_dir() / "nodes");
   return catalog;
+}
+
+namespace {
+
+// The node of an index entry, read from its file once; nullptr when the file no longer says what the index does.
+const Node* indexed_node(const IndexedNode& entry) {
+  static ReadOnce<Node> nodes;
+  const Node& node = nodes.get(entry.id, [&] { return read_node_file(data_dir() / "nodes" / entry.file); });
+  const bool same = node.id == entry.id && node.gpu == entry.gpu && node.default_for_gpu == entry.default_for_gpu;
+  return same ? &node : nullptr;
+}
+
+// The index entry default_for would pick for `gpu_id` (marked default, else the first by id), or nullptr.
+const IndexedNode* indexed_default_for(const std::string& gpu_id) {
+  const IndexedNode *marked = nullptr, *first = nullptr;
+  for (const IndexedNode& e : indexed_nodes()) {
+    if (e.gpu != gpu_id) continue;
+    if (e.default_for_gpu && (!marked || e.id < marked->id)) marked = &e;
+    if (!first || e.id < first->id) first = &e;
+  }
+  return marked ? marked : first;
+}
+
+}  // namespace
+
+Node NodeCatalog::resolve_bundled(const std::string& name) {
+  if (catalog_index_applies()) {
+    const std::string key = normalize_name(name);
+    for (const IndexedNode& e : indexed_nodes())
+      if (e.id == key)
+        if (const Node* node = indexed_node(e)) return *node;
+  }
+  return bundled().resolve(name);
+}
+
+std::optional<Node> NodeCatalog::bundled_default_for(const std::string& gpu_id) {
+  if (catalog_index_applies()) {
+    const IndexedNode* entry = indexed_default_for(gpu_id);
+    if (!entry) return std::nullopt;
+    if (const Node* node = indexed_node(*entry)) return *node;
+  }
+  const Node* node = bundled().default_for(gpu_id);
+  return node ? std::optional<Node>(*node) : std::nullopt;
 }
 
 Node NodeCatalog::resolve(const std::string& name) const {

@@ -64,6 +64,11 @@ class NodeCatalog {
   // nullptr when no node holds it.
   const Node* default_for(const std::string& gpu_id) const;
 
+  // What bundled().resolve(name) and bundled().default_for(gpu_id) give, reading only that node's file when the
+  // catalog index (hardware/catalog_index.h) applies, else the whole catalog. Thread-safe; each file is read once.
+  static Node resolve_bundled(const std::string& name);
+  static std::optional<Node> bundled_default_for(const std::string& gpu_id);
+
  private:
   std::vector<Node> nodes_;
 };

@@ -85,7 +85,7 @@ SimParams load_sim_params_or_default(const std::string& path) {
 SimParams default_sim_params() {
   SimParams p;
   p.kernels = load_kernel_params(default_kernel_params_path());
-  p.engines = load_engine_catalog(default_engine_catalog_path());
+  p.engines = EngineCatalog::bundled();  // a copy: parameters may overlay host costs
   return p;
 }
 
@@ -93,7 +93,7 @@ SimParams load_sim_params(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(path)) fail("{}: simulator parameter file not found", path.string());
   const Json json = read_json_file(path);
   KernelParams kernels = load_kernel_params(default_kernel_params_path());
-  EngineCatalog engines = load_engine_catalog(default_engine_catalog_path());
+  EngineCatalog engines = EngineCatalog::bundled();  // a copy: the parameters overlay host costs
   return with_json_errors(path.string(), [&] {
     return sim_params_from_json(json, path.string(), std::move(kernels), std::move(engines));
   });

@@ -223,9 +223,7 @@ ResolvedParams resolve_params(const SimWorkload& w, const SimParams& p) {
 }
 
 DiePower die_power(const Gpu& gpu) {
-  const Gpu* reference = &gpu;
-  for (const Gpu& other : GpuCatalog::bundled().gpus())
-    if (other.architecture == gpu.architecture && other.tdp_w > reference->tdp_w) reference = &other;
+  const Gpu* reference = &GpuCatalog::reference_board(gpu);
   DiePower d;
   d.dynamic_w = reference->tdp_w - reference->idle_w;
   d.clock_ratio = dense_peak(gpu) / dense_peak(*reference);
