@@ -44,8 +44,9 @@ struct Request {
   std::optional<double> lifetime_years;
   std::string embodied_basis = "llmcarbon";  // llmcarbon or vendor
   std::optional<double> embodied_kg;         // per GPU, the user's own figure
-  // Which predictor answers.
-  std::string predictor = "llmco2";    // llmco2, llmco2-log, phases, nnlqp, deepen, llmcarbon or sim
+  // Which predictor answers. The default is the calibrated simulator: on sources held out of every fit it is closer
+  // to the measurements than the GNN (docs/predictor.md, "Which predictor is the default").
+  std::string predictor = "sim";    // sim, llmco2, llmco2-log, phases, nnlqp, deepen or llmcarbon
 };
 
 // A request from its JSON form, the one the HTTP API and the Python bindings take: the keys are the CLI's flags

@@ -6,7 +6,7 @@
 namespace llmco2::cli {
 
 void add_predictor_flags(CLI::App& c, api::Request& r, api::Settings& s) {
-  c.add_option("--predictor", r.predictor, "llmco2 (default), nnlqp, deepen, llmcarbon or sim")
+  c.add_option("--predictor", r.predictor, "sim (default: the calibrated simulator), llmco2 (the GNN), nnlqp, deepen or llmcarbon")
       ->check(CLI::IsMember(api::predictor_names()))
       ->capture_default_str();
   c.add_option("--model-file", s.model_file, "a model file written by llmco2 train (overrides --predictor)");

@@ -182,7 +182,13 @@ TEST(CliPredict, DefaultModelJsonHasPhasesThatSum) {
   const Result r = run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --batch 2 --prompt 512 --gen 64 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j.at("predictor"), "llmco2");
+  // The default is the calibrated simulator (docs/predictor.md: closer than the GNN on held-out sources), so the
+  // same request with --predictor sim is the same document.
+  EXPECT_EQ(j.at("predictor"), "sim");
+  const Result s = run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --batch 2 --prompt 512 --gen 64 --format json "
+                       "--predictor sim");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(r.out, s.out);
   for (const char* q : {"energy_j", "latency_s"}) {
     const auto& v = j.at(q);
     EXPECT_GT(v.at("prefill").get<double>(), 0);
