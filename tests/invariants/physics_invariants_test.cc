@@ -1,5 +1,5 @@
 // The physical invariants every prediction must keep, over every bundled GPU and four kinds of model (dense small,
-// dense large with GQA, GQA 7-8B, MoE), for the simulator and for the default (bundled GNN) predictor: power within
+// dense large with GQA, GQA 7-8B, MoE), for the simulator (the default predictor) and for the bundled GNN: power within
 // [idle, TDP], time no faster than the Roofline bound, a GPU better on every figure never slower, one die on two boards
 // about the same energy, tensor parallelism and quantisation helping where physics says, and datasheet anchors.
 #include <gtest/gtest.h>
