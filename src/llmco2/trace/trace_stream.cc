@@ -111,17 +111,39 @@ std::vector<ShapeCount> shape_counts(const Survey& s) {
   return out;
 }
 
+// The account of requests counted per shape, on `table` (the setup's, not yet prepared).
+TraceAccount account_counts(ShapeTable& table, const std::vector<ShapeCount>& shapes, const CarbonInputs& carbon,
+                            const PredictorErrorBands* bands, const TraceOptions& o) {
+  std::vector<Shape> all;
+  for (const auto& s : shapes) all.push_back(s.shape);
+  table.prepare(all, o.progress);
+  TraceAccount a;
+  if (!carbon.embodied.known()) a.embodied_unknown = carbon.embodied.unknown_label();
+  TraceTotals totals;
+  for (const auto& s : shapes) {
+    if (!table.valid(s.shape)) {
+      a.skipped_shapes += s.count;
+      continue;
+    }
+    LoggedRequest q;
+    q.prompt_tokens = s.shape.prompt_tokens, q.gen_tokens = s.shape.gen_tokens;
+    totals.add(figures_of(q, table.at(s.shape), carbon, o.batch), s.count);
+  }
+  a.predictions_made = table.predictions_made();
+  totals.finish(a, bands, o.batch, carbon.gpus);
+  return a;
+}
+
 // A log without timestamps and without a per-request CSV needs no second pass: the survey's shape counts make its
-// account.
-TraceAccount account_survey(const Survey& s, const Predictor& predictor, const SimConfig& base,
-                            const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o,
-                            long max_total_tokens) {
-  TraceAccount a = account_shapes(shape_counts(s), predictor, base, carbon, bands, o);
+// account, on the table the survey was sized with.
+TraceAccount account_survey(const Survey& s, ShapeTable& table, const SimConfig& base, const CarbonInputs& carbon,
+                            const PredictorErrorBands* bands, const TraceOptions& o) {
+  TraceAccount a = account_counts(table, shape_counts(s), carbon, bands, o);
   a.skipped_lines = s.skipped_lines;
   a.skipped_examples = s.examples;
   for (const auto& [line, shape] : s.too_long)
     if (a.skipped_examples.size() < kTooLongExamples)
-      a.skipped_examples.push_back({line, too_long_reason(shape, base, max_total_tokens)});
+      a.skipped_examples.push_back({line, too_long_reason(shape, base, table.max_total_tokens())});
   return a;
 }
 
@@ -310,7 +332,7 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
   std::optional<Span> bulk;
   const Survey s = survey_kept(scanner, workers, fo.keep_time_outliers, table.max_total_tokens(), o.progress, bulk);
   if (!scanner.layout().time && fo.requests_csv.empty())
-    return account_survey(s, predictor, base, carbon, bands, o, table.max_total_tokens());
+    return account_survey(s, table, base, carbon, bands, o);
   std::vector<Shape> shapes;
   for (const auto& [key, count] : s.shapes) shapes.push_back(key_shape(key));
   table.prepare(shapes, o.progress);
@@ -357,24 +379,7 @@ LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOp
 TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor, const SimConfig& base,
                             const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o) {
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
-  std::vector<Shape> all;
-  for (const auto& s : shapes) all.push_back(s.shape);
-  table.prepare(all, o.progress);
-  TraceAccount a;
-  if (!carbon.embodied.known()) a.embodied_unknown = carbon.embodied.unknown_label();
-  TraceTotals totals;
-  for (const auto& s : shapes) {
-    if (!table.valid(s.shape)) {
-      a.skipped_shapes += s.count;
-      continue;
-    }
-    LoggedRequest q;
-    q.prompt_tokens = s.shape.prompt_tokens, q.gen_tokens = s.shape.gen_tokens;
-    totals.add(figures_of(q, table.at(s.shape), carbon, o.batch), s.count);
-  }
-  a.predictions_made = table.predictions_made();
-  totals.finish(a, bands, o.batch, carbon.gpus);
-  return a;
+  return account_counts(table, shapes, carbon, bands, o);
 }
 
 }  // namespace llmco2
