@@ -291,13 +291,18 @@ void append_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const
               keep, scale);
 }
 
+// Throws Error for a scenario the simulator cannot run on a request of `gpus` GPUs.
+void check_scenario(const SimScenario& sc, int gpus) {
+  if (sc.parallelism == Parallelism::layer_split && gpus != 1)
+    fail("a layer-split simulation runs the graph on one GPU at a time (request.gpus must be 1, got {})", gpus);
+  if (sc.data_parallel < 1) fail("data_parallel must be at least 1, got {}", sc.data_parallel);
+}
+
 }  // namespace
 
 SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc,
                              const KernelGraph& graph, const GraphFeatures& features) {
-  if (sc.parallelism == Parallelism::layer_split && request.gpus != 1)
-    fail("a layer-split simulation runs the graph on one GPU at a time (request.gpus must be 1, got {})", request.gpus);
-  if (sc.data_parallel < 1) fail("data_parallel must be at least 1, got {}", sc.data_parallel);
+  check_scenario(sc, request.gpus);
   SimWorkload w;
   const bool stalls = sc.measures == Measures::steady_state && sc.kv_cache &&
                       EngineCatalog::bundled().get(request.engine).prefill_stalls_decode;
@@ -452,9 +457,7 @@ SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Req
       graph_(model, with_unit_counts(setup)),
       memory_(model, setup, gpu),
       features_(device_features(gpu, setup)) {
-  if (scenario.parallelism == Parallelism::layer_split && setup.gpus != 1)
-    fail("a layer-split simulation runs the graph on one GPU at a time (request.gpus must be 1, got {})", setup.gpus);
-  if (scenario.data_parallel < 1) fail("data_parallel must be at least 1, got {}", scenario.data_parallel);
+  check_scenario(scenario, setup.gpus);
   set_device(workload_, gpu, setup, scenario);
   resolved_ = std::make_unique<ResolvedParams>(resolve_params(workload_, params));
   workload_.prefill.resize(1);
