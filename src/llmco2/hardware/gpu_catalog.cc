@@ -184,6 +184,16 @@ const GpuCatalog& GpuCatalog::bundled() {
 
 namespace {
 
+// Whether `key` (normalised) is the entry's id, one of its aliases or one of its nvidia-smi names: the one rule by which
+// --gpu names a board, for a catalog's Gpu and for an index entry alike.
+template <typename Entry>
+bool names_board(const Entry& e, const std::string& key) {
+  if (e.id == key) return true;
+  for (const auto& alias : e.aliases) if (normalize_name(alias) == key) return true;
+  for (const auto& smi : e.nvidia_smi_names) if (normalize_name(smi) == key) return true;
+  return false;
+}
+
 // The index's entries sorted by id, the catalog's order.
 const std::vector<const IndexedGpu*>& indexed_by_id() {
   static const std::vector<const IndexedGpu*> sorted = [] {
@@ -197,13 +207,7 @@ const std::vector<const IndexedGpu*>& indexed_by_id() {
 
 // The first entry (by id) of which `key` (normalised) is the id, an alias or an nvidia-smi name, as resolve matches.
 const IndexedGpu* indexed_entry(const std::string& key) {
-  auto matches = [&](const IndexedGpu& e) {
-    if (e.id == key) return true;
-    for (const auto alias : e.aliases) if (normalize_name(alias) == key) return true;
-    for (const auto smi : e.nvidia_smi_names) if (normalize_name(smi) == key) return true;
-    return false;
-  };
-  for (const IndexedGpu* entry : indexed_by_id()) if (matches(*entry)) return entry;
+  for (const IndexedGpu* entry : indexed_by_id()) if (names_board(*entry, key)) return entry;
   return nullptr;
 }
 
@@ -243,13 +247,7 @@ const Gpu& GpuCatalog::reference_board(const Gpu& gpu) {
 
 Gpu GpuCatalog::resolve(const std::string& name) const {
   const std::string key = normalize_name(name);
-  auto matches = [&](const Gpu& gpu) {
-    if (gpu.id == key) return true;
-    for (const auto& alias : gpu.aliases) if (normalize_name(alias) == key) return true;
-    for (const auto& smi : gpu.nvidia_smi_names) if (normalize_name(smi) == key) return true;
-    return false;
-  };
-  for (const auto& gpu : gpus_) if (matches(gpu)) return gpu;
+  for (const auto& gpu : gpus_) if (names_board(gpu, key)) return gpu;
   if (name.ends_with(".json")) return read_gpu_file(name);
   std::vector<std::string> names, owners;  // ids and short aliases (both accepted by --gpu), and their GPU ids
   for (const auto& gpu : gpus_) {
