@@ -2,6 +2,7 @@
 // embodied bases, and the intervals from error bands.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <string>
@@ -9,6 +10,7 @@
 #include "carbon/footprint.h"
 #include "carbon/region_catalog.h"
 #include "core/error.h"
+#include "core/paths.h"
 #include "core/statistics.h"
 #include "hardware/gpu_catalog.h"
 #include "support/temp_file.h"
@@ -160,6 +162,25 @@ TEST(RegionCatalog, ResolvesCountriesCloudRegionsAndNames) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unknown region 'atlantis'"), std::string::npos);
+  }
+}
+
+// bundled() reads regions.csv one row per id (start-up); the whole-table reader is the reference: every id, in any
+// case, resolves to the same values through both.
+TEST(RegionCatalog, RowByRowLookUpEqualsTheWholeTable) {
+  const RegionCatalog whole = RegionCatalog::load(data_dir() / "carbon" / "regions.csv", data_dir() / "carbon" / "pue.csv");
+  ASSERT_GT(whole.regions().size(), 200u);
+  for (const Region& r : whole.regions()) {
+    std::string upper = r.id;
+    for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    const Region& row = RegionCatalog::bundled().resolve(upper);
+    EXPECT_EQ(row.id, r.id);
+    EXPECT_EQ(row.kind, r.kind);
+    EXPECT_EQ(row.provider, r.provider);
+    EXPECT_EQ(row.name, r.name);
+    EXPECT_EQ(row.ci_g_per_kwh, r.ci_g_per_kwh) << r.id;
+    EXPECT_EQ(row.year, r.year);
+    EXPECT_EQ(row.source, r.source);
   }
 }
 

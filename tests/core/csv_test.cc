@@ -27,6 +27,25 @@ TEST(Csv, HandlesCrLfAndAByteOrderMark) {
   EXPECT_EQ(t.records[0].cells[1], "2");
 }
 
+// One row looked up by its first cell: a quoted cell holding a line break and a look-alike "fra,..." line inside its
+// quotes must be stepped over, the id matches in any case, and the row keeps its own line of the file (here 5: the
+// header is line 1, the quoted cell spans lines 3-4).
+TEST(Csv, ParsesTheOneRowAFirstCellNames) {
+  const std::string text = "id,ci,note\nUSA,369.5,plain\nDEU,\"380\",\"two\nfra,1,lines\"\nFRA,56,\"a \"\"quoted\"\", cell\"\n";
+  const auto table = parse_csv_row(text, "r.csv", "fra");
+  ASSERT_TRUE(table.has_value());
+  EXPECT_EQ(table->header, (std::vector<std::string>{"id", "ci", "note"}));
+  ASSERT_EQ(table->records.size(), 1u);
+  EXPECT_EQ(table->records[0].cells, (std::vector<std::string>{"FRA", "56", "a \"quoted\", cell"}));
+  EXPECT_EQ(table->records[0].line, 5);
+  EXPECT_EQ(table->source, "r.csv");
+  EXPECT_EQ(parse_csv_row(text, "r.csv", "deu")->records[0].line, 3);
+  EXPECT_FALSE(parse_csv_row(text, "r.csv", "fr").has_value());   // a prefix of an id is not the id
+  EXPECT_FALSE(parse_csv_row(text, "r.csv", "id").has_value());   // the header is not a row
+  EXPECT_FALSE(parse_csv_row(text, "r.csv", "two").has_value());  // inside a quoted cell
+  EXPECT_FALSE(parse_csv_row("id,ci\n", "r.csv", "fra").has_value());
+}
+
 // parse_csv reads from memory, CsvReader from a stream (request logs): the same text gives the same records.
 TEST(Csv, StreamAndMemoryReadersGiveTheSameRecords) {
   const std::string text = "\xEF\xBB\xBF" "a,b\r\n1,\"x, \"\"y\"\"\"\n\n\"multi\nline\",2\n3,";

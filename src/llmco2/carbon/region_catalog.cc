@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <mutex>
 
 #include "core/csv.h"
 #include "core/error.h"
@@ -50,8 +52,7 @@ const std::string& required(const CsvTable::Record& record, size_t column, const
   return record.cells[column];
 }
 
-std::vector<Region> read_regions(const std::filesystem::path& path) {
-  const CsvTable t = read_csv_file(path);
+std::vector<Region> regions_of(const CsvTable& t) {
   const size_t id = t.column("id"), kind = t.column("kind"), provider = t.column("provider"), name = t.column("name"),
                ci = t.column("ci_g_per_kwh"), year = t.column("year"), source = t.column("source");
   std::vector<Region> regions;
@@ -70,6 +71,8 @@ std::vector<Region> read_regions(const std::filesystem::path& path) {
   }
   return regions;
 }
+
+std::vector<Region> read_regions(const std::filesystem::path& path) { return regions_of(read_csv_file(path)); }
 
 std::vector<PueEntry> read_pue(const std::filesystem::path& path) {
   const CsvTable t = read_csv_file(path);
@@ -92,30 +95,79 @@ RegionCatalog RegionCatalog::load(const std::filesystem::path& regions_csv, cons
   return catalog;
 }
 
+struct RegionCatalog::ByRow {
+  std::filesystem::path path;
+  std::mutex mutex;
+  std::string text;  // the file, read at the first look-up
+  std::map<std::string, std::unique_ptr<const Region>, std::less<>> rows;  // by lower-case id; null: no such id
+  std::once_flag whole_once;
+  std::vector<Region> whole;
+
+  const Region* row(const std::string& key) {
+    std::lock_guard lock(mutex);
+    if (text.empty()) text = read_text_file(path);
+    if (const auto known = rows.find(key); known != rows.end()) return known->second.get();
+    std::unique_ptr<const Region> region;
+    if (auto table = parse_csv_row(text, path.string(), key))
+      region = std::make_unique<const Region>(regions_of(*table).at(0));
+    return rows.emplace(key, std::move(region)).first->second.get();
+  }
+};
+
 const RegionCatalog& RegionCatalog::bundled() {
-  static const RegionCatalog catalog = load(data_dir() / "carbon" / "regions.csv", data_dir() / "carbon" / "pue.csv");
+  static const RegionCatalog catalog = [] {
+    RegionCatalog c;
+    c.pue_ = read_pue(data_dir() / "carbon" / "pue.csv");
+    c.by_row_ = std::make_shared<ByRow>();
+    c.by_row_->path = data_dir() / "carbon" / "regions.csv";
+    return c;
+  }();
   return catalog;
 }
 
-const Region& RegionCatalog::resolve(std::string_view name) const {
+const std::vector<Region>& RegionCatalog::regions() const {
+  if (!by_row_) return regions_;
+  std::call_once(by_row_->whole_once, [this] { by_row_->whole = read_regions(by_row_->path); });
+  return by_row_->whole;
+}
+
+const Region* RegionCatalog::find_id(std::string_view name) const {
   const std::string key = lower(name);
+  if (by_row_) return by_row_->row(key);
   for (const auto& r : regions_)
-    if (lower(r.id) == key) return r;
+    if (lower(r.id) == key) return &r;
+  return nullptr;
+}
+
+// The region a name resolved to, as the one object of its id: resolve("france") and resolve("FRA") are the same
+// object whether the whole table or one row answered.
+const Region& RegionCatalog::canonical(const Region& region) const {
+  if (!by_row_) return region;
+  const Region* row = by_row_->row(lower(region.id));
+  return row ? *row : region;
+}
+
+const Region& RegionCatalog::resolve(std::string_view name) const {
+  if (const Region* region = find_id(name)) return *region;
+  const std::string key = lower(name);
+  const std::vector<Region>& all = regions();
+  for (const auto& r : all)
+    if (lower(r.id) == key) return canonical(r);
   const Region* bare = nullptr;
   int bare_matches = 0;
-  for (const auto& r : regions_) {
+  for (const auto& r : all) {
     const auto colon = r.id.find(':');
     if (colon != std::string::npos && lower(r.id.substr(colon + 1)) == key) {
       bare = &r;
       ++bare_matches;
     }
   }
-  if (bare_matches == 1) return *bare;
+  if (bare_matches == 1) return canonical(*bare);
   if (bare_matches > 1) fail("region '{}' exists at several providers: prefix it, e.g. gcp:{} or aws:{}", name, key, key);
-  for (const auto& r : regions_)
-    if (r.kind != "cloud" && lower(r.name) == key) return r;
+  for (const auto& r : all)
+    if (r.kind != "cloud" && lower(r.name) == key) return canonical(r);
   std::vector<std::string> ids;
-  for (const auto& r : regions_) ids.push_back(r.id);
+  for (const auto& r : all) ids.push_back(r.id);
   fail("unknown region '{}' (a country code such as USA or FRA, a cloud region such as gcp:us-central1 or "
        "aws:us-east-1, or WORLD); nearest: {}",
        name, join_or(nearest_names(name, ids)));

@@ -1,6 +1,8 @@
 // core/csv.cc - CSV reading and writing.
 #include "core/csv.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -127,6 +129,50 @@ CsvTable parse_csv(std::string_view text, std::string source) {
   table.header = std::move(header->cells);
   while (auto record = reader.next()) table.records.push_back(std::move(*record));
   return table;
+}
+
+namespace {
+
+// The end of the record that starts at `start` (the index of its '\n', or text.size()), and the line breaks inside
+// it. A '\n' ends the record when the quotes before it on the record are balanced ("" inside a quoted cell counts 2).
+std::pair<size_t, long> record_end(std::string_view text, size_t start) {
+  bool inside_quotes = false;
+  long breaks = 0;
+  for (size_t from = start;; ++breaks) {
+    const size_t newline = text.find('\n', from);
+    if (newline == std::string_view::npos) return {text.size(), breaks};
+    inside_quotes ^= (std::count(text.begin() + from, text.begin() + newline, '"') & 1) != 0;
+    if (!inside_quotes) return {newline, breaks};
+    from = newline + 1;
+  }
+}
+
+bool first_cell_is(std::string_view record, std::string_view cell) {
+  if (record.size() <= cell.size() || (record[cell.size()] != ',' && record[cell.size()] != '\r')) return false;
+  for (size_t i = 0; i < cell.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(record[i])) != std::tolower(static_cast<unsigned char>(cell[i])))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<CsvTable> parse_csv_row(std::string_view text, std::string source, std::string_view first_cell) {
+  const auto [header_end, header_breaks] = record_end(text, 0);
+  long line = 2 + header_breaks;
+  for (size_t start = header_end + 1; start < text.size();) {
+    const auto [end, breaks] = record_end(text, start);
+    if (first_cell_is(text.substr(start, end - start), first_cell)) {
+      const std::string two_records = std::string(text.substr(0, header_end)) + "\n" +
+                                      std::string(text.substr(start, end - start));
+      CsvTable table = parse_csv(two_records, std::move(source));
+      table.records.at(0).line = line;
+      return table;
+    }
+    line += 1 + breaks;
+    start = end + 1;
+  }
+  return std::nullopt;
 }
 
 std::string read_text_file(const std::filesystem::path& path) {

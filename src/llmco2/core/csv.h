@@ -51,6 +51,11 @@ class CsvReader {
 
 // Parses CSV text. Quoted fields may hold commas, quotes ("") and newlines. Throws Error on an unterminated quote.
 CsvTable parse_csv(std::string_view text, std::string source);
+// The header of `text` and the first record whose first cell is `first_cell` in any ASCII case, that record keeping
+// its own line; nullopt when no record's first cell is. For a reader that needs one row of a large table: the other
+// records are stepped over, not parsed (quote-aware: a quoted cell may hold line breaks; a quoted first cell never
+// matches, so such a table is read whole by its caller's fallback).
+std::optional<CsvTable> parse_csv_row(std::string_view text, std::string source, std::string_view first_cell);
 // Reads and parses a CSV file; throws Error naming the file when it cannot be read.
 CsvTable read_csv_file(const std::filesystem::path& path);
 
