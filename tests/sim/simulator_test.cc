@@ -264,6 +264,46 @@ TEST(SimParamsFiles, AnEngineValueOutsideItsRangeNamesEngineAndField) {
   EXPECT_NE(error_of([&] { engine_catalog_from_json(j, "e.json"); }).find("not a finite number"), std::string::npos);
 }
 
+// The bundled catalog reads each engine's object on first use; the whole-file reader is the reference: every engine
+// reads the same through both, field by field (EngineProfile's ==, ranges and citations included).
+TEST(EngineCatalogFile, EnginesReadOnFirstUseEqualTheWholeFile) {
+  const EngineCatalog whole = load_engine_catalog(default_engine_catalog_path());
+  const EngineCatalog lazy = lazy_engine_catalog(default_engine_catalog_path());
+  ASSERT_EQ(lazy.ids(), whole.ids());
+  ASSERT_GE(lazy.ids().size(), 10u);  // vllm, vllm-eager, sglang, trt-llm, tgi, llama.cpp, deepspeed, hf, default, ...
+  for (const std::string& id : whole.ids()) EXPECT_TRUE(lazy.get(id) == whole.get(id)) << id;
+  EXPECT_EQ(&lazy.get("no-such-engine"), &lazy.get("default"));
+}
+
+// A catalog is a value: calibrating a copy leaves the bundled catalog as it was.
+TEST(EngineCatalogFile, ACopyChangedByCalibrationLeavesTheOriginal) {
+  const double bundled_step_s = EngineCatalog::bundled().get("vllm").step_host_s;
+  EngineCatalog copy = EngineCatalog::bundled();
+  copy.at("vllm").step_host_s = bundled_step_s + 1e-4;
+  EXPECT_EQ(copy.get("vllm").step_host_s, bundled_step_s + 1e-4);
+  EXPECT_EQ(EngineCatalog::bundled().get("vllm").step_host_s, bundled_step_s);
+}
+
+// A fitted value is checked against its field's physical bound when the parameters are read (step_host_s in
+// [0, 0.02] s), and against the engine's own range when the engine is first used: vLLM states [0.2, 2.5] ms, so 5 ms
+// passes the bound and is refused at first use, naming the file and the key.
+TEST(EngineCatalogFile, FittedHostCostsAreCheckedAgainstBoundAndOwnRange) {
+  EngineCatalog outside_bound = EngineCatalog::bundled();
+  EXPECT_NE(error_of([&] { outside_bound.overlay("vllm", {{"step_host_s", 0.03}}, "p.json"); })
+                .find("p.json: engines.vllm.step_host_s = 0.03 is outside"),
+            std::string::npos);
+  EngineCatalog outside_own = EngineCatalog::bundled();
+  outside_own.overlay("vllm", {{"step_host_s", 5e-3}}, "p.json");
+  const std::string message = error_of([&] { outside_own.get("vllm"); });
+  EXPECT_NE(message.find("p.json: engines.vllm.step_host_s = 0.005 is outside"), std::string::npos) << message;
+  EngineCatalog inside = EngineCatalog::bundled();
+  inside.overlay("vllm", {{"step_host_s", 2e-3}}, "p.json");
+  EXPECT_EQ(inside.get("vllm").step_host_s, 2e-3);
+  EXPECT_EQ(inside.get("vllm").launch_host_s, EngineCatalog::bundled().get("vllm").launch_host_s);
+  EXPECT_NE(error_of([&] { inside.overlay("no-such-engine", {}, "p.json"); }).find("no 'no-such-engine'"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace llmco2
 

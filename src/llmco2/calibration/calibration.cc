@@ -100,7 +100,7 @@ std::vector<Knob> engine_knobs(const CalibrationSet& set, const std::vector<size
   for (size_t s : train) ++engine_rows[set.samples[s].workload.engine];
   std::vector<Knob> knobs;
   for (const auto& [engine, n] : engine_rows) {
-    if (n < options.min_rows_per_group || !start.engines.all().count(engine)) continue;
+    if (n < options.min_rows_per_group || !start.engines.has(engine)) continue;
     const EngineProfile& profile = start.engines.get(engine);
     for (const char* field : kEngineFittedFields) {
       const auto range = profile.ranges.find(field);

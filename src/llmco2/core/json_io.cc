@@ -38,7 +38,82 @@ size_t too_deep_at(std::string_view text, int max_depth) {
   return std::string_view::npos;
 }
 
+bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t skip_json_space(std::string_view text, size_t at) {
+  while (at < text.size() && is_json_space(text[at])) ++at;
+  return at;
+}
+
+// The index after the string that opens at text[at] == '"', or npos when it is not closed.
+size_t json_string_end(std::string_view text, size_t at) {
+  for (++at; at < text.size(); ++at) {
+    if (text[at] == '\\') ++at;
+    else if (text[at] == '"') return at + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The index after the value that starts at `at`: a string, an object or array whose brackets match (kMaxJsonDepth at
+// most), or a literal or number (up to the next delimiter); npos when it does not end.
+size_t json_value_end(std::string_view text, size_t at) {
+  if (at >= text.size()) return std::string_view::npos;
+  if (text[at] == '"') return json_string_end(text, at);
+  if (text[at] != '{' && text[at] != '[') {
+    while (at < text.size() && !is_json_space(text[at]) && text[at] != ',' && text[at] != '}' && text[at] != ']') ++at;
+    return at;
+  }
+  std::string closers;
+  for (; at < text.size(); ++at) {
+    const char c = text[at];
+    if (c == '"') {
+      at = json_string_end(text, at);
+      if (at == std::string_view::npos) return at;
+      --at;
+    } else if (c == '{' || c == '[') {
+      if (closers.size() >= static_cast<size_t>(kMaxJsonDepth)) return std::string_view::npos;
+      closers.push_back(c == '{' ? '}' : ']');
+    } else if (c == '}' || c == ']') {
+      if (closers.empty() || closers.back() != c) return std::string_view::npos;
+      closers.pop_back();
+      if (closers.empty()) return at + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
+
+std::optional<JsonMembers> json_object_members(std::string_view text) {
+  size_t at = skip_json_space(text, 0);
+  if (at >= text.size() || text[at] != '{') return std::nullopt;
+  JsonMembers members;
+  at = skip_json_space(text, at + 1);
+  if (at < text.size() && text[at] == '}') {
+    if (skip_json_space(text, at + 1) != text.size()) return std::nullopt;
+    return members;
+  }
+  for (;;) {
+    if (at >= text.size() || text[at] != '"') return std::nullopt;
+    const size_t key_end = json_string_end(text, at);
+    if (key_end == std::string_view::npos) return std::nullopt;
+    const std::string_view key = text.substr(at + 1, key_end - at - 2);
+    if (key.find('\\') != std::string_view::npos) return std::nullopt;
+    at = skip_json_space(text, key_end);
+    if (at >= text.size() || text[at] != ':') return std::nullopt;
+    const size_t value_start = skip_json_space(text, at + 1);
+    const size_t value_end = json_value_end(text, value_start);
+    if (value_end == std::string_view::npos || value_end == value_start) return std::nullopt;
+    members.emplace_back(key, text.substr(value_start, value_end - value_start));
+    at = skip_json_space(text, value_end);
+    if (at < text.size() && text[at] == ',') {
+      at = skip_json_space(text, at + 1);
+      continue;
+    }
+    if (at < text.size() && text[at] == '}' && skip_json_space(text, at + 1) == text.size()) return members;
+    return std::nullopt;
+  }
+}
 
 Json parse_json_text(std::string_view text, const std::string& source) {
   if (const size_t at = too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos)

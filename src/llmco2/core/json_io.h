@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,13 @@ inline constexpr int kMaxJsonDepth = 64;
 // Parses JSON text. Throws Error "<source>: <what>" when it is malformed (with the parser's byte offset), nests
 // deeper than kMaxJsonDepth or holds a number beyond a double's range (1e999).
 Json parse_json_text(std::string_view text, const std::string& source);
+
+// The members of the JSON object `text` holds: each key and the raw text of its value, in order, found by a scan of
+// the structure (strings, escapes, matched brackets) that parses no value, for a reader that needs one member of a
+// large document. nullopt when `text` is not such an object or a key holds an escape: the caller then parses the whole
+// text, whose parser says what is wrong. A value's own grammar is checked when it is parsed.
+using JsonMembers = std::vector<std::pair<std::string_view, std::string_view>>;
+std::optional<JsonMembers> json_object_members(std::string_view text);
 
 // Parses a JSON file (a regular file of at most kMaxJsonFileBytes). Throws Error "<path>: <what>" when it is missing,
 // not a regular file, too large or malformed (parse_json_text).

@@ -2,8 +2,10 @@
 #include "engine/engine_profile.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "core/paths.h"
 #include "core/ranges.h"
 
@@ -14,28 +16,57 @@ double EngineProfile::launch_s(double kernel_launches, double step_tokens) const
   return graph ? graph_launch_s : kernel_launches * launch_host_s;
 }
 
+// A profile held (`read` empty), or read on first use by `read`, once, whichever thread asks first.
+struct EngineCatalog::Entry {
+  std::function<EngineProfile()> read;
+  mutable std::once_flag once;
+  mutable std::optional<EngineProfile> profile;
+
+  const EngineProfile& get() const {
+    if (read) std::call_once(once, [this] { profile = read(); });
+    return *profile;
+  }
+  static std::shared_ptr<Entry> held(EngineProfile p) {
+    auto entry = std::make_shared<Entry>();
+    entry->profile = std::move(p);
+    return entry;
+  }
+  static std::shared_ptr<Entry> deferred(std::function<EngineProfile()> read) {
+    auto entry = std::make_shared<Entry>();
+    entry->read = std::move(read);
+    return entry;
+  }
+};
+
 const EngineCatalog& EngineCatalog::bundled() {
-  static const EngineCatalog catalog = load_engine_catalog(default_engine_catalog_path());
+  static const EngineCatalog catalog = lazy_engine_catalog(default_engine_catalog_path());
   return catalog;
 }
 
 const EngineProfile& EngineCatalog::get(const std::string& id) const {
   auto it = engines_.find(id);
-  if (it != engines_.end()) return it->second;
-  it = engines_.find("default");
+  if (it == engines_.end()) it = engines_.find("default");
   if (it == engines_.end()) fail("engine catalog has no '{}' and no 'default' entry", id);
-  return it->second;
+  return it->second->get();
 }
 
+// Copy on write: an entry shared with another catalog, or not read yet, becomes this catalog's own.
 EngineProfile& EngineCatalog::at(const std::string& id) {
   auto it = engines_.find(id);
   if (it == engines_.end()) fail("engine catalog has no '{}'", id);
-  return it->second;
+  if (it->second->read || it->second.use_count() > 1) it->second = Entry::held(it->second->get());
+  return *it->second->profile;
+}
+
+std::vector<std::string> EngineCatalog::ids() const {
+  std::vector<std::string> ids;
+  for (const auto& [id, entry] : engines_) ids.push_back(id);
+  return ids;
 }
 
 void EngineCatalog::add(EngineProfile profile) {
   const std::string id = profile.id;
-  engines_[id] = std::move(profile);
+  engines_[id] = Entry::held(std::move(profile));
 }
 
 EnginePrecision engine_precision(const Gpu& gpu, const Precision& requested, const std::string& engine) {
@@ -126,7 +157,55 @@ EngineCatalog engine_catalog_from_json(const Json& j, const std::string& source)
     if (!body.is_object()) fail("{}: engines.{} must be an object", source, id);
     catalog.add(profile_from_json(id, body, source));
   }
-  if (catalog.all().count("default") == 0) fail("{}: no 'default' engine (used for unknown engines)", source);
+  if (!catalog.has("default")) fail("{}: no 'default' engine (used for unknown engines)", source);
+  return catalog;
+}
+
+namespace {
+
+// A fitted value inside its engine's own range when it states one, else inside the field's physical bound.
+void check_fitted(const EngineProfile& profile, const std::string& field, double value, const std::string& source) {
+  const std::string key = "engines." + profile.id + "." + field;
+  const auto range = profile.ranges.find(field);
+  if (range != profile.ranges.end()) check_range(value, range->second.first, range->second.second, source, key);
+  else check_range(value, engine_bound(field), source, key);
+}
+
+}  // namespace
+
+void EngineCatalog::overlay(const std::string& id, std::vector<std::pair<std::string, double>> fields,
+                            const std::string& source) {
+  const auto it = engines_.find(id);
+  if (it == engines_.end()) fail("engine catalog has no '{}'", id);
+  for (const auto& [field, value] : fields) check_range(value, engine_bound(field), source, "engines." + id + "." + field);
+  it->second = Entry::deferred([base = it->second, fields = std::move(fields), source] {
+    EngineProfile profile = base->get();
+    for (const auto& [field, value] : fields) {
+      check_fitted(profile, field, value, source);
+      engine_field(profile, field) = value;
+    }
+    return profile;
+  });
+}
+
+EngineCatalog lazy_engine_catalog(const std::filesystem::path& path) {
+  auto text = std::make_shared<const std::string>(read_input_file(path, kMaxJsonFileBytes, "JSON file"));
+  const auto top = json_object_members(*text);
+  std::optional<JsonMembers> engines;
+  if (top)
+    for (const auto& [key, value] : *top)
+      if (key == "engines") engines = json_object_members(value);
+  const bool has_default = engines && std::any_of(engines->begin(), engines->end(),
+                                                  [](const auto& member) { return member.first == "default"; });
+  if (!has_default) return load_engine_catalog(path);  // its reader says what is wrong
+  EngineCatalog catalog;
+  const std::string source = path.string();
+  for (const auto& [key, value] : *engines)
+    catalog.engines_[std::string(key)] = EngineCatalog::Entry::deferred([text, value, source, id = std::string(key)] {
+      const Json body = parse_json_text(value, source + ": engines." + id);
+      if (!body.is_object()) fail("{}: engines.{} must be an object", source, id);
+      return with_json_errors(source, [&] { return profile_from_json(id, body, source); });
+    });
   return catalog;
 }
 

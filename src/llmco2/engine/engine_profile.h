@@ -4,8 +4,12 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/json_io.h"
 #include "core/ranges.h"
@@ -60,19 +64,28 @@ struct EngineProfile {
   double serial_s(double sequences, int tp_gpus) const {
     return step_host_s + step_host_per_seq_s * sequences + (tp_gpus > 1 ? tp_step_host_s : 0.0);
   }
+  bool operator==(const EngineProfile&) const = default;
 };
 
-// The engines of data/engines/engines.json by id; unknown ids get "default".
+// The engines of data/engines/engines.json by id; unknown ids get "default". A catalog is a value (copies are
+// independent); the bundled one reads each engine's object of the file when that engine is first asked for (a request
+// names one engine, and parsing all ten with their citations was a seventh of `predict`), and so does a copy of it.
 class EngineCatalog {
  public:
-  static const EngineCatalog& bundled();  // data/engines/engines.json, loaded once
-  const EngineProfile& get(const std::string& id) const;
+  static const EngineCatalog& bundled();  // data/engines/engines.json
+  const EngineProfile& get(const std::string& id) const;  // thread-safe
   EngineProfile& at(const std::string& id);  // for calibration; throws Error when unknown
-  const std::map<std::string, EngineProfile>& all() const { return engines_; }
+  bool has(const std::string& id) const { return engines_.count(id) != 0; }
+  std::vector<std::string> ids() const;
   void add(EngineProfile profile);
+  // Sets fitted host costs of engine `id` (data/sim/params.json): each value is checked now against the physical
+  // bound of its field (kEngineBounds), and against the engine's own range when the engine is first read.
+  void overlay(const std::string& id, std::vector<std::pair<std::string, double>> fields, const std::string& source);
 
  private:
-  std::map<std::string, EngineProfile> engines_;
+  struct Entry;  // a profile, or how to read it on first use
+  std::map<std::string, std::shared_ptr<Entry>> engines_;
+  friend EngineCatalog lazy_engine_catalog(const std::filesystem::path& path);
 };
 
 // A request's precision as `engine` (an id of the bundled catalog) runs it on `gpu`: Gpu::engine_precision with the
@@ -91,6 +104,9 @@ inline constexpr const char* kEngineFittedFields[] = {"step_host_s", "launch_hos
 // physical bounds. Throws Error naming the file and key of the first bad value.
 EngineCatalog engine_catalog_from_json(const Json& json, const std::string& source);
 EngineCatalog load_engine_catalog(const std::filesystem::path& path);
+// The catalog of `path` with each engine read on first use (json_object_members); load_engine_catalog's reading,
+// with its messages, when the file is not a plain object of engines.
+EngineCatalog lazy_engine_catalog(const std::filesystem::path& path);
 std::filesystem::path default_engine_catalog_path();
 
 }  // namespace llmco2

@@ -43,8 +43,8 @@ Json sim_params_to_json(const SimParams& p) {
   Json j;
   for (const SimField& f : sim_fields()) j["shared"][std::string(f.range.name)] = f.get(p);
   j["engines"] = Json::object();
-  for (const auto& [id, e] : p.engines.all()) {
-    EngineProfile copy = e;
+  for (const std::string& id : p.engines.ids()) {
+    EngineProfile copy = p.engines.get(id);
     for (const char* field : kEngineFittedFields) j["engines"][id][field] = engine_field(copy, field);
   }
   return j;
@@ -60,18 +60,11 @@ SimParams sim_params_from_json(const Json& j, const std::string& source, KernelP
     f.ref(p) = check_range(shared.number(f.range.name), f.range, source, "shared." + std::string(f.range.name));
   if (!top.has("engines")) return p;
   for (const auto& [id, body] : top.at("engines").items()) {
-    EngineProfile& profile = p.engines.at(id);
     JsonReader r(body, source + ": engines." + id);
-    for (const char* field : kEngineFittedFields) {
-      if (!r.has(field)) continue;
-      const double value = r.number(field);
-      const auto range = profile.ranges.find(field);
-      if (range != profile.ranges.end())
-        check_range(value, range->second.first, range->second.second, source, "engines." + id + "." + field);
-      else
-        check_range(value, engine_bound(field), source, "engines." + id + "." + field);
-      engine_field(profile, field) = value;
-    }
+    std::vector<std::pair<std::string, double>> fitted;
+    for (const char* field : kEngineFittedFields)
+      if (r.has(field)) fitted.emplace_back(field, r.number(field));
+    p.engines.overlay(id, std::move(fitted), source);
   }
   return p;
 }
