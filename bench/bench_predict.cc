@@ -26,6 +26,15 @@ void BM_PredictInProcess(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictInProcess)->Unit(benchmark::kMicrosecond);
 
+// The same request through the default predictor, `sim` (the calibrated simulator).
+void BM_PredictInProcessSim(benchmark::State& state) {
+  const auto predictor = make_sim_predictor(load_sim_params(default_sim_params_path()));
+  CatalogCache catalogs;
+  const SimConfig c = default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  for (auto _ : state) benchmark::DoNotOptimize(predictor->predict(c));
+}
+BENCHMARK(BM_PredictInProcessSim)->Unit(benchmark::kMicrosecond);
+
 // One request through the public API, as the HTTP server and the Python bindings answer it: resolving the model, GPU,
 // node, region and embodied carbon, the prediction, the footprint and its JSON document.
 void BM_ApiPredict(benchmark::State& state) {

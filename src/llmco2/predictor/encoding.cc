@@ -1,6 +1,7 @@
 // predictor/encoding.cc - kernel graph + Roofline features -> GNN inputs.
 #include "predictor/encoding.h"
 
+#include <array>
 #include <cmath>
 
 #include "core/error.h"
@@ -104,8 +105,7 @@ void append_globals(EncodedGraph& g, const SimConfig& c, const KernelGraph& grap
 
 double safe_log(double value) { return value > 0 ? std::log(value) : 0.0; }
 
-void set_physics(EncodedGraph& g, const SimConfig& c, const SimWorkload& workload, const SimParams& params) {
-  const SimResult sim = run_workload(workload, params);
+void set_physics(EncodedGraph& g, const SimConfig& c, const SimResult& sim) {
   g.physics_log[energy_prefill] = safe_log(sim.energy_j.prefill * c.batch_scale);
   g.physics_log[energy_decode] = safe_log(sim.energy_j.decode * c.batch_scale);
   g.physics_log[latency_prefill] = safe_log(sim.latency_s.prefill);
@@ -168,26 +168,58 @@ std::vector<std::string> global_feature_names(FeatureSet set) {
 
 float log_feature(double value) { return static_cast<float>(std::log1p(std::max(value, 0.0))); }
 
-int node_width(FeatureSet set) { return static_cast<int>(node_feature_names(set).size()); }
-int global_width(FeatureSet set) { return static_cast<int>(global_feature_names(set).size()); }
+// The widths are the names' counts, counted once (the names are strings built per call).
+int node_width(FeatureSet set) {
+  static const std::array<int, 3> widths = {static_cast<int>(node_feature_names(FeatureSet::merged).size()),
+                                            static_cast<int>(node_feature_names(FeatureSet::phases).size()),
+                                            static_cast<int>(node_feature_names(FeatureSet::llmco2).size())};
+  return widths[static_cast<int>(set)];
+}
+int global_width(FeatureSet set) {
+  static const std::array<int, 3> widths = {static_cast<int>(global_feature_names(FeatureSet::merged).size()),
+                                            static_cast<int>(global_feature_names(FeatureSet::phases).size()),
+                                            static_cast<int>(global_feature_names(FeatureSet::llmco2).size())};
+  return widths[static_cast<int>(set)];
+}
+
+void encode_described(const SimConfig& c, FeatureSet set, const KernelGraph& graph, const GraphFeatures& roof,
+                      const SimResult& physics, EncodedGraph& g) {
+  const int layer_nodes = static_cast<int>(graph.nodes.size()), step_nodes = static_cast<int>(graph.step_nodes.size());
+  g.nodes = layer_nodes + step_nodes;
+  g.x.clear();
+  g.x.reserve(static_cast<size_t>(g.nodes * node_width(set)));
+  for (int i = 0; i < layer_nodes; ++i) append_node(g.x, graph.nodes[i], roof.nodes[i], false, graph.layers, set);
+  for (int i = 0; i < step_nodes; ++i) append_node(g.x, graph.step_nodes[i], roof.step_nodes[i], true, graph.layers, set);
+  g.edges.assign(graph.edges.begin(), graph.edges.end());
+  add_step_edges(g, layer_nodes, step_nodes);
+  g.globals.clear();
+  append_globals(g, c, graph, set);
+  set_physics(g, c, physics);
+  g.has_decode = c.request.gen_tokens > 1;
+}
 
 EncodedGraph encode_graph(const SimConfig& c, FeatureSet set, const SimParams& params) {
   // One description of the request: the graph, its Roofline features and the simulator's workload.
   const Workload workload = describe_workload(*c.model, *c.gpu, c.request, c.scenario);
-  const KernelGraph& graph = workload.graph;
-  const GraphFeatures& roof = workload.features;
   EncodedGraph g;
-  const int layer_nodes = static_cast<int>(graph.nodes.size()), step_nodes = static_cast<int>(graph.step_nodes.size());
-  g.nodes = layer_nodes + step_nodes;
-  g.x.reserve(static_cast<size_t>(g.nodes * node_width(set)));
-  for (int i = 0; i < layer_nodes; ++i) append_node(g.x, graph.nodes[i], roof.nodes[i], false, graph.layers, set);
-  for (int i = 0; i < step_nodes; ++i) append_node(g.x, graph.step_nodes[i], roof.step_nodes[i], true, graph.layers, set);
-  for (const auto& [from, to] : graph.edges) g.edges.emplace_back(from, to);
-  add_step_edges(g, layer_nodes, step_nodes);
-  append_globals(g, c, graph, set);
-  set_physics(g, c, workload.sim, params);
-  g.has_decode = c.request.gen_tokens > 1;
+  encode_described(c, set, workload.graph, workload.features, run_workload(workload.sim, params), g);
   return g;
+}
+
+SetupEncoder::SetupEncoder(const SimConfig& setup, FeatureSet set, const SimParams& params)
+    : model_(setup.model),
+      gpu_(setup.gpu),
+      set_(set),
+      simulator_(*model_, *gpu_, setup.request, setup.scenario, params),
+      roof_(simulator_.device()) {}
+
+const EncodedGraph* SetupEncoder::encode(const SimConfig& c) {
+  const SimResult physics = simulator_.simulate(c.request);
+  const KernelGraph* graph = simulator_.template_graph();
+  if (!graph) return nullptr;
+  price_nodes(*graph, *gpu_, roof_);
+  encode_described(c, set_, *graph, roof_, physics, graph_);
+  return &graph_;
 }
 
 }  // namespace llmco2
