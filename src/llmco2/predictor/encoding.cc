@@ -15,35 +15,43 @@ namespace {
 bool split_phases(FeatureSet set) { return set != FeatureSet::merged; }
 bool hardware_aware(FeatureSet set) { return set == FeatureSet::llmco2; }
 
-void append_common(std::vector<float>& x, const KernelNode& node, bool step, int layers) {
-  for (int t = 0; t < kKernelTypeCount; ++t) x.push_back(static_cast<int>(node.type) == t ? 1.0f : 0.0f);
-  x.push_back(log_feature(static_cast<double>(node.d_in)));
-  x.push_back(log_feature(static_cast<double>(node.d_out)));
-  x.push_back(step ? 1.0f : 0.0f);
-  x.push_back(log_feature(step ? 1.0 : layers));
-  x.push_back(node.expert == "routed" ? 1.0f : 0.0f);
-  x.push_back(node.expert == "shared" ? 1.0f : 0.0f);
+// Writes one node's features in place: the node's row of EncodedGraph::x, sized by the caller.
+struct RowWriter {
+  float* at;
+  void put(float value) { *at++ = value; }
+};
+
+void write_setup_columns(RowWriter& x, const KernelNode& node, bool step, int layers) {
+  for (int t = 0; t < kKernelTypeCount; ++t) x.put(static_cast<int>(node.type) == t ? 1.0f : 0.0f);
+  x.put(log_feature(static_cast<double>(node.d_in)));
+  x.put(log_feature(static_cast<double>(node.d_out)));
+  x.put(step ? 1.0f : 0.0f);
+  x.put(log_feature(step ? 1.0 : layers));
+  x.put(node.expert == "routed" ? 1.0f : 0.0f);
+  x.put(node.expert == "shared" ? 1.0f : 0.0f);
 }
 
-void append_cost(std::vector<float>& x, const KernelCost& cost) {
-  x.push_back(log_feature(cost.ops));
-  x.push_back(log_feature(cost.mem_bytes()));
-  x.push_back(log_feature(cost.net_bytes));
+void write_cost(RowWriter& x, const KernelCost& cost) {
+  x.put(log_feature(cost.ops));
+  x.put(log_feature(cost.mem_bytes()));
+  x.put(log_feature(cost.net_bytes));
 }
 
-void append_node(std::vector<float>& x, const KernelNode& node, const NodeFeatures& roof, bool step, int layers,
-                 FeatureSet set) {
-  append_common(x, node, step, layers);
+// The node's row; its first kSetupNodeColumns left as they are when `setup_columns_kept`.
+void write_node(RowWriter x, const KernelNode& node, const NodeFeatures& roof, bool step, int layers, FeatureSet set,
+                bool setup_columns_kept) {
+  if (setup_columns_kept) x.at += kSetupNodeColumns;
+  else write_setup_columns(x, node, step, layers);
   if (!split_phases(set)) {
     KernelCost both = node.prefill;
     both += node.decode;
-    append_cost(x, both);
+    write_cost(x, both);
     return;
   }
-  append_cost(x, node.prefill);
-  if (hardware_aware(set)) x.push_back(log_feature(roof.prefill.perf_ops_per_s));
-  append_cost(x, node.decode);
-  if (hardware_aware(set)) x.push_back(log_feature(roof.decode.perf_ops_per_s));
+  write_cost(x, node.prefill);
+  if (hardware_aware(set)) x.put(log_feature(roof.prefill.perf_ops_per_s));
+  write_cost(x, node.decode);
+  if (hardware_aware(set)) x.put(log_feature(roof.decode.perf_ops_per_s));
 }
 
 // Step nodes (embedding, final norm, LM head) join the layer graph: embedding -> first layer kernel, last layer
@@ -183,13 +191,18 @@ int global_width(FeatureSet set) {
 }
 
 void encode_described(const SimConfig& c, FeatureSet set, const KernelGraph& graph, const GraphFeatures& roof,
-                      const SimResult& physics, EncodedGraph& g) {
+                      const SimResult& physics, EncodedGraph& g, bool setup_columns_kept) {
   const int layer_nodes = static_cast<int>(graph.nodes.size()), step_nodes = static_cast<int>(graph.step_nodes.size());
+  const int width = node_width(set);
+  setup_columns_kept = setup_columns_kept && g.nodes == layer_nodes + step_nodes;
   g.nodes = layer_nodes + step_nodes;
-  g.x.clear();
-  g.x.reserve(static_cast<size_t>(g.nodes * node_width(set)));
-  for (int i = 0; i < layer_nodes; ++i) append_node(g.x, graph.nodes[i], roof.nodes[i], false, graph.layers, set);
-  for (int i = 0; i < step_nodes; ++i) append_node(g.x, graph.step_nodes[i], roof.step_nodes[i], true, graph.layers, set);
+  g.x.resize(static_cast<size_t>(g.nodes * width));
+  auto row = [&](int i) { return RowWriter{g.x.data() + static_cast<ptrdiff_t>(i) * width}; };
+  for (int i = 0; i < layer_nodes; ++i)
+    write_node(row(i), graph.nodes[i], roof.nodes[i], false, graph.layers, set, setup_columns_kept);
+  for (int i = 0; i < step_nodes; ++i)
+    write_node(row(layer_nodes + i), graph.step_nodes[i], roof.step_nodes[i], true, graph.layers, set,
+               setup_columns_kept);
   g.edges.assign(graph.edges.begin(), graph.edges.end());
   add_step_edges(g, layer_nodes, step_nodes);
   g.globals.clear();
@@ -218,7 +231,8 @@ const EncodedGraph* SetupEncoder::encode(const SimConfig& c) {
   const KernelGraph* graph = simulator_.template_graph();
   if (!graph) return nullptr;
   price_nodes(*graph, *gpu_, roof_);
-  encode_described(c, set_, *graph, roof_, physics, graph_);
+  encode_described(c, set_, *graph, roof_, physics, graph_, encoded_);
+  encoded_ = true;
   return &graph_;
 }
 

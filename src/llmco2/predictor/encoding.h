@@ -48,9 +48,10 @@ std::vector<std::string> global_feature_names(FeatureSet set);
 // Encodes a configuration (its request, scenario and batch scale); `params` give the physics estimate.
 EncodedGraph encode_graph(const SimConfig& config, FeatureSet set, const SimParams& params);
 // The same from the request's kernel graph, its priced nodes and the simulator's result, computed by the caller
-// (encode_graph describes the workload itself): into `g`, its storage reused.
+// (encode_graph describes the workload itself): into `g`, its storage reused. `setup_columns_kept`: `g` holds an
+// encoding of a request of the same setup, whose first kSetupNodeColumns of each node are kept, not recomputed.
 void encode_described(const SimConfig& config, FeatureSet set, const KernelGraph& graph, const GraphFeatures& roof,
-                      const SimResult& physics, EncodedGraph& g);
+                      const SimResult& physics, EncodedGraph& g, bool setup_columns_kept = false);
 
 // encode_graph for the requests of one setup (same_setup), prepared once: the setup's SetupSimulator re-costs its
 // kernel-graph template and simulates each request as arithmetic, the nodes are priced on the setup's device
@@ -71,6 +72,7 @@ class SetupEncoder {
   SetupSimulator simulator_;
   GraphFeatures roof_;
   EncodedGraph graph_;
+  bool encoded_ = false;  // graph_ holds a request of the setup: its setup columns are kept
 };
 
 // The first node columns (kernel type, widths, step, repeats, expert kind): the same for every request of a setup

@@ -100,6 +100,7 @@ PreparedGnnPass::PreparedGnnPass(const GnnWeights& w, const SageWeightsByInput& 
   for (int i = 0; i < nodes_; ++i)
     fixed_x_.insert(fixed_x_.end(), first.x.begin() + i * width_, first.x.begin() + i * width_ + fixed_);
   for (const auto& [from, to] : edges_) degree_[to] += 1;
+  index_in_neighbours();
   const size_t cells = static_cast<size_t>(nodes_) * hidden_;
   x_.assign(static_cast<size_t>(nodes_) * width_, 0.0f);
   x_mean_ = x_;
@@ -126,42 +127,105 @@ void PreparedGnnPass::standardise(const EncodedGraph& g, int c0) {
       x_[i * width_ + c] = (g.x[i * width_ + c] - norm_.mean[c]) / norm_.scale[c];
 }
 
+// Each node's in-neighbours in edge order, and its twin: the first node before it with the same in-neighbours in
+// the same order, whose neighbour means are therefore its own.
+void PreparedGnnPass::index_in_neighbours() {
+  in_start_.assign(static_cast<size_t>(nodes_) + 1, 0);
+  for (const auto& edge : edges_) ++in_start_[edge.second + 1];
+  for (int i = 0; i < nodes_; ++i) in_start_[i + 1] += in_start_[i];
+  in_from_.resize(edges_.size());
+  std::vector<int> next(in_start_.begin(), in_start_.end() - 1);
+  for (const auto& [from, to] : edges_) in_from_[next[to]++] = from;
+  const auto sources = [&](int i) {
+    return std::vector<int>(in_from_.begin() + in_start_[i], in_from_.begin() + in_start_[i + 1]);
+  };
+  twin_.assign(static_cast<size_t>(nodes_), -1);
+  for (int i = 0; i < nodes_; ++i)
+    for (int j = 0; j < i && twin_[i] < 0; ++j)
+      if (sources(i) == sources(j)) twin_[i] = j;
+  copy_of_ = twin_;
+}
+
+namespace {
+
+// values[c] /= degree for c < count (nothing for degree 0). Dividing by a power of 2 is multiplying by its exact
+// inverse (the same correctly rounded quotient), by 1 is nothing: most nodes have 1 or 2 in-neighbours, and a
+// division costs several multiplications.
+void divide(float* __restrict values, int count, float degree) {
+  if (degree == 0.0f || degree == 1.0f) return;
+  int exponent = 0;
+  if (std::frexp(degree, &exponent) == 0.5f) {
+    const float inverse = std::ldexp(1.0f, 1 - exponent);
+    for (int c = 0; c < count; ++c) values[c] *= inverse;
+    return;
+  }
+  for (int c = 0; c < count; ++c) values[c] /= degree;
+}
+
+}  // namespace
+
 // Columns [c0, width) of each node's in-neighbour mean, in gnn_forward's order: sums in edge order from 0, then
 // divided by the in-degree (0 without in-neighbours).
 void PreparedGnnPass::neighbour_mean(const std::vector<float>& h, int width, int c0, std::vector<float>& out) const {
-  for (int i = 0; i < nodes_; ++i) std::fill(&out[i * width + c0], &out[i * width + width], 0.0f);
-  for (const auto& [from, to] : edges_)
-    for (int c = c0; c < width; ++c) out[to * width + c] += h[from * width + c];
-  for (int i = 0; i < nodes_; ++i)
-    if (degree_[i] > 0)
-      for (int c = c0; c < width; ++c) out[i * width + c] /= degree_[i];
+  for (int i = 0; i < nodes_; ++i) {
+    float* __restrict row = &out[i * width];
+    std::fill(row + c0, row + width, 0.0f);
+    for (int e = in_start_[i]; e < in_start_[i + 1]; ++e) {
+      const float* __restrict from = &h[in_from_[e] * width];
+      for (int c = c0; c < width; ++c) row[c] += from[c];
+    }
+    divide(row + c0, width - c0, degree_[i]);
+  }
+}
+
+// copy_of_[i]: the twin whose raw features node i repeats (so all its values are the twin's), else -1.
+void PreparedGnnPass::find_copies(const EncodedGraph& g) {
+  for (int i = 0; i < nodes_; ++i) {
+    const int j = twin_[i];
+    const bool same = j >= 0 && std::memcmp(&g.x[i * width_], &g.x[j * width_], sizeof(float) * width_) == 0;
+    copy_of_[i] = same ? j : -1;
+  }
+}
+
+// self_ and neigh_ (layer 1's from its prefixes, layer 2's from 0) plus the products over inputs [k0, width) of `a`
+// and its neighbour means `a_mean`; a copy takes its twin's sums.
+void PreparedGnnPass::add_layer(const std::vector<float>& a, const std::vector<float>& a_mean, int k0, int width,
+                                const std::vector<float>& self_w, const std::vector<float>& neigh_w) {
+  for (int i = 0; i < nodes_; ++i) {
+    float* self = &self_[i * hidden_];
+    float* neigh = &neigh_[i * hidden_];
+    if (const int j = copy_of_[i]; j >= 0) {
+      std::copy_n(&self_[j * hidden_], hidden_, self);
+      std::copy_n(&neigh_[j * hidden_], hidden_, neigh);
+      continue;
+    }
+    add_(&a[i * width], k0, width, self_w.data(), self);
+    add_(&a_mean[i * width], k0, width, neigh_w.data(), neigh);
+  }
 }
 
 void PreparedGnnPass::combine(const Eigen::VectorXf& bias) {
-  for (int i = 0; i < nodes_; ++i)
-    for (int j = 0; j < hidden_; ++j) {
-      const int at = i * hidden_ + j;
-      h2_[at] = std::max(self_[at] + neigh_[at] + bias[j], 0.0f);
-    }
+  const float* __restrict b = bias.data();
+  for (int i = 0; i < nodes_; ++i) {
+    const float* __restrict self = &self_[i * hidden_];
+    const float* __restrict neigh = &neigh_[i * hidden_];
+    float* __restrict out = &h2_[i * hidden_];
+    for (int j = 0; j < hidden_; ++j) out[j] = std::max(self[j] + neigh[j] + b[j], 0.0f);
+  }
 }
 
 std::array<double, kOutputs> PreparedGnnPass::forward(const GnnWeights& w, const EncodedGraph& g) {
+  find_copies(g);
   standardise(g, fixed_);
   neighbour_mean(x_, width_, fixed_, x_mean_);
   self_ = self_prefix_, neigh_ = neigh_prefix_;
-  for (int i = 0; i < nodes_; ++i) {
-    add_(&x_[i * width_], fixed_, width_, by_input_.self1.data(), &self_[i * hidden_]);
-    add_(&x_mean_[i * width_], fixed_, width_, by_input_.neigh1.data(), &neigh_[i * hidden_]);
-  }
+  add_layer(x_, x_mean_, fixed_, width_, by_input_.self1, by_input_.neigh1);
   combine(w.sage1_bias);
   h1_.swap(h2_);
   neighbour_mean(h1_, hidden_, 0, h1_mean_);
   std::fill(self_.begin(), self_.end(), 0.0f);
   std::fill(neigh_.begin(), neigh_.end(), 0.0f);
-  for (int i = 0; i < nodes_; ++i) {
-    add_(&h1_[i * hidden_], 0, hidden_, by_input_.self2.data(), &self_[i * hidden_]);
-    add_(&h1_mean_[i * hidden_], 0, hidden_, by_input_.neigh2.data(), &neigh_[i * hidden_]);
-  }
+  add_layer(h1_, h1_mean_, 0, hidden_, by_input_.self2, by_input_.neigh2);
   combine(w.sage2_bias);
   return gnn_readout(w, h2_.data(), nodes_, g);
 }

@@ -43,8 +43,12 @@ class PreparedGnnPass {
   using AddProducts = void (*)(const float* a, int k0, int k1, const float* w, float* out);
 
  private:
+  void index_in_neighbours();
+  void find_copies(const EncodedGraph& graph);
   void standardise(const EncodedGraph& graph, int c0);
   void neighbour_mean(const std::vector<float>& h, int width, int c0, std::vector<float>& out) const;
+  void add_layer(const std::vector<float>& a, const std::vector<float>& a_mean, int k0, int width,
+                 const std::vector<float>& self_w, const std::vector<float>& neigh_w);
   // rows[i] = relu(self[i] + neigh[i] + bias) over the hidden units.
   void combine(const Eigen::VectorXf& bias);
 
@@ -54,6 +58,8 @@ class PreparedGnnPass {
   std::vector<float> fixed_x_;  // nodes x fixed_: the first graph's fixed columns, raw (fits() compares them)
   std::vector<std::pair<int, int>> edges_;
   std::vector<float> degree_;
+  std::vector<int> in_start_, in_from_;  // node i's in-neighbours: in_from_[in_start_[i] .. in_start_[i + 1]), in edge order
+  std::vector<int> twin_, copy_of_;      // see index_in_neighbours, find_copies
   const Standardiser& norm_;
   std::vector<float> x_, x_mean_;  // nodes x width_: standardised inputs and their in-neighbour means
   std::vector<float> self_prefix_, neigh_prefix_;  // nodes x hidden: layer 1's sums over the fixed columns
