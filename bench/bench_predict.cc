@@ -35,6 +35,24 @@ void BM_PredictInProcessSim(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictInProcessSim)->Unit(benchmark::kMicrosecond);
 
+// What the first request of a setup costs a fresh predictor (a command's one prediction): the GNN's and sim's.
+void BM_PredictFirstOfSetup(benchmark::State& state) {
+  const SimParams params = load_sim_params(default_sim_params_path());
+  CatalogCache catalogs;
+  const SimConfig c = default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto predictor = state.range(0) ? load_predictor(data_dir() / "predictors" / "llmco2.model", params)
+                                    : make_sim_predictor(params);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(predictor->predict(c));
+    state.PauseTiming();
+    predictor.reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_PredictFirstOfSetup)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 // One request through the public API, as the HTTP server and the Python bindings answer it: resolving the model, GPU,
 // node, region and embodied carbon, the prediction, the footprint and its JSON document.
 void BM_ApiPredict(benchmark::State& state) {

@@ -16,6 +16,7 @@
 #include "predictor/gnn_prepared.h"
 #include "predictor/predictor.h"
 #include "predictor/setup_cache.h"
+#include "sample_configs.h"
 
 namespace llmco2 {
 namespace {
@@ -245,17 +246,7 @@ TEST(SetupCache, LendsEachStateToOneHolderAndKeepsTheLatest) {
 TEST(GnnPredictor, PredictsAsThePlainPathToTheBit) {
   const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params());
   CatalogCache catalogs;
-  std::vector<SimConfig> configs;
-  for (const auto& [model, gpu, gpus] : {std::tuple{"llama-3.1-8b", "h100-sxm", 1}, {"mixtral-8x7b", "a100-80gb-sxm", 2},
-                                        {"qwen3-30b-a3b", "h100-sxm", 1}, {"llama-3.1-70b", "h100-sxm", 4}}) {
-    SimConfig c = default_config(model, gpu, catalogs);
-    c.request.gpus = gpus;
-    configs.push_back(c);
-    c.request.batch = 32, c.batch_scale = 0.75;
-    configs.push_back(c);
-    c.request.gen_tokens = 1;
-    configs.push_back(c);
-  }
+  const std::vector<SimConfig> configs = sample_configs(catalogs);
   for (int round = 0; round < 2; ++round)  // the second round from the kept states
     for (const SimConfig& c : configs) {
       const EncodedGraph g = encode_graph(c, bundled_weights().features, params());

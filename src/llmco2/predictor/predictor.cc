@@ -16,18 +16,33 @@
 namespace llmco2 {
 namespace {
 
+// The simulator, each setup's SetupSimulator kept (the same results as simulate(), bit for bit); simulate() itself
+// for a setup or counts the model rejects, whose errors it reports.
 class SimPredictor final : public Predictor {
  public:
   explicit SimPredictor(SimParams params) : params_(std::move(params)) {}
   std::string name() const override { return "sim"; }
   Prediction predict(const SimConfig& c) const override {
-    const SimResult r = simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
+    const SimResult r = simulate_setup(c);
     return phase_prediction(r.energy_j.prefill * c.batch_scale, r.energy_j.decode * c.batch_scale, r.latency_s.prefill,
                             r.latency_s.decode);
   }
 
  private:
+  SimResult simulate_setup(const SimConfig& c) const {
+    auto lent = cache_.take(c);
+    try {
+      if (!lent.state) lent.state = std::make_unique<SetupSimulator>(*c.model, *c.gpu, c.request, c.scenario, params_);
+      const SimResult r = lent.state->simulate(c.request);
+      cache_.give_back(std::move(lent));
+      return r;
+    } catch (const Error&) {
+      return simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
+    }
+  }
+
   SimParams params_;
+  mutable SetupCache<SetupSimulator> cache_{16};
 };
 
 class LlmCarbonPredictor final : public Predictor {
