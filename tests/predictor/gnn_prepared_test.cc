@@ -224,14 +224,18 @@ TEST(SetupCache, LendsEachStateToOneHolderAndKeepsTheLatest) {
   SetupCache<int> cache(2);
   auto first = cache.take(a);
   ASSERT_EQ(first.state, nullptr);
+  EXPECT_FALSE(first.seen);
   first.state = std::make_unique<int>(1);
-  auto second = cache.take(a);  // the first is lent out: none idle
+  auto second = cache.take(a);  // the first is lent out: none idle, but the setup was asked for before
   EXPECT_EQ(second.state, nullptr);
+  EXPECT_TRUE(second.seen);
   cache.give_back(std::move(first));
   auto again = cache.take(a_other_counts);
   ASSERT_NE(again.state, nullptr);
   EXPECT_EQ(*again.state, 1);
-  EXPECT_EQ(cache.take(b).state, nullptr);
+  const auto b_first = cache.take(b);
+  EXPECT_EQ(b_first.state, nullptr);
+  EXPECT_FALSE(b_first.seen);
   cache.give_back(std::move(again));
   cache.give_back({b, std::make_unique<int>(2)});
   cache.give_back({a, std::make_unique<int>(3)});  // full: the state 1, given back first, goes
@@ -242,12 +246,27 @@ TEST(SetupCache, LendsEachStateToOneHolderAndKeepsTheLatest) {
   EXPECT_EQ(*cache.take(b).state, 2);
 }
 
+TEST(SetupCache, ForgetsTheOldestSetupsSeenWithoutAState) {
+  CatalogCache catalogs;
+  const SimConfig a = default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  SimConfig b = a, c = a;
+  b.request.gpus = 2, c.request.gpus = 4;
+  SetupCache<int> cache(2);
+  EXPECT_FALSE(cache.take(a).seen);
+  EXPECT_FALSE(cache.take(b).seen);
+  EXPECT_TRUE(cache.take(a).seen);
+  EXPECT_FALSE(cache.take(c).seen);  // 2 remembered: a goes
+  EXPECT_FALSE(cache.take(a).seen);  // c and a remembered now
+  EXPECT_TRUE(cache.take(c).seen);
+  EXPECT_FALSE(cache.take(b).seen);
+}
+
 // The predictor as served (prepared path, states kept between calls) against the plain encode_graph + gnn_forward.
 TEST(GnnPredictor, PredictsAsThePlainPathToTheBit) {
   const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params());
   CatalogCache catalogs;
   const std::vector<SimConfig> configs = sample_configs(catalogs);
-  for (int round = 0; round < 2; ++round)  // the second round from the kept states
+  for (int round = 0; round < 3; ++round)  // the plain path first, then the prepared states, made and kept
     for (const SimConfig& c : configs) {
       const EncodedGraph g = encode_graph(c, bundled_weights().features, params());
       const auto y = gnn_forward(bundled_weights(), g);

@@ -16,8 +16,9 @@
 namespace llmco2 {
 namespace {
 
-// The simulator, each setup's SetupSimulator kept (the same results as simulate(), bit for bit); simulate() itself
-// for a setup or counts the model rejects, whose errors it reports.
+// The simulator, a SetupSimulator kept for each setup that comes again (the same results as simulate(), bit for
+// bit); simulate() itself for a setup's first request and for a setup or counts the model rejects, whose errors it
+// reports.
 class SimPredictor final : public Predictor {
  public:
   explicit SimPredictor(SimParams params) : params_(std::move(params)) {}
@@ -31,6 +32,7 @@ class SimPredictor final : public Predictor {
  private:
   SimResult simulate_setup(const SimConfig& c) const {
     auto lent = cache_.take(c);
+    if (!lent.state && !lent.seen) return simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
     try {
       if (!lent.state) lent.state = std::make_unique<SetupSimulator>(*c.model, *c.gpu, c.request, c.scenario, params_);
       const SimResult r = lent.state->simulate(c.request);
@@ -68,8 +70,9 @@ class LlmCarbonPredictor final : public Predictor {
   double utilisation_;
 };
 
-// The GNN. Each setup's encoder and prepared forward pass are kept (SetupCache), so a request of a known setup costs
-// its counts' arithmetic and the network; the plain path (encode_graph, gnn_forward) serves what they cannot: builds
+// The GNN. The encoder and prepared forward pass of each setup that comes again are kept (SetupCache), so a request
+// of a known setup costs its counts' arithmetic and the network; the plain path (encode_graph, gnn_forward) serves a
+// setup's first request and what the prepared path cannot take: builds
 // where the prepared pass cannot match Eigen, waves and the other requests the setup simulator leaves to simulate(),
 // and invalid setups and counts, whose errors it reports.
 class GnnPredictor final : public Predictor {
@@ -99,6 +102,7 @@ class GnnPredictor final : public Predictor {
   // The network's outputs through the setup's prepared state, or nullopt for the plain path.
   std::optional<Outputs> predict_prepared(const SimConfig& c) const {
     auto lent = cache_.take(c);
+    if (!lent.state && !lent.seen) return std::nullopt;
     std::optional<Outputs> out;
     try {
       if (!lent.state) lent.state = std::make_unique<Prepared>(c, weights_.features, params_);

@@ -13,14 +13,18 @@
 namespace llmco2 {
 
 // Up to `capacity` prepared states, each with the configuration it was made for (whose model and GPU it keeps
-// alive). take() lends out an idle state of the configuration's setup (same_setup), or none for the caller to make;
-// give_back() keeps it, dropping the one returned longest ago when full. Two threads never hold the same state.
+// alive). take() lends out an idle state of the configuration's setup (same_setup), or none; give_back() keeps it,
+// dropping the one returned longest ago when full. Two threads never hold the same state. A setup is worth
+// preparing when it comes again: `seen` says whether it was asked for before (among the last `capacity` setups
+// asked for without a state), so that a one-off request (a command's, or a server's whose model was copied for it)
+// costs the plain path, not the preparation too.
 template <typename State>
 class SetupCache {
  public:
   struct Lent {
     SimConfig setup;
     std::unique_ptr<State> state;  // null: none was idle
+    bool seen = false;             // without a state: the setup was asked for before
   };
 
   explicit SetupCache(size_t capacity) : capacity_(capacity) {}
@@ -33,7 +37,11 @@ class SetupCache {
       idle_.erase(idle_.begin() + static_cast<long>(i));
       return lent;
     }
-    return {config, nullptr};
+    for (const SimConfig& s : seen_)
+      if (same_setup(s, config)) return {config, nullptr, true};
+    if (seen_.size() >= capacity_) seen_.erase(seen_.begin());
+    seen_.push_back(config);
+    return {config, nullptr, false};
   }
 
   void give_back(Lent lent) {
@@ -45,7 +53,8 @@ class SetupCache {
  private:
   size_t capacity_;
   std::mutex mutex_;
-  std::vector<Lent> idle_;  // least recently given back first
+  std::vector<Lent> idle_;       // least recently given back first
+  std::vector<SimConfig> seen_;  // setups asked for without a state, oldest first
 };
 
 }  // namespace llmco2
