@@ -131,7 +131,9 @@ TEST(SetupEncoder, TheSetupColumnsAreTheSameForEveryRequestOfTheSetup) {
     for (int i = 0; i < a.nodes; ++i)
       for (int col = 0; col < width; ++col) {
         const float x = a.x[i * width + col], y = b.x[i * width + col];
-        if (col < kSetupNodeColumns) EXPECT_EQ(x, y) << model << " node " << i << " column " << col;
+        if (col < kSetupNodeColumns) {
+          EXPECT_EQ(x, y) << model << " node " << i << " column " << col;
+        }
         differing += x != y;
       }
     EXPECT_GT(differing, a.nodes) << model << ": the cost columns follow the counts";

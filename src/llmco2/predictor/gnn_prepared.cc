@@ -46,14 +46,20 @@ template <int H>
 void add_products_sse(const float* a, int k0, int k1, const float* w, float* out) {
   add_products<Floats4, H>(a, k0, k1, w, out);
 }
+
+#if defined(__x86_64__)
 template <int H>
 [[gnu::target("avx")]] void add_products_avx(const float* a, int k0, int k1, const float* w, float* out) {
   add_products<Floats8, H>(a, k0, k1, w, out);
 }
+#endif
 
 template <int H>
 PreparedGnnPass::AddProducts add_products_for(bool avx) {
-  return avx && __builtin_cpu_supports("avx") ? &add_products_avx<H> : &add_products_sse<H>;
+#if defined(__x86_64__)
+  if (avx && __builtin_cpu_supports("avx")) return &add_products_avx<H>;
+#endif
+  return &add_products_sse<H>;
 }
 
 PreparedGnnPass::AddProducts add_products_for(int hidden, bool avx) {
@@ -187,21 +193,23 @@ void PreparedGnnPass::find_copies(const EncodedGraph& g) {
   }
 }
 
+// sums (nodes x hidden_) plus the products of `a`'s inputs [k0, width) and the weights `w`; a copy takes its twin's
+// sums. One weight matrix at a time: the two of layer 2 together would fill the L1 cache.
+void PreparedGnnPass::add_products_of(const std::vector<float>& a, int k0, int width, const std::vector<float>& w,
+                                      std::vector<float>& sums) {
+  for (int i = 0; i < nodes_; ++i) {
+    float* row = &sums[i * hidden_];
+    if (const int j = copy_of_[i]; j >= 0) std::copy_n(&sums[j * hidden_], hidden_, row);
+    else add_(&a[i * width], k0, width, w.data(), row);
+  }
+}
+
 // self_ and neigh_ (layer 1's from its prefixes, layer 2's from 0) plus the products over inputs [k0, width) of `a`
-// and its neighbour means `a_mean`; a copy takes its twin's sums.
+// and of its neighbour means `a_mean`.
 void PreparedGnnPass::add_layer(const std::vector<float>& a, const std::vector<float>& a_mean, int k0, int width,
                                 const std::vector<float>& self_w, const std::vector<float>& neigh_w) {
-  for (int i = 0; i < nodes_; ++i) {
-    float* self = &self_[i * hidden_];
-    float* neigh = &neigh_[i * hidden_];
-    if (const int j = copy_of_[i]; j >= 0) {
-      std::copy_n(&self_[j * hidden_], hidden_, self);
-      std::copy_n(&neigh_[j * hidden_], hidden_, neigh);
-      continue;
-    }
-    add_(&a[i * width], k0, width, self_w.data(), self);
-    add_(&a_mean[i * width], k0, width, neigh_w.data(), neigh);
-  }
+  add_products_of(a, k0, width, self_w, self_);
+  add_products_of(a_mean, k0, width, neigh_w, neigh_);
 }
 
 void PreparedGnnPass::combine(const Eigen::VectorXf& bias) {

@@ -47,6 +47,8 @@ class PreparedGnnPass {
   void find_copies(const EncodedGraph& graph);
   void standardise(const EncodedGraph& graph, int c0);
   void neighbour_mean(const std::vector<float>& h, int width, int c0, std::vector<float>& out) const;
+  void add_products_of(const std::vector<float>& a, int k0, int width, const std::vector<float>& w,
+                       std::vector<float>& sums);
   void add_layer(const std::vector<float>& a, const std::vector<float>& a_mean, int k0, int width,
                  const std::vector<float>& self_w, const std::vector<float>& neigh_w);
   // rows[i] = relu(self[i] + neigh[i] + bias) over the hidden units.
