@@ -16,7 +16,8 @@ extern char** environ;
 namespace llmco2 {
 namespace {
 
-// Encoding the kernel graph (build, Roofline, simulator offset) and the forward pass of the bundled model.
+// Encoding the kernel graph (build, Roofline, simulator offset) and the forward pass of the bundled model: from the
+// second iteration on through the setup's prepared state (SetupEncoder, PreparedGnnPass), as a warm process runs.
 void BM_PredictInProcess(benchmark::State& state) {
   const SimParams params = load_sim_params(default_sim_params_path());
   const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params);
