@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -280,6 +281,31 @@ TEST(GnnPredictor, PredictsAsThePlainPathToTheBit) {
       EXPECT_EQ(*p.energy_j.decode, g.has_decode ? std::exp(y[energy_decode]) : 0.0) << where;
       EXPECT_EQ(*p.latency_s.decode, g.has_decode ? std::exp(y[latency_decode]) : 0.0) << where;
     }
+}
+
+// Four threads predicting the sample requests at once through one predictor (each lent its own states) answer what
+// one thread answers.
+TEST(GnnPredictor, ThreadsShareOnePredictor) {
+  const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params());
+  CatalogCache catalogs;
+  const std::vector<SimConfig> configs = sample_configs(catalogs);
+  std::vector<double> expected;
+  for (const SimConfig& c : configs) expected.push_back(*predictor->predict(c).energy_j.total);
+  std::vector<std::vector<double>> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round)
+        for (size_t i = 0; i < configs.size(); ++i) {
+          const size_t at = (i + t) % configs.size();  // the threads start at different requests
+          if (round == 19) got[t].push_back(*predictor->predict(configs[at]).energy_j.total);
+          else predictor->predict(configs[at]);
+        }
+    });
+  for (auto& thread : threads) thread.join();
+  for (size_t t = 0; t < got.size(); ++t)
+    for (size_t i = 0; i < configs.size(); ++i)
+      EXPECT_EQ(got[t][i], expected[(i + t) % configs.size()]) << "thread " << t << " request " << i;
 }
 
 }  // namespace

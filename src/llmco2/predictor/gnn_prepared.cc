@@ -57,6 +57,7 @@ template <int H>
 template <int H>
 PreparedGnnPass::AddProducts add_products_for(bool avx) {
 #if defined(__x86_64__)
+  __builtin_cpu_init();  // idempotent; needed if this runs before libgcc's own constructor has
   if (avx && __builtin_cpu_supports("avx")) return &add_products_avx<H>;
 #endif
   return &add_products_sse<H>;
@@ -122,7 +123,7 @@ PreparedGnnPass::PreparedGnnPass(const GnnWeights& w, const SageWeightsByInput& 
 bool PreparedGnnPass::fits(const EncodedGraph& g) const {
   if (g.nodes != nodes_ || g.edges != edges_ || g.x.size() != x_.size()) return false;
   for (int i = 0; i < nodes_; ++i)
-    if (std::memcmp(&g.x[i * width_], &fixed_x_[i * fixed_], sizeof(float) * fixed_) != 0) return false;
+    if (std::memcmp(g.x.data() + i * width_, fixed_x_.data() + i * fixed_, sizeof(float) * fixed_) != 0) return false;
   return true;
 }
 
