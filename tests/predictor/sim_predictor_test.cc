@@ -50,6 +50,9 @@ TEST(SimPredictor, RejectsCountsWithSimulatesError) {
   }
   EXPECT_NE(expected, "");
   EXPECT_EQ(got, expected);
+  c.request.prompt_tokens = 777;  // the kept state still answers after the rejection
+  const SimResult r = simulate(*c.model, *c.gpu, c.request, c.scenario, params);
+  EXPECT_EQ(*predictor->predict(c).energy_j.total, r.energy_j.prefill + r.energy_j.decode);
 }
 
 }  // namespace

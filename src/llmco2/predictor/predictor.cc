@@ -33,14 +33,15 @@ class SimPredictor final : public Predictor {
   SimResult simulate_setup(const SimConfig& c) const {
     auto lent = cache_.take(c);
     if (!lent.state && !lent.seen) return simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
+    std::optional<SimResult> r;
     try {
       if (!lent.state) lent.state = std::make_unique<SetupSimulator>(*c.model, *c.gpu, c.request, c.scenario, params_);
-      const SimResult r = lent.state->simulate(c.request);
-      cache_.give_back(std::move(lent));
-      return r;
+      r = lent.state->simulate(c.request);
     } catch (const Error&) {
-      return simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
+      // an invalid setup or counts (checked before the state changes): simulate() reports them
     }
+    if (lent.state) cache_.give_back(std::move(lent));
+    return r ? *r : simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
   }
 
   SimParams params_;
@@ -103,12 +104,16 @@ class GnnPredictor final : public Predictor {
   std::optional<Outputs> predict_prepared(const SimConfig& c) const {
     auto lent = cache_.take(c);
     if (!lent.state && !lent.seen) return std::nullopt;
-    std::optional<Outputs> out;
     try {
       if (!lent.state) lent.state = std::make_unique<Prepared>(c, weights_.features, params_);
+    } catch (const Error&) {
+      return std::nullopt;  // an invalid setup: the plain path reports it
+    }
+    std::optional<Outputs> out;
+    try {
       if (const EncodedGraph* g = lent.state->encoder.encode(c)) out = forward(*lent.state, *g);
     } catch (const Error&) {
-      return std::nullopt;  // the plain path reports it; a state that failed to be made is not kept
+      // counts the model rejects (checked before the state changes): the plain path reports them
     }
     cache_.give_back(std::move(lent));
     return out;
