@@ -283,6 +283,31 @@ TEST(GnnPredictor, PredictsAsThePlainPathToTheBit) {
     }
 }
 
+void expect_same_values(const PhaseValues& a, const PhaseValues& b, const std::string& where) {
+  EXPECT_EQ(a.prefill, b.prefill) << where;
+  EXPECT_EQ(a.decode, b.decode) << where;
+  EXPECT_EQ(a.total, b.total) << where;
+}
+
+// Both bundled GNNs (LLMCO2's features and NNLQP's merged ones, totals only): a predictor answering from kept states
+// (through the prepared pass where this build has it) against a fresh one, whose only request takes the plain path.
+TEST(GnnPredictor, BothBundledGnnsPredictAsAFreshPredictor) {
+  CatalogCache catalogs;
+  const std::vector<SimConfig> configs = sample_configs(catalogs);
+  for (const char* name : {"llmco2.model", "nnlqp.model"}) {
+    const auto file = data_dir() / "predictors" / name;
+    const auto kept = load_predictor(file, params());
+    for (int round = 0; round < 3; ++round)
+      for (const SimConfig& c : configs) {
+        const Prediction fresh = load_predictor(file, params())->predict(c), p = kept->predict(c);
+        const std::string where = fmt::format("{} {} x{} batch {} round {}", name, c.model->id, c.request.gpus,
+                                              c.request.batch, round);
+        expect_same_values(p.energy_j, fresh.energy_j, where);
+        expect_same_values(p.latency_s, fresh.latency_s, where);
+      }
+  }
+}
+
 // Four threads predicting the sample requests at once through one predictor (each lent its own states) answer what
 // one thread answers.
 TEST(GnnPredictor, ThreadsShareOnePredictor) {
