@@ -16,7 +16,8 @@ extern char** environ;
 namespace llmco2 {
 namespace {
 
-// Encoding the kernel graph (build, Roofline, simulator offset) and the forward pass of the bundled model.
+// Encoding the kernel graph (build, Roofline, simulator offset) and the forward pass of the bundled model: from the
+// second iteration on through the setup's prepared state (SetupEncoder, PreparedGnnPass), as a warm process runs.
 void BM_PredictInProcess(benchmark::State& state) {
   const SimParams params = load_sim_params(default_sim_params_path());
   const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params);
@@ -25,6 +26,33 @@ void BM_PredictInProcess(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(predictor->predict(c));
 }
 BENCHMARK(BM_PredictInProcess)->Unit(benchmark::kMicrosecond);
+
+// The same request through the default predictor, `sim` (the calibrated simulator).
+void BM_PredictInProcessSim(benchmark::State& state) {
+  const auto predictor = make_sim_predictor(load_sim_params(default_sim_params_path()));
+  CatalogCache catalogs;
+  const SimConfig c = default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  for (auto _ : state) benchmark::DoNotOptimize(predictor->predict(c));
+}
+BENCHMARK(BM_PredictInProcessSim)->Unit(benchmark::kMicrosecond);
+
+// What the first request of a setup costs a fresh predictor (a command's one prediction): the GNN's and sim's.
+void BM_PredictFirstOfSetup(benchmark::State& state) {
+  const SimParams params = load_sim_params(default_sim_params_path());
+  CatalogCache catalogs;
+  const SimConfig c = default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto predictor = state.range(0) ? load_predictor(data_dir() / "predictors" / "llmco2.model", params)
+                                    : make_sim_predictor(params);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(predictor->predict(c));
+    state.PauseTiming();
+    predictor.reset();
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_PredictFirstOfSetup)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // One request through the public API, as the HTTP server and the Python bindings answer it: resolving the model, GPU,
 // node, region and embodied carbon, the prediction, the footprint and its JSON document.

@@ -23,6 +23,7 @@ struct SamplingMode {
   bool greedy = false;
   bool top_p = true;
   bool penalties = false;
+  bool operator==(const SamplingMode&) const = default;
 };
 
 struct EngineProfile {

@@ -39,11 +39,17 @@ GraphFeatures device_features(const Gpu& gpu, const Request& request) {
   return f;
 }
 
-GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const Request& request) {
-  GraphFeatures f = device_features(gpu, request);
+void price_nodes(const KernelGraph& graph, const Gpu& gpu, GraphFeatures& f) {
+  f.nodes.clear();
+  f.step_nodes.clear();
   for (const auto& node : graph.nodes) f.nodes.push_back(node_features(node, kernel_roofs(node.type, f, gpu)));
   for (const auto& node : graph.step_nodes)
     f.step_nodes.push_back(node_features(node, kernel_roofs(node.type, f, gpu)));
+}
+
+GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const Request& request) {
+  GraphFeatures f = device_features(gpu, request);
+  price_nodes(graph, gpu, f);
   return f;
 }
 

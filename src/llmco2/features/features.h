@@ -34,5 +34,8 @@ GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const R
 // The features that depend only on the GPU and the request's GPU count and precision (peaks, link, notes), with no
 // node features: all the simulator reads (kernel_roofs), the same for every request of a setup.
 GraphFeatures device_features(const Gpu& gpu, const Request& request);
+// Prices every node of `graph` under the device roofs `features` holds (device_features of the graph's GPU and
+// request): its nodes and step_nodes replaced, their storage kept. compute_features = device_features + price_nodes.
+void price_nodes(const KernelGraph& graph, const Gpu& gpu, GraphFeatures& features);
 
 }  // namespace llmco2

@@ -1,6 +1,7 @@
 // predictor/encoding.cc - kernel graph + Roofline features -> GNN inputs.
 #include "predictor/encoding.h"
 
+#include <array>
 #include <cmath>
 
 #include "core/error.h"
@@ -14,35 +15,43 @@ namespace {
 bool split_phases(FeatureSet set) { return set != FeatureSet::merged; }
 bool hardware_aware(FeatureSet set) { return set == FeatureSet::llmco2; }
 
-void append_common(std::vector<float>& x, const KernelNode& node, bool step, int layers) {
-  for (int t = 0; t < kKernelTypeCount; ++t) x.push_back(static_cast<int>(node.type) == t ? 1.0f : 0.0f);
-  x.push_back(log_feature(static_cast<double>(node.d_in)));
-  x.push_back(log_feature(static_cast<double>(node.d_out)));
-  x.push_back(step ? 1.0f : 0.0f);
-  x.push_back(log_feature(step ? 1.0 : layers));
-  x.push_back(node.expert == "routed" ? 1.0f : 0.0f);
-  x.push_back(node.expert == "shared" ? 1.0f : 0.0f);
+// Writes one node's features in place: the node's row of EncodedGraph::x, sized by the caller.
+struct RowWriter {
+  float* at;
+  void put(float value) { *at++ = value; }
+};
+
+void write_setup_columns(RowWriter& x, const KernelNode& node, bool step, int layers) {
+  for (int t = 0; t < kKernelTypeCount; ++t) x.put(static_cast<int>(node.type) == t ? 1.0f : 0.0f);
+  x.put(log_feature(static_cast<double>(node.d_in)));
+  x.put(log_feature(static_cast<double>(node.d_out)));
+  x.put(step ? 1.0f : 0.0f);
+  x.put(log_feature(step ? 1.0 : layers));
+  x.put(node.expert == "routed" ? 1.0f : 0.0f);
+  x.put(node.expert == "shared" ? 1.0f : 0.0f);
 }
 
-void append_cost(std::vector<float>& x, const KernelCost& cost) {
-  x.push_back(log_feature(cost.ops));
-  x.push_back(log_feature(cost.mem_bytes()));
-  x.push_back(log_feature(cost.net_bytes));
+void write_cost(RowWriter& x, const KernelCost& cost) {
+  x.put(log_feature(cost.ops));
+  x.put(log_feature(cost.mem_bytes()));
+  x.put(log_feature(cost.net_bytes));
 }
 
-void append_node(std::vector<float>& x, const KernelNode& node, const NodeFeatures& roof, bool step, int layers,
-                 FeatureSet set) {
-  append_common(x, node, step, layers);
+// The node's row; its first kSetupNodeColumns left as they are when `setup_columns_kept`.
+void write_node(RowWriter x, const KernelNode& node, const NodeFeatures& roof, bool step, int layers, FeatureSet set,
+                bool setup_columns_kept) {
+  if (setup_columns_kept) x.at += kSetupNodeColumns;
+  else write_setup_columns(x, node, step, layers);
   if (!split_phases(set)) {
     KernelCost both = node.prefill;
     both += node.decode;
-    append_cost(x, both);
+    write_cost(x, both);
     return;
   }
-  append_cost(x, node.prefill);
-  if (hardware_aware(set)) x.push_back(log_feature(roof.prefill.perf_ops_per_s));
-  append_cost(x, node.decode);
-  if (hardware_aware(set)) x.push_back(log_feature(roof.decode.perf_ops_per_s));
+  write_cost(x, node.prefill);
+  if (hardware_aware(set)) x.put(log_feature(roof.prefill.perf_ops_per_s));
+  write_cost(x, node.decode);
+  if (hardware_aware(set)) x.put(log_feature(roof.decode.perf_ops_per_s));
 }
 
 // Step nodes (embedding, final norm, LM head) join the layer graph: embedding -> first layer kernel, last layer
@@ -104,8 +113,7 @@ void append_globals(EncodedGraph& g, const SimConfig& c, const KernelGraph& grap
 
 double safe_log(double value) { return value > 0 ? std::log(value) : 0.0; }
 
-void set_physics(EncodedGraph& g, const SimConfig& c, const SimWorkload& workload, const SimParams& params) {
-  const SimResult sim = run_workload(workload, params);
+void set_physics(EncodedGraph& g, const SimConfig& c, const SimResult& sim) {
   g.physics_log[energy_prefill] = safe_log(sim.energy_j.prefill * c.batch_scale);
   g.physics_log[energy_decode] = safe_log(sim.energy_j.decode * c.batch_scale);
   g.physics_log[latency_prefill] = safe_log(sim.latency_s.prefill);
@@ -168,26 +176,64 @@ std::vector<std::string> global_feature_names(FeatureSet set) {
 
 float log_feature(double value) { return static_cast<float>(std::log1p(std::max(value, 0.0))); }
 
-int node_width(FeatureSet set) { return static_cast<int>(node_feature_names(set).size()); }
-int global_width(FeatureSet set) { return static_cast<int>(global_feature_names(set).size()); }
+// The widths are the names' counts, counted once (the names are strings built per call).
+int node_width(FeatureSet set) {
+  static const std::array<int, 3> widths = {static_cast<int>(node_feature_names(FeatureSet::merged).size()),
+                                            static_cast<int>(node_feature_names(FeatureSet::phases).size()),
+                                            static_cast<int>(node_feature_names(FeatureSet::llmco2).size())};
+  return widths[static_cast<int>(set)];
+}
+int global_width(FeatureSet set) {
+  static const std::array<int, 3> widths = {static_cast<int>(global_feature_names(FeatureSet::merged).size()),
+                                            static_cast<int>(global_feature_names(FeatureSet::phases).size()),
+                                            static_cast<int>(global_feature_names(FeatureSet::llmco2).size())};
+  return widths[static_cast<int>(set)];
+}
+
+void encode_described(const SimConfig& c, FeatureSet set, const KernelGraph& graph, const GraphFeatures& roof,
+                      const SimResult& physics, EncodedGraph& g, bool setup_columns_kept) {
+  const int layer_nodes = static_cast<int>(graph.nodes.size()), step_nodes = static_cast<int>(graph.step_nodes.size());
+  const int width = node_width(set);
+  setup_columns_kept = setup_columns_kept && g.nodes == layer_nodes + step_nodes;
+  g.nodes = layer_nodes + step_nodes;
+  g.x.resize(static_cast<size_t>(g.nodes * width));
+  auto row = [&](int i) { return RowWriter{g.x.data() + static_cast<ptrdiff_t>(i) * width}; };
+  for (int i = 0; i < layer_nodes; ++i)
+    write_node(row(i), graph.nodes[i], roof.nodes[i], false, graph.layers, set, setup_columns_kept);
+  for (int i = 0; i < step_nodes; ++i)
+    write_node(row(layer_nodes + i), graph.step_nodes[i], roof.step_nodes[i], true, graph.layers, set,
+               setup_columns_kept);
+  g.edges.assign(graph.edges.begin(), graph.edges.end());
+  add_step_edges(g, layer_nodes, step_nodes);
+  g.globals.clear();
+  append_globals(g, c, graph, set);
+  set_physics(g, c, physics);
+  g.has_decode = c.request.gen_tokens > 1;
+}
 
 EncodedGraph encode_graph(const SimConfig& c, FeatureSet set, const SimParams& params) {
   // One description of the request: the graph, its Roofline features and the simulator's workload.
   const Workload workload = describe_workload(*c.model, *c.gpu, c.request, c.scenario);
-  const KernelGraph& graph = workload.graph;
-  const GraphFeatures& roof = workload.features;
   EncodedGraph g;
-  const int layer_nodes = static_cast<int>(graph.nodes.size()), step_nodes = static_cast<int>(graph.step_nodes.size());
-  g.nodes = layer_nodes + step_nodes;
-  g.x.reserve(static_cast<size_t>(g.nodes * node_width(set)));
-  for (int i = 0; i < layer_nodes; ++i) append_node(g.x, graph.nodes[i], roof.nodes[i], false, graph.layers, set);
-  for (int i = 0; i < step_nodes; ++i) append_node(g.x, graph.step_nodes[i], roof.step_nodes[i], true, graph.layers, set);
-  for (const auto& [from, to] : graph.edges) g.edges.emplace_back(from, to);
-  add_step_edges(g, layer_nodes, step_nodes);
-  append_globals(g, c, graph, set);
-  set_physics(g, c, workload.sim, params);
-  g.has_decode = c.request.gen_tokens > 1;
+  encode_described(c, set, workload.graph, workload.features, run_workload(workload.sim, params), g);
   return g;
+}
+
+SetupEncoder::SetupEncoder(const SimConfig& setup, FeatureSet set, const SimParams& params)
+    : model_(setup.model),
+      gpu_(setup.gpu),
+      set_(set),
+      simulator_(*model_, *gpu_, setup.request, setup.scenario, params),
+      roof_(simulator_.device()) {}
+
+const EncodedGraph* SetupEncoder::encode(const SimConfig& c) {
+  const SimResult physics = simulator_.simulate(c.request);
+  const KernelGraph* graph = simulator_.template_graph();
+  if (!graph) return nullptr;
+  price_nodes(*graph, *gpu_, roof_);
+  encode_described(c, set_, *graph, roof_, physics, graph_, encoded_);
+  encoded_ = true;
+  return &graph_;
 }
 
 }  // namespace llmco2

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "features/features.h"
+#include "graph/kernel_graph.h"
 #include "sim/label.h"
 
 namespace llmco2 {
@@ -44,5 +47,36 @@ std::vector<std::string> global_feature_names(FeatureSet set);
 
 // Encodes a configuration (its request, scenario and batch scale); `params` give the physics estimate.
 EncodedGraph encode_graph(const SimConfig& config, FeatureSet set, const SimParams& params);
+// The same from the request's kernel graph, its priced nodes and the simulator's result, computed by the caller
+// (encode_graph describes the workload itself): into `g`, its storage reused. `setup_columns_kept`: `g` holds an
+// encoding of a request of the same setup, whose first kSetupNodeColumns of each node are kept, not recomputed.
+void encode_described(const SimConfig& config, FeatureSet set, const KernelGraph& graph, const GraphFeatures& roof,
+                      const SimResult& physics, EncodedGraph& g, bool setup_columns_kept = false);
+
+// encode_graph for the requests of one setup (same_setup), prepared once: the setup's SetupSimulator re-costs its
+// kernel-graph template and simulates each request as arithmetic, the nodes are priced on the setup's device
+// features, and the encoded graph's storage is reused. One thread at a time.
+class SetupEncoder {
+ public:
+  // Throws Error when the setup is invalid for the model.
+  SetupEncoder(const SimConfig& setup, FeatureSet set, const SimParams& params);
+  // encode_graph(config, set, params), bit for bit, for a configuration of the setup; null when the request takes
+  // the simulator's plain path (waves, steady state, no KV cache). Throws Error for counts the model rejects. Valid
+  // until the next call.
+  const EncodedGraph* encode(const SimConfig& config);
+
+ private:
+  std::shared_ptr<const ModelSpec> model_;  // kept alive for simulator_
+  std::shared_ptr<const Gpu> gpu_;
+  FeatureSet set_;
+  SetupSimulator simulator_;
+  GraphFeatures roof_;
+  EncodedGraph graph_;
+  bool encoded_ = false;  // graph_ holds a request of the setup: its setup columns are kept
+};
+
+// The first node columns (kernel type, widths, step, repeats, expert kind): the same for every request of a setup
+// (model, GPU, GPU count, precision, engine, scenario) in every feature set; the columns after them follow the counts.
+inline constexpr int kSetupNodeColumns = kKernelTypeCount + 6;
 
 }  // namespace llmco2

@@ -65,9 +65,14 @@ std::array<double, kOutputs> gnn_forward(const GnnWeights& w, const EncodedGraph
   const RowMatrix x = standardised(g.x, g.nodes, w.node_norm);
   const RowMatrix h1 = sage(x, g.edges, w.sage1_self, w.sage1_neigh, w.sage1_bias);
   const RowMatrix h2 = sage(h1, g.edges, w.sage2_self, w.sage2_neigh, w.sage2_bias);
+  return gnn_readout(w, h2.data(), g.nodes, g);
+}
+
+std::array<double, kOutputs> gnn_readout(const GnnWeights& w, const float* h2, int nodes, const EncodedGraph& g) {
+  const Eigen::Map<const RowMatrix> h(h2, nodes, w.hidden);
   const RowMatrix globals = standardised(g.globals, 1, w.global_norm);
   Eigen::VectorXf z(w.hidden + globals.cols());
-  z << h2.colwise().mean().transpose(), globals.row(0).transpose();
+  z << h.colwise().mean().transpose(), globals.row(0).transpose();
   const Eigen::VectorXf hidden = (w.head1 * z + w.head1_bias).cwiseMax(0.0f);
   const Eigen::VectorXf out = w.head2 * hidden + w.head2_bias;
   std::array<double, kOutputs> y{};

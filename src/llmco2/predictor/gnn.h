@@ -40,6 +40,10 @@ struct GnnWeights {
 
 // The network's 4 outputs for one graph, in log space, offsets included.
 std::array<double, kOutputs> gnn_forward(const GnnWeights& weights, const EncodedGraph& graph);
+// What follows the SAGE layers: the mean over the nodes of `h2` (nodes x hidden, row-major), the global features,
+// the two linear layers and the offsets.
+std::array<double, kOutputs> gnn_readout(const GnnWeights& weights, const float* h2, int nodes,
+                                         const EncodedGraph& graph);
 
 ModelFile gnn_to_file(const GnnWeights& weights);
 // Checks kind, feature widths and every tensor shape; throws Error naming `source`.

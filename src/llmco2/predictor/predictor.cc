@@ -2,6 +2,7 @@
 #include "predictor/predictor.h"
 
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -9,22 +10,42 @@
 #include "graph/kernel_graph.h"
 #include "predictor/deepen.h"
 #include "predictor/gnn.h"
+#include "predictor/gnn_prepared.h"
+#include "predictor/setup_cache.h"
 
 namespace llmco2 {
 namespace {
 
+// The simulator, a SetupSimulator kept for each setup that comes again (the same results as simulate(), bit for
+// bit); simulate() itself for a setup's first request and for a setup or counts the model rejects, whose errors it
+// reports.
 class SimPredictor final : public Predictor {
  public:
   explicit SimPredictor(SimParams params) : params_(std::move(params)) {}
   std::string name() const override { return "sim"; }
   Prediction predict(const SimConfig& c) const override {
-    const SimResult r = simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
+    const SimResult r = simulate_setup(c);
     return phase_prediction(r.energy_j.prefill * c.batch_scale, r.energy_j.decode * c.batch_scale, r.latency_s.prefill,
                             r.latency_s.decode);
   }
 
  private:
+  SimResult simulate_setup(const SimConfig& c) const {
+    auto lent = cache_.take(c);
+    if (!lent.state && !lent.seen) return simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
+    std::optional<SimResult> r;
+    try {
+      if (!lent.state) lent.state = std::make_unique<SetupSimulator>(*c.model, *c.gpu, c.request, c.scenario, params_);
+      r = lent.state->simulate(c.request);
+    } catch (const Error&) {
+      // an invalid setup or counts (checked before the state changes): simulate() reports them
+    }
+    if (lent.state) cache_.give_back(std::move(lent));
+    return r ? *r : simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
+  }
+
   SimParams params_;
+  mutable SetupCache<SetupSimulator> cache_{16};
 };
 
 class LlmCarbonPredictor final : public Predictor {
@@ -50,23 +71,73 @@ class LlmCarbonPredictor final : public Predictor {
   double utilisation_;
 };
 
+// The GNN. The encoder and prepared forward pass of each setup that comes again are kept (SetupCache), so a request
+// of a known setup costs its counts' arithmetic and the network; the plain path (encode_graph, gnn_forward) serves a
+// setup's first request and what the prepared path cannot take: builds
+// where the prepared pass cannot match Eigen, waves and the other requests the setup simulator leaves to simulate(),
+// and invalid setups and counts, whose errors it reports.
 class GnnPredictor final : public Predictor {
  public:
-  GnnPredictor(GnnWeights weights, SimParams params) : weights_(std::move(weights)), params_(std::move(params)) {}
+  GnnPredictor(GnnWeights weights, SimParams params)
+      : weights_(std::move(weights)), params_(std::move(params)), by_input_(sage_weights_by_input(weights_)) {}
   std::string name() const override { return weights_.info.value("name", "llmco2"); }
   Prediction predict(const SimConfig& c) const override {
+    if (by_input_) {
+      if (auto y = predict_prepared(c)) return prediction(*y);
+    }
     const EncodedGraph g = encode_graph(c, weights_.features, params_);
-    const auto y = gnn_forward(weights_, g);
-    const double decode_e = g.has_decode ? std::exp(y[energy_decode]) : 0.0;
-    const double decode_t = g.has_decode ? std::exp(y[latency_decode]) : 0.0;
+    return prediction({gnn_forward(weights_, g), g.has_decode});
+  }
+
+ private:
+  struct Prepared {
+    Prepared(const SimConfig& setup, FeatureSet set, const SimParams& params) : encoder(setup, set, params) {}
+    SetupEncoder encoder;
+    std::optional<PreparedGnnPass> pass;
+  };
+  struct Outputs {
+    std::array<double, kOutputs> y;
+    bool has_decode;
+  };
+
+  // The network's outputs through the setup's prepared state, or nullopt for the plain path.
+  std::optional<Outputs> predict_prepared(const SimConfig& c) const {
+    auto lent = cache_.take(c);
+    if (!lent.state && !lent.seen) return std::nullopt;
+    try {
+      if (!lent.state) lent.state = std::make_unique<Prepared>(c, weights_.features, params_);
+    } catch (const Error&) {
+      return std::nullopt;  // an invalid setup: the plain path reports it
+    }
+    std::optional<Outputs> out;
+    try {
+      if (const EncodedGraph* g = lent.state->encoder.encode(c)) out = forward(*lent.state, *g);
+    } catch (const Error&) {
+      // counts the model rejects (checked before the state changes): the plain path reports them
+    }
+    cache_.give_back(std::move(lent));
+    return out;
+  }
+
+  Outputs forward(Prepared& p, const EncodedGraph& g) const {
+    if (g.nodes < 2) return {gnn_forward(weights_, g), g.has_decode};
+    if (!p.pass || !p.pass->fits(g)) p.pass.emplace(weights_, *by_input_, g, kSetupNodeColumns);
+    return {p.pass->forward(weights_, g), g.has_decode};
+  }
+
+  Prediction prediction(const Outputs& o) const {
+    const auto& y = o.y;
+    const double decode_e = o.has_decode ? std::exp(y[energy_decode]) : 0.0;
+    const double decode_t = o.has_decode ? std::exp(y[latency_decode]) : 0.0;
     const double pre_e = std::exp(y[energy_prefill]), pre_t = std::exp(y[latency_prefill]);
     if (!weights_.phase_outputs) return total_prediction(pre_e + decode_e, pre_t + decode_t);
     return phase_prediction(pre_e, decode_e, pre_t, decode_t);
   }
 
- private:
   GnnWeights weights_;
   SimParams params_;
+  std::optional<SageWeightsByInput> by_input_;  // null: the prepared pass cannot reproduce gnn_forward here
+  mutable SetupCache<Prepared> cache_{16};
 };
 
 class BoundedPredictor final : public Predictor {

@@ -79,6 +79,12 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   return c;
 }
 
+bool same_setup(const SimConfig& a, const SimConfig& b) {
+  const Request &x = a.request, &y = b.request;
+  return a.model == b.model && a.gpu == b.gpu && x.gpus == y.gpus && x.precision == y.precision &&
+         x.flash_attention == y.flash_attention && x.engine == y.engine && a.scenario == b.scenario;
+}
+
 SimConfig config_for_request(const ModelSpec& model, const Gpu& gpu, const Request& request) {
   SimConfig c;
   c.model = std::make_shared<const ModelSpec>(model);

@@ -35,6 +35,10 @@ struct SimConfig {
   WindowMeter meter;       // how the row's energy was metered (nvml_window_mean rows)
 };
 
+// Whether two configurations share their setup: the same model and GPU objects, GPU count, precision, attention
+// kernel, engine and scenario. They may differ in batch, prompt, gen, batch scale and meter.
+bool same_setup(const SimConfig& a, const SimConfig& b);
+
 // Resolves model and GPU names through the bundled catalogs once per name.
 class CatalogCache {
  public:

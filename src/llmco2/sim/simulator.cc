@@ -466,11 +466,13 @@ SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Req
 SetupSimulator::~SetupSimulator() = default;
 
 SimResult SetupSimulator::simulate(const Request& request) {
+  template_graph_ = nullptr;
   validate_counts(request, model_);
   const MemoryPlan plan = memory_.plan(request);
   const bool waves = plan.runs() && plan.waves > 1 && scenario_.parallelism == Parallelism::tensor;
   if (!prepared_ || waves) return llmco2::simulate(model_, gpu_, request, scenario_, params_);
   const KernelGraph& graph = graph_.evaluate(request);
+  template_graph_ = &graph;
   fill_segment(workload_.prefill[0], model_, gpu_, request, graph, features_, Phase::prefill, 1,
                graph_.shape(Phase::prefill).steps);
   workload_.decode.resize(request.gen_tokens > 1 ? 1 : 0);

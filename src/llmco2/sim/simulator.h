@@ -34,6 +34,7 @@ struct SimScenario {
   // its sequences sit at a mean context of prompt + E[G^2] / (2 E[G]) = prompt + gen (1 + cv^2) / 2, not gen / 2.
   double gen_tokens_cv = 0;
   SamplingMode sampling;  // what the engine's sampler does per step (EngineProfile::sampler_bytes_per_logit)
+  bool operator==(const SimScenario&) const = default;
 };
 
 // Dynamic power is a property of the die and the work, not of the board's TDP (which only caps it). Each die's
@@ -161,6 +162,11 @@ class SetupSimulator {
   // `request`: the setup's GPUs, precision, attention kernel and engine with its own batch, prompt and gen (checked:
   // throws Error as validate_request would).
   SimResult simulate(const Request& request);
+  // The graph the last simulate() priced through the setup's template (build_kernel_graph of its request), or null
+  // when that call took simulate() itself (waves, steady state, no KV cache) or none was made. Valid until the next.
+  const KernelGraph* template_graph() const { return template_graph_; }
+  // The setup's device features (device_features: peaks, link, notes; no node features).
+  const GraphFeatures& device() const { return features_; }
 
  private:
   const ModelSpec& model_;
@@ -173,6 +179,7 @@ class SetupSimulator {
   GraphFeatures features_;
   SimWorkload workload_;
   std::unique_ptr<ResolvedParams> resolved_;  // references into params_
+  const KernelGraph* template_graph_ = nullptr;
 };
 
 // One noisy repeat: the result scaled by seeded log-normal factors with the params' spreads.
