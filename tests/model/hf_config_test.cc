@@ -508,6 +508,21 @@ TEST(ModelCatalog, ResolvesIdsHfReposAndPaths) {
   EXPECT_EQ(tiny.default_dtype, DType::fp16);
 }
 
+// A bundled config is read once per process: the same object each time (a server resolves it per request), with
+// Llama-3.1-8B's published shape (config.json: hidden_size 4096, 32 layers, 8 KV heads).
+TEST(ModelCatalog, ABundledConfigIsReadOnce) {
+  const ModelCatalog& catalog = ModelCatalog::bundled();
+  const ModelEntry* entry = catalog.find("llama-3.1-8b");
+  ASSERT_NE(entry, nullptr);
+  const ModelSpec& first = catalog.config_of(*entry);
+  EXPECT_EQ(&catalog.config_of(*entry), &first);
+  EXPECT_EQ(first.hidden, 4096);
+  EXPECT_EQ(first.layers, 32);
+  EXPECT_EQ(first.max_kv_heads(), 8);
+  EXPECT_EQ(catalog.resolve("meta-llama/Llama-3.1-8B").hidden, 4096);
+  EXPECT_EQ(catalog.resolve("llama-3.1-8b").id, "llama-3.1-8b");
+}
+
 TEST(ModelCatalog, IndexSaysWhetherAConfigIsReconstructed) {
   const auto dir = std::filesystem::path(testing::TempDir()) / "bad-catalog";
   std::filesystem::create_directories(dir);

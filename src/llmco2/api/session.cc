@@ -156,7 +156,7 @@ std::vector<Result> Session::predict_many(const std::vector<Request>& requests, 
 Json Session::models() const {
   Json list = Json::array();
   for (const auto& entry : ModelCatalog::bundled().entries()) {
-    const ModelSpec m = read_hf_config(entry.config_path);
+    const ModelSpec& m = ModelCatalog::bundled().config_of(entry);
     list.push_back({{"id", entry.id}, {"hf_repo", entry.hf_repo}, {"family", m.family}, {"layers", m.layers},
                     {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.max_kv_heads()},
                     {"params", m.total_params()}, {"active_params", m.active_params()},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/paths.h"
+#include "core/read_once.h"
 
 namespace llmco2 {
 
@@ -35,23 +36,5 @@ std::string_view indexed_data_dir();
 inline bool catalog_index_applies() {
   return !indexed_gpus().empty() && !indexed_nodes().empty() && data_dir().string() == indexed_data_dir();
 }
-
-// Catalog items read from their files at most once each, by id; thread-safe, the references stay valid.
-template <class Item>
-class ReadOnce {
- public:
-  // The item of `id`, calling read() the first time.
-  template <class Read>
-  const Item& get(std::string_view id, Read read) {
-    std::lock_guard lock(mutex_);
-    auto& slot = items_[id];
-    if (!slot) slot = std::make_unique<const Item>(read());
-    return *slot;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<std::string_view, std::unique_ptr<const Item>> items_;  // ids point into the generated table
-};
 
 }  // namespace llmco2

@@ -68,6 +68,10 @@ const ModelEntry* ModelCatalog::find(const std::string& name) const {
   return nullptr;
 }
 
+const ModelSpec& ModelCatalog::config_of(const ModelEntry& entry) const {
+  return configs_->get(entry.id, [&] { return read_hf_config(entry.config_path); });
+}
+
 ModelSpec ModelCatalog::resolve(const std::string& name, std::string* note) const {
   if (written_as_path(name)) return read_model_path(name);
   const ModelEntry* entry = find(name);
@@ -76,7 +80,7 @@ ModelSpec ModelCatalog::resolve(const std::string& name, std::string* note) cons
     *note = fmt::format("'{}' is a bundled model id and also a path here: used the bundled model (write ./{} for the "
                         "path)", name, name);
   if (entry) {
-    ModelSpec spec = read_hf_config(entry->config_path);
+    ModelSpec spec = config_of(*entry);
     spec.id = entry->id;
     spec.reconstructed = entry->reconstructed;
     return spec;

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/read_once.h"
 #include "model/model_spec.h"
 
 namespace llmco2 {
@@ -35,8 +37,12 @@ class ModelCatalog {
   // The bundled entry with this id or HF repo id, or nullptr.
   const ModelEntry* find(const std::string& name) const;
 
+  // The entry's config.json, read once per process (a server answers each request from it; `models` lists all).
+  const ModelSpec& config_of(const ModelEntry& entry) const;
+
  private:
   std::vector<ModelEntry> entries_;
+  std::shared_ptr<ReadOnce<ModelSpec>> configs_ = std::make_shared<ReadOnce<ModelSpec>>();
 };
 
 }  // namespace llmco2
