@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "core/error.h"
@@ -31,33 +32,47 @@ KernelClass kernel_class(KernelType type) {
   }
 }
 
+bool is_routed(const KernelNode& node, const ModelSpec& model) { return node.expert == "routed" && model.moe; }
+
 // GEMM rows one launch of the node processes per step; routed experts split the tokens among the loaded experts.
 // A node of the mean layer run by a share of the layers (DeepSeek's MoE layers) holds that share of their rows.
-double rows_per_launch(const KernelNode& node, Phase phase, double steps, const ModelSpec& model) {
+double rows_per_launch(const KernelNode& node, Phase phase, double steps, const ModelSpec& model, bool routed) {
   const double rows = quotient(quotient(node.cost(phase).tokens, steps), node.layer_share);
-  if (node.expert != "routed" || !model.moe) return rows;
+  if (!routed) return rows;
   const double loaded = phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode;
   return rows * model.moe->experts_per_token / std::max(loaded, 1.0);
+}
+
+// The part of a launch of `node` that the setup decides (class, roofs, sampler) and its launches per step.
+void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const GraphFeatures& features,
+                      const Gpu& gpu) {
+  k.count = count;
+  k.work.kind = kernel_class(node.type);
+  k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
+  k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
+  k.sampler = node.kernel == kSamplerKernel;
+}
+
+// The request's part: one launch's work of `node` in `phase`, whose phase runs `steps` forward passes.
+void set_kernel_work(KernelWork& w, const KernelNode& node, Phase phase, double steps, const ModelSpec& model,
+                     bool routed) {
+  const KernelCost& c = node.cost(phase);
+  const double per_launch = steps * node.layer_share;  // the mean layer's cost spread over the layers that run it
+  if (per_launch == 1.0) {  // x / 1 = x: no division
+    w.ops = c.ops, w.mem_bytes = c.mem_bytes(), w.net_bytes = c.net_bytes;
+  } else {  // adjacent quotients by one divisor, which the compiler pairs into one vector division
+    w.ops = c.ops / per_launch, w.mem_bytes = c.mem_bytes() / per_launch;
+    w.net_bytes = quotient(c.net_bytes, per_launch);
+  }
+  w.rows = std::max(1.0, rows_per_launch(node, phase, steps, model, routed));
+  w.dequant_ops = quotient(c.dequant_ops, per_launch);
 }
 
 // Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase`.
 void set_sim_kernel(SimKernel& k, const KernelNode& node, Phase phase, double steps, double count,
                     const ModelSpec& model, const GraphFeatures& features, const Gpu& gpu) {
-  const KernelCost& c = node.cost(phase);
-  const double per_launch = steps * node.layer_share;  // the mean layer's cost spread over the layers that run it
-  k.count = count;
-  k.work.kind = kernel_class(node.type);
-  if (per_launch == 1.0) {  // x / 1 = x: no division
-    k.work.ops = c.ops, k.work.mem_bytes = c.mem_bytes(), k.work.net_bytes = c.net_bytes;
-  } else {  // adjacent quotients by one divisor, which the compiler pairs into one vector division
-    k.work.ops = c.ops / per_launch, k.work.mem_bytes = c.mem_bytes() / per_launch;
-    k.work.net_bytes = quotient(c.net_bytes, per_launch);
-  }
-  k.work.rows = std::max(1.0, rows_per_launch(node, phase, steps, model));
-  k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
-  k.work.dequant_ops = quotient(c.dequant_ops, per_launch);
-  k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
-  k.sampler = node.kernel == kSamplerKernel;
+  set_kernel_setup(k, node, count, features, gpu);
+  set_kernel_work(k.work, node, phase, steps, model, is_routed(node, model));
 }
 
 // Appends to `s` the kernels of `graph` in `phase` that `keep(node, is_layer_node)` selects: layer nodes launched once
@@ -85,12 +100,16 @@ void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Ke
 
 // Fills `s` (its kernels replaced, their storage kept) with `steps` identical steps of `phase` of `graph`, whose
 // phase runs `phase_steps` forward passes.
-void fill_segment(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Request& request,
-                  const KernelGraph& graph, const GraphFeatures& features, Phase phase, double steps,
-                  double phase_steps) {
+void set_segment_shape(SimSegment& s, const Request& request, Phase phase, double steps) {
   s.steps = steps;
   s.sequences = static_cast<double>(request.batch);
   s.step_tokens = static_cast<double>(request.batch * (phase == Phase::prefill ? request.prompt_tokens : 1L));
+}
+
+void fill_segment(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Request& request,
+                  const KernelGraph& graph, const GraphFeatures& features, Phase phase, double steps,
+                  double phase_steps) {
+  set_segment_shape(s, request, phase, steps);
   s.kernels.clear();
   add_kernels(s, model, gpu, graph, features, phase, phase_steps, [](const KernelNode&, bool) { return true; });
 }
@@ -143,18 +162,24 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
   const EngineProfile& engine = r.engine;
   StepCost c;
   double work_s = 0, network_s = 0, launches = 0;
+  double kernel_s = 0, compute_s = 0, memory_s = 0;  // of the last kernel timed, for the launches that repeat it
   for (const auto& k : s.kernels) {
     launches += k.count;
     if (k.work.kind == KernelClass::network) {
       network_s += k.count * allreduce_s(k.work, w.roofs, net, r.direct_allreduce);
       continue;
     }
-    // The sampler: the one pass the graph counts, scaled to the engine's sampler (its time, operations and bytes).
-    const double passes = k.sampler ? r.sampler_passes : 1.0;
-    work_s += k.count * (k.sampler ? kernel_time_s(scaled_work(k.work, passes), w.roofs, eff, net)
-                                   : kernel_time_s(k.work, w.roofs, eff, net));
-    if (k.work.ops > 0) c.compute_s += k.count * passes * k.work.ops / k.work.peak_ops_per_s;
-    c.memory_s += k.count * passes * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
+    if (!k.repeats_previous) {
+      // The sampler: the one pass the graph counts, scaled to the engine's sampler (its time, operations and bytes).
+      const double passes = k.sampler ? r.sampler_passes : 1.0;
+      kernel_s = k.sampler ? kernel_time_s(scaled_work(k.work, passes), w.roofs, eff, net)
+                           : kernel_time_s(k.work, w.roofs, eff, net);
+      compute_s = k.work.ops > 0 ? k.count * passes * k.work.ops / k.work.peak_ops_per_s : 0.0;
+      memory_s = k.count * passes * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
+    }
+    work_s += k.count * kernel_s;
+    if (k.work.ops > 0) c.compute_s += compute_s;
+    c.memory_s += memory_s;
   }
   const double wait_s = w.roofs.tp_gpus > 1 ? r.params.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
@@ -445,6 +470,17 @@ Request with_unit_counts(Request setup) {
   return setup;
 }
 
+// Whether `node` in `phase` has exactly the inputs of `before` that a launch's work depends on besides the setup's:
+// its costs and experts loaded, bit for bit.
+bool same_phase_inputs(const KernelNode& node, const KernelNode& before, Phase phase) {
+  static_assert(sizeof(KernelCost) == 9 * sizeof(double), "KernelCost is compared as its bytes");
+  const bool prefill = phase == Phase::prefill;
+  const double loaded = prefill ? node.experts_loaded_prefill : node.experts_loaded_decode;
+  const double loaded_before = prefill ? before.experts_loaded_prefill : before.experts_loaded_decode;
+  return std::memcmp(&node.cost(phase), &before.cost(phase), sizeof(KernelCost)) == 0 &&
+         std::memcmp(&loaded, &loaded_before, sizeof(double)) == 0;
+}
+
 }  // namespace
 
 SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SimScenario& scenario,
@@ -460,7 +496,42 @@ SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Req
   check_scenario(scenario, setup.gpus);
   set_device(workload_, gpu, setup, scenario);
   resolved_ = std::make_unique<ResolvedParams>(resolve_params(workload_, params));
+  const KernelGraph& graph = graph_.evaluate(with_unit_counts(setup));
   workload_.prefill.resize(1);
+  workload_.decode.resize(1);
+  // Each kernel's setup part (class, roofs, launches per step); its work is set per request (refill_segment).
+  for (SimSegment* s : {&workload_.prefill[0], &workload_.decode[0]})
+    add_kernels(*s, model, gpu, graph, features_, Phase::prefill, 1, [](const KernelNode&, bool) { return true; });
+  set_kernel_slots(graph);
+}
+
+void SetupSimulator::set_kernel_slots(const KernelGraph& graph) {
+  auto add = [&](const std::vector<KernelNode>& nodes) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const KernelNode& n = nodes[i];
+      const bool routed = is_routed(n, model_);
+      const KernelNode* before = i > 0 ? &nodes[i - 1] : nullptr;
+      slots_.push_back({routed, before && before->type == n.type && before->layer_share == n.layer_share &&
+                                    is_routed(*before, model_) == routed && before->kernel != kSamplerKernel &&
+                                    n.kernel != kSamplerKernel});
+    }
+  };
+  add(graph.nodes);
+  add(graph.step_nodes);
+}
+
+void SetupSimulator::refill_segment(SimSegment& s, const KernelGraph& graph, const Request& request, Phase phase,
+                                    double steps, double phase_steps) {
+  set_segment_shape(s, request, phase, steps);
+  size_t slot = 0;
+  for (const std::vector<KernelNode>* nodes : {&graph.nodes, &graph.step_nodes})
+    for (size_t i = 0; i < nodes->size(); ++i, ++slot) {
+      SimKernel& k = s.kernels[slot];
+      const KernelNode& node = (*nodes)[i];
+      k.repeats_previous = slots_[slot].may_repeat && same_phase_inputs(node, (*nodes)[i - 1], phase);
+      if (k.repeats_previous) k.work = s.kernels[slot - 1].work;
+      else set_kernel_work(k.work, node, phase, phase_steps, model_, slots_[slot].routed);
+    }
 }
 
 SetupSimulator::~SetupSimulator() = default;
@@ -471,15 +542,16 @@ SimResult SetupSimulator::simulate(const Request& request) {
   const bool waves = plan.runs() && plan.waves > 1 && scenario_.parallelism == Parallelism::tensor;
   if (!prepared_ || waves) return llmco2::simulate(model_, gpu_, request, scenario_, params_);
   const KernelGraph& graph = graph_.evaluate(request);
-  fill_segment(workload_.prefill[0], model_, gpu_, request, graph, features_, Phase::prefill, 1,
-               graph_.shape(Phase::prefill).steps);
-  workload_.decode.resize(request.gen_tokens > 1 ? 1 : 0);
+  refill_segment(workload_.prefill[0], graph, request, Phase::prefill, 1, graph_.shape(Phase::prefill).steps);
   if (request.gen_tokens > 1) {
     const double steps = static_cast<double>(request.gen_tokens - 1);
-    fill_segment(workload_.decode[0], model_, gpu_, request, graph, features_, Phase::decode, steps,
-                 graph_.shape(Phase::decode).steps);
+    refill_segment(workload_.decode[0], graph, request, Phase::decode, steps, graph_.shape(Phase::decode).steps);
+    return run_workload(workload_, *resolved_);
   }
-  return run_workload(workload_, *resolved_);
+  workload_.decode.swap(spare_decode_);  // one generated token: no decode, its segment set aside meanwhile
+  const SimResult result = run_workload(workload_, *resolved_);
+  workload_.decode.swap(spare_decode_);
+  return result;
 }
 
 }  // namespace llmco2

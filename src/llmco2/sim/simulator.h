@@ -51,6 +51,9 @@ struct SimKernel {
   KernelWork work;
   double count = 1;
   bool sampler = false;  // the token sampler: its work is one pass, scaled by the engine's sampler_bytes_per_logit
+  // The same launch as the kernel before it in the segment (SetupSimulator marks v_proj after k_proj, up_proj
+  // after gate_proj): its time is that kernel's, not computed again.
+  bool repeats_previous = false;
 };
 // A run of identical steps (prefill: 1 step; decode: gen-1 steps with the mean context).
 struct SimSegment {
@@ -163,6 +166,15 @@ class SetupSimulator {
   SimResult simulate(const Request& request);
 
  private:
+  // What a kernel slot of the setup's segments takes from its node that no request changes.
+  struct KernelSlot {
+    bool routed = false;  // a routed expert's GEMM: its rows are split among the loaded experts
+    bool may_repeat = false;  // same type, layer share and role as the slot before it (equal costs: equal launches)
+  };
+  void set_kernel_slots(const KernelGraph& graph);
+  void refill_segment(SimSegment& s, const KernelGraph& graph, const Request& request, Phase phase, double steps,
+                      double phase_steps);
+
   const ModelSpec& model_;
   const Gpu& gpu_;
   SimScenario scenario_;
@@ -171,7 +183,9 @@ class SetupSimulator {
   KernelGraphTemplate graph_;
   MemoryPlanner memory_;
   GraphFeatures features_;
-  SimWorkload workload_;
+  SimWorkload workload_;  // its segments' kernels hold the setup's parts (class, roofs, counts) from the start
+  std::vector<KernelSlot> slots_;  // parallel to the graph's nodes, then its step nodes
+  std::vector<SimSegment> spare_decode_;  // where the decode segment waits while a one-token request runs
   std::unique_ptr<ResolvedParams> resolved_;  // references into params_
 };
 
