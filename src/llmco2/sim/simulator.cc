@@ -37,8 +37,9 @@ bool is_routed(const KernelNode& node, const ModelSpec& model) { return node.exp
 
 // GEMM rows one launch of the node processes per step; routed experts split the tokens among the loaded experts.
 // A node of the mean layer run by a share of the layers (DeepSeek's MoE layers) holds that share of their rows.
-double rows_per_launch(const KernelNode& node, Phase phase, double steps, const ModelSpec& model, bool routed) {
-  const double rows = quotient(quotient(node.cost(phase).tokens, steps), node.layer_share);
+double rows_per_launch(const KernelNode& node, const KernelCost& c, Phase phase, double steps, const ModelSpec& model,
+                       bool routed) {
+  const double rows = quotient(quotient(c.tokens, steps), node.layer_share);
   if (!routed) return rows;
   const double loaded = phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode;
   return rows * model.moe->experts_per_token / std::max(loaded, 1.0);
@@ -54,10 +55,10 @@ void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const 
   k.sampler = node.kernel == kSamplerKernel;
 }
 
-// The request's part: one launch's work of `node` in `phase`, whose phase runs `steps` forward passes.
-void set_kernel_work(KernelWork& w, const KernelNode& node, Phase phase, double steps, const ModelSpec& model,
-                     bool routed) {
-  const KernelCost& c = node.cost(phase);
+// The request's part: one launch's work of `node` in `phase` at cost `c` (the node's, or scaled), whose phase runs
+// `steps` forward passes.
+void set_kernel_work(KernelWork& w, const KernelNode& node, const KernelCost& c, Phase phase, double steps,
+                     const ModelSpec& model, bool routed) {
   const double per_launch = steps * node.layer_share;  // the mean layer's cost spread over the layers that run it
   if (per_launch == 1.0) {  // x / 1 = x: no division
     w.ops = c.ops, w.mem_bytes = c.mem_bytes(), w.net_bytes = c.net_bytes;
@@ -65,15 +66,15 @@ void set_kernel_work(KernelWork& w, const KernelNode& node, Phase phase, double 
     w.ops = c.ops / per_launch, w.mem_bytes = c.mem_bytes() / per_launch;
     w.net_bytes = quotient(c.net_bytes, per_launch);
   }
-  w.rows = std::max(1.0, rows_per_launch(node, phase, steps, model, routed));
+  w.rows = std::max(1.0, rows_per_launch(node, c, phase, steps, model, routed));
   w.dequant_ops = quotient(c.dequant_ops, per_launch);
 }
 
-// Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase`.
-void set_sim_kernel(SimKernel& k, const KernelNode& node, Phase phase, double steps, double count,
+// Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase` at cost `c`.
+void set_sim_kernel(SimKernel& k, const KernelNode& node, const KernelCost& c, Phase phase, double steps, double count,
                     const ModelSpec& model, const GraphFeatures& features, const Gpu& gpu) {
   set_kernel_setup(k, node, count, features, gpu);
-  set_kernel_work(k.work, node, phase, steps, model, is_routed(node, model));
+  set_kernel_work(k.work, node, c, phase, steps, model, is_routed(node, model));
 }
 
 // Appends to `s` the kernels of `graph` in `phase` that `keep(node, is_layer_node)` selects: layer nodes launched once
@@ -85,15 +86,12 @@ void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Ke
   auto add = [&](const KernelNode& node, double count, bool layer) {
     if (!keep(node, layer)) return;
     if (scale == 1.0) {
-      set_sim_kernel(s.kernels.emplace_back(), node, phase, steps, count, model, features, gpu);
+      set_sim_kernel(s.kernels.emplace_back(), node, node.cost(phase), phase, steps, count, model, features, gpu);
       return;
     }
-    KernelNode scaled = node;
-    KernelCost& cost = phase == Phase::prefill ? scaled.prefill : scaled.decode;
-    const double tokens = cost.tokens;
-    cost = cost.scaled(scale);
-    cost.tokens = tokens;
-    set_sim_kernel(s.kernels.emplace_back(), scaled, phase, steps, count, model, features, gpu);
+    KernelCost scaled = node.cost(phase).scaled(scale);
+    scaled.tokens = node.cost(phase).tokens;
+    set_sim_kernel(s.kernels.emplace_back(), node, scaled, phase, steps, count, model, features, gpu);
   };
   for (const auto& node : graph.nodes) add(node, graph.layers * node.layer_share, true);
   for (const auto& node : graph.step_nodes) add(node, 1, false);
@@ -308,13 +306,69 @@ bool is_attention(KernelType type) {
 }
 bool samples(const KernelNode& node) { return node.type == KernelType::lm_head || node.kernel == kSamplerKernel; }
 
-// Appends the kernels of `request`'s own graph in `phase` (see add_kernels).
+// Appends the kernels of `graph`, the graph of `request`, in `phase` (see add_kernels).
 template <typename Keep>
-void append_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Request& request, Phase phase,
-                    Keep keep, double scale = 1.0) {
-  const KernelGraph graph = build_kernel_graph(model, request);
-  add_kernels(s, model, gpu, graph, compute_features(graph, gpu, request), phase, phase_shape(phase, request).steps,
-              keep, scale);
+void append_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const GraphFeatures& features,
+                    const KernelGraph& graph, const Request& request, Phase phase, Keep keep, double scale = 1.0) {
+  add_kernels(s, model, gpu, graph, features, phase, phase_shape(phase, request).steps, keep, scale);
+}
+
+// The one decode step of `step` in `s` (its kernels replaced, their storage kept): token-wise kernels from the graph
+// of the step's tokens on `unbounded` (the model without its context window), attention and the sampler from graphs
+// of `model`. `graph_of(model, request)` gives the graph of a request: built (mixed_step_workload) or a setup's
+// template re-costed (MixedStepWorkloads); `features` are the setup's device features.
+template <typename GraphOf>
+void fill_mixed_step(SimSegment& s, const ModelSpec& model, const ModelSpec& unbounded, const Gpu& gpu,
+                     const GraphFeatures& features, const Request& setup, const MixedStep& step, GraphOf&& graph_of) {
+  const long tokens = step.decodes + step.prefill_tokens;
+  if (tokens <= 0 || step.decodes < 0 || step.prefill_tokens < 0) fail("a serving step needs at least one token");
+  s.steps = 1;
+  s.step_tokens = static_cast<double>(tokens);
+  s.sequences = static_cast<double>(step.decodes + step.prefill_chunks);
+  s.kernels.clear();
+  // Token-wise kernels: every token of the step is one GEMM row; the embedding and final norm run over all of them.
+  // The step's tokens belong to many sequences, so their count is not a position: no context-window check (a
+  // 2048-token-window model still runs 8192-token steps).
+  Request flat = setup;
+  flat.batch = 1, flat.prompt_tokens = tokens, flat.gen_tokens = 1;
+  append_kernels(s, unbounded, gpu, features, graph_of(unbounded, flat), flat, Phase::prefill,
+                 [](const KernelNode& n, bool layer) { return layer ? !is_attention(n.type) : !samples(n); });
+  auto layer_attention = [](const KernelNode& n, bool layer) { return layer && is_attention(n.type); };
+  if (step.decodes > 0) {
+    Request decode = setup;
+    decode.batch = step.decodes;
+    decode.prompt_tokens = std::max(1L, std::lround(step.decode_context) - 1);
+    decode.gen_tokens = 2;
+    append_kernels(s, model, gpu, features, graph_of(model, decode), decode, Phase::decode, layer_attention);
+  }
+  if (step.prefill_tokens > 0) {
+    // A chunk of c tokens after p cached ones: the causal prefill of p + c tokens, of which the chunk's queries do
+    // c p + c (c + 1) / 2 of the (p + c)(p + c + 1) / 2 query-key pairs.
+    const long chunks = std::max(1L, step.prefill_chunks);
+    const double c = static_cast<double>(step.prefill_tokens) / static_cast<double>(chunks);
+    const double p = std::max(0.0, step.prefill_context);
+    Request chunk = setup;
+    chunk.batch = chunks;
+    chunk.prompt_tokens = std::max(1L, std::lround(p + c));
+    chunk.gen_tokens = 1;
+    const double n = static_cast<double>(chunk.prompt_tokens);
+    const double share = std::min(1.0, (c * p + c * (c + 1) / 2) / (n * (n + 1) / 2));
+    append_kernels(s, model, gpu, features, graph_of(model, chunk), chunk, Phase::prefill, layer_attention, share);
+  }
+  if (step.logits > 0) {
+    Request head = setup;
+    head.batch = step.logits, head.prompt_tokens = 1, head.gen_tokens = 2;
+    append_kernels(s, model, gpu, features, graph_of(model, head), head, Phase::decode,
+                   [](const KernelNode& n, bool layer) { return !layer && samples(n); });
+  }
+}
+
+// The device half of a serving step's workload: a steady state with the engine's `sampling`.
+void set_step_device(SimWorkload& w, const Gpu& gpu, const Request& setup, const SamplingMode& sampling) {
+  SimScenario scenario;
+  scenario.measures = Measures::steady_state;
+  scenario.sampling = sampling;
+  set_device(w, gpu, setup, scenario);
 }
 
 // Throws Error for a scenario the simulator cannot run on a request of `gpus` GPUs.
@@ -381,54 +435,12 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
 
 SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
                                 const SamplingMode& sampling) {
-  const long tokens = step.decodes + step.prefill_tokens;
-  if (tokens <= 0 || step.decodes < 0 || step.prefill_tokens < 0) fail("a serving step needs at least one token");
-  SimSegment s;
-  s.steps = 1;
-  s.step_tokens = static_cast<double>(tokens);
-  s.sequences = static_cast<double>(step.decodes + step.prefill_chunks);
-  // Token-wise kernels: every token of the step is one GEMM row; the embedding and final norm run over all of them.
-  // The step's tokens belong to many sequences, so their count is not a position: no context-window check (a
-  // 2048-token-window model still runs 8192-token steps).
-  Request flat = setup;
-  flat.batch = 1, flat.prompt_tokens = tokens, flat.gen_tokens = 1;
   ModelSpec unbounded = model;
   unbounded.max_positions.reset();
-  append_kernels(s, unbounded, gpu, flat, Phase::prefill,
-                 [](const KernelNode& n, bool layer) { return layer ? !is_attention(n.type) : !samples(n); });
-  auto layer_attention = [](const KernelNode& n, bool layer) { return layer && is_attention(n.type); };
-  if (step.decodes > 0) {
-    Request decode = setup;
-    decode.batch = step.decodes;
-    decode.prompt_tokens = std::max(1L, std::lround(step.decode_context) - 1);
-    decode.gen_tokens = 2;
-    append_kernels(s, model, gpu, decode, Phase::decode, layer_attention);
-  }
-  if (step.prefill_tokens > 0) {
-    // A chunk of c tokens after p cached ones: the causal prefill of p + c tokens, of which the chunk's queries do
-    // c p + c (c + 1) / 2 of the (p + c)(p + c + 1) / 2 query-key pairs.
-    const long chunks = std::max(1L, step.prefill_chunks);
-    const double c = static_cast<double>(step.prefill_tokens) / static_cast<double>(chunks);
-    const double p = std::max(0.0, step.prefill_context);
-    Request chunk = setup;
-    chunk.batch = chunks;
-    chunk.prompt_tokens = std::max(1L, std::lround(p + c));
-    chunk.gen_tokens = 1;
-    const double n = static_cast<double>(chunk.prompt_tokens);
-    const double share = std::min(1.0, (c * p + c * (c + 1) / 2) / (n * (n + 1) / 2));
-    append_kernels(s, model, gpu, chunk, Phase::prefill, layer_attention, share);
-  }
-  if (step.logits > 0) {
-    Request head = setup;
-    head.batch = step.logits, head.prompt_tokens = 1, head.gen_tokens = 2;
-    append_kernels(s, model, gpu, head, Phase::decode, [](const KernelNode& n, bool layer) { return !layer && samples(n); });
-  }
   SimWorkload w;
-  w.decode.push_back(std::move(s));
-  SimScenario scenario;
-  scenario.measures = Measures::steady_state;
-  scenario.sampling = sampling;
-  set_device(w, gpu, setup, scenario);
+  fill_mixed_step(w.decode.emplace_back(), model, unbounded, gpu, device_features(gpu, setup), setup, step,
+                  [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); });
+  set_step_device(w, gpu, setup, sampling);
   return w;
 }
 
@@ -538,7 +550,7 @@ void SetupSimulator::refill_segment(SimSegment& s, const KernelGraph& graph, con
       const KernelNode& node = (*nodes)[i];
       k.repeats_previous = slots_[slot].may_repeat && same_phase_inputs(node, (*nodes)[i - 1], phase);
       if (k.repeats_previous) k.work = s.kernels[slot - 1].work;
-      else set_kernel_work(k.work, node, phase, phase_steps, model_, slots_[slot].routed);
+      else set_kernel_work(k.work, node, node.cost(phase), phase, phase_steps, model_, slots_[slot].routed);
     }
 }
 
@@ -560,6 +572,31 @@ SimResult SetupSimulator::simulate(const Request& request) {
   const SimResult result = run_workload(workload_, *resolved_);
   workload_.decode.swap(spare_decode_);
   return result;
+}
+
+MixedStepWorkloads::MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup,
+                                       const SamplingMode& sampling)
+    : model_(model),
+      unbounded_(model),
+      gpu_(gpu),
+      setup_(setup),
+      features_(device_features(gpu, setup)),
+      graph_(model, with_unit_counts(setup)) {
+  unbounded_.max_positions.reset();
+  workload_.decode.resize(1);
+  set_step_device(workload_, gpu, setup, sampling);
+}
+
+MixedStepWorkloads::~MixedStepWorkloads() = default;
+
+const SimWorkload& MixedStepWorkloads::workload(const MixedStep& step) {
+  // The template's graph is the model's (max_positions only bounds the checks): validated as build_kernel_graph would.
+  auto graph_of = [this](const ModelSpec& model, const Request& request) -> const KernelGraph& {
+    validate_counts(request, model);
+    return graph_.evaluate(request);
+  };
+  fill_mixed_step(workload_.decode[0], model_, unbounded_, gpu_, features_, setup_, step, graph_of);
+  return workload_;
 }
 
 }  // namespace llmco2

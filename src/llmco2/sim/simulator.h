@@ -125,6 +125,31 @@ struct MixedStep {
 SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
                                 const SamplingMode& sampling = {});
 
+// mixed_step_workload for the steps of one setup (GPUs, precision, engine, attention kernel, sampling): the setup's
+// graph built once as a template and re-costed for each part of a step, its device features and the workload's device
+// half once, the kernels' storage reused. workload(step) equals mixed_step_workload(model, gpu, setup, step, sampling)
+// bit for bit (tests/sim/setup_simulator_test.cc). Not thread-safe; the model and GPU must outlive it.
+class MixedStepWorkloads {
+ public:
+  // Throws Error when the setup is invalid for the model (validate_request).
+  MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SamplingMode& sampling = {});
+  ~MixedStepWorkloads();
+  MixedStepWorkloads(const MixedStepWorkloads&) = delete;
+  MixedStepWorkloads& operator=(const MixedStepWorkloads&) = delete;
+
+  // The workload of `step`, valid until the next call; throws Error as mixed_step_workload does.
+  const SimWorkload& workload(const MixedStep& step);
+
+ private:
+  const ModelSpec& model_;
+  ModelSpec unbounded_;  // the model without its context window: the step's tokens are not positions
+  const Gpu& gpu_;
+  Request setup_;
+  GraphFeatures features_;
+  KernelGraphTemplate graph_;
+  SimWorkload workload_;
+};
+
 // Times and powers the workload under `params`. Cheap: the calibration calls it millions of times.
 SimResult run_workload(const SimWorkload& workload, const SimParams& params);
 
