@@ -1,5 +1,6 @@
-// The prepared path of the simulator (SetupSimulator, label_plan) against the reference (simulate, label_plan_by_row):
-// the same labels to the bit over every bundled model, several GPUs, GPU counts, engines, batches and lengths.
+// The prepared paths of the simulator (SetupSimulator, label_plan, MixedStepWorkloads) against the references
+// (simulate, label_plan_by_row, mixed_step_workload): the same labels and serving steps to the bit over every bundled
+// model, several GPUs, GPU counts, engines, batches and lengths.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -139,6 +140,91 @@ TEST(LabelPlan, GroupedBySetupEqualsRowByRow) {
     EXPECT_GT(fast.rows.size(), 40u);
     EXPECT_GT(fast.rejects.size(), 100u);  // zero batches, the unknown model, 3 GPUs, 300k-token prompts
   }
+}
+
+// Serving steps: decodes alone at short and long contexts, a prompt chunk alone (with and without a cached prefix),
+// mixed steps with finishing chunks, an 8192-token step (beyond small context windows: not a position) and a decode
+// context beyond most windows (rejected by both paths alike).
+std::vector<MixedStep> serving_steps() {
+  std::vector<MixedStep> steps;
+  auto add = [&](long decodes, double context, long tokens, long chunks, double prefix, long logits) {
+    MixedStep s;
+    s.decodes = decodes, s.decode_context = context, s.prefill_tokens = tokens, s.prefill_chunks = chunks;
+    s.prefill_context = prefix, s.logits = logits;
+    steps.push_back(s);
+  };
+  add(1, 10, 0, 0, 0, 1);
+  add(256, 3000.5, 0, 0, 0, 256);
+  add(0, 0, 512, 1, 0, 1);
+  add(0, 0, 2048, 3, 900, 0);
+  add(64, 700, 1500, 2, 300, 65);
+  add(8, 1, 8192, 1, 0, 9);
+  add(1, 250000, 0, 0, 0, 1);
+  return steps;
+}
+
+// Every kernel (count, work, sampler) and the timed result of both workloads, bit for bit.
+void expect_same_step(const SimWorkload& a, const SimWorkload& b, const std::string& where) {
+  ASSERT_EQ(a.decode.size(), 1u) << where;
+  ASSERT_EQ(b.decode.size(), 1u) << where;
+  const SimSegment &x = a.decode[0], &y = b.decode[0];
+  EXPECT_EQ(x.step_tokens, y.step_tokens) << where;
+  EXPECT_EQ(x.sequences, y.sequences) << where;
+  ASSERT_EQ(x.kernels.size(), y.kernels.size()) << where;
+  for (size_t i = 0; i < x.kernels.size(); ++i) {
+    const KernelWork &u = x.kernels[i].work, &v = y.kernels[i].work;
+    EXPECT_EQ(x.kernels[i].count, y.kernels[i].count) << where << " kernel " << i;
+    EXPECT_EQ(x.kernels[i].sampler, y.kernels[i].sampler) << where << " kernel " << i;
+    EXPECT_TRUE(u.kind == v.kind && u.ops == v.ops && u.mem_bytes == v.mem_bytes && u.net_bytes == v.net_bytes &&
+                u.rows == v.rows && u.peak_ops_per_s == v.peak_ops_per_s && u.dequant_ops == v.dequant_ops)
+        << where << " kernel " << i;
+  }
+  expect_same_result(run_workload(a, params()), run_workload(b, params()), where);
+}
+
+TEST(MixedStepWorkloads, EveryStepAsMixedStepWorkloadBuildsIt) {
+  int compared = 0, rejected = 0;
+  SamplingMode penalties;
+  penalties.penalties = true;
+  for (const auto& entry : ModelCatalog::bundled().entries()) {
+    const ModelSpec model = ModelCatalog::bundled().resolve(entry.id);
+    for (const std::string gpu_id : {"h100-sxm", "l4"}) {
+      const Gpu gpu = GpuCatalog::bundled().resolve(gpu_id);
+      for (int gpus : {1, 2}) {
+        Request setup;
+        setup.gpus = gpus;
+        setup.precision = engine_precision(gpu, model.precision_for(""), setup.engine).precision;
+        setup.flash_attention = gpus == 1;
+        std::optional<MixedStepWorkloads> fast;
+        try {
+          fast.emplace(model, gpu, setup, penalties);
+        } catch (const Error&) {
+          continue;  // heads the GPUs do not split
+        }
+        for (const MixedStep& step : serving_steps()) {
+          const std::string where = fmt::format("{} {} x{} step {}+{}", entry.id, gpu_id, gpus, step.decodes,
+                                                step.prefill_tokens);
+          std::string fast_error, reference_error;
+          std::optional<SimWorkload> reference;
+          try {
+            reference = mixed_step_workload(model, gpu, setup, step, penalties);
+          } catch (const Error& e) {
+            reference_error = e.what();
+          }
+          try {
+            const SimWorkload& w = fast->workload(step);
+            if (reference) expect_same_step(w, *reference, where);
+          } catch (const Error& e) {
+            fast_error = e.what();
+          }
+          EXPECT_EQ(fast_error, reference_error) << where;
+          ++(reference ? compared : rejected);
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 1500);
+  EXPECT_GT(rejected, 50);  // the 250,000-token context
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
+
 namespace llmco2 {
 
 long step_grid_cell(double value) {
@@ -19,7 +21,15 @@ double step_grid_value(long cell) {
 
 StepCostModel::StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params, SamplingMode sampling)
     : model_(std::move(model)), gpu_(std::move(gpu)), setup_(std::move(setup)), params_(std::move(params)),
-      sampling_(sampling) {}
+      sampling_(sampling) {
+  try {
+    steps_ = std::make_unique<MixedStepWorkloads>(model_, gpu_, setup_, sampling_);
+  } catch (const Error&) {
+    steps_.reset();
+  }
+}
+
+StepCostModel::~StepCostModel() = default;
 
 namespace {
 
@@ -31,6 +41,13 @@ uint64_t shape_key(long decodes, long context, long tokens, long chunks, long pr
 }
 
 }  // namespace
+
+SimResult StepCostModel::simulate_step(const MixedStep& step) {
+  if (!steps_) return run_workload(mixed_step_workload(model_, gpu_, setup_, step, sampling_), params_);
+  const SimWorkload& w = steps_->workload(step);
+  if (!resolved_) resolved_ = std::make_unique<ResolvedParams>(resolve_params(w, params_));
+  return run_workload(w, *resolved_);
+}
 
 StepCost StepCostModel::cost(const MixedStep& step) {
   ++calls_;
@@ -44,7 +61,7 @@ StepCost StepCostModel::cost(const MixedStep& step) {
   at.decode_context = std::max(1.0, step_grid_value(context));
   at.prefill_tokens = std::lround(step_grid_value(tokens));
   at.prefill_context = step_grid_value(prefix);
-  const SimResult r = run_workload(mixed_step_workload(model_, gpu_, setup_, at, sampling_), params_);
+  const SimResult r = simulate_step(at);
   StepCost c;
   c.time_s = r.latency_s.total();
   c.power_w = c.time_s > 0 ? r.energy_j.total() / (c.time_s * setup_.gpus) : gpu_.idle_w;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 
 #include "graph/request.h"
@@ -33,16 +34,25 @@ class StepCostModel {
   // `setup`: GPUs (tensor parallel), precision, engine and attention kernel of one replica; `sampling`: the sampler's
   // work per sampled sequence (penalties add passes over the vocabulary).
   StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params, SamplingMode sampling = {});
+  ~StepCostModel();
+  StepCostModel(const StepCostModel&) = delete;  // steps_ refers to its members
+  StepCostModel& operator=(const StepCostModel&) = delete;
   StepCost cost(const MixedStep& step);
   long distinct_shapes() const { return static_cast<long>(memo_.size()); }
   long calls() const { return calls_; }
 
  private:
+  SimResult simulate_step(const MixedStep& step);  // the step's workload, timed and powered
+
   ModelSpec model_;
   Gpu gpu_;
   Request setup_;
   SimParams params_;
   SamplingMode sampling_;
+  // The setup's prepared steps and parameters; null steps_: the setup is invalid, and every step goes through
+  // mixed_step_workload, which says why.
+  std::unique_ptr<MixedStepWorkloads> steps_;
+  std::unique_ptr<ResolvedParams> resolved_;
   std::unordered_map<uint64_t, StepCost> memo_;
   long calls_ = 0;
 };

@@ -3,7 +3,9 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 #include "core/error.h"
@@ -31,33 +33,48 @@ KernelClass kernel_class(KernelType type) {
   }
 }
 
+bool is_routed(const KernelNode& node, const ModelSpec& model) { return node.expert == "routed" && model.moe; }
+
 // GEMM rows one launch of the node processes per step; routed experts split the tokens among the loaded experts.
 // A node of the mean layer run by a share of the layers (DeepSeek's MoE layers) holds that share of their rows.
-double rows_per_launch(const KernelNode& node, Phase phase, double steps, const ModelSpec& model) {
-  const double rows = quotient(quotient(node.cost(phase).tokens, steps), node.layer_share);
-  if (node.expert != "routed" || !model.moe) return rows;
+double rows_per_launch(const KernelNode& node, const KernelCost& c, Phase phase, double steps, const ModelSpec& model,
+                       bool routed) {
+  const double rows = quotient(quotient(c.tokens, steps), node.layer_share);
+  if (!routed) return rows;
   const double loaded = phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode;
   return rows * model.moe->experts_per_token / std::max(loaded, 1.0);
 }
 
-// Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase`.
-void set_sim_kernel(SimKernel& k, const KernelNode& node, Phase phase, double steps, double count,
-                    const ModelSpec& model, const GraphFeatures& features, const Gpu& gpu) {
-  const KernelCost& c = node.cost(phase);
-  const double per_launch = steps * node.layer_share;  // the mean layer's cost spread over the layers that run it
+// The part of a launch of `node` that the setup decides (class, roofs, sampler) and its launches per step.
+void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const GraphFeatures& features,
+                      const Gpu& gpu) {
   k.count = count;
   k.work.kind = kernel_class(node.type);
-  if (per_launch == 1.0) {  // x / 1 = x: no division
-    k.work.ops = c.ops, k.work.mem_bytes = c.mem_bytes(), k.work.net_bytes = c.net_bytes;
-  } else {  // adjacent quotients by one divisor, which the compiler pairs into one vector division
-    k.work.ops = c.ops / per_launch, k.work.mem_bytes = c.mem_bytes() / per_launch;
-    k.work.net_bytes = quotient(c.net_bytes, per_launch);
-  }
-  k.work.rows = std::max(1.0, rows_per_launch(node, phase, steps, model));
   k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
-  k.work.dequant_ops = quotient(c.dequant_ops, per_launch);
   k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
   k.sampler = node.kernel == kSamplerKernel;
+}
+
+// The request's part: one launch's work of `node` in `phase` at cost `c` (the node's, or scaled), whose phase runs
+// `steps` forward passes.
+void set_kernel_work(KernelWork& w, const KernelNode& node, const KernelCost& c, Phase phase, double steps,
+                     const ModelSpec& model, bool routed) {
+  const double per_launch = steps * node.layer_share;  // the mean layer's cost spread over the layers that run it
+  if (per_launch == 1.0) {  // x / 1 = x: no division
+    w.ops = c.ops, w.mem_bytes = c.mem_bytes(), w.net_bytes = c.net_bytes;
+  } else {  // adjacent quotients by one divisor, which the compiler pairs into one vector division
+    w.ops = c.ops / per_launch, w.mem_bytes = c.mem_bytes() / per_launch;
+    w.net_bytes = quotient(c.net_bytes, per_launch);
+  }
+  w.rows = std::max(1.0, rows_per_launch(node, c, phase, steps, model, routed));
+  w.dequant_ops = quotient(c.dequant_ops, per_launch);
+}
+
+// Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase` at cost `c`.
+void set_sim_kernel(SimKernel& k, const KernelNode& node, const KernelCost& c, Phase phase, double steps, double count,
+                    const ModelSpec& model, const GraphFeatures& features, const Gpu& gpu) {
+  set_kernel_setup(k, node, count, features, gpu);
+  set_kernel_work(k.work, node, c, phase, steps, model, is_routed(node, model));
 }
 
 // Appends to `s` the kernels of `graph` in `phase` that `keep(node, is_layer_node)` selects: layer nodes launched once
@@ -69,15 +86,12 @@ void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Ke
   auto add = [&](const KernelNode& node, double count, bool layer) {
     if (!keep(node, layer)) return;
     if (scale == 1.0) {
-      set_sim_kernel(s.kernels.emplace_back(), node, phase, steps, count, model, features, gpu);
+      set_sim_kernel(s.kernels.emplace_back(), node, node.cost(phase), phase, steps, count, model, features, gpu);
       return;
     }
-    KernelNode scaled = node;
-    KernelCost& cost = phase == Phase::prefill ? scaled.prefill : scaled.decode;
-    const double tokens = cost.tokens;
-    cost = cost.scaled(scale);
-    cost.tokens = tokens;
-    set_sim_kernel(s.kernels.emplace_back(), scaled, phase, steps, count, model, features, gpu);
+    KernelCost scaled = node.cost(phase).scaled(scale);
+    scaled.tokens = node.cost(phase).tokens;
+    set_sim_kernel(s.kernels.emplace_back(), node, scaled, phase, steps, count, model, features, gpu);
   };
   for (const auto& node : graph.nodes) add(node, graph.layers * node.layer_share, true);
   for (const auto& node : graph.step_nodes) add(node, 1, false);
@@ -85,12 +99,16 @@ void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Ke
 
 // Fills `s` (its kernels replaced, their storage kept) with `steps` identical steps of `phase` of `graph`, whose
 // phase runs `phase_steps` forward passes.
-void fill_segment(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Request& request,
-                  const KernelGraph& graph, const GraphFeatures& features, Phase phase, double steps,
-                  double phase_steps) {
+void set_segment_shape(SimSegment& s, const Request& request, Phase phase, double steps) {
   s.steps = steps;
   s.sequences = static_cast<double>(request.batch);
   s.step_tokens = static_cast<double>(request.batch * (phase == Phase::prefill ? request.prompt_tokens : 1L));
+}
+
+void fill_segment(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Request& request,
+                  const KernelGraph& graph, const GraphFeatures& features, Phase phase, double steps,
+                  double phase_steps) {
+  set_segment_shape(s, request, phase, steps);
   s.kernels.clear();
   add_kernels(s, model, gpu, graph, features, phase, phase_steps, [](const KernelNode&, bool) { return true; });
 }
@@ -143,18 +161,24 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
   const EngineProfile& engine = r.engine;
   StepCost c;
   double work_s = 0, network_s = 0, launches = 0;
+  double kernel_s = 0, compute_s = 0, memory_s = 0;  // of the last kernel timed, for the launches that repeat it
   for (const auto& k : s.kernels) {
     launches += k.count;
     if (k.work.kind == KernelClass::network) {
       network_s += k.count * allreduce_s(k.work, w.roofs, net, r.direct_allreduce);
       continue;
     }
-    // The sampler: the one pass the graph counts, scaled to the engine's sampler (its time, operations and bytes).
-    const double passes = k.sampler ? r.sampler_passes : 1.0;
-    work_s += k.count * (k.sampler ? kernel_time_s(scaled_work(k.work, passes), w.roofs, eff, net)
-                                   : kernel_time_s(k.work, w.roofs, eff, net));
-    if (k.work.ops > 0) c.compute_s += k.count * passes * k.work.ops / k.work.peak_ops_per_s;
-    c.memory_s += k.count * passes * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
+    if (!k.repeats_previous) {
+      // The sampler: the one pass the graph counts, scaled to the engine's sampler (its time, operations and bytes).
+      const double passes = k.sampler ? r.sampler_passes : 1.0;
+      kernel_s = k.sampler ? kernel_time_s(scaled_work(k.work, passes), w.roofs, eff, net)
+                           : kernel_time_s(k.work, w.roofs, eff, net);
+      compute_s = k.work.ops > 0 ? k.count * passes * k.work.ops / k.work.peak_ops_per_s : 0.0;
+      memory_s = k.count * passes * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
+    }
+    work_s += k.count * kernel_s;
+    if (k.work.ops > 0) c.compute_s += compute_s;
+    c.memory_s += memory_s;
   }
   const double wait_s = w.roofs.tp_gpus > 1 ? r.params.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
@@ -282,13 +306,69 @@ bool is_attention(KernelType type) {
 }
 bool samples(const KernelNode& node) { return node.type == KernelType::lm_head || node.kernel == kSamplerKernel; }
 
-// Appends the kernels of `request`'s own graph in `phase` (see add_kernels).
+// Appends the kernels of `graph`, the graph of `request`, in `phase` (see add_kernels).
 template <typename Keep>
-void append_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const Request& request, Phase phase,
-                    Keep keep, double scale = 1.0) {
-  const KernelGraph graph = build_kernel_graph(model, request);
-  add_kernels(s, model, gpu, graph, compute_features(graph, gpu, request), phase, phase_shape(phase, request).steps,
-              keep, scale);
+void append_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const GraphFeatures& features,
+                    const KernelGraph& graph, const Request& request, Phase phase, Keep keep, double scale = 1.0) {
+  add_kernels(s, model, gpu, graph, features, phase, phase_shape(phase, request).steps, keep, scale);
+}
+
+// The one decode step of `step` in `s` (its kernels replaced, their storage kept): token-wise kernels from the graph
+// of the step's tokens on `unbounded` (the model without its context window), attention and the sampler from graphs
+// of `model`. `graph_of(model, request)` gives the graph of a request: built (mixed_step_workload) or a setup's
+// template re-costed (MixedStepWorkloads); `features` are the setup's device features.
+template <typename GraphOf>
+void fill_mixed_step(SimSegment& s, const ModelSpec& model, const ModelSpec& unbounded, const Gpu& gpu,
+                     const GraphFeatures& features, const Request& setup, const MixedStep& step, GraphOf&& graph_of) {
+  const long tokens = step.decodes + step.prefill_tokens;
+  if (tokens <= 0 || step.decodes < 0 || step.prefill_tokens < 0) fail("a serving step needs at least one token");
+  s.steps = 1;
+  s.step_tokens = static_cast<double>(tokens);
+  s.sequences = static_cast<double>(step.decodes + step.prefill_chunks);
+  s.kernels.clear();
+  // Token-wise kernels: every token of the step is one GEMM row; the embedding and final norm run over all of them.
+  // The step's tokens belong to many sequences, so their count is not a position: no context-window check (a
+  // 2048-token-window model still runs 8192-token steps).
+  Request flat = setup;
+  flat.batch = 1, flat.prompt_tokens = tokens, flat.gen_tokens = 1;
+  append_kernels(s, unbounded, gpu, features, graph_of(unbounded, flat), flat, Phase::prefill,
+                 [](const KernelNode& n, bool layer) { return layer ? !is_attention(n.type) : !samples(n); });
+  auto layer_attention = [](const KernelNode& n, bool layer) { return layer && is_attention(n.type); };
+  if (step.decodes > 0) {
+    Request decode = setup;
+    decode.batch = step.decodes;
+    decode.prompt_tokens = std::max(1L, std::lround(step.decode_context) - 1);
+    decode.gen_tokens = 2;
+    append_kernels(s, model, gpu, features, graph_of(model, decode), decode, Phase::decode, layer_attention);
+  }
+  if (step.prefill_tokens > 0) {
+    // A chunk of c tokens after p cached ones: the causal prefill of p + c tokens, of which the chunk's queries do
+    // c p + c (c + 1) / 2 of the (p + c)(p + c + 1) / 2 query-key pairs.
+    const long chunks = std::max(1L, step.prefill_chunks);
+    const double c = static_cast<double>(step.prefill_tokens) / static_cast<double>(chunks);
+    const double p = std::max(0.0, step.prefill_context);
+    Request chunk = setup;
+    chunk.batch = chunks;
+    chunk.prompt_tokens = std::max(1L, std::lround(p + c));
+    chunk.gen_tokens = 1;
+    const double n = static_cast<double>(chunk.prompt_tokens);
+    const double share = std::min(1.0, (c * p + c * (c + 1) / 2) / (n * (n + 1) / 2));
+    append_kernels(s, model, gpu, features, graph_of(model, chunk), chunk, Phase::prefill, layer_attention, share);
+  }
+  if (step.logits > 0) {
+    Request head = setup;
+    head.batch = step.logits, head.prompt_tokens = 1, head.gen_tokens = 2;
+    append_kernels(s, model, gpu, features, graph_of(model, head), head, Phase::decode,
+                   [](const KernelNode& n, bool layer) { return !layer && samples(n); });
+  }
+}
+
+// The device half of a serving step's workload: a steady state with the engine's `sampling`.
+void set_step_device(SimWorkload& w, const Gpu& gpu, const Request& setup, const SamplingMode& sampling) {
+  SimScenario scenario;
+  scenario.measures = Measures::steady_state;
+  scenario.sampling = sampling;
+  set_device(w, gpu, setup, scenario);
 }
 
 // Throws Error for a scenario the simulator cannot run on a request of `gpus` GPUs.
@@ -355,54 +435,12 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
 
 SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
                                 const SamplingMode& sampling) {
-  const long tokens = step.decodes + step.prefill_tokens;
-  if (tokens <= 0 || step.decodes < 0 || step.prefill_tokens < 0) fail("a serving step needs at least one token");
-  SimSegment s;
-  s.steps = 1;
-  s.step_tokens = static_cast<double>(tokens);
-  s.sequences = static_cast<double>(step.decodes + step.prefill_chunks);
-  // Token-wise kernels: every token of the step is one GEMM row; the embedding and final norm run over all of them.
-  // The step's tokens belong to many sequences, so their count is not a position: no context-window check (a
-  // 2048-token-window model still runs 8192-token steps).
-  Request flat = setup;
-  flat.batch = 1, flat.prompt_tokens = tokens, flat.gen_tokens = 1;
   ModelSpec unbounded = model;
   unbounded.max_positions.reset();
-  append_kernels(s, unbounded, gpu, flat, Phase::prefill,
-                 [](const KernelNode& n, bool layer) { return layer ? !is_attention(n.type) : !samples(n); });
-  auto layer_attention = [](const KernelNode& n, bool layer) { return layer && is_attention(n.type); };
-  if (step.decodes > 0) {
-    Request decode = setup;
-    decode.batch = step.decodes;
-    decode.prompt_tokens = std::max(1L, std::lround(step.decode_context) - 1);
-    decode.gen_tokens = 2;
-    append_kernels(s, model, gpu, decode, Phase::decode, layer_attention);
-  }
-  if (step.prefill_tokens > 0) {
-    // A chunk of c tokens after p cached ones: the causal prefill of p + c tokens, of which the chunk's queries do
-    // c p + c (c + 1) / 2 of the (p + c)(p + c + 1) / 2 query-key pairs.
-    const long chunks = std::max(1L, step.prefill_chunks);
-    const double c = static_cast<double>(step.prefill_tokens) / static_cast<double>(chunks);
-    const double p = std::max(0.0, step.prefill_context);
-    Request chunk = setup;
-    chunk.batch = chunks;
-    chunk.prompt_tokens = std::max(1L, std::lround(p + c));
-    chunk.gen_tokens = 1;
-    const double n = static_cast<double>(chunk.prompt_tokens);
-    const double share = std::min(1.0, (c * p + c * (c + 1) / 2) / (n * (n + 1) / 2));
-    append_kernels(s, model, gpu, chunk, Phase::prefill, layer_attention, share);
-  }
-  if (step.logits > 0) {
-    Request head = setup;
-    head.batch = step.logits, head.prompt_tokens = 1, head.gen_tokens = 2;
-    append_kernels(s, model, gpu, head, Phase::decode, [](const KernelNode& n, bool layer) { return !layer && samples(n); });
-  }
   SimWorkload w;
-  w.decode.push_back(std::move(s));
-  SimScenario scenario;
-  scenario.measures = Measures::steady_state;
-  scenario.sampling = sampling;
-  set_device(w, gpu, setup, scenario);
+  fill_mixed_step(w.decode.emplace_back(), model, unbounded, gpu, device_features(gpu, setup), setup, step,
+                  [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); });
+  set_step_device(w, gpu, setup, sampling);
   return w;
 }
 
@@ -445,6 +483,24 @@ Request with_unit_counts(Request setup) {
   return setup;
 }
 
+// Whether the `n` doubles at `a` and `b` are equal bit for bit, read one at a time as they were written (a wider read
+// of fields just stored stalls on store forwarding; memcmp reads 32 bytes at a time).
+bool same_bits(const double* a, const double* b, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (std::bit_cast<uint64_t>(a[i]) != std::bit_cast<uint64_t>(b[i])) return false;
+  return true;
+}
+
+// Whether `node` in `phase` has exactly the inputs of `before` that a launch's work depends on besides the setup's:
+// its costs and experts loaded, bit for bit.
+bool same_phase_inputs(const KernelNode& node, const KernelNode& before, Phase phase) {
+  static_assert(sizeof(KernelCost) == 9 * sizeof(double), "KernelCost is compared as 9 doubles");
+  const bool prefill = phase == Phase::prefill;
+  const double* loaded = prefill ? &node.experts_loaded_prefill : &node.experts_loaded_decode;
+  const double* loaded_before = prefill ? &before.experts_loaded_prefill : &before.experts_loaded_decode;
+  return same_bits(&node.cost(phase).ops, &before.cost(phase).ops, 9) && same_bits(loaded, loaded_before, 1);
+}
+
 }  // namespace
 
 SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SimScenario& scenario,
@@ -460,7 +516,42 @@ SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Req
   check_scenario(scenario, setup.gpus);
   set_device(workload_, gpu, setup, scenario);
   resolved_ = std::make_unique<ResolvedParams>(resolve_params(workload_, params));
+  const KernelGraph& graph = graph_.evaluate(with_unit_counts(setup));
   workload_.prefill.resize(1);
+  workload_.decode.resize(1);
+  // Each kernel's setup part (class, roofs, launches per step); its work is set per request (refill_segment).
+  for (SimSegment* s : {&workload_.prefill[0], &workload_.decode[0]})
+    add_kernels(*s, model, gpu, graph, features_, Phase::prefill, 1, [](const KernelNode&, bool) { return true; });
+  set_kernel_slots(graph);
+}
+
+void SetupSimulator::set_kernel_slots(const KernelGraph& graph) {
+  auto add = [&](const std::vector<KernelNode>& nodes) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const KernelNode& n = nodes[i];
+      const bool routed = is_routed(n, model_);
+      const KernelNode* before = i > 0 ? &nodes[i - 1] : nullptr;
+      slots_.push_back({routed, before && before->type == n.type && before->layer_share == n.layer_share &&
+                                    is_routed(*before, model_) == routed && before->kernel != kSamplerKernel &&
+                                    n.kernel != kSamplerKernel});
+    }
+  };
+  add(graph.nodes);
+  add(graph.step_nodes);
+}
+
+void SetupSimulator::refill_segment(SimSegment& s, const KernelGraph& graph, const Request& request, Phase phase,
+                                    double steps, double phase_steps) {
+  set_segment_shape(s, request, phase, steps);
+  size_t slot = 0;
+  for (const std::vector<KernelNode>* nodes : {&graph.nodes, &graph.step_nodes})
+    for (size_t i = 0; i < nodes->size(); ++i, ++slot) {
+      SimKernel& k = s.kernels[slot];
+      const KernelNode& node = (*nodes)[i];
+      k.repeats_previous = slots_[slot].may_repeat && same_phase_inputs(node, (*nodes)[i - 1], phase);
+      if (k.repeats_previous) k.work = s.kernels[slot - 1].work;
+      else set_kernel_work(k.work, node, node.cost(phase), phase, phase_steps, model_, slots_[slot].routed);
+    }
 }
 
 SetupSimulator::~SetupSimulator() = default;
@@ -473,15 +564,41 @@ SimResult SetupSimulator::simulate(const Request& request) {
   if (!prepared_ || waves) return llmco2::simulate(model_, gpu_, request, scenario_, params_);
   const KernelGraph& graph = graph_.evaluate(request);
   template_graph_ = &graph;
-  fill_segment(workload_.prefill[0], model_, gpu_, request, graph, features_, Phase::prefill, 1,
-               graph_.shape(Phase::prefill).steps);
-  workload_.decode.resize(request.gen_tokens > 1 ? 1 : 0);
+  refill_segment(workload_.prefill[0], graph, request, Phase::prefill, 1, graph_.shape(Phase::prefill).steps);
   if (request.gen_tokens > 1) {
     const double steps = static_cast<double>(request.gen_tokens - 1);
-    fill_segment(workload_.decode[0], model_, gpu_, request, graph, features_, Phase::decode, steps,
-                 graph_.shape(Phase::decode).steps);
+    refill_segment(workload_.decode[0], graph, request, Phase::decode, steps, graph_.shape(Phase::decode).steps);
+    return run_workload(workload_, *resolved_);
   }
-  return run_workload(workload_, *resolved_);
+  workload_.decode.swap(spare_decode_);  // one generated token: no decode, its segment set aside meanwhile
+  const SimResult result = run_workload(workload_, *resolved_);
+  workload_.decode.swap(spare_decode_);
+  return result;
+}
+
+MixedStepWorkloads::MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup,
+                                       const SamplingMode& sampling)
+    : model_(model),
+      unbounded_(model),
+      gpu_(gpu),
+      setup_(setup),
+      features_(device_features(gpu, setup)),
+      graph_(model, with_unit_counts(setup)) {
+  unbounded_.max_positions.reset();
+  workload_.decode.resize(1);
+  set_step_device(workload_, gpu, setup, sampling);
+}
+
+MixedStepWorkloads::~MixedStepWorkloads() = default;
+
+const SimWorkload& MixedStepWorkloads::workload(const MixedStep& step) {
+  // The template's graph is the model's (max_positions only bounds the checks): validated as build_kernel_graph would.
+  auto graph_of = [this](const ModelSpec& model, const Request& request) -> const KernelGraph& {
+    validate_counts(request, model);
+    return graph_.evaluate(request);
+  };
+  fill_mixed_step(workload_.decode[0], model_, unbounded_, gpu_, features_, setup_, step, graph_of);
+  return workload_;
 }
 
 }  // namespace llmco2

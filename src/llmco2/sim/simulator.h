@@ -52,6 +52,9 @@ struct SimKernel {
   KernelWork work;
   double count = 1;
   bool sampler = false;  // the token sampler: its work is one pass, scaled by the engine's sampler_bytes_per_logit
+  // The same launch as the kernel before it in the segment (SetupSimulator marks v_proj after k_proj, up_proj
+  // after gate_proj): its time is that kernel's, not computed again.
+  bool repeats_previous = false;
 };
 // A run of identical steps (prefill: 1 step; decode: gen-1 steps with the mean context).
 struct SimSegment {
@@ -123,6 +126,31 @@ struct MixedStep {
 SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
                                 const SamplingMode& sampling = {});
 
+// mixed_step_workload for the steps of one setup (GPUs, precision, engine, attention kernel, sampling): the setup's
+// graph built once as a template and re-costed for each part of a step, its device features and the workload's device
+// half once, the kernels' storage reused. workload(step) equals mixed_step_workload(model, gpu, setup, step, sampling)
+// bit for bit (tests/sim/setup_simulator_test.cc). Not thread-safe; the model and GPU must outlive it.
+class MixedStepWorkloads {
+ public:
+  // Throws Error when the setup is invalid for the model (validate_request).
+  MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SamplingMode& sampling = {});
+  ~MixedStepWorkloads();
+  MixedStepWorkloads(const MixedStepWorkloads&) = delete;
+  MixedStepWorkloads& operator=(const MixedStepWorkloads&) = delete;
+
+  // The workload of `step`, valid until the next call; throws Error as mixed_step_workload does.
+  const SimWorkload& workload(const MixedStep& step);
+
+ private:
+  const ModelSpec& model_;
+  ModelSpec unbounded_;  // the model without its context window: the step's tokens are not positions
+  const Gpu& gpu_;
+  Request setup_;
+  GraphFeatures features_;
+  KernelGraphTemplate graph_;
+  SimWorkload workload_;
+};
+
 // Times and powers the workload under `params`. Cheap: the calibration calls it millions of times.
 SimResult run_workload(const SimWorkload& workload, const SimParams& params);
 
@@ -169,6 +197,15 @@ class SetupSimulator {
   const GraphFeatures& device() const { return features_; }
 
  private:
+  // What a kernel slot of the setup's segments takes from its node that no request changes.
+  struct KernelSlot {
+    bool routed = false;  // a routed expert's GEMM: its rows are split among the loaded experts
+    bool may_repeat = false;  // same type, layer share and role as the slot before it (equal costs: equal launches)
+  };
+  void set_kernel_slots(const KernelGraph& graph);
+  void refill_segment(SimSegment& s, const KernelGraph& graph, const Request& request, Phase phase, double steps,
+                      double phase_steps);
+
   const ModelSpec& model_;
   const Gpu& gpu_;
   SimScenario scenario_;
@@ -177,7 +214,9 @@ class SetupSimulator {
   KernelGraphTemplate graph_;
   MemoryPlanner memory_;
   GraphFeatures features_;
-  SimWorkload workload_;
+  SimWorkload workload_;  // its segments' kernels hold the setup's parts (class, roofs, counts) from the start
+  std::vector<KernelSlot> slots_;  // parallel to the graph's nodes, then its step nodes
+  std::vector<SimSegment> spare_decode_;  // where the decode segment waits while a one-token request runs
   std::unique_ptr<ResolvedParams> resolved_;  // references into params_
   const KernelGraph* template_graph_ = nullptr;
 };
