@@ -1,13 +1,19 @@
 // measure/campaign.cc - driving the runner, reading NVML, and writing rows atomically, with a manifest after each.
 #include "measure/campaign.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <csignal>
 #include <ctime>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <set>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -298,7 +304,30 @@ size_t repair_torn_tail(const std::filesystem::path& path) {
   return text.size() - keep;
 }
 
+namespace {
+
+// An exclusive advisory lock (flock) on `path`, created when missing, held until destruction. The lock file is a
+// file of its own: the locked data file is replaced by rename, and a lock on the replaced inode would guard nothing.
+class ExclusiveLock {
+ public:
+  explicit ExclusiveLock(const std::filesystem::path& path)
+      : fd_(::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) fail("{}: cannot create the lock file ({})", path.string(), std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) fail("{}: cannot lock ({})", path.string(), std::strerror(errno));
+  }
+  ~ExclusiveLock() { ::close(fd_); }
+  ExclusiveLock(const ExclusiveLock&) = delete;
+  ExclusiveLock& operator=(const ExclusiveLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
 void append_atomically(const std::filesystem::path& path, const std::string& text) {
+  const ExclusiveLock lock(path.string() + ".lock");  // two campaigns appending to one file: neither loses a row
   AtomicFile file(path);
   if (std::filesystem::exists(path)) file.stream() << read_text_file(path);
   file.stream() << text;

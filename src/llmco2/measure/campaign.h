@@ -52,7 +52,8 @@ size_t repair_torn_tail(const std::filesystem::path& path);
 
 // Appends `text` (whole lines) to `path`: the old contents and `text` go to a unique temporary file, fsynced and renamed
 // over `path`, so a reader never sees a torn line and the file always matches the run's manifest (rows are few: a
-// campaign measures minutes per row).
+// campaign measures minutes per row). Appenders to one file (two campaigns sharing an --out, one per GPU) take turns
+// through an exclusive lock on `<path>.lock`, left beside it, so that neither renames its copy over the other's row.
 void append_atomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace llmco2
