@@ -73,7 +73,7 @@ std::optional<LoggedRequest> parse_log_record(const LogLayout& c, std::span<cons
     reason = fmt::format("{} cells, the header has {}", cells.size(), c.header.size());
     return std::nullopt;
   }
-  const bool dataset = !c.time && c.format == "dataset";
+  const bool dataset = c.format == "dataset";  // its layout has no time column
   LoggedRequest q;
   q.line = line;
   const auto prompt = parse_tokens(cells[c.prompt], dataset), gen = parse_tokens(cells[c.gen], dataset);

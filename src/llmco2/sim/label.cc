@@ -90,7 +90,7 @@ SimConfig config_for_request(const ModelSpec& model, const Gpu& gpu, const Reque
   c.model = std::make_shared<const ModelSpec>(model);
   c.gpu = std::make_shared<const Gpu>(gpu);
   c.request = request;
-  c.scenario.measures = request.batch > 1 ? Measures::fixed_batch : Measures::isolated;
+  c.scenario.measures = plan_measures(request.batch);
   return c;
 }
 

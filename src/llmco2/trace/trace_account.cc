@@ -137,7 +137,7 @@ void TraceTotals::finish(TraceAccount& a, const PredictorErrorBands* bands, long
 SimConfig trace_setup(const SimConfig& base, const TraceOptions& o) {
   SimConfig setup = base;
   setup.request.batch = o.batch;
-  setup.scenario.measures = o.batch > 1 ? Measures::fixed_batch : Measures::isolated;
+  setup.scenario.measures = plan_measures(o.batch);
   return setup;
 }
 
