@@ -75,6 +75,22 @@ TEST(ApiSession, PredictManyEqualsPredictOneByOne) {
   EXPECT_EQ(error.rfind("requests[1]: unknown GPU 'no-such-gpu'", 0), 0u) << error;
 }
 
+// An unknown GPU's message offers a GPU file only where a file would be read: the command line does, the server
+// (allow_paths false) does not.
+TEST(ApiSession, AnUnknownGpuOffersAFileOnlyWherePathsAreAllowed) {
+  Request request;
+  request.gpu = "h100-sxn";
+  const std::string with_paths = error_of([&] { Session().predict(request); });
+  EXPECT_NE(with_paths.find("unknown GPU 'h100-sxn' (did you mean h100-sxm"), std::string::npos) << with_paths;
+  EXPECT_NE(with_paths.find("a GPU JSON file path also works"), std::string::npos) << with_paths;
+  Settings server;
+  server.allow_paths = false;
+  const std::string without = error_of([&] { Session(server).predict(request); });
+  EXPECT_NE(without.find("unknown GPU 'h100-sxn' (did you mean h100-sxm"), std::string::npos) << without;
+  EXPECT_EQ(without.find("file"), std::string::npos) << without;
+  EXPECT_NE(without.find("here a GPU is a catalog id"), std::string::npos) << without;
+}
+
 TEST(ApiSession, APostedConfigAnswersAsTheBundledModel) {
   Json config;
   std::ifstream(data_dir() / "models" / "meta-llama-Llama-3.1-8B.json") >> config;

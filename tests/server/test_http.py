@@ -110,10 +110,15 @@ class Endpoints(unittest.TestCase):
         self.assertAlmostEqual(by_id["FRA"]["ci_g_per_kwh"], float(fra["ci_g_per_kwh"]))
         self.assertEqual(len(by_id), len(rows))
 
-    def test_unknown_gpu_gives_the_cli_message(self):
+    def test_unknown_gpu_gives_the_cli_message_without_the_file_hint(self):
+        # The same suggestion as the command line; only the hint differs: the server reads no GPU file.
         status, _, body = self.post("/v1/predict", {**REQUEST, "gpu": "h100-sxn"})
         message = self.assert_error(status, body, 400)
-        self.assertEqual(message, cli_error("predict", *request_flags({**REQUEST, "gpu": "h100-sxn"})))
+        cli = cli_error("predict", *request_flags({**REQUEST, "gpu": "h100-sxn"}))
+        self.assertEqual(message.split("? ")[0], cli.split("? ")[0])
+        self.assertIn("did you mean h100-sxm", message)
+        self.assertIn("here a GPU is a catalog id", message)
+        self.assertNotIn("file", message)
 
     def test_malformed_json_names_the_byte(self):
         status, _, body = self.server.call("/v1/predict", raw=b'{"model": "llama-3.1-8b",, }')

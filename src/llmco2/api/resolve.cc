@@ -51,7 +51,7 @@ ResolvedRequest resolve_request(const Request& f, bool allow_paths, bool check_f
   std::string model_note;
   ModelSpec model = resolve_model(f, allow_paths, &model_note);
   refuse_file(f.gpu, "--gpu", allow_paths);
-  Gpu gpu = GpuCatalog::resolve_bundled(f.gpu);
+  Gpu gpu = GpuCatalog::resolve_bundled(f.gpu, allow_paths);
   llmco2::Request r;
   r.batch = f.batch;
   r.prompt_tokens = f.prompt_tokens;

@@ -222,12 +222,12 @@ const Gpu* indexed_gpu(const IndexedGpu& entry) {
 
 }  // namespace
 
-Gpu GpuCatalog::resolve_bundled(const std::string& name) {
+Gpu GpuCatalog::resolve_bundled(const std::string& name, bool paths) {
   if (catalog_index_applies()) {
     if (const IndexedGpu* entry = indexed_entry(normalize_name(name)))
       if (const Gpu* gpu = indexed_gpu(*entry)) return *gpu;
   }
-  return bundled().resolve(name);
+  return bundled().resolve(name, paths);
 }
 
 const Gpu& GpuCatalog::reference_board(const Gpu& gpu) {
@@ -245,10 +245,10 @@ const Gpu& GpuCatalog::reference_board(const Gpu& gpu) {
   return *reference;
 }
 
-Gpu GpuCatalog::resolve(const std::string& name) const {
+Gpu GpuCatalog::resolve(const std::string& name, bool paths) const {
   const std::string key = normalize_name(name);
   for (const auto& gpu : gpus_) if (names_board(gpu, key)) return gpu;
-  if (name.ends_with(".json")) return read_gpu_file(name);
+  if (paths && name.ends_with(".json")) return read_gpu_file(name);
   std::vector<std::string> names, owners;  // ids and short aliases (both accepted by --gpu), and their GPU ids
   for (const auto& gpu : gpus_) {
     names.push_back(gpu.id), owners.push_back(gpu.id);
@@ -259,8 +259,8 @@ Gpu GpuCatalog::resolve(const std::string& name) const {
     const auto& id = owners[std::find(names.begin(), names.end(), near) - names.begin()];
     if (std::find(ids.begin(), ids.end(), id) == ids.end() && ids.size() < 3) ids.push_back(id);
   }
-  fail("unknown GPU '{}' (did you mean {}? `llmco2 gpus` lists all; a GPU JSON file path also works)", name,
-       join_or(ids));
+  fail("unknown GPU '{}' (did you mean {}? {})", name, join_or(ids),
+       paths ? "`llmco2 gpus` lists all; a GPU JSON file path also works" : "here a GPU is a catalog id");
 }
 
 }  // namespace llmco2

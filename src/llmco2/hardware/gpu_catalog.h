@@ -25,12 +25,13 @@ class GpuCatalog {
 
   const std::vector<Gpu>& gpus() const { return gpus_; }
   // Resolves an id ("h100-sxm"), an alias ("h100"), an nvidia-smi name ("NVIDIA H100 80GB HBM3") or a JSON path.
-  // Unknown names throw Error suggesting the nearest ids.
-  Gpu resolve(const std::string& name) const;
+  // Unknown names throw Error suggesting the nearest ids. `paths` false (the server, the Python session without
+  // paths): a name is only an id, and the message does not offer a file.
+  Gpu resolve(const std::string& name, bool paths = true) const;
 
   // What bundled().resolve(name) gives, reading only the named GPU's file when the catalog index
   // (hardware/catalog_index.h) knows the name, else the whole catalog. Thread-safe; each file is read once.
-  static Gpu resolve_bundled(const std::string& name);
+  static Gpu resolve_bundled(const std::string& name, bool paths = true);
   // The board whose TDP and peaks stand for `gpu`'s die: the bundled GPU of the same architecture with the highest
   // TDP (the first by id among equals), or `gpu` itself when none has a higher TDP. Reads only that board's file when
   // the index applies.
