@@ -200,12 +200,14 @@ EngineCatalog lazy_engine_catalog(const std::filesystem::path& path) {
   if (!has_default) return load_engine_catalog(path);  // its reader says what is wrong
   EngineCatalog catalog;
   const std::string source = path.string();
-  for (const auto& [key, value] : *engines)
-    catalog.engines_[std::string(key)] = EngineCatalog::Entry::deferred([text, value, source, id = std::string(key)] {
-      const Json body = parse_json_text(value, source + ": engines." + id);
+  for (const auto& [key, value] : *engines) {
+    const std::string_view slice = value;  // a named copy: lambdas may not capture structured bindings (clang)
+    catalog.engines_[std::string(key)] = EngineCatalog::Entry::deferred([text, slice, source, id = std::string(key)] {
+      const Json body = parse_json_text(slice, source + ": engines." + id);
       if (!body.is_object()) fail("{}: engines.{} must be an object", source, id);
       return with_json_errors(source, [&] { return profile_from_json(id, body, source); });
     });
+  }
   return catalog;
 }
 
