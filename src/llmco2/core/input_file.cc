@@ -2,7 +2,6 @@
 #include "core/input_file.h"
 
 #include <cerrno>
-#include <system_error>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -34,17 +33,32 @@ bool is_utf8(std::string_view text) {
   return true;
 }
 
-void check_input_file(const std::filesystem::path& path, uintmax_t max_bytes, const std::string& what) {
+namespace {
+
+void check_file_name(const std::filesystem::path& path) {
   if (!is_utf8(path.string()))
     fail("{}: the file name is not valid UTF-8 (llmco2 writes names into JSON and CSV; rename the file)", path.string());
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) fail("{}: cannot open file", path.string());
-  if (!std::filesystem::is_regular_file(status))
-    fail("{}: not a regular file (a folder, device or pipe); expected a {}", path.string(), what);
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) fail("{}: cannot open file", path.string());
+}
+
+[[noreturn]] void fail_not_regular(const std::filesystem::path& path, const std::string& what) {
+  fail("{}: not a regular file (a folder, device or pipe); expected a {}", path.string(), what);
+}
+
+// A regular file of at most `max_bytes`, by its stat.
+void check_file_status(const std::filesystem::path& path, const struct stat& status, uintmax_t max_bytes,
+                       const std::string& what) {
+  if (!S_ISREG(status.st_mode)) fail_not_regular(path, what);
+  const auto size = static_cast<uintmax_t>(status.st_size);
   if (size > max_bytes) fail("{}: {} bytes, more than the {} a {} may hold", path.string(), size, max_bytes, what);
+}
+
+}  // namespace
+
+void check_input_file(const std::filesystem::path& path, uintmax_t max_bytes, const std::string& what) {
+  check_file_name(path);
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) fail("{}: cannot open file", path.string());
+  check_file_status(path, status, max_bytes, what);
 }
 
 std::ifstream open_input_file(const std::filesystem::path& path, uintmax_t max_bytes, const std::string& what) {
@@ -55,24 +69,21 @@ std::ifstream open_input_file(const std::filesystem::path& path, uintmax_t max_b
 }
 
 // One open (O_NONBLOCK, so that a FIFO cannot block it), one fstat and the reads: no std::filesystem status calls and
-// no stream buffers, which cost start-up a tenth of `predict` (docs/performance.md). The same checks and messages as
-// check_input_file, in the same order; a file that grows while it is read is cut at max_bytes + 1 and refused.
+// no stream buffers, which cost start-up a tenth of `predict` (docs/performance.md). check_input_file's checks, on the
+// opened file's stat; a file that grows while it is read is cut at max_bytes + 1 and refused.
 std::string read_input_file(const std::filesystem::path& path, uintmax_t max_bytes, const std::string& what) {
-  if (!is_utf8(path.string()))
-    fail("{}: the file name is not valid UTF-8 (llmco2 writes names into JSON and CSV; rename the file)", path.string());
+  check_file_name(path);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
-    if (errno == ENXIO) fail("{}: not a regular file (a folder, device or pipe); expected a {}", path.string(), what);
+    if (errno == ENXIO) fail_not_regular(path, what);
     fail("{}: cannot open file", path.string());
   }
   const FileDescriptor file{fd};
   struct stat status {};
   if (::fstat(fd, &status) != 0) fail("{}: cannot open file", path.string());
-  if (!S_ISREG(status.st_mode))
-    fail("{}: not a regular file (a folder, device or pipe); expected a {}", path.string(), what);
-  const auto size = static_cast<uintmax_t>(status.st_size);
-  if (size > max_bytes) fail("{}: {} bytes, more than the {} a {} may hold", path.string(), size, max_bytes, what);
-  std::string text(static_cast<size_t>(size), '\0');
+  check_file_status(path, status, max_bytes, what);
+  // One byte more than the file holds, so that the read which finds its end needs no reallocation.
+  std::string text(static_cast<size_t>(status.st_size) + 1, '\0');
   size_t filled = 0;
   for (;;) {
     if (filled == text.size()) {
