@@ -133,9 +133,10 @@ const std::vector<Region>& RegionCatalog::regions() const {
 
 const Region* RegionCatalog::find_id(std::string_view name) const {
   const std::string key = lower(name);
-  if (by_row_) return by_row_->row(key);
-  for (const auto& r : regions_)
-    if (lower(r.id) == key) return &r;
+  if (by_row_)
+    if (const Region* row = by_row_->row(key)) return row;
+  for (const auto& r : regions())  // the bundled table whole only when no row's first cell is the id (a quoted id)
+    if (lower(r.id) == key) return &canonical(r);
   return nullptr;
 }
 
@@ -151,8 +152,6 @@ const Region& RegionCatalog::resolve(std::string_view name) const {
   if (const Region* region = find_id(name)) return *region;
   const std::string key = lower(name);
   const std::vector<Region>& all = regions();
-  for (const auto& r : all)
-    if (lower(r.id) == key) return canonical(r);
   const Region* bare = nullptr;
   int bare_matches = 0;
   for (const auto& r : all) {

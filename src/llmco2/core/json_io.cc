@@ -17,18 +17,24 @@ namespace llmco2 {
 
 namespace {
 
+// The index after the string that opens at text[at] == '"', or npos when it is not closed.
+size_t json_string_end(std::string_view text, size_t at) {
+  for (++at; at < text.size(); ++at) {
+    if (text[at] == '\\') ++at;
+    else if (text[at] == '"') return at + 1;
+  }
+  return std::string_view::npos;
+}
+
 // The byte offset where `text` first nests deeper than `max_depth`, or npos (strings are skipped).
 size_t too_deep_at(std::string_view text, int max_depth) {
   int depth = 0;
-  bool in_string = false, escaped = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
+    if (c == '"') {
+      i = json_string_end(text, i);
+      if (i == std::string_view::npos) return i;
+      --i;
     } else if (c == '[' || c == '{') {
       if (++depth > max_depth) return i;
     } else if (c == ']' || c == '}') {
@@ -43,15 +49,6 @@ bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '
 size_t skip_json_space(std::string_view text, size_t at) {
   while (at < text.size() && is_json_space(text[at])) ++at;
   return at;
-}
-
-// The index after the string that opens at text[at] == '"', or npos when it is not closed.
-size_t json_string_end(std::string_view text, size_t at) {
-  for (++at; at < text.size(); ++at) {
-    if (text[at] == '\\') ++at;
-    else if (text[at] == '"') return at + 1;
-  }
-  return std::string_view::npos;
 }
 
 // The index after the value that starts at `at`: a string, an object or array whose brackets match (kMaxJsonDepth at
