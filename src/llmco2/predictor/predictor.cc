@@ -31,16 +31,9 @@ class SimPredictor final : public Predictor {
 
  private:
   SimResult simulate_setup(const SimConfig& c) const {
-    auto lent = cache_.take(c);
-    if (!lent.state && !lent.seen) return simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
-    std::optional<SimResult> r;
-    try {
-      if (!lent.state) lent.state = std::make_unique<SetupSimulator>(*c.model, *c.gpu, c.request, c.scenario, params_);
-      r = lent.state->simulate(c.request);
-    } catch (const Error&) {
-      // an invalid setup or counts (checked before the state changes): simulate() reports them
-    }
-    if (lent.state) cache_.give_back(std::move(lent));
+    const std::optional<SimResult> r = cache_.with_state(
+        c, [&] { return std::make_unique<SetupSimulator>(*c.model, *c.gpu, c.request, c.scenario, params_); },
+        [&](SetupSimulator& s) -> std::optional<SimResult> { return s.simulate(c.request); });
     return r ? *r : simulate(*c.model, *c.gpu, c.request, c.scenario, params_);
   }
 
@@ -102,21 +95,12 @@ class GnnPredictor final : public Predictor {
 
   // The network's outputs through the setup's prepared state, or nullopt for the plain path.
   std::optional<Outputs> predict_prepared(const SimConfig& c) const {
-    auto lent = cache_.take(c);
-    if (!lent.state && !lent.seen) return std::nullopt;
-    try {
-      if (!lent.state) lent.state = std::make_unique<Prepared>(c, weights_.features, params_);
-    } catch (const Error&) {
-      return std::nullopt;  // an invalid setup: the plain path reports it
-    }
-    std::optional<Outputs> out;
-    try {
-      if (const EncodedGraph* g = lent.state->encoder.encode(c)) out = forward(*lent.state, *g);
-    } catch (const Error&) {
-      // counts the model rejects (checked before the state changes): the plain path reports them
-    }
-    cache_.give_back(std::move(lent));
-    return out;
+    return cache_.with_state(
+        c, [&] { return std::make_unique<Prepared>(c, weights_.features, params_); },
+        [&](Prepared& p) -> std::optional<Outputs> {
+          if (const EncodedGraph* g = p.encoder.encode(c)) return forward(p, *g);
+          return std::nullopt;
+        });
   }
 
   Outputs forward(Prepared& p, const EncodedGraph& g) const {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
 #include "sim/label.h"
 
 namespace llmco2 {
@@ -42,6 +43,23 @@ class SetupCache {
     if (seen_.size() >= capacity_) seen_.erase(seen_.begin());
     seen_.push_back(config);
     return {config, nullptr, false};
+  }
+
+  // use(state) on the setup's kept state, made by make() when the setup comes the second time: nullopt for a setup's
+  // first request (the caller's plain path answers it), and when make or use throws Error (an invalid setup or counts,
+  // checked before a state changes: the plain path reports them). A state goes back whatever use did.
+  template <typename Make, typename Use>
+  auto with_state(const SimConfig& config, Make make, Use use) -> decltype(use(std::declval<State&>())) {
+    Lent lent = take(config);
+    decltype(use(std::declval<State&>())) out;
+    if (!lent.state && !lent.seen) return out;
+    try {
+      if (!lent.state) lent.state = make();
+      out = use(*lent.state);
+    } catch (const Error&) {
+    }
+    if (lent.state) give_back(std::move(lent));
+    return out;
   }
 
   void give_back(Lent lent) {
