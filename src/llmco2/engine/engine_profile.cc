@@ -2,6 +2,8 @@
 #include "engine/engine_profile.h"
 
 #include <algorithm>
+#include <functional>
+#include <mutex>
 #include <optional>
 
 #include "core/error.h"

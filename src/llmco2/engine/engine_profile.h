@@ -5,8 +5,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>

@@ -2,9 +2,6 @@
 // data/gpus/*.json and data/nodes/*.json (cmake/catalog_index.cmake), so that a request reads only the files it names.
 #pragma once
 
-#include <map>
-#include <memory>
-#include <mutex>
 #include <string_view>
 #include <vector>
 
