@@ -13,6 +13,7 @@
 #include "core/json_io.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
+#include "engine/engine_profile.h"
 #include "sim/simulator.h"
 #include "sim/label.h"
 
@@ -67,6 +68,49 @@ TEST(Simulator, OneSegmentByHand) {
 
 // A step that only waits on the engine's host work (no kernels: 1 ms of step_host_s) draws idle plus power_wait of the
 // dynamic range: 100 W + 0.25 x (700 - 100) W = 250 W, i.e. 0.25 J per step; with power_wait 0, idle alone.
+// A GEMM of 40 rows on the CUDA cores, bf16 converted to fp32 (Volta under PyTorch): the thread block tiles 128 rows,
+// so it costs 128 rows at 9.6 of the 15.7 TFLOP/s fp32 peak. ops = 2 x 40 x 4096 x 4096 = 1.34217728e9; time =
+// 1e-5 + 1.34217728e9 x 128 / 40 / 9.6e12 = 1e-5 + 4.4739243e-4 s (its 33.6 MB at 2 TB/s x 0.5: 3.4e-5 s, less).
+// Step: + 1e-6 launch hidden, + 1e-3 host = 1.45739243e-3 s. Power: active on the busy time, and power_simt (0.5)
+// on the ops at the fp32 peak, 1.34217728e9 / 15.7e12 = 8.5488999e-5 s, not power_compute (which would be 0.9 here):
+// energy = 100 W x t + 600 W x (0.2 x 4.5739243e-4 + 0.5 x 8.5488999e-5 + 0.4 x 1.6777216e-5) J.
+TEST(Simulator, GemmsWithoutTensorUnitsRunOnTheCudaCoresInWholeTiles) {
+  SimWorkload w = one_gemm_workload(1, 2.0 * 40 * 4096 * 4096, 4096.0 * 4096 * 2, 1);
+  KernelWork& work = w.prefill.at(0).kernels.at(0).work;
+  work.rows = 40, work.peak_ops_per_s = 15.7e12, work.simt_efficiency = kEmulatedGemmEfficiency;
+  SimParams p = hand_params();
+  p.power.compute = 0.9, p.power.simt = 0.5;
+  const SimResult r = run_workload(w, p);
+  const double busy_s = 1e-5 + 4.4739243e-4, step_s = busy_s + 1e-3;
+  EXPECT_NEAR(r.latency_s.prefill, step_s, 1e-10);
+  const double memory_s = 4096.0 * 4096 * 2 / 2e12;
+  EXPECT_NEAR(r.energy_j.prefill, 100 * step_s + 600 * (0.2 * busy_s + 0.5 * 8.5488999e-5 + 0.4 * memory_s), 1e-8);
+  // A full tile of 128 rows costs what 40 rows do.
+  work.rows = 128;
+  work.ops = 2.0 * 128 * 4096 * 4096;
+  EXPECT_NEAR(run_workload(w, p).latency_s.prefill, step_s, 1e-10);
+}
+
+// Llama-2-7B in bf16 on a V100 (no bf16 tensor cores), a 2048-token prefill: HF transformers keeps bf16, so every
+// GEMM runs converted on the CUDA cores at 9.6 TFLOP/s (cuBLAS on a V100 at m = 2048, lablup/mlxcel issue 1654); its
+// 2 x 6.74e9 x 2048 = 2.76e13 weight FLOPs alone take 2.9 s. vLLM casts to fp16 and runs on the 125 TFLOP/s tensor
+// cores: under a quarter of that.
+TEST(Simulator, Bf16OnAVoltaRunsAtTheConvertedCudaCoreRateUnderPyTorch) {
+  const ModelSpec m = ModelCatalog::bundled().resolve("llama-2-7b");
+  const Gpu& v100 = GpuCatalog::bundled().resolve("v100-sxm2");
+  auto prefill_s = [&](const std::string& engine) {
+    Request r;
+    r.batch = 1, r.prompt_tokens = 2048, r.gen_tokens = 1, r.engine = engine;
+    r.precision = engine_precision(v100, m.precision_for("bf16"), engine).precision;
+    return simulate(m, v100, r, SimScenario{}, default_sim_params()).latency_s.prefill;
+  };
+  const double weight_flops = 2 * 6.74e9 * 2048;
+  const double hf_s = prefill_s("hf-transformers");
+  EXPECT_GE(hf_s, weight_flops / 9.6e12);
+  EXPECT_LE(hf_s, 1.5 * weight_flops / 9.6e12);
+  EXPECT_LT(prefill_s("vllm"), hf_s / 4);
+}
+
 TEST(Simulator, KernelsOfSomeLayersLaunchOnlyInThoseLayers) {
   // DeepSeek-V3.1 on 8 x B200, prefill of 1 x 1024: the router runs in the 58 MoE layers, the dense MLP in 3, MLA in
   // all 61. A launch carries one layer's work: 2 x 1024 x 7168 x 256 + 1024 x 256 router ops.

@@ -18,8 +18,11 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
     compute_s = w.ops > 0 ? w.ops / (w.peak_ops_per_s * e.vector_efficiency) : 0.0;
   } else {
     // Tensor cores work on whole row tiles: fewer rows than a tile cost the tile.
-    const double efficiency = w.kind == KernelClass::matrix ? e.gemm_efficiency : e.attention_efficiency;
-    const double tile = w.dequant_ops > 0 ? kWeightOnlyTileRows : e.gemm_tile_rows;
+    const bool simt = w.simt_efficiency > 0;
+    const double efficiency = simt                             ? w.simt_efficiency
+                              : w.kind == KernelClass::matrix ? e.gemm_efficiency
+                                                              : e.attention_efficiency;
+    const double tile = w.dequant_ops > 0 ? kWeightOnlyTileRows : simt ? kSimtTileRows : e.gemm_tile_rows;
     // rows >= tile: tile / rows <= 1, so the padding is 1 without dividing.
     const double padding = w.rows >= tile ? 1.0 : std::max(1.0, tile / std::max(w.rows, 1e-9));
     const double tensor_ops = std::max(0.0, w.ops - w.dequant_ops);

@@ -44,11 +44,23 @@ struct KernelWork {
   double peak_ops_per_s = 0;  // the roof for its class and dtype (tensor peak or fp32 vector peak)
   double dequant_ops = 0;     // of `ops`: dequantising weight-only quantised weights, on the CUDA cores
   double vector_peak_ops_per_s = 0;  // the fp32 CUDA-core peak (for dequant_ops)
+  // Matrix math on the CUDA cores (the GPU has no tensor units for the type: fp32, or bf16 on Volta/Turing under
+  // PyTorch): the share of the fp32 peak its GEMMs reach (kSimtGemmEfficiency or kEmulatedGemmEfficiency); 0 on
+  // tensor units, whose efficiency is the fitted gemm_efficiency.
+  double simt_efficiency = 0;
 };
 
 // Weight-only quantised GEMMs (Marlin-style w4a16/w8a16 kernels) tile rows by 16 (Frantar et al. 2024,
 // arXiv:2408.11743): a batch-1 decode pads to 16 rows, not to the dense kernels' tile.
 inline constexpr double kWeightOnlyTileRows = 16;
+
+// GEMMs on the CUDA cores, measured with cuBLAS on a V100 at m = 2048 (lablup/mlxcel issue 1654, "Supporting
+// measurement from Volta"): fp32 reaches 14.0 of the 15.7 TFLOP/s fp32 peak; bf16, which Volta's tensor cores cannot
+// take, is converted to fp32 in the kernel and reaches 9.6. Their thread blocks tile 128 rows (cuBLAS's Volta SIMT
+// kernels volta_sgemm_128x64/128x128, CUTLASS's default SIMT SGEMM tile 128x128x8): fewer rows cost the tile.
+inline constexpr double kSimtGemmEfficiency = 14.0 / 15.7;
+inline constexpr double kEmulatedGemmEfficiency = 9.6 / 15.7;
+inline constexpr double kSimtTileRows = 128;
 
 // x / d for d > 0, without dividing where the quotient is known exactly (d = 1, or x = 0): the same double, sooner
 // (divisions bound the cost of labelling a configuration).

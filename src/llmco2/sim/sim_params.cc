@@ -25,6 +25,11 @@ const std::vector<SimField>& sim_fields() {
       {{"power_compute", 0.6, 1.4,
         "GEMMs at ~0.75 of the tensor peak run at the power limit: active + 0.75 x compute ~ 1"},
        nullptr, &PowerParams::compute},
+      {{"power_simt", 0.3, 1.4,
+        "GEMMs on the CUDA cores (a type without tensor units: fp32, or bf16 on Volta and Turing under PyTorch), per "
+        "unit of the fp32 peak they use: an FMA-bound SGEMM draws most of the dynamic range; the default assumes "
+        "what tensor math draws per unit of its own peak (power_compute's default)"},
+       nullptr, &PowerParams::simt},
       {{"power_memory", 0.2, 1.0, "HBM streaming at ~0.9 of peak bandwidth draws roughly half to 3/4 of the TDP"},
        nullptr, &PowerParams::memory},
       {{"power_wait", 0.0, 0.3,

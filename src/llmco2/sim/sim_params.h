@@ -15,14 +15,16 @@
 namespace llmco2 {
 
 // Power of one GPU over a step: idle + (TDP - idle) x min(1, active x busy + wait x (1 - busy) + compute x u_c +
-// memory x u_m), where busy is the share of the step kernels run, u_c the share of the tensor peak the step's
-// operations use and u_m the share of the DRAM bandwidth its bytes use. Never above the TDP (or a power cap), never
+// simt x u_s + memory x u_m), where busy is the share of the step kernels run, u_c the share of the tensor peak the
+// step's operations use, u_s the share of the fp32 CUDA-core peak its GEMMs without tensor units use and u_m the
+// share of the DRAM bandwidth its bytes use. Never above the TDP (or a power cap), never
 // below idle.
 struct PowerParams {
   double active = 0.15;   // drawn whenever kernels run: clocks up, instruction issue, on-chip traffic
   double compute = 0.95;  // per unit of tensor-peak utilisation (GEMMs at ~0.75 of peak run at the power limit)
   double memory = 0.5;    // per unit of DRAM-bandwidth utilisation (HBM streaming at ~0.9 draws ~half to 3/4 of TDP)
   double wait = 0.1;      // while a running step waits on the engine's host work: P0 clocks, small bookkeeping kernels
+  double simt = 0.95;     // per unit of fp32 CUDA-core peak used by GEMMs without tensor units (bf16 on Volta)
 };
 
 struct SimParams {

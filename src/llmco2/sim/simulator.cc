@@ -45,6 +45,15 @@ double rows_per_launch(const KernelNode& node, const KernelCost& c, Phase phase,
   return rows * model.moe->experts_per_token / std::max(loaded, 1.0);
 }
 
+// The share of the fp32 peak a matrix kernel reaches on the CUDA cores, 0 when it runs on tensor units (see
+// KernelWork::simt_efficiency): its peak is the fp32 one, at fp32 inputs or converted from a narrower type.
+double simt_efficiency(KernelClass kind, const GraphFeatures& features) {
+  if (kind != KernelClass::matrix && kind != KernelClass::attention) return 0.0;
+  const ComputePeak& peak = kind == KernelClass::matrix ? features.matrix_peak : features.attention_peak;
+  if (peak.dtype != DType::fp32) return 0.0;
+  return peak.note.empty() ? kSimtGemmEfficiency : kEmulatedGemmEfficiency;
+}
+
 // The part of a launch of `node` that the setup decides (class, roofs, sampler) and its launches per step.
 void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const GraphFeatures& features,
                       const Gpu& gpu) {
@@ -52,6 +61,7 @@ void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const 
   k.work.kind = kernel_class(node.type);
   k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
   k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
+  k.work.simt_efficiency = simt_efficiency(k.work.kind, features);
   k.sampler = node.kernel == kSamplerKernel;
 }
 
@@ -145,7 +155,9 @@ struct StepCost {
   double time_s = 0;     // wall time of one step
   double busy_s = 0;     // time kernels run on the GPU
   double compute_bound_s = 0;  // of busy_s: kernels held by the tensor/CUDA cores (they slow when clocks drop)
-  double compute_s = 0;  // the step's operations at the compute peaks
+  double compute_s = 0;  // the step's operations at the compute peaks (tensor units; vector kernels' at fp32)
+  double simt_s = 0;     // the step's GEMM operations on the CUDA cores (no tensor units for the type) at fp32 peak
+  double simt_bound_s = 0;  // the same at the share of that peak the CUDA-core GEMMs reach
   double memory_s = 0;   // the step's bytes at the peak bandwidth
 };
 
@@ -177,12 +189,17 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
       memory_s = k.count * passes * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
     }
     work_s += k.count * kernel_s;
-    if (k.work.ops > 0) c.compute_s += compute_s;
+    if (k.work.simt_efficiency > 0) {
+      c.simt_s += compute_s;
+      c.simt_bound_s += compute_s / k.work.simt_efficiency;
+    } else if (k.work.ops > 0) {
+      c.compute_s += compute_s;
+    }
     c.memory_s += memory_s;
   }
   const double wait_s = w.roofs.tp_gpus > 1 ? r.params.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
-  c.compute_bound_s = std::min(work_s, c.compute_s / eff.gemm_efficiency);
+  c.compute_bound_s = std::min(work_s, c.compute_s / eff.gemm_efficiency + c.simt_bound_s);
   c.time_s = std::max(c.busy_s + wait_s, engine.launch_s(launches, s.step_tokens)) +
              engine.serial_s(s.sequences, w.roofs.tp_gpus);
   return c;
@@ -194,7 +211,8 @@ double demanded_dynamic_w(const StepCost& c, const SimWorkload& w, const PowerPa
   // Work measured against the reference board's roofs: the same operations and bytes draw the same power.
   const double wait_s = std::max(0.0, c.time_s - c.busy_s);
   const double load = (power.active * d.clock_ratio * c.busy_s + power.wait * d.clock_ratio * wait_s +
-                       power.compute * d.clock_ratio * c.compute_s + power.memory * d.bandwidth_ratio * c.memory_s) /
+                       power.compute * d.clock_ratio * c.compute_s + power.simt * d.clock_ratio * c.simt_s +
+                       power.memory * d.bandwidth_ratio * c.memory_s) /
                       c.time_s;
   const double dynamic_w = d.dynamic_w > 0 ? d.dynamic_w : w.tdp_w - w.idle_w;
   return dynamic_w * std::clamp(load, 0.0, 1.0 / kMinThrottleClock);
