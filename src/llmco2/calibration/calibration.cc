@@ -71,7 +71,9 @@ struct Knob {
 
   double value(double theta) const {
     const double s = 1 / (1 + std::exp(-theta));
-    return log_scale ? std::exp(std::log(lo) + (std::log(hi) - std::log(lo)) * s) : lo + (hi - lo) * s;
+    // exp(log(hi)) may round one ulp past hi, which loading params.json would then refuse: clamp.
+    return std::clamp(log_scale ? std::exp(std::log(lo) + (std::log(hi) - std::log(lo)) * s) : lo + (hi - lo) * s, lo,
+                      hi);
   }
   double theta(double value) const {
     value = std::clamp(value, lo * 1.0001, hi * 0.9999);
