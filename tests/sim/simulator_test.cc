@@ -111,6 +111,32 @@ TEST(Simulator, Bf16OnAVoltaRunsAtTheConvertedCudaCoreRateUnderPyTorch) {
   EXPECT_LT(prefill_s("vllm"), hf_s / 4);
 }
 
+// An eager engine that loops over the routed experts in Python (HF transformers' MoE blocks) launches each loaded
+// expert's kernels itself. One routed node in 32 layers with 8 experts loaded, each launch 1e-5 s on the GPU:
+// fused (one launch per layer): busy 32 x 1e-5 = 3.2e-4 s > 32 x 1e-6 s of launches; step 3.2e-4 + 1e-3 s host.
+// Looped at 2.5 launches per expert: 32 x 8 x 2.5 = 640 launches x 1e-6 s = 6.4e-4 s > busy; step 6.4e-4 + 1e-3 s.
+TEST(Simulator, AnEngineLoopingOverExpertsLaunchesEachLoadedExpert) {
+  SimWorkload w = one_gemm_workload(1, 0, 0, 32);
+  w.prefill.at(0).kernels.at(0).work.loop_experts = 8;
+  SimParams p = hand_params();
+  EXPECT_NEAR(run_workload(w, p).latency_s.prefill, 3.2e-4 + 1e-3, 1e-12);
+  p.engines.at("default").expert_loop_launches = 2.5;
+  EXPECT_NEAR(run_workload(w, p).latency_s.prefill, 6.4e-4 + 1e-3, 1e-12);
+  // Every routed node of a MoE block carries the experts it runs, the activation too (launched per expert as well):
+  // Mixtral-8x7B at batch 1 decodes with its top-2 experts.
+  const ModelSpec m = ModelCatalog::bundled().resolve("mixtral-8x7b");
+  Request r;
+  r.batch = 1, r.prompt_tokens = 64, r.gen_tokens = 2;
+  r.precision = m.default_precision;
+  int routed = 0;
+  for (const KernelNode& node : build_kernel_graph(m, r).nodes)
+    if (node.expert == "routed") {
+      EXPECT_DOUBLE_EQ(node.experts_loaded_decode, 2.0) << node.kernel;
+      ++routed;
+    }
+  EXPECT_EQ(routed, 4);  // gate, up, act, down
+}
+
 TEST(Simulator, KernelsOfSomeLayersLaunchOnlyInThoseLayers) {
   // DeepSeek-V3.1 on 8 x B200, prefill of 1 x 1024: the router runs in the 58 MoE layers, the dense MLP in 3, MLA in
   // all 61. A launch carries one layer's work: 2 x 1024 x 7168 x 256 + 1024 x 256 router ops.

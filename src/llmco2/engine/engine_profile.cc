@@ -86,6 +86,7 @@ double& engine_field(EngineProfile& p, const std::string& field) {
   if (field == "sampler_greedy_bytes_per_logit") return p.sampler_greedy_bytes_per_logit;
   if (field == "sampler_penalty_bytes_per_logit") return p.sampler_penalty_bytes_per_logit;
   if (field == "memory_utilization") return p.memory_utilization;
+  if (field == "expert_loop_launches") return p.expert_loop_launches;
   fail("engine profile has no numeric field '{}'", field);
 }
 
@@ -106,6 +107,8 @@ constexpr ParamRange kEngineBounds[] = {
      "computes softmax and log-softmax"},
     {"sampler_penalty_bytes_per_logit", 0.0, 200.0, "penalties: token-count tensors and masks over the vocabulary"},
     {"memory_utilization", 0.5, 1.0, "share of GPU memory an engine gives to weights + KV cache"},
+    {"expert_loop_launches", 0.0, 10.0, "launches per routed graph node per loaded expert: 0 for fused MoE kernels "
+     "(vLLM fused_moe, TensorRT-LLM, SGLang), a few for a Python loop over the experts"},
 };
 
 EngineProfile profile_from_json(const std::string& id, const Json& j, const std::string& source) {

@@ -52,6 +52,10 @@ struct EngineProfile {
   bool custom_allreduce = false;      // small all-reduces over NVLink by the engine's own kernel (peers' buffers read
                                       // directly: two barrier steps whatever the GPU count), not NCCL's ring
   bool casts_bf16_to_fp16 = true;     // on GPUs without bf16 tensor cores: cast to fp16 (vLLM) or keep bf16 (PyTorch)
+  // Routed experts looped over on the host (HF transformers' MoE blocks: per loaded expert a torch.where with its
+  // device-to-host sync, gathers of its tokens and routing weights, the expert MLP, a multiply and index_add_):
+  // kernel launches per routed graph node per loaded expert. 0: fused MoE kernels, one launch per routed node.
+  double expert_loop_launches = 0;
   double memory_utilization = 0.9;    // share of GPU memory given to weights + KV cache (the rest: activations, context)
   long graph_max_tokens = 512;        // steps with more tokens than this run eagerly even with cuda_graphs
   std::string attention_kernel = "flash";

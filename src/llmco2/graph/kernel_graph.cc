@@ -176,6 +176,7 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
   const int down = b.add("down_proj", KernelType::linear, {act}, expert(width, h), width, h, "routed");
   const LoadFn per_step = [=](const PhaseShape& s) { return (*loaded)(s).second; };
   for (const int index : act_inputs) b.set_experts_loaded(index, per_step);
+  b.set_experts_loaded(act, per_step);  // no weights, but an engine looping over the experts launches it per expert
   b.set_experts_loaded(down, per_step);
   std::vector<int> outputs{down};
   if (moe.shared_intermediate > 0) outputs.push_back(add_mlp(b, c, input, moe.shared_intermediate / c.n(), "shared"));

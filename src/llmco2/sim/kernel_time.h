@@ -48,6 +48,9 @@ struct KernelWork {
   // PyTorch): the share of the fp32 peak its GEMMs reach (kSimtGemmEfficiency or kEmulatedGemmEfficiency); 0 on
   // tensor units, whose efficiency is the fitted gemm_efficiency.
   double simt_efficiency = 0;
+  // Routed experts: the distinct experts one launch's layer runs (an engine looping over them on the host launches
+  // each one's kernels itself; EngineProfile::expert_loop_launches); 0 for other kernels.
+  double loop_experts = 0;
 };
 
 // Weight-only quantised GEMMs (Marlin-style w4a16/w8a16 kernels) tile rows by 16 (Frantar et al. 2024,

@@ -78,6 +78,7 @@ void set_kernel_work(KernelWork& w, const KernelNode& node, const KernelCost& c,
   }
   w.rows = std::max(1.0, rows_per_launch(node, c, phase, steps, model, routed));
   w.dequant_ops = quotient(c.dequant_ops, per_launch);
+  w.loop_experts = routed ? (phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode) : 0.0;
 }
 
 // Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase` at cost `c`.
@@ -175,7 +176,10 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
   double work_s = 0, network_s = 0, launches = 0;
   double kernel_s = 0, compute_s = 0, memory_s = 0;  // of the last kernel timed, for the launches that repeat it
   for (const auto& k : s.kernels) {
-    launches += k.count;
+    // An engine looping over the routed experts in Python launches each loaded expert's kernels (and the glue that
+    // gathers its tokens) itself, instead of one fused MoE kernel per routed node.
+    const bool looped = engine.expert_loop_launches > 0 && k.work.loop_experts > 0;
+    launches += looped ? k.count * k.work.loop_experts * engine.expert_loop_launches : k.count;
     if (k.work.kind == KernelClass::network) {
       network_s += k.count * allreduce_s(k.work, w.roofs, net, r.direct_allreduce);
       continue;
