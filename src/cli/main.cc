@@ -1,5 +1,6 @@
 // cli/main.cc - the llmco2 command line. `train` and `eval` run in llmco2-train (libtorch) and `serve` in llmco2-serve
 // (cpp-httplib): predict must pay for neither at start-up.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -69,6 +70,16 @@ const Command* named_command(int argc, char** argv) {
   return nullptr;
 }
 
+// Ends the process once a command has run: its output flushed, then _Exit, without the destructors of the command's
+// options and the catalogs it read (tens of thousands of small blocks freed one by one, for memory the kernel takes
+// back whole: ~0.1 ms of `predict`). Each command has committed its files and joined its threads by now.
+[[noreturn]] void exit_now(int code) {
+  std::cout.flush();
+  std::clog.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
 }  // namespace
 
 // A named command is the only one registered (parsing it reads nothing of the others, and building every command's
@@ -79,7 +90,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   if (const Command* command = named_command(argc, argv)) {
     command->add(app);
-    return llmco2::cli::run_app(app, "llmco2", argc, argv);
+    exit_now(llmco2::cli::run_app(app, "llmco2", argc, argv));
   }
   for (const Command& command : kCommands) command.add(app);
   app.add_subcommand("train", "train a predictor (runs llmco2-train; see llmco2 train --help)");
