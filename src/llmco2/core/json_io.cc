@@ -113,6 +113,7 @@ std::optional<JsonMembers> json_object_members(std::string_view text) {
 }
 
 Json parse_json_text(std::string_view text, const std::string& source) {
+  if (std::optional<Json> parsed = parse_json_fast(text)) return std::move(*parsed);
   if (const size_t at = too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos)
     fail("{}: JSON nested deeper than {} levels at byte {}", source, kMaxJsonDepth, at);
   try {
