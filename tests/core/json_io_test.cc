@@ -31,6 +31,14 @@ TEST(JsonObjectMembers, SlicesEachValueWithoutParsingIt) {
   EXPECT_EQ((*members)[4].second, "[]");
   EXPECT_EQ(Json::parse((*members)[0].second)["x"][1], "}]");
   EXPECT_TRUE(json_object_members("{}")->empty());
+  // an even run of backslashes before a quote escapes only themselves; an odd one the quote too
+  const auto escapes = json_object_members(R"({"a": "x\\", "b": "y\\\"}\\\\", "c": "\\\\\\\\"})");
+  ASSERT_TRUE(escapes.has_value());
+  ASSERT_EQ(escapes->size(), 3u);
+  EXPECT_EQ((*escapes)[0].second, R"("x\\")");
+  EXPECT_EQ((*escapes)[1].second, R"("y\\\"}\\\\")");
+  EXPECT_EQ((*escapes)[2].second, R"("\\\\\\\\")");
+  EXPECT_FALSE(json_object_members(R"({"a": "x\"})").has_value());  // the string never closes
 }
 
 TEST(JsonObjectMembers, RefusesWhatIsNotAPlainObject) {

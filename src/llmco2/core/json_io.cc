@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -17,11 +18,18 @@ namespace llmco2 {
 
 namespace {
 
-// The index after the string that opens at text[at] == '"', or npos when it is not closed.
+// The index after the string that opens at text[at] == '"', or npos when it is not closed: the first quote after an
+// even run of backslashes (found with memchr: most of a catalog's bytes are citations inside strings).
 size_t json_string_end(std::string_view text, size_t at) {
-  for (++at; at < text.size(); ++at) {
-    if (text[at] == '\\') ++at;
-    else if (text[at] == '"') return at + 1;
+  const size_t first = at + 1;
+  for (size_t from = first; from < text.size();) {
+    const void* found = std::memchr(text.data() + from, '"', text.size() - from);
+    if (found == nullptr) break;
+    const size_t quote = static_cast<size_t>(static_cast<const char*>(found) - text.data());
+    size_t backslashes = 0;
+    while (quote - backslashes > first && text[quote - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return quote + 1;
+    from = quote + 1;
   }
   return std::string_view::npos;
 }
