@@ -6,6 +6,8 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <cstdlib>
+
 #include "core/paths.h"
 #include "llmco2/api.h"
 #include "predictor/gnn.h"
@@ -64,9 +66,11 @@ void BM_ApiPredict(benchmark::State& state) {
 }
 BENCHMARK(BM_ApiPredict)->Unit(benchmark::kMicrosecond);
 
-// The whole command: exec, catalog and model loading, prediction, JSON output (to /dev/null).
+// The whole command: exec, catalog and model loading, prediction, JSON output (to /dev/null). LLMCO2_BENCH_BIN
+// names another llmco2 to time with the same harness (an earlier build, for before/after figures).
 void BM_PredictCommand(benchmark::State& state) {
-  const std::string binary = LLMCO2_BIN;
+  const char* other = std::getenv("LLMCO2_BENCH_BIN");
+  const std::string binary = other != nullptr && *other != '\0' ? other : LLMCO2_BIN;
   std::vector<std::string> args = {binary, "predict", "--format", "json"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -1,5 +1,6 @@
-// cli/main.cc - the llmco2 command line. `train` and `eval` run in llmco2-train (libtorch) and `serve` in llmco2-serve
-// (cpp-httplib): predict must pay for neither at start-up.
+// cli/main.cc - the llmco2 command line. `train` and `eval` run in llmco2-train (libtorch), `serve` in llmco2-serve
+// (cpp-httplib), and what needs dlopen in llmco2-dynamic: predict must pay for none of them at start-up.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -11,16 +12,32 @@
 
 #include "cli/commands.h"
 #include "cli/run_app.h"
+#include "core/dynamic_loading.h"
 
 namespace {
 
+// Whether the command loads a library with dlopen: NVML (measure) or libxgboost (DeepEn's forests: --predictor
+// deepen, and --model-file, whose file may hold them). An argument that only looks like one costs a detour, not an error.
+bool needs_dlopen(int argc, char** argv) {
+  if (std::string_view(argv[1]) == "measure") return true;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--model-file" || arg.starts_with("--model-file=") || arg == "--predictor=deepen") return true;
+    if (arg == "--predictor" && i + 1 < argc && std::string_view(argv[i + 1]) == "deepen") return true;
+  }
+  return false;
+}
+
 // The commands another program beside llmco2 runs, so that llmco2 itself maps neither libtorch (train, eval: a
-// libtorch process costs ~0.4 s before main) nor cpp-httplib with OpenSSL, zlib and brotli (serve).
+// libtorch process costs ~0.4 s before main) nor cpp-httplib with OpenSSL, zlib and brotli (serve), and can be
+// linked statically (no dynamic loader at start-up): llmco2-dynamic, the same commands linked dynamically, runs
+// those that dlopen.
 const char* sibling_program(int argc, char** argv) {
   if (argc < 2) return nullptr;
   const std::string_view command = argv[1];
   if (command == "train" || command == "eval") return "llmco2-train";
   if (command == "serve") return "llmco2-serve";
+  if (!llmco2::can_dlopen() && needs_dlopen(argc, argv)) return "llmco2-dynamic";
   return nullptr;
 }
 
@@ -32,13 +49,14 @@ void shorten_openmp_spinning() {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "10000", 0);
 }
 
-// Replaces this process with `program` (installed beside llmco2), passing the arguments on.
+// Replaces this process with `program` (installed beside llmco2), passing the arguments on (llmco2-dynamic gets
+// argv[0] as it is, so that its usage lines name the program as llmco2's would).
 int exec_sibling(const char* program, char** argv) {
   if (std::string_view(program) == "llmco2-train") shorten_openmp_spinning();
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const auto path = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / program;
-  argv[0] = const_cast<char*>("llmco2");
+  if (std::string_view(program) != "llmco2-dynamic") argv[0] = const_cast<char*>("llmco2");
   execv(path.c_str(), argv);
   std::cerr << "llmco2: error: '" << argv[1] << "' needs " << path.string()
             << ", which could not be run (build it with make build)\n";
@@ -69,6 +87,16 @@ const Command* named_command(int argc, char** argv) {
   return nullptr;
 }
 
+// Ends the process once a command has run: its output flushed, then _Exit, without the destructors of the command's
+// options and the catalogs it read (tens of thousands of small blocks freed one by one, for memory the kernel takes
+// back whole: ~0.1 ms of `predict`). Each command has committed its files and joined its threads by now.
+[[noreturn]] void exit_now(int code) {
+  std::cout.flush();
+  std::clog.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
 }  // namespace
 
 // A named command is the only one registered (parsing it reads nothing of the others, and building every command's
@@ -79,7 +107,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   if (const Command* command = named_command(argc, argv)) {
     command->add(app);
-    return llmco2::cli::run_app(app, "llmco2", argc, argv);
+    exit_now(llmco2::cli::run_app(app, "llmco2", argc, argv));
   }
   for (const Command& command : kCommands) command.add(app);
   app.add_subcommand("train", "train a predictor (runs llmco2-train; see llmco2 train --help)");

@@ -640,16 +640,26 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
     EXPECT_EQ(jo["ranked_by_energy"][i]["energy_j"].get<double>(), j["ranked_by_energy"][i]["energy_j"].get<double>());
 }
 
-// Start-up: libxgboost is loaded only when a tree predictor is asked for (predictor/xgboost_library.h), and the
-// HTTP server's libraries only by llmco2-serve. The binary needs neither (no DT_NEEDED entry), the GNN predicts with the library unloadable, and DeepEn then says what is
-// missing in one line.
-TEST(CliStartup, XgboostIsLoadedOnlyForTreePredictors) {
-  FILE* pipe = popen(("readelf -d " + std::string(LLMCO2_BIN) + " 2>/dev/null").c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
+// What `readelf -d` says of a program's dynamic section.
+std::string dynamic_section(const std::string& program) {
+  FILE* pipe = popen(("readelf -d " + program + " 2>&1").c_str(), "r");
   std::string dynamic;
+  if (pipe == nullptr) return dynamic;
   std::array<char, 4096> buffer{};
   for (size_t n; (n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) dynamic.append(buffer.data(), n);
   pclose(pipe);
+  return dynamic;
+}
+
+// Start-up: libxgboost is loaded only when a tree predictor is asked for (predictor/xgboost_library.h), by
+// llmco2-dynamic, and the HTTP server's libraries only by llmco2-serve. llmco2 is static (no dynamic section) or
+// needs neither; llmco2-dynamic needs neither (no DT_NEEDED entry), the GNN predicts with the library unloadable,
+// and DeepEn then says what is missing in one line.
+TEST(CliStartup, XgboostIsLoadedOnlyForTreePredictors) {
+  const std::string llmco2 = dynamic_section(LLMCO2_BIN), dynamic = dynamic_section(LLMCO2_DYNAMIC_BIN);
+  EXPECT_TRUE(llmco2.find("There is no dynamic section") != std::string::npos ||
+              (llmco2.find("(NEEDED)") != std::string::npos && llmco2.find("xgboost") == std::string::npos))
+      << llmco2;
   ASSERT_NE(dynamic.find("(NEEDED)"), std::string::npos) << "readelf printed no dynamic section";
   EXPECT_EQ(dynamic.find("xgboost"), std::string::npos) << dynamic;
   EXPECT_EQ(dynamic.find("httplib"), std::string::npos) << dynamic;  // serve runs in llmco2-serve
@@ -663,4 +673,23 @@ TEST(CliStartup, XgboostIsLoadedOnlyForTreePredictors) {
       << deepen.err;
   EXPECT_EQ(std::count(deepen.err.begin(), deepen.err.end(), '\n'), 1) << deepen.err;
   EXPECT_EQ(run("predict --predictor deepen --format json").exit_code, 0);
+}
+
+// llmco2 hands the commands that dlopen to llmco2-dynamic with the same arguments; both print the same bytes, for
+// those and for the rest.
+TEST(CliStartup, LlmcoTwoAndLlmcoTwoDynamicAnswerAlike) {
+  const auto dynamic = [](const std::string& args) {
+    return llmco2::testing_support::run_command(std::string(LLMCO2_DYNAMIC_BIN) + " " + args);
+  };
+  for (const std::string args :
+       {"predict --format json", "predict --predictor deepen --format json", "predict --predictor=deepen",
+        "predict --model-file " LLMCO2_DATA "/predictors/deepen.model --format json",
+        "predict --model llama-3.1-70b --gpu h100-sxm --gpus 4 --predictor llmco2"}) {
+    const Result mine = run(args), theirs = dynamic(args);
+    EXPECT_EQ(mine.exit_code, 0) << args << ": " << mine.err;
+    EXPECT_EQ(mine.out, theirs.out) << args;
+    EXPECT_EQ(mine.err, theirs.err) << args;
+  }
+  const Result help = run("measure --help");  // run by llmco2-dynamic, under llmco2's own name
+  EXPECT_NE(help.out.find("Usage: " + std::string(LLMCO2_BIN) + " measure"), std::string::npos) << help.out;
 }

@@ -120,7 +120,7 @@ TEST(KernelGraph, Gemma2MeanLayerGivesTheExactSumOverLocalAndGlobalLayers) {
 ModelSpec qwen_moe_two_dense() {
   for (const auto& entry : ModelCatalog::bundled().entries())
     if (entry.id == "qwen2-57b-a14b") {
-      Json config = read_json_file(entry.config_path);
+      Json config = read_json_file(ModelCatalog::bundled().config_path(entry));
       config["mlp_only_layers"] = Json::array({0, 1});
       return model_from_hf_config(config, "qwen2-57b-two-dense");
     }

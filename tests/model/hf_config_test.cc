@@ -23,7 +23,8 @@ std::string error_of(const std::string& file) {
 TEST(HfConfig, EveryBundledConfigParses) {
   const auto& entries = ModelCatalog::bundled().entries();
   EXPECT_EQ(entries.size(), 76u);
-  for (const auto& entry : entries) EXPECT_NO_THROW(read_hf_config(entry.config_path)) << entry.id;
+  for (const auto& entry : entries)
+    EXPECT_NO_THROW(read_hf_config(ModelCatalog::bundled().config_path(entry))) << entry.id;
 }
 
 // Published parameter counts (Hugging Face model cards / safetensors metadata).
@@ -305,7 +306,7 @@ TEST(HfConfig, MoeWidthsAndSharedExperts) {
 ModelSpec edited(const std::string& id, const std::string& changes) {
   for (const auto& entry : ModelCatalog::bundled().entries())
     if (entry.id == id) {
-      Json config = read_json_file(entry.config_path);
+      Json config = read_json_file(ModelCatalog::bundled().config_path(entry));
       config.merge_patch(Json::parse(changes));
       return model_from_hf_config(config, id + "-edited");
     }
@@ -368,7 +369,7 @@ TEST(HfConfig, DtypeDefaultsFromConfig) {
 ModelSpec with_quantization(const std::string& id, const std::string& quantization_config) {
   for (const auto& entry : ModelCatalog::bundled().entries())
     if (entry.id == id) {
-      Json config = read_json_file(entry.config_path);
+      Json config = read_json_file(ModelCatalog::bundled().config_path(entry));
       config["quantization_config"] = Json::parse(quantization_config);
       return model_from_hf_config(config, id + "-quantised");
     }
@@ -443,9 +444,9 @@ TEST(HfQuantization, CompressedTensorsAndBitsandbytes) {
 
 TEST(HfQuantization, ModelOptHfQuantConfigBesideTheConfig) {
   using testing_support::write_temp;
-  Json config = read_json_file(ModelCatalog::bundled().entries().front().config_path);
+  Json config = read_json_file(ModelCatalog::bundled().config_path(ModelCatalog::bundled().entries().front()));
   for (const auto& entry : ModelCatalog::bundled().entries())
-    if (entry.id == "llama-3.1-70b") config = read_json_file(entry.config_path);
+    if (entry.id == "llama-3.1-70b") config = read_json_file(ModelCatalog::bundled().config_path(entry));
   const auto path = write_temp("llama-70b-fp8.json", config.dump());
   EXPECT_EQ(hf_quant_config_path(path).filename(), "llama-70b-fp8.hf_quant_config.json");
   EXPECT_EQ(hf_quant_config_path("/x/config.json"), std::filesystem::path("/x/hf_quant_config.json"));
@@ -472,7 +473,8 @@ TEST(HfQuantization, BundledQuantisedCheckpoints) {
 
 TEST(HfQuantization, Qwen3CoderFp8ExcerptIsBlockFp8OfEveryLinearWeight) {
   // The FP8 release's quantization_config (data/models/...-FP8.config-excerpt.json) on the bf16 config.
-  Json excerpt = read_json_file(ModelCatalog::bundled().entries().front().config_path.parent_path() /
+  const auto& catalog = ModelCatalog::bundled();
+  Json excerpt = read_json_file(catalog.config_path(catalog.entries().front()).parent_path() /
                                 "Qwen-Qwen3-Coder-480B-A35B-Instruct-FP8.config-excerpt.json");
   const ModelSpec m = with_quantization("qwen3-coder-480b-a35b-instruct", excerpt.at("quantization_config").dump());
   EXPECT_EQ(m.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));
@@ -533,6 +535,36 @@ TEST(ModelCatalog, IndexSaysWhetherAConfigIsReconstructed) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("index.csv:2: column 'config' must be published or reconstructed, found "
                                          "'guessed'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ModelCatalog, IndexRowsFieldsAndErrors) {
+  const auto dir = std::filesystem::path(testing::TempDir()) / "small-catalog";
+  std::filesystem::create_directories(dir);
+  // a blank line, a trailing comma (no fifth field) and a last line without a newline
+  testing_support::write_temp("small-catalog/index.csv",
+                              "id,file,hf_repo,config\na,a.json,org/A,published\n\nb,sub/b.json,org/B,reconstructed,");
+  const ModelCatalog catalog = ModelCatalog::load(dir);
+  ASSERT_EQ(catalog.entries().size(), 2u);
+  EXPECT_EQ(catalog.entries()[0].id, "a");
+  EXPECT_EQ(catalog.entries()[0].hf_repo, "org/A");
+  EXPECT_FALSE(catalog.entries()[0].reconstructed);
+  EXPECT_TRUE(catalog.entries()[1].reconstructed);
+  EXPECT_EQ(catalog.config_path(catalog.entries()[1]), dir / "sub" / "b.json");
+  EXPECT_EQ(catalog.find("ORG/b"), &catalog.entries()[1]);
+  testing_support::write_temp("small-catalog/index.csv", "id,file,hf_repo,config\na,a.json,org/A,published\nb,b.json\n");
+  try {
+    ModelCatalog::load(dir);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index.csv:3: expected 4 fields (id,file,hf_repo,config), found 2"),
+              std::string::npos) << e.what();
+  }
+  try {
+    ModelCatalog::load(dir / "missing");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index.csv: cannot open model index"), std::string::npos) << e.what();
   }
 }
 

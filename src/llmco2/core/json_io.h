@@ -22,6 +22,12 @@ inline constexpr int kMaxJsonDepth = 64;
 // deeper than kMaxJsonDepth or holds a number beyond a double's range (1e999).
 Json parse_json_text(std::string_view text, const std::string& source);
 
+// The document `text` holds, equal to nlohmann's parse of it (same values, same integer and float types, a repeated
+// key's last value), or nullopt for what this faster parser leaves to nlohmann: malformed text, \u escapes, integers
+// beyond 64 bits, numbers beyond a double's range and nesting deeper than kMaxJsonDepth. parse_json_text tries it
+// first (core/json_parse.cc).
+std::optional<Json> parse_json_fast(std::string_view text);
+
 // The members of the JSON object `text` holds: each key and the raw text of its value, in order, found by a scan of
 // the structure (strings, escapes, matched brackets) that parses no value, for a reader that needs one member of a
 // large document. nullopt when `text` is not such an object or a key holds an escape: the caller then parses the whole

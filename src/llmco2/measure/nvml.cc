@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include "core/dynamic_loading.h"
 #include "core/error.h"
 
 namespace llmco2 {
@@ -39,6 +40,8 @@ struct Nvml::Api {
 };
 
 Nvml::Nvml(const std::string& library) {
+  if (!can_dlopen())
+    fail("cannot load NVML ({}): this program is linked statically; llmco2-dynamic, beside llmco2, runs measure", library);
   library_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library_)
     fail("cannot load NVML ({}): {}; an NVIDIA driver is needed to measure (none on this machine?)", library,

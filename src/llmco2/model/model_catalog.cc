@@ -1,11 +1,12 @@
 // model/model_catalog.cc - index of the bundled config.json files.
 #include "model/model_catalog.h"
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/names.h"
 #include "core/paths.h"
@@ -14,12 +15,23 @@
 namespace llmco2 {
 namespace {
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> fields;
-  std::stringstream stream(line);
-  std::string field;
-  while (std::getline(stream, field, ',')) fields.push_back(field);
+// The comma-separated fields of `line` (no quoting in the index); a trailing comma adds no empty field.
+std::vector<std::string_view> split_csv_line(std::string_view line) {
+  std::vector<std::string_view> fields;
+  for (size_t start = 0; start < line.size();) {
+    const size_t comma = std::min(line.find(',', start), line.size());
+    fields.push_back(line.substr(start, comma - start));
+    start = comma + 1;
+  }
   return fields;
+}
+
+std::string read_index(const std::filesystem::path& index) {
+  try {
+    return read_text_file(index);
+  } catch (const Error&) {
+    fail("{}: cannot open model index", index.string());
+  }
 }
 
 // Written so that it can only be a path: absolute, or starting with ./ or ../
@@ -40,18 +52,22 @@ ModelSpec read_model_path(const std::filesystem::path& path) {
 
 ModelCatalog ModelCatalog::load(const std::filesystem::path& dir) {
   const auto index = dir / "index.csv";
-  std::ifstream in(index);
-  if (!in) fail("{}: cannot open model index", index.string());
+  const std::string text = read_index(index);
   ModelCatalog catalog;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
+  catalog.dir_ = dir;
+  std::string_view rest = text;
+  for (int number = 1; !rest.empty(); ++number) {
+    const size_t end = std::min(rest.find('\n'), rest.size());
+    const std::string_view line = rest.substr(0, end);
+    rest.remove_prefix(std::min(end + 1, rest.size()));
     if (number == 1 || line.empty()) continue;  // header
     const auto fields = split_csv_line(line);
     if (fields.size() != 4) fail("{}:{}: expected 4 fields (id,file,hf_repo,config), found {}", index.string(), number,
                                  fields.size());
     if (fields[3] != "published" && fields[3] != "reconstructed")
       fail("{}:{}: column 'config' must be published or reconstructed, found '{}'", index.string(), number, fields[3]);
-    catalog.entries_.push_back({fields[0], fields[2], dir / fields[1], fields[3] == "reconstructed"});
+    catalog.entries_.push_back(
+        {std::string(fields[0]), std::string(fields[2]), std::string(fields[1]), fields[3] == "reconstructed"});
   }
   return catalog;
 }
@@ -69,7 +85,7 @@ const ModelEntry* ModelCatalog::find(const std::string& name) const {
 }
 
 const ModelSpec& ModelCatalog::config_of(const ModelEntry& entry) const {
-  return configs_->get(entry.id, [&] { return read_hf_config(entry.config_path); });
+  return configs_->get(entry.id, [&] { return read_hf_config(config_path(entry)); });
 }
 
 ModelSpec ModelCatalog::resolve(const std::string& name, std::string* note) const {

@@ -14,7 +14,7 @@ namespace llmco2 {
 struct ModelEntry {
   std::string id;       // e.g. "llama-3.1-8b"
   std::string hf_repo;  // e.g. "meta-llama/Llama-3.1-8B"
-  std::filesystem::path config_path;
+  std::string file;     // its config.json in the catalog's folder: ModelCatalog::config_path
   bool reconstructed = false;  // assembled from partial sources, not a copy (data/models/RECONSTRUCTED.md)
 };
 
@@ -26,6 +26,8 @@ class ModelCatalog {
   static const ModelCatalog& bundled();  // loaded once from data_dir()/models
 
   const std::vector<ModelEntry>& entries() const { return entries_; }
+  // The entry's config.json (made on demand: a path per entry cost `predict` more than reading the index).
+  std::filesystem::path config_path(const ModelEntry& entry) const { return dir_ / entry.file; }
 
   // Resolves a bundled id, a HF repo id (case-insensitive), the path of a config.json (bare, as `config.json`, or
   // with a folder) or a Hugging Face snapshot folder (its config.json, and hf_quant_config.json when present). A name
@@ -41,6 +43,7 @@ class ModelCatalog {
   const ModelSpec& config_of(const ModelEntry& entry) const;
 
  private:
+  std::filesystem::path dir_;
   std::vector<ModelEntry> entries_;
   std::shared_ptr<ReadOnce<ModelSpec>> configs_ = std::make_shared<ReadOnce<ModelSpec>>();
 };

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "core/error.h"
 
 namespace llmco2 {
@@ -54,11 +58,27 @@ template <int H>
 }
 #endif
 
+#if defined(__x86_64__)
+// Whether the CPU and the OS run AVX: CPUID's AVX and OSXSAVE bits and the OS saving the SSE and AVX registers (XCR0
+// bits 1 and 2), the test __builtin_cpu_supports("avx") makes. Asked here, once, rather than through libgcc's
+// __cpu_indicator_init, a constructor that runs ~20 CPUIDs in every process (each traps to the hypervisor in a VM:
+// ~50 us of `llmco2 predict`'s start-up, which never needs the answer).
+bool cpu_runs_avx() {
+  static const bool runs = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & bit_AVX) || !(ecx & bit_OSXSAVE)) return false;
+    unsigned xcr0_low = 0, xcr0_high = 0;
+    __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+    return (xcr0_low & 0x6u) == 0x6u;
+  }();
+  return runs;
+}
+#endif
+
 template <int H>
 PreparedGnnPass::AddProducts add_products_for(bool avx) {
 #if defined(__x86_64__)
-  __builtin_cpu_init();  // idempotent; needed if this runs before libgcc's own constructor has
-  if (avx && __builtin_cpu_supports("avx")) return &add_products_avx<H>;
+  if (avx && cpu_runs_avx()) return &add_products_avx<H>;
 #endif
   return &add_products_sse<H>;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dynamic_loading.h"
 #include "core/error.h"
 
 namespace llmco2 {
@@ -20,6 +21,9 @@ void bind(void* library, const char* symbol, const std::string& path, Function& 
 }
 
 XgboostApi load() {
+  if (!can_dlopen())
+    fail("xgboost: this program is linked statically and cannot load libxgboost; llmco2-dynamic, beside llmco2, runs "
+         "the tree predictors (llmco2 hands it --predictor deepen and --model-file)");
   std::vector<std::string> candidates = {"libxgboost.so.0", "libxgboost.so"};
   if (const char* env = std::getenv("LLMCO2_XGBOOST_LIBRARY"); env != nullptr && *env != '\0') candidates = {env};
   void* library = nullptr;
