@@ -66,8 +66,6 @@ TEST(Simulator, OneSegmentByHand) {
   EXPECT_EQ(r.energy_j.decode, 0);
 }
 
-// A step that only waits on the engine's host work (no kernels: 1 ms of step_host_s) draws idle plus power_wait of the
-// dynamic range: 100 W + 0.25 x (700 - 100) W = 250 W, i.e. 0.25 J per step; with power_wait 0, idle alone.
 // A GEMM of 40 rows on the CUDA cores, bf16 converted to fp32 (Volta under PyTorch): the thread block tiles 128 rows,
 // so it costs 128 rows at 9.6 of the 15.7 TFLOP/s fp32 peak. ops = 2 x 40 x 4096 x 4096 = 1.34217728e9; time =
 // 1e-5 + 1.34217728e9 x 128 / 40 / 9.6e12 = 1e-5 + 4.4739243e-4 s (its 33.6 MB at 2 TB/s x 0.5: 3.4e-5 s, less).
@@ -137,6 +135,56 @@ TEST(Simulator, AnEngineLoopingOverExpertsLaunchesEachLoadedExpert) {
   EXPECT_EQ(routed, 4);  // gate, up, act, down
 }
 
+// Which matrix kernels run on the CUDA cores, and at which of the two measured efficiencies: only where an NVIDIA GPU
+// has no tensor units for the requested type. bf16 on a V100 (HF keeps it): converted, 9.6/15.7; fp32 and tf32 on a
+// V100: native SGEMM, 14.0/15.7; bf16 on an A100 and fp16 on a V100: tensor cores (0); fp32 on an MI300X: AMD's
+// matrix units run fp32 matmuls (0).
+TEST(Simulator, OnlyNvidiaGpusWithoutTensorUnitsForTheTypeUseTheCudaCorePath) {
+  const ModelSpec m = ModelCatalog::bundled().resolve("llama-3.2-1b");
+  auto matrix_simt = [&](const std::string& gpu, const std::string& dtype) {
+    Request r;
+    r.batch = 1, r.prompt_tokens = 256, r.gen_tokens = 2, r.engine = "hf-transformers";
+    r.precision = m.precision_for(dtype);
+    const SimWorkload w = prepare_workload(m, GpuCatalog::bundled().resolve(gpu), r, SimScenario{});
+    for (const SimKernel& k : w.prefill.at(0).kernels)
+      if (k.work.kind == KernelClass::matrix) return k.work.simt_efficiency;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(matrix_simt("v100-sxm2", "bf16"), 9.6 / 15.7);
+  EXPECT_DOUBLE_EQ(matrix_simt("v100-sxm2", "fp32"), 14.0 / 15.7);
+  EXPECT_DOUBLE_EQ(matrix_simt("v100-sxm2", "tf32"), 14.0 / 15.7);
+  EXPECT_DOUBLE_EQ(matrix_simt("v100-sxm2", "fp16"), 0.0);
+  EXPECT_DOUBLE_EQ(matrix_simt("a100-80gb-sxm", "bf16"), 0.0);
+  EXPECT_DOUBLE_EQ(matrix_simt("a100-80gb-sxm", "fp32"), 14.0 / 15.7);
+  EXPECT_DOUBLE_EQ(matrix_simt("mi300x", "fp32"), 0.0);
+  // Native fp32 takes the fitted tile, not the converted kernels' 128 rows: a 40-row SGEMM costs 40 rows.
+  KernelWork w{KernelClass::matrix, 2.0 * 40 * 4096 * 4096, 0, 0, 40, 15.7e12};
+  KernelEfficiency e;
+  e.gemm_tile_rows = 16, e.kernel_floor_s = 0, e.memory_half_bytes = 1;
+  w.simt_efficiency = kSimtGemmEfficiency;
+  EXPECT_NEAR(kernel_time_s(w, DeviceRoofs{2e12}, e, {}), w.ops / 14.0e12, 1e-12);
+  w.simt_efficiency = kEmulatedGemmEfficiency;
+  EXPECT_NEAR(kernel_time_s(w, DeviceRoofs{2e12}, e, {}), w.ops * 128 / 40 / 9.6e12, 1e-12);
+}
+
+// HF runs gpt-oss's experts as batched matmuls over all experts (GptOssExperts at inference): no per-expert loop, so
+// its routed kernels carry no loop count; Mixtral's carry the experts they load.
+TEST(Simulator, GptOssExpertsAreBatchedInHfNotLooped) {
+  auto loop_experts = [](const std::string& name) {
+    const ModelSpec m = ModelCatalog::bundled().resolve(name);
+    Request r;
+    r.batch = 1, r.prompt_tokens = 64, r.gen_tokens = 2, r.engine = "hf-transformers";
+    r.precision = m.default_precision;
+    r.gpus = 2;
+    double most = 0;
+    const SimWorkload w = prepare_workload(m, GpuCatalog::bundled().resolve("h100-sxm"), r, SimScenario{});
+    for (const SimKernel& k : w.decode.at(0).kernels) most = std::max(most, k.work.loop_experts);
+    return most;
+  };
+  EXPECT_EQ(loop_experts("gpt-oss-20b"), 0.0);
+  EXPECT_DOUBLE_EQ(loop_experts("mixtral-8x7b"), 2.0);  // top-2 of 8 at batch 1
+}
+
 TEST(Simulator, KernelsOfSomeLayersLaunchOnlyInThoseLayers) {
   // DeepSeek-V3.1 on 8 x B200, prefill of 1 x 1024: the router runs in the 58 MoE layers, the dense MLP in 3, MLA in
   // all 61. A launch carries one layer's work: 2 x 1024 x 7168 x 256 + 1024 x 256 router ops.
@@ -158,6 +206,8 @@ TEST(Simulator, KernelsOfSomeLayersLaunchOnlyInThoseLayers) {
   EXPECT_EQ(std::count(counts.begin(), counts.end(), 61.0), 15);  // 12 of the MLA block, norm_mlp, allreduce, add
 }
 
+// A step that only waits on the engine's host work (no kernels: 1 ms of step_host_s) draws idle plus power_wait of the
+// dynamic range: 100 W + 0.25 x (700 - 100) W = 250 W, i.e. 0.25 J per step; with power_wait 0, idle alone.
 TEST(Simulator, HostWaitInsideAStepDrawsTheWaitShareOfTheDynamicRange) {
   SimWorkload w;
   SimSegment s;

@@ -48,11 +48,14 @@ std::string weight_only_note(const Gpu& gpu, const Precision& requested, DType c
 
 ComputePeak Gpu::matrix_peak(DType dtype) const {
   const DType units = tensor_dtype(dtype);
-  if (auto it = dense_peak_ops_per_s.find(units); it != dense_peak_ops_per_s.end()) return {units, it->second, ""};
+  const bool nvidia = vendor == "NVIDIA";
+  if (auto it = dense_peak_ops_per_s.find(units); it != dense_peak_ops_per_s.end())
+    return {units, it->second, "", dtype, nvidia && units == DType::fp32};
   for (const DType wider : fallbacks(dtype)) {
     if (auto it = dense_peak_ops_per_s.find(wider); it != dense_peak_ops_per_s.end())
       return {wider, it->second,
-              fmt::format("{} has no {} units: matrix kernels run in {}", id, dtype_name(units), dtype_name(wider))};
+              fmt::format("{} has no {} units: matrix kernels run in {}", id, dtype_name(units), dtype_name(wider)),
+              dtype, nvidia && wider == DType::fp32};
   }
   fail("{}: no peak throughput for {} or any wider type", source, dtype_name(dtype));
 }

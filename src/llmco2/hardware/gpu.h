@@ -21,6 +21,10 @@ struct ComputePeak {
   DType dtype = DType::fp16;  // the type actually used after fallbacks
   double ops_per_s = 0;
   std::string note;           // non-empty when the requested type fell back, e.g. "t4 has no bf16: runs fp16"
+  DType requested = DType::fp16;  // the type asked for
+  // Matrix math on NVIDIA's CUDA cores (no tensor units for the type: fp32, tf32 before Ampere, bf16 before Ampere).
+  // AMD CDNA and Gaudi run fp32 matmuls on their matrix units: false there.
+  bool cuda_cores = false;
 };
 
 // A request's precision as a serving engine runs it on one GPU type, with a sentence per change.

@@ -511,6 +511,7 @@ void read_moe(const ConfigReader& c, ModelSpec& m) {
   moe.shared_intermediate = shared_expert_width(c, m, moe.expert_intermediate);
   moe.shared_gate = m.family == "qwen2_moe";
   moe.router_bias = m.family == "gpt_oss" || c.text("topk_method").value_or("") == "noaux_tc";
+  moe.batched_in_hf = m.family == "gpt_oss";
   m.moe = moe;
   mark_moe_layers(c, m);
 }

@@ -44,6 +44,9 @@ struct MoeSpec {
   long shared_intermediate = 0; // FFN width of the always-on shared expert(s) (0: none)
   bool shared_gate = false;     // Qwen2-MoE scales the shared expert by a sigmoid gate h -> 1
   bool router_bias = false;     // gpt-oss routers have a bias; DeepSeek-V3 a score-correction bias per expert
+  // HF transformers runs this architecture's experts as batched matmuls over all experts at inference (gpt-oss's
+  // GptOssExperts), not in a Python loop over the experts (Mixtral, Qwen2/3-MoE, DeepSeek): no per-expert launches.
+  bool batched_in_hf = false;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): keys and values are compressed into one latent per token.

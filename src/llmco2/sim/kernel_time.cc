@@ -22,7 +22,9 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
     const double efficiency = simt                             ? w.simt_efficiency
                               : w.kind == KernelClass::matrix ? e.gemm_efficiency
                                                               : e.attention_efficiency;
-    const double tile = w.dequant_ops > 0 ? kWeightOnlyTileRows : simt ? kSimtTileRows : e.gemm_tile_rows;
+    const double tile = simt ? simt_tile_rows(w.simt_efficiency, e.gemm_tile_rows)
+                        : w.dequant_ops > 0 ? kWeightOnlyTileRows
+                                            : e.gemm_tile_rows;
     // rows >= tile: tile / rows <= 1, so the padding is 1 without dividing.
     const double padding = w.rows >= tile ? 1.0 : std::max(1.0, tile / std::max(w.rows, 1e-9));
     const double tensor_ops = std::max(0.0, w.ops - w.dequant_ops);

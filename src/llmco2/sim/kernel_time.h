@@ -64,6 +64,12 @@ inline constexpr double kWeightOnlyTileRows = 16;
 inline constexpr double kSimtGemmEfficiency = 14.0 / 15.7;
 inline constexpr double kEmulatedGemmEfficiency = 9.6 / 15.7;
 inline constexpr double kSimtTileRows = 128;
+// The row tile of a GEMM on the CUDA cores: converted (bf16 in fp32 math) kernels tile 128 rows, which Wilkins et
+// al.'s V100 rows show at 8-64 tokens per step (a batch-1 decode with a KV cache, one row, is an extrapolation of it);
+// native fp32 SGEMM has small-row kernels, so it takes the tensor-core curve's fitted tile.
+inline double simt_tile_rows(double simt_efficiency, double fitted_tile_rows) {
+  return simt_efficiency == kEmulatedGemmEfficiency ? kSimtTileRows : fitted_tile_rows;
+}
 
 // x / d for d > 0, without dividing where the quotient is known exactly (d = 1, or x = 0): the same double, sooner
 // (divisions bound the cost of labelling a configuration).

@@ -50,8 +50,9 @@ double rows_per_launch(const KernelNode& node, const KernelCost& c, Phase phase,
 double simt_efficiency(KernelClass kind, const GraphFeatures& features) {
   if (kind != KernelClass::matrix && kind != KernelClass::attention) return 0.0;
   const ComputePeak& peak = kind == KernelClass::matrix ? features.matrix_peak : features.attention_peak;
-  if (peak.dtype != DType::fp32) return 0.0;
-  return peak.note.empty() ? kSimtGemmEfficiency : kEmulatedGemmEfficiency;
+  if (!peak.cuda_cores) return 0.0;
+  const bool native = peak.requested == DType::fp32 || peak.requested == DType::tf32;
+  return native ? kSimtGemmEfficiency : kEmulatedGemmEfficiency;
 }
 
 // The part of a launch of `node` that the setup decides (class, roofs, sampler) and its launches per step.
@@ -78,7 +79,8 @@ void set_kernel_work(KernelWork& w, const KernelNode& node, const KernelCost& c,
   }
   w.rows = std::max(1.0, rows_per_launch(node, c, phase, steps, model, routed));
   w.dequant_ops = quotient(c.dequant_ops, per_launch);
-  w.loop_experts = routed ? (phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode) : 0.0;
+  const bool looped = routed && !model.moe->batched_in_hf;
+  w.loop_experts = looped ? (phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode) : 0.0;
 }
 
 // Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase` at cost `c`.
