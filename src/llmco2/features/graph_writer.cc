@@ -32,7 +32,7 @@ Json node_json(const KernelNode& node, const NodeFeatures& features, Phase phase
   if (!node.expert.empty()) {
     j["expert"] = node.expert;
     if (node.expert == "routed")
-      j["experts_loaded"] = phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode;
+      j["experts_loaded"] = node.experts_loaded(phase);
   }
   return j;
 }

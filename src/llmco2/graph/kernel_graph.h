@@ -59,6 +59,9 @@ struct KernelNode {
   KernelCost decode;
 
   const KernelCost& cost(Phase phase) const { return phase == Phase::prefill ? prefill : decode; }
+  const double& experts_loaded(Phase phase) const {
+    return phase == Phase::prefill ? experts_loaded_prefill : experts_loaded_decode;
+  }
 };
 
 struct PhaseTotals {

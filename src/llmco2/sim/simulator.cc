@@ -41,7 +41,7 @@ double rows_per_launch(const KernelNode& node, const KernelCost& c, Phase phase,
                        bool routed) {
   const double rows = quotient(quotient(c.tokens, steps), node.layer_share);
   if (!routed) return rows;
-  const double loaded = phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode;
+  const double loaded = node.experts_loaded(phase);
   return rows * model.moe->experts_per_token / std::max(loaded, 1.0);
 }
 
@@ -80,7 +80,7 @@ void set_kernel_work(KernelWork& w, const KernelNode& node, const KernelCost& c,
   w.rows = std::max(1.0, rows_per_launch(node, c, phase, steps, model, routed));
   w.dequant_ops = quotient(c.dequant_ops, per_launch);
   const bool looped = routed && !model.moe->batched_in_hf;
-  w.loop_experts = looped ? (phase == Phase::prefill ? node.experts_loaded_prefill : node.experts_loaded_decode) : 0.0;
+  w.loop_experts = looped ? node.experts_loaded(phase) : 0.0;
 }
 
 // Sets `k` (in place: a returned copy stalled on store forwarding) to one launch of `node` in `phase` at cost `c`.
@@ -519,10 +519,8 @@ bool same_bits(const double* a, const double* b, size_t n) {
 // its costs and experts loaded, bit for bit.
 bool same_phase_inputs(const KernelNode& node, const KernelNode& before, Phase phase) {
   static_assert(sizeof(KernelCost) == 9 * sizeof(double), "KernelCost is compared as 9 doubles");
-  const bool prefill = phase == Phase::prefill;
-  const double* loaded = prefill ? &node.experts_loaded_prefill : &node.experts_loaded_decode;
-  const double* loaded_before = prefill ? &before.experts_loaded_prefill : &before.experts_loaded_decode;
-  return same_bits(&node.cost(phase).ops, &before.cost(phase).ops, 9) && same_bits(loaded, loaded_before, 1);
+  return same_bits(&node.cost(phase).ops, &before.cost(phase).ops, 9) &&
+         same_bits(&node.experts_loaded(phase), &before.experts_loaded(phase), 1);
 }
 
 }  // namespace
