@@ -52,8 +52,6 @@ size_t too_deep_at(std::string_view text, int max_depth) {
   return std::string_view::npos;
 }
 
-bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 size_t skip_json_space(std::string_view text, size_t at) {
   while (at < text.size() && is_json_space(text[at])) ++at;
   return at;

@@ -18,6 +18,9 @@ using Json = nlohmann::json;
 // the recursive parts of nlohmann-json (dump, comparisons) overflow the stack.
 inline constexpr int kMaxJsonDepth = 64;
 
+// JSON's insignificant whitespace (RFC 8259: space, tab, line feed, carriage return).
+inline bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 // Parses JSON text. Throws Error "<source>: <what>" when it is malformed (with the parser's byte offset), nests
 // deeper than kMaxJsonDepth or holds a number beyond a double's range (1e999).
 Json parse_json_text(std::string_view text, const std::string& source);

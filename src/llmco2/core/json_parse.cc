@@ -9,7 +9,6 @@
 namespace llmco2 {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool in_range(unsigned char c, unsigned char low, unsigned char high) { return c >= low && c <= high; }
 
@@ -67,7 +66,7 @@ class Parser {
   const unsigned char* end_;
 
   void skip_space() {
-    while (p_ < end_ && is_space(static_cast<char>(*p_))) ++p_;
+    while (p_ < end_ && is_json_space(static_cast<char>(*p_))) ++p_;
   }
   bool take(char c) {
     skip_space();
