@@ -167,6 +167,9 @@ TEST(Importers, ChuyishangTakesTheMeanBatchFromLittlesLaw) {
   EXPECT_NEAR(*q.energy_j.total, 183155.23 / 4135 * q.batch, 1e-9);
   EXPECT_EQ(q.model, "qwen2.5-3b-instruct");
   EXPECT_EQ(q.model_relation, "same");
+  // `--dtype bfloat16` is vLLM's activation type: the row keeps the checkpoint's own precision (empty), so that
+  // gpt-oss-20b's MXFP4 experts are not read as bf16 weights (2.1x the fitted time when they were).
+  EXPECT_EQ(q.dtype, "");
 }
 
 // The fixture: v4.0 DGX H100 llama2-70b-99.9 Server (15,487.46 tokens/s alone, 5,908.76 W), v4.1 H200 llama2-70b-99

@@ -121,7 +121,8 @@ double v3_prompt_tokens(const std::string& task, double chat_prompt_tokens) {
 std::string v3_dtype(const std::string& precision) {
   if (precision == "bfloat16") return "bf16";
   if (precision == "fp8") return "wfp8afp8kvbf16";
-  if (precision == "mxfp4") return "w4a16kv16";
+  // gpt-oss, the only MXFP4 models: the checkpoint's own precision (MXFP4 experts, bf16 attention and KV cache).
+  if (precision == "mxfp4") return "";
   throw std::invalid_argument(fmt::format("unknown weight_precision '{}'", precision));
 }
 
