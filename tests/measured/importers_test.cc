@@ -71,6 +71,11 @@ TEST(Importers, MlEnergyV3ReadsExpertParallelRowsAsOneTensorParallelGroup) {
   EXPECT_EQ(moe.tensor_parallel, 8);
   EXPECT_EQ(moe.data_parallel, 1);
   EXPECT_DOUBLE_EQ(*moe.energy_j.total, 9984.831726816567 * 7.992145662263478);
+  // Latency: a request's time in the running batch by Little's law, avg batch x output length / output throughput.
+  EXPECT_DOUBLE_EQ(*moe.latency_s.total, 7.992145662263478 * 876.666015625 / 315.76713318996025);
+  // So energy / latency is the source's own mean power of the 8 GPUs (J/token x tokens/s), 450 W each, under the TDP.
+  EXPECT_NEAR(*moe.energy_j.total / *moe.latency_s.total, 3596.4456629623637, 1e-6);
+  EXPECT_EQ(moe.note("median_itl_ms"), "24.736017920076847");  // for serve-validate's inter-token latency
   EXPECT_DOUBLE_EQ(moe.prompt_tokens, (8 + 16) / 2.0 / 4.0);  // chat: the estimate from the v2 prompt file
   EXPECT_DOUBLE_EQ(r.rows[0].prompt_tokens, 300);              // gpqa: assumed
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/progress.h"
 #include "sim/label.h"
@@ -132,6 +133,16 @@ TaskSettings task_settings(const std::string& task) {
   return {1024, 4096};  // lm-arena-chat
 }
 
+// The source's median inter-token latency (ML.ENERGY v3 keeps it in the notes; its latency_total is a request's time in
+// the running batch), else the mean over the row's decode: latency / (gen - 1).
+double measured_itl_s(const DatasetRow& row) {
+  const std::string median_ms = row.note("median_itl_ms");
+  if (median_ms.empty()) return *row.latency_s.total / (row.gen_tokens - 1);
+  const std::optional<double> itl_ms = parse_double(median_ms);
+  if (!itl_ms || !(*itl_ms > 0)) fail("median_itl_ms must be a positive number of milliseconds, got '{}'", median_ms);
+  return *itl_ms / 1000;
+}
+
 ServingValidationRow replay_row(const DatasetRow& row, size_t index, const SimParams& params, CatalogCache& catalogs) {
   if (!row.max_batch || !row.energy_j.total || !row.latency_s.total || row.gen_tokens < 2)
     fail("needs max_num_seqs, a total energy and a latency over at least two output tokens");
@@ -160,7 +171,7 @@ ServingValidationRow replay_row(const DatasetRow& row, size_t index, const SimPa
   if (!s.valid) fail("the load test reached no steady state");
   out.measured_energy_per_request_j = *row.energy_j.total / row.batch;
   out.simulated_energy_per_request_j = s.energy_per_token_j * row.gen_tokens;  // as the source defines it
-  out.measured_itl_s = *row.latency_s.total / (row.gen_tokens - 1);
+  out.measured_itl_s = measured_itl_s(row);
   out.simulated_itl_s = s.median_itl_s;
   out.measured_batch = row.batch;
   out.simulated_batch = s.mean_running * out.data_parallel;

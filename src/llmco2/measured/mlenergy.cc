@@ -189,7 +189,12 @@ DatasetRow v3_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   row.prompt_tokens = v3_prompt_tokens(v.text("task"), chat_prompt_tokens);
   row.gen_tokens = v.number("avg_output_len_tokens");
   row.energy_j.total = v.number("energy_per_request_joules") * row.batch;
-  row.latency_s.total = v.number("median_itl_ms") / 1000 * std::max(row.gen_tokens - 1, 1.0);
+  // A request's time in the running batch, by Little's law over the steady state (mean running requests x output
+  // tokens per request / output tokens per second): the window of the steady-state energy, so that energy / latency is
+  // the measured mean power (avg_power_watts_all_gpus, <= TDP). The median ITL leaves out the steps that carry prefill
+  // chunks and the client's multi-token stream chunks: x0.06-1.39 of the mean step (median 0.94); read by
+  // serve-validate from the notes.
+  row.latency_s.total = row.batch * row.gen_tokens / v.number("output_throughput_tokens_per_sec");
   const auto cv = output_cvs.find(v3_config_key(v.text("model_id"), v.text("task"), gpu, v.number("num_gpus"),
                                                 v.number("tensor_parallel"), v.number("data_parallel"), ep,
                                                 v.number("max_num_seqs")));
@@ -197,7 +202,8 @@ DatasetRow v3_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   // Every request carries repetition_penalty 1.1 with top_p 0.95 (ml-energy/benchmark@c1d6557,
   // mlenergy/benchmark/llm/benchmark.py L130-136, L331, L482).
   row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated", "sampling_penalties"});
-  row.notes = fmt::format("task {}; prompt assumed; latency_total = median ITL x (gen - 1){}", v.text("task"),
+  row.notes = fmt::format("task {}; prompt assumed; latency_total = avg batch x gen / output throughput; median_itl_ms {}{}",
+                          v.text("task"), v.text("median_itl_ms"),
                           ep > 1 ? fmt::format("; expert_parallel {} over data_parallel {} replicas", ep, row.data_parallel) : "");
   return row;
 }
