@@ -56,7 +56,12 @@ TEST(Importers, MlEnergyV2IsSteadyStateEnergyForTheMeanBatchAndRejectsPipelineRo
   EXPECT_DOUBLE_EQ(g.batch, 127.72361537073786);
   EXPECT_DOUBLE_EQ(*g.max_batch, 128);
   EXPECT_DOUBLE_EQ(*g.energy_j.total, 230.644433524673 * 127.72361537073786);
-  EXPECT_DOUBLE_EQ(*g.latency_s.total, 0.11220224938943191 * (392.47133333333335 - 1));
+  // A request's steady-state time in the batch: Avg BS x output tokens / token throughput = 47.7 s (Avg TPOT x 391
+  // = 43.9 s also counts the drain's short steps). Energy / latency: 230.6 J x 1,051 tok/s / 392.5 tok = 618 W for
+  // the 4 GPUs, 154 W each, between the A100's idle and TDP.
+  EXPECT_DOUBLE_EQ(*g.latency_s.total, 127.72361537073786 * 392.47133333333335 / 1051.3354539260472);
+  EXPECT_NEAR(*g.energy_j.total / *g.latency_s.total, 230.644433524673 * 1051.3354539260472 / 392.47133333333335,
+              1e-9);
   EXPECT_FALSE(has(g, "greedy_sampling"));  // chat: the client sends temperature 0.8, top_p 0.95
   EXPECT_FALSE(g.gen_tokens_cv);             // v2 stores no output-length distribution
 }

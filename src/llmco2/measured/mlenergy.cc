@@ -92,13 +92,18 @@ DatasetRow v2_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   row.prompt_tokens = chat ? chat_prompt_tokens : kHumanEvalPromptTokens;
   row.gen_tokens = v.number("Avg Output Tokens");
   row.energy_j.total = v.number("Energy/req (J)") * row.batch;
-  row.latency_s.total = v.number("Avg TPOT (s)") * std::max(row.gen_tokens - 1, 1.0);
+  // A request's time in the running batch over the steady state (Little's law: Avg BS x output length / Token tput),
+  // the window of Energy/req. Avg TPOT is no steady-state figure: it averages every decode iteration of the run, the
+  // drain after the queue empties included, whose shrinking batches run short steps (x0.34-1.04 of the steady step;
+  // leaderboard-v2@c3af7f3 benchmark/llm_text_generation/chat/scripts/aggregate_leaderboard_data.py L39-60).
+  row.latency_s.total = row.batch * row.gen_tokens / v.number("Token tput (tok/s)");
   row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated"});
   // The client sends temperature 0.8, top_p 0.95 for chat and temperature 0 for code (leaderboard-v2@c3af7f3,
   // benchmark/llm_text_generation/{chat,code}/scripts/benchmark_client.py).
   if (!chat) row.caveats.push_back("greedy_sampling");
-  row.notes = fmt::format("task {}; prompt {}; latency_total = Avg TPOT x (gen - 1)", v.text("task"),
-                          chat ? "= mean characters/4 of the 500 ShareGPT prompts" : "assumed (HumanEval+)");
+  row.notes = fmt::format("task {}; prompt {}; latency_total = Avg BS x gen / Token tput; avg_tpot_s {}", v.text("task"),
+                          chat ? "= mean characters/4 of the 500 ShareGPT prompts" : "assumed (HumanEval+)",
+                          v.text("Avg TPOT (s)"));
   return row;
 }
 
