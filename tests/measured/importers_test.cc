@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/paths.h"
+#include "dataset/dataset_csv.h"
+#include "hardware/gpu_catalog.h"
 #include "measured/importer.h"
 
 namespace llmco2 {
@@ -234,6 +237,31 @@ TEST(Importers, BenchlabIsRejectedBecauseItsTokenCountIsMissing) {
 TEST(Importers, NonMeasurementSourcesAreListedWithTheirReason) {
   EXPECT_FALSE(find_importer("vidur").run);
   EXPECT_FALSE(find_importer("ecologits").run);
+}
+
+}  // namespace
+}  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// Every committed GPU-scope row (data/measured, as the importers wrote it) must describe a physically possible run:
+// energy / latency is the mean power of the row's GPUs, which no board draws above its TDP (10% allowed for power
+// sampling and short excursions: Wilkins' NVML rows reach 1.06) nor below its idle power. A latency taken from a
+// figure other than the energy's window (a median ITL, a TPOT averaged over the drain) breaks this.
+TEST(Importers, CommittedRowsImplyAMeanPowerBetweenIdleAndTdp) {
+  const DatasetReadResult data = read_dataset_folder(data_dir() / "measured");
+  ASSERT_GT(data.rows.size(), 5000u);
+  size_t checked = 0;
+  for (const DatasetRow& row : data.rows) {
+    if (row.has_caveat("node_wall_power") || !row.energy_j.total || !row.latency_s.total) continue;
+    const Gpu gpu = GpuCatalog::resolve_bundled(row.gpu);
+    const double per_gpu_w = *row.energy_j.total / *row.latency_s.total / row.gpus;
+    EXPECT_LE(per_gpu_w, 1.1 * gpu.tdp_w) << row.source_ref;
+    EXPECT_GE(per_gpu_w, gpu.idle_w) << row.source_ref;
+    ++checked;
+  }
+  EXPECT_GT(checked, 5000u);
 }
 
 }  // namespace
