@@ -169,6 +169,10 @@ TEST(Importers, TokenPowerBenchCountsOnlyTheServingGpu) {
   EXPECT_TRUE(has(d, "nvml_window_mean"));
   EXPECT_TRUE(has(d, "short_run"));  // 1 s < 10 s
   EXPECT_TRUE(has(d, "temperature_sampling"));  // SamplingParams(max_tokens, temperature): no top-p sort
+  // One generate() per 128 prompts returns when its longest response, at max_tokens 128, ends.
+  EXPECT_EQ(d.measures, Measures::fixed_batch);
+  EXPECT_TRUE(has(d, "batch_ran_to_cap"));
+  EXPECT_EQ(d.note("max_output_tokens"), "128");
 }
 
 TEST(Importers, ChuyishangTakesTheMeanBatchFromLittlesLaw) {

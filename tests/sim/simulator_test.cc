@@ -489,6 +489,36 @@ TEST(SteadyState, VaryingLengthsPutTheRunningBatchAtTheLengthBiasedContext) {
   EXPECT_NEAR(step_bytes(mixed) - step_bytes(alike), 64.0 * 200 * 131072, 0.02 * 64.0 * 200 * 131072);
 }
 
+// A fixed batch run to its longest response, which reached max_tokens (TokenPowerBench's generate() per batch):
+// 32 sequences of mean 200 generated tokens under a cap of 1,000 decode 999 steps, not 199, while the 32 x 199 =
+// 6,368 decode tokens spread over them run at a mean batch of 6,368 / 999 = 6.37, i.e. 6 sequences; the survivors
+// reach the context of the longest, 100 + 1,000 tokens. Its decode is that of 6 sequences of 1,000 tokens; its
+// prefill is the batch's 32 prompts.
+TEST(FixedBatch, ABatchRunToItsCapDecodesTheCapsStepsAtTheMeanRunningBatch) {
+  const ModelSpec model = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  const Gpu gpu = GpuCatalog::bundled().resolve("h100-nvl");
+  Request batch;
+  batch.batch = 32, batch.prompt_tokens = 100, batch.gen_tokens = 200, batch.engine = "vllm";
+  SimScenario capped;
+  capped.measures = Measures::fixed_batch;
+  capped.decode_steps = 999;
+  const SimWorkload ran = prepare_workload(model, gpu, batch, capped);
+  Request survivors = batch;
+  survivors.batch = 6, survivors.gen_tokens = 1000;
+  const SimWorkload alike = prepare_workload(model, gpu, survivors, {});
+  ASSERT_EQ(ran.decode.size(), 1u);
+  EXPECT_DOUBLE_EQ(ran.decode[0].steps, 999);
+  EXPECT_DOUBLE_EQ(ran.decode[0].sequences, 6);
+  ASSERT_EQ(ran.decode[0].kernels.size(), alike.decode[0].kernels.size());
+  for (size_t k = 0; k < ran.decode[0].kernels.size(); ++k)
+    EXPECT_DOUBLE_EQ(ran.decode[0].kernels[k].work.mem_bytes, alike.decode[0].kernels[k].work.mem_bytes) << k;
+  const SimWorkload mean = prepare_workload(model, gpu, batch, {Measures::fixed_batch});
+  EXPECT_DOUBLE_EQ(ran.prefill[0].kernels[0].work.mem_bytes, mean.prefill[0].kernels[0].work.mem_bytes);
+  // A cap the batch never needed (decode_steps below gen - 1) changes nothing.
+  capped.decode_steps = 100;
+  EXPECT_DOUBLE_EQ(prepare_workload(model, gpu, batch, capped).decode[0].steps, 199);
+}
+
 // The sampler reads and writes every logit of the whole vocabulary each step, on the GPU that samples: Llama-3.1-8B
 // (vocab 128,256), batch 256, one decode step. vLLM 0.5's top-p sampler moves 205 B per logit against 52 B when
 // greedy (data/engines/engines.json): (205 - 52) x 256 x 128,256 = 5.02 GB more per step, which no kernel can move

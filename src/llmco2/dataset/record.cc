@@ -56,6 +56,8 @@ const std::vector<std::string>& known_caveats() {
       "sampling_penalties",       // the client set a repetition/frequency/presence penalty: more sampler passes
       "batch_ran_to_longest",     // a fixed batch timed to its longest response while gen is the mean response:
                                   // the decode steps run are unknown (not fitted; docs/data.md)
+      "batch_ran_to_cap",         // a fixed batch timed to its longest response, which reached the cap in the note
+                                  // max_output_tokens: it decodes max_output_tokens - 1 steps (docs/data.md)
       "node_wall_power",          // energy of the whole node at the wall (GPUs, host, supplies), not the GPUs alone
       "throughput_row",           // a saturated or rate-driven run: latency_total is the node's time per request
                                   // (1 / requests per second), not a request's latency

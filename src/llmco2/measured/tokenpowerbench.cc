@@ -33,8 +33,12 @@ DatasetRow tokenpowerbench_row(const CsvRowView& v, const std::filesystem::path&
   row.gpu = "h100-nvl";
   row.engine = v.text("engine");
   const double responses = v.number("responses"), duration_s = v.number("duration_s");
-  row.measures = Measures::steady_state;
+  // SingleNode/engines/vllm_engine.py@ec00f52 run_inference: one llm.generate() per batch_size prompts, one after
+  // the other, each returning when its longest response ends. With 32 or more responses sampled at temperature 0.7,
+  // one reaches max_tokens: every run takes max_tokens steps per batch (7.6-7.7 ms per step for Llama-3.1-8B at 32
+  // responses, max_tokens 256 to 2,000).
   row.batch = std::min(v.number("batch_size"), responses);
+  row.measures = row.batch > 1 ? Measures::fixed_batch : Measures::isolated;
   row.max_batch = v.number("batch_size");
   row.prompt_tokens = kAlpacaPromptTokens;
   row.gen_tokens = v.number("total_output_tokens") / responses;
@@ -47,10 +51,11 @@ DatasetRow tokenpowerbench_row(const CsvRowView& v, const std::filesystem::path&
   row.caveats.insert(row.caveats.end(),
                      {"aggregated_mean", "prompt_tokens_estimated", "idle_gpus_subtracted", "nvml_window_mean"});
   if (duration_s < kShortRunS) row.caveats.push_back("short_run");
+  row.caveats.push_back("batch_ran_to_cap");
   // SingleNode/engines/vllm_engine.py@ec00f52 L90-93: SamplingParams(max_tokens, temperature), no top-p or top-k.
   row.caveats.push_back("temperature_sampling");
-  row.notes = fmt::format("{} responses in {:.1f} s; latency_total = run time x batch / responses", responses,
-                          duration_s);
+  row.notes = fmt::format("{} responses in {:.1f} s; latency_total = run time x batch / responses; max_output_tokens {}",
+                          responses, duration_s, v.text("max_output_tokens_from_filename"));
   return row;
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/progress.h"
 #include "dataset/architecture.h"
@@ -49,6 +50,19 @@ double WindowMeter::energy_j(const SimResult& result, double idle_w) const {
   return (idle_all_w + (mean_w - idle_all_w) * window_busy_share(latency_s * run_scale)) * latency_s;
 }
 
+namespace {
+
+// The cap on generated tokens of a row run to its longest response (note max_output_tokens).
+long max_output_tokens(const DatasetRow& row) {
+  const std::optional<long> cap = parse_long(row.note("max_output_tokens"));
+  if (!cap || *cap < 2 || static_cast<double>(*cap) < row.gen_tokens)
+    fail("{}: batch_ran_to_cap needs a note max_output_tokens of at least the mean gen_tokens ({}), got '{}'",
+         row.source_ref, row.gen_tokens, row.note("max_output_tokens"));
+  return *cap;
+}
+
+}  // namespace
+
 SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   SimConfig c;
   c.model = catalogs.model(row.model);
@@ -71,6 +85,7 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   c.scenario.data_parallel = layer_split ? 1 : row.data_parallel;
   c.scenario.kv_cache = !row.has_caveat("no_kv_cache");
   if (row.measures == Measures::steady_state && row.gen_tokens_cv) c.scenario.gen_tokens_cv = *row.gen_tokens_cv;
+  if (row.has_caveat("batch_ran_to_cap")) c.scenario.decode_steps = max_output_tokens(row) - 1;
   c.scenario.sampling.greedy = row.has_caveat("greedy_sampling");
   c.scenario.sampling.top_p = !row.has_caveat("temperature_sampling");
   c.scenario.sampling.penalties = row.has_caveat("sampling_penalties");

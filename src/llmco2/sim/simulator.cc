@@ -294,6 +294,18 @@ std::vector<SimSegment> stalled_prefill(const ModelSpec& model, const Gpu& gpu, 
   return {prefill_segment(model, gpu, request, batch / static_cast<double>(prompts))};
 }
 
+// Decode of a fixed batch run to its longest response (SimScenario::decode_steps): `steps` steps at the mean running
+// batch that generates the batch's decode tokens over them, batch x (gen - 1) / steps, whose sequences reach the
+// context of the longest (prompt + steps / 2 on average over the run).
+SimSegment ran_to_cap_decode(const ModelSpec& model, const Gpu& gpu, Request request, long steps) {
+  const double tokens = static_cast<double>(request.batch) * static_cast<double>(request.gen_tokens - 1);
+  request.batch = std::max(1L, std::lround(tokens / static_cast<double>(steps)));
+  request.gen_tokens = steps + 1;
+  const KernelGraph graph = build_kernel_graph(model, request);
+  return segment(model, gpu, request, graph, compute_features(graph, gpu, request), Phase::decode,
+                 static_cast<double>(steps));
+}
+
 bool length_biased(const SimScenario& sc) { return sc.measures == Measures::steady_state && sc.gen_tokens_cv > 0; }
 
 // Decode of a steady state whose requests generate G tokens with coefficient of variation cv: the step costs of a
@@ -415,6 +427,8 @@ SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Reque
   if (request.gen_tokens > 1) {
     const double steps = static_cast<double>(request.gen_tokens - 1);
     if (!sc.kv_cache) w.decode = recompute_decode(model, gpu, request);
+    else if (sc.decode_steps > request.gen_tokens - 1)
+      w.decode.push_back(ran_to_cap_decode(model, gpu, request, sc.decode_steps));
     else if (length_biased(sc)) w.decode.push_back(length_biased_decode(model, gpu, request, sc.gen_tokens_cv));
     else w.decode.push_back(segment(model, gpu, request, graph, features, Phase::decode, steps));
   }

@@ -33,6 +33,10 @@ struct SimScenario {
   // batch at a random step finds request i with probability proportional to its length (the inspection paradox), so
   // its sequences sit at a mean context of prompt + E[G^2] / (2 E[G]) = prompt + gen (1 + cv^2) / 2, not gen / 2.
   double gen_tokens_cv = 0;
+  // fixed_batch run to its longest response, which reached max_tokens (a generate() call on a batch returns when its
+  // last sequence ends): the batch decodes this many steps while its sequences finish one by one, the `batch` x
+  // (gen - 1) decode tokens spread over them. 0: every sequence generates gen_tokens, the batch decodes gen - 1 steps.
+  long decode_steps = 0;
   SamplingMode sampling;  // what the engine's sampler does per step (EngineProfile::sampler_bytes_per_logit)
   bool operator==(const SimScenario&) const = default;
 };
