@@ -35,11 +35,11 @@ std::string refusal(const Json& json) {
   return "";
 }
 
-constexpr size_t kBundledGpus = 26;
+constexpr size_t kBundledGpus = 27;
 
 TEST(GpuCatalog, BundlesTheIssuesGpus) {
   for (const char* id : {"t4", "l4", "a10g", "a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie",
-                         "h100-sxm", "h100-pcie", "h100-nvl", "h200", "b200", "l40s", "v100-sxm2", "mi300x",
+                         "h100-sxm", "h100-pcie", "h100-nvl", "h200", "b200", "l40s", "v100-sxm2", "v100-sxm2-32gb", "mi300x",
                          // issue 15, part 2
                          "a40", "rtx-6000-ada", "rtx-3090", "l40", "gh200-96gb", "gh200-144gb", "h200-nvl", "gb200",
                          "mi250x", "mi325x", "gaudi3"})

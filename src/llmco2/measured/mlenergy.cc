@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 // v1 names the GPU family only (the A40 has one variant).
 void set_v1_gpu(DatasetRow& row, const std::string& gpu) {
   if (gpu == "A100") row.gpu = "a100-40gb-sxm", row.caveats.push_back("gpu_variant_assumed");
-  else if (gpu == "V100") row.gpu = "v100-sxm2", row.caveats.push_back("gpu_variant_assumed");
+  // The 32 GB board: v1 ran 12-13B fp16 models on it (Dolly-v2-12B, Pythia-12B, 13B Llamas: 24-26 GB of weights).
+  else if (gpu == "V100") row.gpu = "v100-sxm2-32gb", row.caveats.push_back("gpu_variant_assumed");
   else if (gpu == "A40") row.gpu = "a40";
   else throw std::invalid_argument(fmt::format("unknown GPU '{}'", gpu));
 }
