@@ -34,6 +34,7 @@ struct Request {
   std::string dtype;                   // bf16, fp8, w8a16kv16, ...; empty: the config's torch_dtype
   bool flash_attention = true;
   std::string engine = "vllm";
+  bool expert_parallel = false;        // MoE over several GPUs: whole experts per GPU (vLLM --enable-expert-parallel)
   double power_cap_w = 0;              // GPU power limit; 0: the TDP
   // How its carbon is counted.
   std::string scope = "node";          // node: the node's wall energy, the GPUs' share; gpu: the GPU boards' energy
@@ -50,7 +51,7 @@ struct Request {
 };
 
 // A request from its JSON form, the one the HTTP API and the Python bindings take: the keys are the CLI's flags
-// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, power_cap, scope, node, region, ci, pue, lifetime,
+// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, scope, node, region, ci, pue, lifetime,
 // embodied_basis, embodied_kg, predictor), plus model_config (an object). Missing keys keep `defaults`' values.
 // Throws Error naming `where` and the key for an unknown key or a value of the wrong type.
 Request request_from_json(const Json& json, const std::string& where = "request", const Request& defaults = {});

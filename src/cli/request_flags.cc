@@ -22,6 +22,9 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
   c.add_flag("--flash,!--no-flash", r.flash_attention, "fused flash attention (default) or eager attention kernels");
   c.add_option("--engine", r.engine, "serving engine: vllm, hf-transformers, trt-llm, sglang, tgi, llama.cpp")
       ->capture_default_str();
+  c.add_flag("--expert-parallel", r.expert_parallel,
+             "mixture of experts over --gpus: each GPU holds whole experts (vLLM --enable-expert-parallel), not a "
+             "slice of every expert");
 }
 
 void print_warnings(const std::vector<std::string>& lines) {

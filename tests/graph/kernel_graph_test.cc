@@ -89,6 +89,29 @@ TEST(KernelGraph, MoeDecodeIsBatchAware) {
   EXPECT_DOUBLE_EQ(node(g, "up_proj", "routed").experts_loaded_decode, 8.0 * (1 - 0.75 * 0.75 * 0.75 * 0.75));
 }
 
+// Mixtral (8 experts, top-2, width 14336) at batch 1 on 2 GPUs. Split experts: every GPU reads half of each of the 2
+// experts hit, 2 x 4096 x 7168 x 2 B per decode step, and takes both token rows. Whole experts (expert parallelism):
+// each GPU holds 4; the busier one reads expected_busiest_gpu_experts(8, 2, 1, 2) = 1.4616 whole experts
+// (layer_kernels_test), 1.4616 x 4096 x 14336 x 2 B, 1.46x as much, and the rows routed to them.
+TEST(KernelGraph, ExpertParallelismReadsWholeExpertsAndWaitsForTheBusiestGpu) {
+  Request split = request(1, 128, 2, 2);
+  Request whole = split;
+  whole.expert_parallel = true;
+  const KernelGraph tp = build_kernel_graph(model("mixtral-8x7b"), split);
+  const KernelGraph ep = build_kernel_graph(model("mixtral-8x7b"), whole);
+  const KernelNode& tp_gate = node(tp, "gate_proj", "routed");
+  const KernelNode& ep_gate = node(ep, "gate_proj", "routed");
+  EXPECT_DOUBLE_EQ(tp_gate.decode.weight_bytes, 2.0 * 4096 * 7168 * 2);
+  EXPECT_NEAR(ep_gate.decode.weight_bytes, 1.461608887 * 4096 * 14336 * 2, 1e3);
+  EXPECT_DOUBLE_EQ(tp_gate.decode.tokens, 2.0);
+  EXPECT_NEAR(ep_gate.decode.tokens, 2.0 * 1.461608887 / 2.0, 1e-9);  // its share of the 2 routed rows
+  // The attention is the same; a model without experts refuses the flag.
+  EXPECT_DOUBLE_EQ(node(ep, "q_proj").decode.weight_bytes, node(tp, "q_proj").decode.weight_bytes);
+  Request dense = request(1, 128, 2, 2);
+  dense.expert_parallel = true;
+  EXPECT_THROW(validate_request(dense, model("llama-3.1-8b")), Error);
+}
+
 TEST(KernelGraph, QwenMoeHasASharedExpert) {
   const KernelGraph g = build_kernel_graph(model("qwen2-57b-a14b"), request(1, 256, 16));
   EXPECT_EQ(node(g, "down_proj", "shared").d_in, 20480);

@@ -196,6 +196,22 @@ TEST(LayerKernels, ExpectedDistinctExperts) {
   EXPECT_NEAR(expected_distinct_experts(8, 2, 1024), 8, 1e-12);
 }
 
+// Expert parallelism: 8 experts, top-2, one token, 2 GPUs of 4 whole experts each. Each expert is hit with
+// p = 1 - (6/8)^1 = 1/4; one GPU's count is Binomial(4, 1/4): P(0..3) = 0.31640625, 0.421875, 0.2109375, 0.046875,
+// so F = 0.31640625, 0.73828125, 0.94921875, 0.99609375, and the busier GPU's expected count is
+// sum (1 - F^2) = 0.899887085 + 0.454940796 + 0.098983765 + 0.007797241 = 1.461608887, against 1 on average.
+TEST(LayerKernels, ExpectedBusiestGpuExperts) {
+  EXPECT_NEAR(expected_busiest_gpu_experts(8, 2, 1, 2), 1.461608887, 1e-9);
+  EXPECT_DOUBLE_EQ(expected_busiest_gpu_experts(8, 2, 1, 1), expected_distinct_experts(8, 2, 1));  // one GPU: all
+  EXPECT_NEAR(expected_busiest_gpu_experts(128, 8, 1e4, 8), 16, 1e-9);  // every expert hit: each GPU loads its 16
+  // The busiest GPU loads at least the mean and at most all it holds.
+  for (double tokens : {1.0, 4.0, 16.0, 64.0}) {
+    const double busiest = expected_busiest_gpu_experts(256, 8, tokens, 8);
+    EXPECT_GE(busiest, expected_distinct_experts(256, 8, tokens) / 8) << tokens;
+    EXPECT_LE(busiest, 32) << tokens;
+  }
+}
+
 TEST(LayerKernels, RoutedExperts) {
   const KernelCost c = expert_linear_cost(prefill_shape(), 64, 32, false, 3, 32);
   EXPECT_DOUBLE_EQ(c.ops, 2.0 * 32 * 64 * 32);

@@ -75,6 +75,7 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"dtype", [](Request& r, const Reader& v) { r.dtype = v.text(); }},
       {"flash", [](Request& r, const Reader& v) { r.flash_attention = v.boolean(); }},
       {"engine", [](Request& r, const Reader& v) { r.engine = v.text(); }},
+      {"expert_parallel", [](Request& r, const Reader& v) { r.expert_parallel = v.boolean(); }},
       {"power_cap", [](Request& r, const Reader& v) { r.power_cap_w = v.number(); }},
       {"scope", [](Request& r, const Reader& v) { r.scope = v.text(); }},
       {"node", [](Request& r, const Reader& v) { r.node = v.text(); }},

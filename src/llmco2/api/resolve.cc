@@ -63,6 +63,7 @@ ResolvedRequest resolve_request(const Request& f, bool allow_paths, bool check_f
   r.precision = precision.precision;
   r.flash_attention = f.flash_attention;
   r.engine = f.engine;
+  r.expert_parallel = f.expert_parallel;
   validate_request(r, model);
   std::vector<std::string> notes = std::move(precision.notes);
   if (!model_note.empty()) notes.insert(notes.begin(), model_note);

@@ -86,7 +86,8 @@ Json request_json(const Request& r) {
                      {"activations", dtype_name(r.precision.activations)},
                      {"kv_cache", dtype_name(r.precision.kv_cache)}}},
           {"flash_attention", r.flash_attention},
-          {"engine", r.engine}};
+          {"engine", r.engine},
+          {"expert_parallel", r.expert_parallel}};
 }
 
 std::string si(double value, const char* unit) {

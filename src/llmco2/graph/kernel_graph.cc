@@ -120,22 +120,30 @@ int add_mlp(GraphBuilder& b, const LayerContext& c, int input, long width, const
   return b.add("down_proj", KernelType::linear, {act}, linear(width, h), width, h, expert);
 }
 
-// Distinct experts whose weights a phase loads in total, and per step.
-std::pair<double, double> experts_loaded(const MoeSpec& moe, const PhaseShape& s) {
+// Experts whose weights a phase loads on one GPU in total, and per step, and that GPU's share of the routed token
+// rows. Split experts (tensor parallelism): every GPU loads a slice of each distinct expert hit and takes every row.
+// Whole experts on `ep_gpus` GPUs (expert parallelism): the busiest GPU loads its own hit experts and their rows.
+struct ExpertLoad {
+  double total = 0, per_step = 0, row_share = 1;
+};
+ExpertLoad experts_loaded(const MoeSpec& moe, const PhaseShape& s, int ep_gpus) {
+  if (!(s.steps > 0)) return {};
   const double tokens_per_step = s.tokens / s.steps;
-  const double per_step = s.steps > 0 ? expected_distinct_experts(moe.experts, moe.experts_per_token, tokens_per_step)
-                                       : 0.0;
-  return {per_step * s.steps, per_step};
+  const double distinct = expected_distinct_experts(moe.experts, moe.experts_per_token, tokens_per_step);
+  if (ep_gpus <= 1) return {distinct * s.steps, distinct, 1.0};
+  const double busiest = expected_busiest_gpu_experts(moe.experts, moe.experts_per_token, tokens_per_step, ep_gpus);
+  return {busiest * s.steps, busiest, distinct > 0 ? busiest / distinct : 0.0};
 }
 
 // experts_loaded for the routed nodes of one MoE block, which all ask for the same phase shapes: each phase's value
 // kept until that phase's shape changes (its pow computed once per phase, not once per node).
 class ExpertsLoaded {
  public:
-  explicit ExpertsLoaded(const MoeSpec& moe) : moe_(moe) {}
-  std::pair<double, double> operator()(const PhaseShape& s) {
+  ExpertsLoaded(const MoeSpec& moe, int ep_gpus) : moe_(moe), ep_gpus_(ep_gpus) {}
+  const ExpertLoad& operator()(const PhaseShape& s) {
     Entry& e = entries_[s.phase == Phase::prefill ? 0 : 1];
-    if (!e.valid || e.tokens != s.tokens || e.steps != s.steps) e = {true, s.tokens, s.steps, experts_loaded(moe_, s)};
+    if (!e.valid || e.tokens != s.tokens || e.steps != s.steps)
+      e = {true, s.tokens, s.steps, experts_loaded(moe_, s, ep_gpus_)};
     return e.value;
   }
 
@@ -143,24 +151,27 @@ class ExpertsLoaded {
   struct Entry {
     bool valid = false;
     double tokens = 0, steps = 0;
-    std::pair<double, double> value;
+    ExpertLoad value;
   };
   MoeSpec moe_;
+  int ep_gpus_;
   Entry entries_[2];
 };
 
 // router -> routed experts (gate/up -> act -> down) [+ shared expert]. Returns the nodes whose outputs are summed.
 std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
   const MoeSpec moe = *c.m.moe;
-  const long h = c.m.hidden, width = moe.expert_intermediate / c.n();
+  const int ep_gpus = c.r.expert_parallel ? c.n() : 1;  // whole experts over the GPUs, or a slice of each on each
+  const long h = c.m.hidden, width = moe.expert_intermediate / (ep_gpus > 1 ? 1 : c.n());
   const bool gated = c.m.mlp == MlpKind::gated, bias = c.m.mlp_bias;
   const int router = b.add("router", KernelType::router, {input},
                            [=](const PhaseShape& s) { return linear_cost(s, h, moe.experts, moe.router_bias, false); },
                            h, moe.experts);
-  const auto loaded = std::make_shared<ExpertsLoaded>(moe);  // shared by this block's routed nodes
+  const auto loaded = std::make_shared<ExpertsLoaded>(moe, ep_gpus);  // shared by this block's routed nodes
   auto expert = [&](long din, long dout) {
     return [=](const PhaseShape& s) {
-      return expert_linear_cost(s, din, dout, bias, (*loaded)(s).first, s.tokens * moe.experts_per_token);
+      const ExpertLoad& load = (*loaded)(s);
+      return expert_linear_cost(s, din, dout, bias, load.total, s.tokens * moe.experts_per_token * load.row_share);
     };
   };
   std::vector<int> act_inputs;
@@ -170,11 +181,11 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
   const int k = moe.experts_per_token;
   const int act = b.add("act_mlp", KernelType::activation, act_inputs, [=](const PhaseShape& s) {
     PhaseShape routed = s;
-    routed.tokens = s.tokens * k;
+    routed.tokens = s.tokens * k * (*loaded)(s).row_share;
     return activation_cost(routed, width, activation, gated);
   }, width, width, "routed");
   const int down = b.add("down_proj", KernelType::linear, {act}, expert(width, h), width, h, "routed");
-  const LoadFn per_step = [=](const PhaseShape& s) { return (*loaded)(s).second; };
+  const LoadFn per_step = [=](const PhaseShape& s) { return (*loaded)(s).per_step; };
   for (const int index : act_inputs) b.set_experts_loaded(index, per_step);
   b.set_experts_loaded(act, per_step);  // no weights, but an engine looping over the experts launches it per expert
   b.set_experts_loaded(down, per_step);

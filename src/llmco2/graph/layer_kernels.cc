@@ -279,4 +279,19 @@ double expected_distinct_experts(int experts, int top_k, double tokens) {
   return e * (1.0 - std::pow(miss, tokens));
 }
 
+double expected_busiest_gpu_experts(int experts, int top_k, double tokens, int gpus) {
+  const int hosted = experts / gpus;
+  const double p = expected_distinct_experts(experts, top_k, tokens) / experts;
+  if (gpus <= 1 || p <= 0) return hosted * p;
+  if (p >= 1) return hosted;
+  // F(m) = P(count <= m), summed term by term: P(count = i) = C(hosted, i) p^i (1 - p)^(hosted - i).
+  double term = std::pow(1.0 - p, hosted), cdf = 0, expected_max = 0;
+  for (int m = 0; m < hosted; ++m) {
+    cdf += term;
+    expected_max += 1.0 - std::pow(std::min(cdf, 1.0), gpus);
+    term *= static_cast<double>(hosted - m) / static_cast<double>(m + 1) * p / (1.0 - p);
+  }
+  return expected_max;
+}
+
 }  // namespace llmco2

@@ -101,5 +101,11 @@ KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool b
 
 // Expected distinct experts hit when `tokens` tokens each pick top-k of E experts: E (1 - (1 - k/E)^tokens).
 double expected_distinct_experts(int experts, int top_k, double tokens);
+// Expected experts the busiest of `gpus` GPUs loads under expert parallelism (each GPU holds experts / gpus whole
+// experts): each expert is hit with p = 1 - (1 - k/E)^tokens, taken as independent of the others (exact for the mean,
+// close for the maximum when E / gpus >= 8), so one GPU's count is Binomial(E / gpus, p) and the busiest one's is the
+// expected maximum of `gpus` such counts, sum over m < E / gpus of 1 - F(m)^gpus. Routing as uniform as that is the
+// physical floor: a router that favours some experts loads the busiest GPU more.
+double expected_busiest_gpu_experts(int experts, int top_k, double tokens, int gpus);
 
 }  // namespace llmco2

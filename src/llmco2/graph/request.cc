@@ -75,7 +75,11 @@ void validate_request(const Request& r, const ModelSpec& m) {
     fail("{} has {} Mamba heads, which {} GPUs cannot split evenly", m.id, m.mamba->heads, r.gpus);
   if (r.precision.expert_weights && !m.moe)
     fail("--dtype '{}' sets the experts' precision (moe...), but {} has no experts", r.precision.to_string(), m.id);
-  if (m.moe && r.gpus > 1 && m.moe->expert_intermediate % r.gpus != 0)
+  if (r.expert_parallel && !m.moe) fail("--expert-parallel shards routed experts, but {} has no experts", m.id);
+  if (r.expert_parallel && r.gpus > 1 && m.moe->experts % r.gpus != 0)
+    fail("{}: {} experts cannot be sharded evenly over {} GPUs (use a divisor of {})", m.id, m.moe->experts, r.gpus,
+         m.moe->experts);
+  if (m.moe && r.gpus > 1 && !r.expert_parallel && m.moe->expert_intermediate % r.gpus != 0)
     fail("{}: expert width {} is not divisible by {} GPUs", m.id, m.moe->expert_intermediate, r.gpus);
 }
 

@@ -20,6 +20,11 @@ struct Request {
   Precision precision;
   bool flash_attention = true;
   std::string engine = "vllm";
+  // Mixture of experts over several GPUs: each GPU holds whole routed experts, experts / gpus of them (vLLM
+  // --enable-expert-parallel), instead of a 1/gpus slice of every expert. The tokens stay replicated (the attention is
+  // tensor-parallel) and an all-reduce sums the experts' outputs as before; a step waits for the GPU that loads the
+  // most experts.
+  bool expert_parallel = false;
 };
 
 // Serving engines llmco2 knows ("vllm", "hf-transformers", "trt-llm", ...).

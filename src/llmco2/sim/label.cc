@@ -75,6 +75,8 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   r.gen_tokens = std::max(1L, std::lround(row.gen_tokens));
   r.gpus = layer_split ? 1 : row.tensor_parallel;
   r.engine = row.engine;
+  // ML.ENERGY v3's expert-parallel rows: whole experts over the tensor-parallel group (note "expert_parallel N ...").
+  r.expert_parallel = r.gpus > 1 && !row.note("expert_parallel").empty();
   // HF generate without a KV cache is its own engine class, so that its host costs do not bend those of HF with one.
   if (row.has_caveat("no_kv_cache") && row.engine == "hf-transformers") r.engine = "hf-transformers-no-kv-cache";
   r.precision = engine_precision(*c.gpu, c.model->precision_for(row.dtype), r.engine).precision;
@@ -97,7 +99,8 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
 bool same_setup(const SimConfig& a, const SimConfig& b) {
   const Request &x = a.request, &y = b.request;
   return a.model == b.model && a.gpu == b.gpu && x.gpus == y.gpus && x.precision == y.precision &&
-         x.flash_attention == y.flash_attention && x.engine == y.engine && a.scenario == b.scenario;
+         x.flash_attention == y.flash_attention && x.engine == y.engine && x.expert_parallel == y.expert_parallel &&
+         a.scenario == b.scenario;
 }
 
 SimConfig config_for_request(const ModelSpec& model, const Gpu& gpu, const Request& request) {
