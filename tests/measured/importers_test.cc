@@ -173,6 +173,7 @@ TEST(Importers, TokenPowerBenchCountsOnlyTheServingGpu) {
   EXPECT_EQ(d.measures, Measures::fixed_batch);
   EXPECT_TRUE(has(d, "batch_ran_to_cap"));
   EXPECT_EQ(d.note("max_output_tokens"), "128");
+  EXPECT_TRUE(has(d, "gen_tokens_estimated"));  // words x 1.3 of the text, the source's own estimate
 }
 
 TEST(Importers, ChuyishangTakesTheMeanBatchFromLittlesLaw) {

@@ -35,6 +35,7 @@ const std::vector<std::string>& known_caveats() {
       "no_kv_cache",              // decode recomputes the whole sequence at every step
       "aggregated_mean",          // a mean over many requests of different lengths
       "prompt_tokens_estimated",  // prompt length not recorded by the source: estimated (see notes)
+      "gen_tokens_estimated",     // generated tokens not counted by the source but estimated from the text (notes)
       "gen_tokens_is_limit",      // gen is the max_new_tokens setting; the real count is 0.9-1.0 of it
       "gen_tokens_inferred",      // gen inferred from the timings (generation stopped early)
       "power_normalised",         // energy from normalised power x an assumed reference power

@@ -52,6 +52,9 @@ DatasetRow tokenpowerbench_row(const CsvRowView& v, const std::filesystem::path&
                      {"aggregated_mean", "prompt_tokens_estimated", "idle_gpus_subtracted", "nvml_window_mean"});
   if (duration_s < kShortRunS) row.caveats.push_back("short_run");
   row.caveats.push_back("batch_ran_to_cap");
+  // total_output_tokens is VLLMEngine.estimate_tokens: words x 1.3 of the generated text, not a token count
+  // (SingleNode/llm_benchmark.py@ec00f52 L167).
+  row.caveats.push_back("gen_tokens_estimated");
   // SingleNode/engines/vllm_engine.py@ec00f52 L90-93: SamplingParams(max_tokens, temperature), no top-p or top-k.
   row.caveats.push_back("temperature_sampling");
   row.notes = fmt::format("{} responses in {:.1f} s; latency_total = run time x batch / responses; max_output_tokens {}",
