@@ -2,7 +2,8 @@
 
 The same C++ core as the ``llmco2`` command line and its HTTP server (include/llmco2/api.h): every answer here equals
 the CLI's ``--format json`` for the same request. Keywords are the CLI's flags (model, gpu, gpus, batch, prompt, gen,
-dtype, flash, engine, power_cap, scope, node, region, ci, pue, lifetime, embodied_basis, embodied_kg, predictor) plus
+dtype, flash, engine, expert_parallel, power_cap, scope, node, region, ci, pue, lifetime, embodied_basis,
+embodied_kg, predictor) plus
 model_config (a config.json as a dict). Bad input raises llmco2.Error (a ValueError) with the CLI's message.
 
     >>> import llmco2

@@ -204,6 +204,9 @@ TEST(LayerKernels, ExpectedBusiestGpuExperts) {
   EXPECT_NEAR(expected_busiest_gpu_experts(8, 2, 1, 2), 1.461608887, 1e-9);
   EXPECT_DOUBLE_EQ(expected_busiest_gpu_experts(8, 2, 1, 1), expected_distinct_experts(8, 2, 1));  // one GPU: all
   EXPECT_NEAR(expected_busiest_gpu_experts(128, 8, 1e4, 8), 16, 1e-9);  // every expert hit: each GPU loads its 16
+  // p close to 1 with many experts per GPU, where (1 - p)^192 underflows a direct product: 384 experts, top-8, 200
+  // tokens (p = 0.98516), 2 GPUs of 192: 190.075 by an exact sum of the binomial terms (Python, integer C(n, i)).
+  EXPECT_NEAR(expected_busiest_gpu_experts(384, 8, 200, 2), 190.07538368, 1e-6);
   // The busiest GPU loads at least the mean and at most all it holds.
   for (double tokens : {1.0, 4.0, 16.0, 64.0}) {
     const double busiest = expected_busiest_gpu_experts(256, 8, tokens, 8);

@@ -104,12 +104,15 @@ TEST(SetupSimulator, OtherScenariosAsSimulateDoes) {
   steady.measures = Measures::steady_state, steady.gen_tokens_cv = 0.5;
   SimScenario no_cache;
   no_cache.kv_cache = false;
+  SimScenario ran_to_cap;  // a batch run to its cap of 2,000 tokens: more decode steps than gen - 1 for every request
+  ran_to_cap.measures = Measures::fixed_batch, ran_to_cap.decode_steps = 1999;
   int ran = compare_setup(model, gpu, setup, capped, "capped");
   ran += compare_setup(model, gpu, setup, steady, "steady");
   ran += compare_setup(model, gpu, setup, no_cache, "no cache");
+  ran += compare_setup(model, gpu, setup, ran_to_cap, "ran to cap");
   setup.flash_attention = false;
   ran += compare_setup(model, gpu, setup, SimScenario{}, "eager");
-  EXPECT_EQ(ran, 4 * 5);  // all but the request beyond the 128k window
+  EXPECT_EQ(ran, 5 * 5);  // all but the request beyond the 128k window
 }
 
 // A plan mixing setups, rows that fail on their own (a zero batch, a context beyond the window) and setups that fail

@@ -135,6 +135,26 @@ TEST(Simulator, AnEngineLoopingOverExpertsLaunchesEachLoadedExpert) {
   EXPECT_EQ(routed, 4);  // gate, up, act, down
 }
 
+// A routed expert GEMM takes the token rows routed to it: Mixtral (8 experts, top-2) decoding 32 sequences sends
+// 32 x 2 = 64 rows to the 8 (1 - (6/8)^32) = 7.9992 experts hit, 8.0 rows each (not 16: the routed node's tokens
+// already count the top-2).
+TEST(Simulator, RoutedExpertsSplitTheirTokenRowsAmongTheExpertsHit) {
+  const ModelSpec m = ModelCatalog::bundled().resolve("mixtral-8x7b");
+  const Gpu gpu = GpuCatalog::bundled().resolve("h100-sxm");
+  Request r;
+  r.batch = 32, r.prompt_tokens = 64, r.gen_tokens = 2;
+  r.precision = m.default_precision;
+  const SimWorkload w = prepare_workload(m, gpu, r, {Measures::fixed_batch});
+  const double hit = 8.0 * (1.0 - std::pow(0.75, 32));
+  int routed = 0;
+  for (const SimKernel& k : w.decode.at(0).kernels)
+    if (k.work.loop_experts > 0 && k.work.kind == KernelClass::matrix) {
+      EXPECT_NEAR(k.work.rows, 64.0 / hit, 1e-9);
+      ++routed;
+    }
+  EXPECT_EQ(routed, 3);  // gate, up, down
+}
+
 // Which matrix kernels run on the CUDA cores, and at which of the two measured efficiencies: only where an NVIDIA GPU
 // has no tensor units for the requested type. bf16 on a V100 (HF keeps it): converted, 9.6/15.7; fp32 and tf32 on a
 // V100: native SGEMM, 14.0/15.7; bf16 on an A100 and fp16 on a V100: tensor cores (0); fp32 on an MI300X: AMD's

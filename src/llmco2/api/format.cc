@@ -48,13 +48,14 @@ Json request_json(const ResolvedRequest& r) {
           {"gen_tokens", r.request.gen_tokens},
           {"dtype", r.request.precision.to_string()},
           {"engine", r.request.engine},
+          {"expert_parallel", r.request.expert_parallel},
           {"notes", r.notes}};
 }
 
 std::string request_line(const ResolvedRequest& r) {
-  return fmt::format("{} on {} x {} ({}), batch {}, prompt {}, gen {}, {}", r.model.id, r.request.gpus, r.gpu.id,
-                     r.request.engine, r.request.batch, r.request.prompt_tokens, r.request.gen_tokens,
-                     r.request.precision.to_string());
+  return fmt::format("{} on {} x {} ({}{}), batch {}, prompt {}, gen {}, {}", r.model.id, r.request.gpus, r.gpu.id,
+                     r.request.engine, r.request.expert_parallel ? ", expert parallel" : "", r.request.batch,
+                     r.request.prompt_tokens, r.request.gen_tokens, r.request.precision.to_string());
 }
 
 Json energy_scope_json(const EnergyScope& scope) {

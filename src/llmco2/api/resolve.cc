@@ -67,6 +67,7 @@ ResolvedRequest resolve_request(const Request& f, bool allow_paths, bool check_f
   validate_request(r, model);
   std::vector<std::string> notes = std::move(precision.notes);
   if (!model_note.empty()) notes.insert(notes.begin(), model_note);
+  if (r.expert_parallel && r.gpus == 1) notes.push_back("--expert-parallel on one GPU: every expert is on it already");
   if (check_fit) {
     check_memory_fit(model, r, gpu);
     const MemoryPlan plan = plan_memory(model, r, gpu);

@@ -8,9 +8,9 @@
 
 namespace llmco2 {
 
-// One setup's graph (model, GPU count, precision, attention kernel) built once, its costs re-evaluated for each
-// request's batch, prompt and gen without rebuilding nodes, edges or names: evaluate(request) equals
-// build_kernel_graph(model, request) bit for bit (tests/graph/kernel_graph_test.cc). The model must outlive it.
+// One setup's graph (model, GPU count, precision, attention kernel, expert parallelism) built once, its costs
+// re-evaluated for each request's batch, prompt and gen without rebuilding nodes, edges or names: evaluate(request)
+// equals build_kernel_graph(model, request) bit for bit (tests/graph/kernel_graph_test.cc). The model must outlive it.
 class KernelGraphTemplate {
  public:
   // Validates the setup (throws Error).

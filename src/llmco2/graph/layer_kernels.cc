@@ -280,16 +280,20 @@ double expected_distinct_experts(int experts, int top_k, double tokens) {
 }
 
 double expected_busiest_gpu_experts(int experts, int top_k, double tokens, int gpus) {
-  const int hosted = experts / gpus;
   const double p = expected_distinct_experts(experts, top_k, tokens) / experts;
-  if (gpus <= 1 || p <= 0) return hosted * p;
+  if (gpus <= 1) return experts * p;
+  const int hosted = experts / gpus;
+  if (p <= 0) return 0.0;
   if (p >= 1) return hosted;
-  // F(m) = P(count <= m), summed term by term: P(count = i) = C(hosted, i) p^i (1 - p)^(hosted - i).
-  double term = std::pow(1.0 - p, hosted), cdf = 0, expected_max = 0;
+  // E[max] = sum over m < hosted of P(max > m) = 1 - F(m)^gpus, with F(m) = P(count <= m) and the counts
+  // Binomial(hosted, p). Each P(count = i) = exp(log C(hosted, i) + i log p + (hosted - i) log(1 - p)), so that
+  // (1 - p)^hosted cannot underflow to 0 when p is close to 1.
+  const double n = hosted, log_p = std::log(p), log_q = std::log1p(-p);
+  double cdf = 0, expected_max = 0;
   for (int m = 0; m < hosted; ++m) {
-    cdf += term;
+    const double i = m;
+    cdf += std::exp(std::lgamma(n + 1) - std::lgamma(i + 1) - std::lgamma(n - i + 1) + i * log_p + (n - i) * log_q);
     expected_max += 1.0 - std::pow(std::min(cdf, 1.0), gpus);
-    term *= static_cast<double>(hosted - m) / static_cast<double>(m + 1) * p / (1.0 - p);
   }
   return expected_max;
 }

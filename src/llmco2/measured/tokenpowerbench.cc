@@ -51,7 +51,8 @@ DatasetRow tokenpowerbench_row(const CsvRowView& v, const std::filesystem::path&
   row.caveats.insert(row.caveats.end(),
                      {"aggregated_mean", "prompt_tokens_estimated", "idle_gpus_subtracted", "nvml_window_mean"});
   if (duration_s < kShortRunS) row.caveats.push_back("short_run");
-  row.caveats.push_back("batch_ran_to_cap");
+  // Only vLLM's engine is read (DeepSpeed's runs its own loop); a lone sequence returns when it ends.
+  if (row.batch > 1 && row.engine == "vllm") row.caveats.push_back("batch_ran_to_cap");
   // total_output_tokens is VLLMEngine.estimate_tokens: words x 1.3 of the generated text, not a token count
   // (SingleNode/llm_benchmark.py@ec00f52 L167).
   row.caveats.push_back("gen_tokens_estimated");

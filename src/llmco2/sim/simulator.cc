@@ -35,14 +35,13 @@ KernelClass kernel_class(KernelType type) {
 
 bool is_routed(const KernelNode& node, const ModelSpec& model) { return node.expert == "routed" && model.moe; }
 
-// GEMM rows one launch of the node processes per step; routed experts split the tokens among the loaded experts.
-// A node of the mean layer run by a share of the layers (DeepSeek's MoE layers) holds that share of their rows.
-double rows_per_launch(const KernelNode& node, const KernelCost& c, Phase phase, double steps, const ModelSpec& model,
-                       bool routed) {
+// GEMM rows one launch of the node processes per step; routed experts split their token rows (tokens x top-k, which
+// the routed nodes' cost already counts) among the loaded experts. A node of the mean layer run by a share of the
+// layers (DeepSeek's MoE layers) holds that share of their rows.
+double rows_per_launch(const KernelNode& node, const KernelCost& c, Phase phase, double steps, bool routed) {
   const double rows = quotient(quotient(c.tokens, steps), node.layer_share);
   if (!routed) return rows;
-  const double loaded = node.experts_loaded(phase);
-  return rows * model.moe->experts_per_token / std::max(loaded, 1.0);
+  return rows / std::max(node.experts_loaded(phase), 1.0);
 }
 
 // The share of the fp32 peak a matrix kernel reaches on the CUDA cores, 0 when it runs on tensor units (see
@@ -77,7 +76,7 @@ void set_kernel_work(KernelWork& w, const KernelNode& node, const KernelCost& c,
     w.ops = c.ops / per_launch, w.mem_bytes = c.mem_bytes() / per_launch;
     w.net_bytes = quotient(c.net_bytes, per_launch);
   }
-  w.rows = std::max(1.0, rows_per_launch(node, c, phase, steps, model, routed));
+  w.rows = std::max(1.0, rows_per_launch(node, c, phase, steps, routed));
   w.dequant_ops = quotient(c.dequant_ops, per_launch);
   const bool looped = routed && !model.moe->batched_in_hf;
   w.loop_experts = looped ? node.experts_loaded(phase) : 0.0;
@@ -597,7 +596,8 @@ SimResult SetupSimulator::simulate(const Request& request) {
   validate_counts(request, model_);
   const MemoryPlan plan = memory_.plan(request);
   const bool waves = plan.runs() && plan.waves > 1 && scenario_.parallelism == Parallelism::tensor;
-  if (!prepared_ || waves) return llmco2::simulate(model_, gpu_, request, scenario_, params_);
+  const bool ran_to_cap = scenario_.decode_steps > request.gen_tokens - 1;  // its decode is not the template's
+  if (!prepared_ || waves || ran_to_cap) return llmco2::simulate(model_, gpu_, request, scenario_, params_);
   const KernelGraph& graph = graph_.evaluate(request);
   template_graph_ = &graph;
   refill_segment(workload_.prefill[0], graph, request, Phase::prefill, 1, graph_.shape(Phase::prefill).steps);
