@@ -477,6 +477,13 @@ TEST(SteadyState, EnginesWithoutChunkedPrefillPrefillEachReplacementAlone) {
                    simulate(model, gpu, batch, {}, params).latency_s.prefill);
 }
 
+// Every kernel of `a`'s first decode segment moves the bytes its twin in `b`'s does.
+void expect_same_decode_bytes(const SimWorkload& a, const SimWorkload& b) {
+  ASSERT_EQ(a.decode.at(0).kernels.size(), b.decode.at(0).kernels.size());
+  for (size_t k = 0; k < a.decode[0].kernels.size(); ++k)
+    EXPECT_DOUBLE_EQ(a.decode[0].kernels[k].work.mem_bytes, b.decode[0].kernels[k].work.mem_bytes) << k;
+}
+
 // Requests of a steady state whose lengths vary (cv = std / mean) are met in the running batch in proportion to their
 // length, so its sequences sit at a mean context of prompt + G (1 + cv^2) / 2: with cv = 1, each of the G - 1 decode
 // steps of a request of mean length G costs what a step of a request of 2G tokens costs on average.
@@ -495,9 +502,7 @@ TEST(SteadyState, VaryingLengthsPutTheRunningBatchAtTheLengthBiasedContext) {
   const SimWorkload longer = prepare_workload(model, gpu, twice, steady);
   ASSERT_EQ(mixed.decode.size(), 1u);
   EXPECT_DOUBLE_EQ(mixed.decode[0].steps, 399);
-  ASSERT_EQ(mixed.decode[0].kernels.size(), longer.decode[0].kernels.size());
-  for (size_t k = 0; k < mixed.decode[0].kernels.size(); ++k)
-    EXPECT_DOUBLE_EQ(mixed.decode[0].kernels[k].work.mem_bytes, longer.decode[0].kernels[k].work.mem_bytes) << k;
+  expect_same_decode_bytes(mixed, longer);
   // Alike lengths (cv 0): mean context 100 + 200 tokens instead of 100 + 400. The KV cache read per step differs by
   // 64 sequences x 200 tokens x 131,072 B (32 layers x 8 KV heads x 128 x 2 x 2 B) = 1.68 GB.
   const SimWorkload alike = prepare_workload(model, gpu, running, steady);
@@ -529,9 +534,7 @@ TEST(FixedBatch, ABatchRunToItsCapDecodesTheCapsStepsAtTheMeanRunningBatch) {
   ASSERT_EQ(ran.decode.size(), 1u);
   EXPECT_DOUBLE_EQ(ran.decode[0].steps, 999);
   EXPECT_DOUBLE_EQ(ran.decode[0].sequences, 6);
-  ASSERT_EQ(ran.decode[0].kernels.size(), alike.decode[0].kernels.size());
-  for (size_t k = 0; k < ran.decode[0].kernels.size(); ++k)
-    EXPECT_DOUBLE_EQ(ran.decode[0].kernels[k].work.mem_bytes, alike.decode[0].kernels[k].work.mem_bytes) << k;
+  expect_same_decode_bytes(ran, alike);
   const SimWorkload mean = prepare_workload(model, gpu, batch, {Measures::fixed_batch});
   EXPECT_DOUBLE_EQ(ran.prefill[0].kernels[0].work.mem_bytes, mean.prefill[0].kernels[0].work.mem_bytes);
   // A cap the batch never needed (decode_steps below gen - 1) changes nothing.

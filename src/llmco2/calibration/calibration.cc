@@ -21,20 +21,6 @@ std::vector<std::string> CalibrationSet::sources() const {
   return out;
 }
 
-namespace {
-
-// A tensor-parallel row whose weights per GPU do not fit the board describes a configuration the simulator does not
-// (ML.ENERGY v3's expert parallelism over data-parallel replicas, read as one-GPU replicas of the whole model).
-void check_weights_fit(const ModelSpec& model, const Gpu& gpu, const Request& request) {
-  const MemoryPlan plan = plan_memory(model, request, gpu);
-  if (!plan.weights_fit)
-    fail("the weights, {:.0f} GB per GPU at tensor parallelism {}, do not fit on a {} ({:.0f} GB): a configuration the "
-         "simulator does not describe", plan.weight_bytes_per_gpu / 1e9, request.gpus, gpu.id,
-         plan.memory_bytes_per_gpu / 1e9);
-}
-
-}  // namespace
-
 CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
   CalibrationSet set;
   set.rows = std::move(rows);
@@ -45,7 +31,10 @@ CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
       if (!row.energy_j.total && !row.latency_s.total) fail("no total energy or latency to compare");
       if (const std::string why = row.why_not_a_label(); !why.empty()) fail("{}", why);
       const SimConfig config = config_for_row(row, catalogs);
-      if (config.scenario.parallelism == Parallelism::tensor) check_weights_fit(*config.model, *config.gpu, config.request);
+      // A tensor-parallel row that does not fit the board describes a configuration the simulator does not (ML.ENERGY
+      // v3's expert parallelism over data-parallel replicas, read as one-GPU replicas of the whole model).
+      if (config.scenario.parallelism == Parallelism::tensor)
+        check_memory_fit(*config.model, config.request, *config.gpu);
       CalibrationSample sample;
       sample.row = i;
       sample.workload = prepare_workload(*config.model, *config.gpu, config.request, config.scenario);

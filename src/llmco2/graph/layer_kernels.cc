@@ -288,11 +288,11 @@ double expected_busiest_gpu_experts(int experts, int top_k, double tokens, int g
   // E[max] = sum over m < hosted of P(max > m) = 1 - F(m)^gpus, with F(m) = P(count <= m) and the counts
   // Binomial(hosted, p). Each P(count = i) = exp(log C(hosted, i) + i log p + (hosted - i) log(1 - p)), so that
   // (1 - p)^hosted cannot underflow to 0 when p is close to 1.
-  const double n = hosted, log_p = std::log(p), log_q = std::log1p(-p);
+  const double n = hosted, log_p = std::log(p), log_q = std::log1p(-p), log_n_factorial = std::lgamma(n + 1);
   double cdf = 0, expected_max = 0;
   for (int m = 0; m < hosted; ++m) {
     const double i = m;
-    cdf += std::exp(std::lgamma(n + 1) - std::lgamma(i + 1) - std::lgamma(n - i + 1) + i * log_p + (n - i) * log_q);
+    cdf += std::exp(log_n_factorial - std::lgamma(i + 1) - std::lgamma(n - i + 1) + i * log_p + (n - i) * log_q);
     expected_max += 1.0 - std::pow(std::min(cdf, 1.0), gpus);
   }
   return expected_max;

@@ -133,9 +133,14 @@ SimSegment segment(const ModelSpec& model, const Gpu& gpu, const Request& reques
   return s;
 }
 
-SimSegment prefill_segment(const ModelSpec& model, const Gpu& gpu, const Request& request, double steps) {
+// `phase` of `request`'s own graph (built for it), repeated `steps` times.
+SimSegment built_segment(const ModelSpec& model, const Gpu& gpu, const Request& request, Phase phase, double steps) {
   const KernelGraph graph = build_kernel_graph(model, request);
-  return segment(model, gpu, request, graph, compute_features(graph, gpu, request), Phase::prefill, steps);
+  return segment(model, gpu, request, graph, compute_features(graph, gpu, request), phase, steps);
+}
+
+SimSegment prefill_segment(const ModelSpec& model, const Gpu& gpu, const Request& request, double steps) {
+  return built_segment(model, gpu, request, Phase::prefill, steps);
 }
 
 // Without a KV cache, decode step t is a prefill of prompt + t tokens. Its cost is close to quadratic in the
@@ -300,9 +305,7 @@ SimSegment ran_to_cap_decode(const ModelSpec& model, const Gpu& gpu, Request req
   const double tokens = static_cast<double>(request.batch) * static_cast<double>(request.gen_tokens - 1);
   request.batch = std::max(1L, std::lround(tokens / static_cast<double>(steps)));
   request.gen_tokens = steps + 1;
-  const KernelGraph graph = build_kernel_graph(model, request);
-  return segment(model, gpu, request, graph, compute_features(graph, gpu, request), Phase::decode,
-                 static_cast<double>(steps));
+  return built_segment(model, gpu, request, Phase::decode, static_cast<double>(steps));
 }
 
 bool length_biased(const SimScenario& sc) { return sc.measures == Measures::steady_state && sc.gen_tokens_cv > 0; }
@@ -313,8 +316,7 @@ bool length_biased(const SimScenario& sc) { return sc.measures == Measures::stea
 SimSegment length_biased_decode(const ModelSpec& model, const Gpu& gpu, Request request, double cv) {
   const double steps = static_cast<double>(request.gen_tokens - 1);
   request.gen_tokens = std::max(2L, std::lround(static_cast<double>(request.gen_tokens) * (1.0 + cv * cv)));
-  const KernelGraph graph = build_kernel_graph(model, request);
-  return segment(model, gpu, request, graph, compute_features(graph, gpu, request), Phase::decode, steps);
+  return built_segment(model, gpu, request, Phase::decode, steps);
 }
 
 // The GPU, link, engine and power figures of a workload (everything but its segments).
