@@ -79,6 +79,12 @@ ImportResult import_csv_file(const std::filesystem::path& file, Convert convert)
 // "<file name>:<line>" relative to the source folder.
 std::string source_ref(const std::filesystem::path& file, long line);
 
+// A request's time in the running batch of a steady state, by Little's law: mean running requests x output tokens per
+// request / output tokens per second. It spans the steady state's energy window, so energy / latency is its mean power.
+inline double steady_state_latency_s(double mean_running, double gen_tokens, double output_tokens_per_s) {
+  return mean_running * gen_tokens / output_tokens_per_s;
+}
+
 // Mean prompt length in tokens estimated as characters / 4 over the first human turn of a ShareGPT-style JSON file.
 double sharegpt_mean_prompt_tokens(const std::filesystem::path& file);
 

@@ -93,11 +93,11 @@ DatasetRow v2_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   row.prompt_tokens = chat ? chat_prompt_tokens : kHumanEvalPromptTokens;
   row.gen_tokens = v.number("Avg Output Tokens");
   row.energy_j.total = v.number("Energy/req (J)") * row.batch;
-  // A request's time in the running batch over the steady state (Little's law: Avg BS x output length / Token tput),
-  // the window of Energy/req. Avg TPOT is no steady-state figure: it averages every decode iteration of the run, the
-  // drain after the queue empties included, whose shrinking batches run short steps (x0.34-1.04 of the steady step;
-  // leaderboard-v2@c3af7f3 benchmark/llm_text_generation/chat/scripts/aggregate_leaderboard_data.py L39-60).
-  row.latency_s.total = row.batch * row.gen_tokens / v.number("Token tput (tok/s)");
+  // The steady state's time per request (Energy/req's window). Avg TPOT is no steady-state figure: it averages every
+  // decode iteration of the run, the drain after the queue empties included, whose shrinking batches run short steps
+  // (x0.34-1.04 of the steady step; leaderboard-v2@c3af7f3
+  // benchmark/llm_text_generation/chat/scripts/aggregate_leaderboard_data.py L39-60).
+  row.latency_s.total = steady_state_latency_s(row.batch, row.gen_tokens, v.number("Token tput (tok/s)"));
   row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated"});
   // The client sends temperature 0.8, top_p 0.95 for chat and temperature 0 for code (leaderboard-v2@c3af7f3,
   // benchmark/llm_text_generation/{chat,code}/scripts/benchmark_client.py).
@@ -195,12 +195,10 @@ DatasetRow v3_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   row.prompt_tokens = v3_prompt_tokens(v.text("task"), chat_prompt_tokens);
   row.gen_tokens = v.number("avg_output_len_tokens");
   row.energy_j.total = v.number("energy_per_request_joules") * row.batch;
-  // A request's time in the running batch, by Little's law over the steady state (mean running requests x output
-  // tokens per request / output tokens per second): the window of the steady-state energy, so that energy / latency is
-  // the measured mean power (avg_power_watts_all_gpus, <= TDP). The median ITL leaves out the steps that carry prefill
-  // chunks and the client's multi-token stream chunks: x0.06-1.39 of the mean step (median 0.94); read by
-  // serve-validate from the notes.
-  row.latency_s.total = row.batch * row.gen_tokens / v.number("output_throughput_tokens_per_sec");
+  // The steady state's time per request: energy / latency is then the measured mean power (avg_power_watts_all_gpus,
+  // <= TDP). The median ITL leaves out the steps that carry prefill chunks and the client's multi-token stream chunks:
+  // x0.06-1.39 of the mean step (median 0.94); read by serve-validate from the notes.
+  row.latency_s.total = steady_state_latency_s(row.batch, row.gen_tokens, v.number("output_throughput_tokens_per_sec"));
   const auto cv = output_cvs.find(v3_config_key(v.text("model_id"), v.text("task"), gpu, v.number("num_gpus"),
                                                 v.number("tensor_parallel"), v.number("data_parallel"), ep,
                                                 v.number("max_num_seqs")));
