@@ -48,6 +48,21 @@ TEST(Precision, UnquantisedTensorsStay16Bit) {
   EXPECT_EQ(parse_precision("fp32", DType::bf16).unquantised_dtype(), DType::fp32);
 }
 
+// w8a8 checkpoints quantise each GEMM's input just before it: between kernels the activations stay in the 16-bit
+// type, and attention runs in 16 bits unless the KV cache is narrow too.
+TEST(Precision, W8a8ActivationsAre16BitBetweenKernels) {
+  const Precision fp8_weights = parse_precision("wfp8afp8kvbf16", DType::bf16);
+  EXPECT_EQ(fp8_weights.stored_activation_dtype(), DType::bf16);
+  EXPECT_EQ(fp8_weights.attention_dtype(), DType::bf16);
+  const Precision all_fp8 = parse_precision("fp8", DType::bf16);
+  EXPECT_EQ(all_fp8.stored_activation_dtype(), DType::bf16);
+  EXPECT_EQ(all_fp8.attention_dtype(), DType::fp8);  // FlashAttention-3's fp8 path: queries and cache in fp8
+  const Precision kv8 = parse_precision("w16a16kv8", DType::fp16);
+  EXPECT_EQ(kv8.stored_activation_dtype(), DType::fp16);
+  EXPECT_EQ(kv8.attention_dtype(), DType::fp16);  // an int8 cache is dequantised into 16-bit attention
+  EXPECT_EQ(parse_precision("fp32", DType::bf16).attention_dtype(), DType::fp32);
+}
+
 TEST(Precision, PrintedSpecsParseBack) {
   const Precision cases[] = {
       {DType::bf16, DType::bf16, DType::bf16},

@@ -287,6 +287,23 @@ TEST(LayerKernels, PhaseShapeFromThePrecision) {
   EXPECT_DOUBLE_EQ(mx.expert_dequant_ops_per_weight, 3);
 }
 
+// A w8a8 checkpoint (fp8 weights and GEMM inputs, bf16 KV cache): activations stay bf16 between kernels (2 B); each
+// GEMM input is quantised just before it (read 2 B, write 1 B) and read by the GEMM in fp8 (1 B): 4 B per element.
+TEST(LayerKernels, W8a8QuantisesEachGemmInputFrom16Bit) {
+  PhaseShape s = phase_shape(Phase::prefill, llama_request("wfp8afp8kvbf16"));
+  EXPECT_DOUBLE_EQ(s.act_bytes, 2);
+  EXPECT_DOUBLE_EQ(s.gemm_input_bytes, 4);
+  EXPECT_DOUBLE_EQ(s.weight_bytes, 1);
+  s.batch = 2, s.tokens = 16, s.steps = 1;
+  const KernelCost c = linear_cost(s, 64, 32, false, false);
+  EXPECT_DOUBLE_EQ(c.weight_bytes, 2048);    // 64 x 32 x 1
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 4096);  // 16 x 64 x (2 + 1 + 1)
+  EXPECT_DOUBLE_EQ(c.act_store_bytes, 1024);  // 16 x 32 x 2: the output is dequantised to bf16
+  EXPECT_DOUBLE_EQ(norm_cost(s, 64, false).act_load_bytes, 2048);  // 16 x 64 x 2, as in bf16
+  // 16-bit activations: the GEMM reads its input once.
+  EXPECT_DOUBLE_EQ(phase_shape(Phase::prefill, llama_request("w4a16")).gemm_input_bytes, 2);
+}
+
 const KernelNode& graph_node(const KernelGraph& g, const std::string& kernel, const std::string& expert = "") {
   for (const auto& n : g.nodes)
     if (n.kernel == kernel && n.expert == expert) return n;

@@ -187,6 +187,40 @@ TEST(Simulator, OnlyNvidiaGpusWithoutTensorUnitsForTheTypeUseTheCudaCorePath) {
   EXPECT_NEAR(kernel_time_s(w, DeviceRoofs{2e12}, e, {}), w.ops * 128 / 40 / 9.6e12, 1e-12);
 }
 
+// The layer GEMMs of a w8a8 checkpoint on an H100 are w8a8 kernels (Llama: q, k, v, o, gate, up, down); its LM head
+// (kept bf16 by the checkpoint) and every GEMM of a bf16 model are not.
+TEST(Simulator, OnlyW8a8LayerGemmsAreFlagged) {
+  const ModelSpec m = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  auto flagged = [&](const std::string& dtype) {
+    Request r;
+    r.batch = 1, r.prompt_tokens = 256, r.gen_tokens = 2, r.engine = "vllm";
+    r.precision = m.precision_for(dtype);
+    const SimWorkload w = prepare_workload(m, GpuCatalog::bundled().resolve("h100-sxm"), r, SimScenario{});
+    int n = 0;
+    for (const SimKernel& k : w.prefill.at(0).kernels) n += k.work.w8a8 ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(flagged("wfp8afp8kvbf16"), 7);
+  EXPECT_EQ(flagged("bf16"), 0);
+}
+
+// w8a8 GEMMs reach w8a8_efficiency of the 16-bit kernels' efficiencies on both roofs. By hand, with gemm 0.8,
+// memory 0.9 (no ramp), w8a8 0.5: 1 TFLOP at a 2 PFLOP/s fp8 peak takes 1e12 / (2e15 x 0.4) = 1.25 ms, and a
+// memory-bound 1 GB at 3 TB/s takes 1e9 / (3e12 x 0.45) = 0.741 ms; unflagged, half of each.
+TEST(Simulator, W8a8GemmsRunAtTheirShareOfTheEfficiencies) {
+  KernelEfficiency e;
+  e.gemm_efficiency = 0.8, e.memory_efficiency = 0.9, e.memory_half_bytes = 0, e.kernel_floor_s = 0;
+  e.gemm_tile_rows = 16, e.w8a8_efficiency = 0.5;
+  KernelWork compute{KernelClass::matrix, 1e12, 1e6, 0, 4096, 2e15};
+  KernelWork memory{KernelClass::matrix, 1e9, 1e9, 0, 8, 2e15};
+  const DeviceRoofs roofs{3e12};
+  EXPECT_NEAR(kernel_time_s(compute, roofs, e, {}), 0.625e-3, 1e-12);
+  EXPECT_NEAR(kernel_time_s(memory, roofs, e, {}), 1e9 / (3e12 * 0.9), 1e-12);
+  compute.w8a8 = memory.w8a8 = true;
+  EXPECT_NEAR(kernel_time_s(compute, roofs, e, {}), 1.25e-3, 1e-12);
+  EXPECT_NEAR(kernel_time_s(memory, roofs, e, {}), 1e9 / (3e12 * 0.45), 1e-12);
+}
+
 // HF runs gpt-oss's experts as batched matmuls over all experts (GptOssExperts at inference): no per-expert loop, so
 // its routed kernels carry no loop count; Mixtral's carry the experts they load.
 TEST(Simulator, GptOssExpertsAreBatchedInHfNotLooped) {

@@ -50,6 +50,15 @@ struct Precision {
   // The type of the weights quantised checkpoints keep unquantised (embeddings, LM head): the weights' type when
   // 16-bit or wider, else the activations' when 16-bit or wider, else bf16.
   DType unquantised_dtype() const;
+  // The type activations keep between kernels (norms, adds, all-reduces, GEMM outputs): the activations' own when
+  // 16-bit or wider; w8a8 checkpoints keep them in the unquantised type and quantise each GEMM's input just before it
+  // (vLLM's per-token dynamic fp8/int8 quantisation: scaled_fp8_quant, per_token_group_quant_fp8).
+  DType stored_activation_dtype() const { return is_wide(activations) ? activations : unquantised_dtype(); }
+  // The type attention's matrix products run in: narrow only when both the activations and the KV cache are (an fp8
+  // KV cache with fp8 queries, FlashAttention-3's fp8 path); a w8a8 checkpoint with a 16-bit cache attends in 16 bits.
+  DType attention_dtype() const {
+    return !is_wide(activations) && !is_wide(kv_cache) ? activations : stored_activation_dtype();
+  }
   // Canonical text, e.g. "bf16" when all classes agree, else "wint8-abf16-kvfp8" or "wbf16-moemxfp4-abf16-kvbf16";
   // parse_precision reads it back.
   std::string to_string() const;

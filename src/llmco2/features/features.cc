@@ -31,7 +31,7 @@ Roofs kernel_roofs(KernelType type, const GraphFeatures& f, const Gpu& gpu) {
 GraphFeatures device_features(const Gpu& gpu, const Request& request) {
   GraphFeatures f;
   f.matrix_peak = gpu.matrix_peak(request.precision.compute_dtype());
-  f.attention_peak = gpu.matrix_peak(request.precision.activations);
+  f.attention_peak = gpu.matrix_peak(request.precision.attention_dtype());
   f.vector_peak_ops_per_s = gpu.vector_peak_ops_per_s();
   if (request.gpus > 1) f.network = gpu.network_link(request.gpus);
   for (const auto& note : {f.matrix_peak.note, f.attention_peak.note})

@@ -30,7 +30,9 @@ PhaseShape phase_shape(Phase phase, const Request& r) {
   s.gpus = r.gpus;
   const Precision& p = r.precision;
   s.weight_bytes = p.weight_bytes_per_element();
-  s.act_bytes = dtype_bytes(p.activations);
+  s.act_bytes = dtype_bytes(p.stored_activation_dtype());
+  const double narrow_bytes = dtype_bytes(p.activations);
+  s.gemm_input_bytes = narrow_bytes < s.act_bytes ? s.act_bytes + 2.0 * narrow_bytes : s.act_bytes;
   s.kv_bytes = dtype_bytes(p.kv_cache);
   s.expert_weight_bytes = p.expert_bytes_per_element();
   s.head_weight_bytes = dtype_bytes(p.unquantised_dtype());
@@ -66,7 +68,7 @@ KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bo
   c.dequant_ops = dequant_ops(s.dequant_ops_per_weight, in * out, s.steps > 0 ? s.tokens / s.steps : 0.0, s.steps);
   c.ops = 2.0 * s.tokens * in * out + (bias ? s.tokens * out : 0.0) + c.dequant_ops;
   c.weight_bytes = s.steps * (in * out * s.weight_bytes + (bias ? out * s.act_bytes : 0.0));
-  c.act_load_bytes = s.tokens * in * s.act_bytes;
+  c.act_load_bytes = s.tokens * in * s.gemm_input_bytes;
   (stores_kv ? c.kv_store_bytes : c.act_store_bytes) = s.tokens * out * (stores_kv ? s.kv_bytes : s.act_bytes);
   return c;
 }
@@ -269,7 +271,7 @@ KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool b
   c.dequant_ops = dequant_ops(s.expert_dequant_ops_per_weight, in * out, rows_per_expert, experts_loaded_total);
   c.ops = 2.0 * routed_tokens * in * out + (bias ? routed_tokens * out : 0.0) + c.dequant_ops;
   c.weight_bytes = experts_loaded_total * (in * out * s.expert_weight_bytes + (bias ? out * s.act_bytes : 0.0));
-  c.act_load_bytes = routed_tokens * in * s.act_bytes;
+  c.act_load_bytes = routed_tokens * in * s.gemm_input_bytes;
   c.act_store_bytes = routed_tokens * out * s.act_bytes;
   return c;
 }

@@ -14,6 +14,9 @@ struct PhaseShape {
   double steps = 0;   // forward passes: 1, or gen - 1 (weights are re-read every step)
   int gpus = 1;
   double weight_bytes = 2, act_bytes = 2, kv_bytes = 2;  // bytes per element of each tensor class (scales included)
+  // Bytes per element of a GEMM's input: act_bytes, or, for w8a8 (narrower GEMM inputs than act_bytes), the
+  // quantisation pass (read act_bytes, write the narrow type) plus the GEMM's read of the narrow input.
+  double gemm_input_bytes = 2;
   double expert_weight_bytes = 2;  // routed experts' stored bytes per weight (gpt-oss MXFP4: 4.25 bits)
   double head_weight_bytes = 2;    // embedding table and LM head (kept 16-bit by quantised checkpoints)
   double state_bytes = 2;          // recurrent state (Mamba-2 conv and SSM state) and conv weights: the 16-bit type

@@ -20,7 +20,7 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
     // Tensor cores work on whole row tiles: fewer rows than a tile cost the tile.
     const bool simt = w.simt_efficiency > 0;
     const double efficiency = simt                             ? w.simt_efficiency
-                              : w.kind == KernelClass::matrix ? e.gemm_efficiency
+                              : w.kind == KernelClass::matrix ? e.gemm_efficiency * (w.w8a8 ? e.w8a8_efficiency : 1.0)
                                                               : e.attention_efficiency;
     const double tile = simt ? simt_tile_rows(w.simt_efficiency, e.gemm_tile_rows)
                         : w.dequant_ops > 0 ? kWeightOnlyTileRows
@@ -32,7 +32,8 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
     if (w.dequant_ops > 0 && w.vector_peak_ops_per_s > 0)
       compute_s = std::max(compute_s, w.dequant_ops / (w.vector_peak_ops_per_s * e.gemm_efficiency));
   }
-  const double memory_eff = e.memory_efficiency * w.mem_bytes / (w.mem_bytes + e.memory_half_bytes);
+  const double memory_eff = e.memory_efficiency * (w.w8a8 ? e.w8a8_efficiency : 1.0) * w.mem_bytes /
+                            (w.mem_bytes + e.memory_half_bytes);
   const double memory_s = w.mem_bytes > 0 ? w.mem_bytes / (roofs.memory_bytes_per_s * memory_eff) : 0.0;
   return e.kernel_floor_s + std::max(compute_s, memory_s);
 }
