@@ -86,6 +86,15 @@ struct DeviceRoofs {
   int tp_gpus = 1;
 };
 
+// Wall time of a step's kernels, `gpu_s` of GPU work launched in `launch_s` of host time. The host launches while the
+// GPU runs what is queued, so the slower of the two sets the pace; on the `host_wait_share` of the layers in which
+// the host waits for the GPU to drain its queue before launching on, the two add up (spread evenly over the layers).
+inline double kernels_wall_s(double gpu_s, double launch_s, double host_wait_share) {
+  const double overlapped_s = gpu_s > launch_s ? gpu_s : launch_s;
+  if (host_wait_share <= 0.0) return overlapped_s;
+  return (1.0 - host_wait_share) * overlapped_s + host_wait_share * (gpu_s + launch_s);
+}
+
 // Seconds of one launch:
 //   compute/memory kernels: floor + max(ops / (peak x e_c), bytes / (BW x e_m)),
 //     the operations of GEMMs padded to max(rows, gemm_tile_rows) rows, e_c = gemm_efficiency (attention:

@@ -175,6 +175,19 @@ KernelWork scaled_work(KernelWork work, double passes) {
   return work;
 }
 
+// The share of a step's layers in which the host waits for the GPU before launching on (kernels_wall_s). Layers split
+// over G GPUs by accelerate (device_map="auto"): every GPU but the first, since AlignDevicesHook moves each block's
+// tensor arguments to its GPU (accelerate hooks.py pre_forward -> send_to_device) and the model-level tensors (causal
+// mask, position ids, rotary cos/sin) live on the first GPU, so every block elsewhere starts with a device-to-device
+// copy, which with non_blocking=False waits for the GPU's queue to drain. An engine that loops over a MoE layer's
+// experts in Python (HF transformers' MixtralSparseMoeBlock): every layer, since it asks the GPU which tokens each
+// expert got (torch.where on the routing mask: a nonzero, which "causes host-device synchronization", PyTorch's
+// torch.nonzero docs).
+double host_wait_share(const SimWorkload& w, bool loops_experts) {
+  if (loops_experts) return 1.0;
+  return w.layer_split && w.gpus_total > 1 ? (w.gpus_total - 1.0) / w.gpus_total : 0.0;
+}
+
 StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedParams& r) {
   const KernelEfficiency& eff = r.efficiency;
   const NetworkEfficiency& net = r.network;
@@ -182,10 +195,12 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
   StepCost c;
   double work_s = 0, network_s = 0, launches = 0;
   double kernel_s = 0, compute_s = 0, memory_s = 0;  // of the last kernel timed, for the launches that repeat it
+  bool looped_experts = false;  // the engine loops over a MoE layer's experts on the host, waiting for the GPU
   for (const auto& k : s.kernels) {
     // An engine looping over the routed experts in Python launches each loaded expert's kernels (and the glue that
     // gathers its tokens) itself, instead of one fused MoE kernel per routed node.
     const bool looped = engine.expert_loop_launches > 0 && k.work.loop_experts > 0;
+    looped_experts = looped_experts || looped;
     launches += looped ? k.count * k.work.loop_experts * engine.expert_loop_launches : k.count;
     if (k.work.kind == KernelClass::network) {
       network_s += k.count * allreduce_s(k.work, w.roofs, net, r.direct_allreduce);
@@ -211,7 +226,8 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
   const double wait_s = w.roofs.tp_gpus > 1 ? r.params.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
   c.compute_bound_s = std::min(work_s, c.compute_s / eff.gemm_efficiency + c.simt_bound_s);
-  c.time_s = std::max(c.busy_s + wait_s, engine.launch_s(launches, s.step_tokens)) +
+  const double launch_s = engine.launch_s(launches, s.step_tokens);
+  c.time_s = kernels_wall_s(c.busy_s + wait_s, launch_s, host_wait_share(w, looped_experts)) +
              engine.serial_s(s.sequences, w.roofs.tp_gpus);
   return c;
 }
