@@ -175,14 +175,14 @@ KernelWork scaled_work(KernelWork work, double passes) {
   return work;
 }
 
-// The share of a step's layers in which the host waits for the GPU before launching on (kernels_wall_s). Layers split
-// over G GPUs by accelerate (device_map="auto"): every GPU but the first, since AlignDevicesHook moves each block's
-// tensor arguments to its GPU (accelerate hooks.py pre_forward -> send_to_device) and the model-level tensors (causal
-// mask, position ids, rotary cos/sin) live on the first GPU, so every block elsewhere starts with a device-to-device
-// copy, which with non_blocking=False waits for the GPU's queue to drain. An engine that loops over a MoE layer's
-// experts in Python (HF transformers' MixtralSparseMoeBlock): every layer, since it asks the GPU which tokens each
-// expert got (torch.where on the routing mask: a nonzero, which "causes host-device synchronization", PyTorch's
-// torch.nonzero docs).
+// The share of a step's layers in which the host waits for the GPU before launching on (kernels_wall_s). An engine
+// that loops over a MoE layer's experts in Python (HF transformers' MixtralSparseMoeBlock): every layer, since it asks
+// the GPU which tokens each expert got (torch.where on the routing mask: a nonzero, which "causes host-device
+// synchronization", PyTorch's torch.nonzero docs). Layers split over G GPUs by accelerate (device_map="auto"): every
+// GPU but the first, an empirical rule: Wilkins et al.'s Llama-2-70B and Falcon-40B steps take the sum of host and GPU
+// time there, not the larger. The mechanism is not established: AlignDevicesHook copies each block's tensor arguments
+// (the model-level mask, position ids and rotary tables live on the first GPU) to the block's GPU, but PyTorch's
+// device-to-device copies only order streams with events (aten/src/ATen/native/cuda/Copy.cu), without a host sync.
 double host_wait_share(const SimWorkload& w, bool loops_experts) {
   if (loops_experts) return 1.0;
   return w.layer_split && w.gpus_total > 1 ? (w.gpus_total - 1.0) / w.gpus_total : 0.0;
