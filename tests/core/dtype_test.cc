@@ -60,6 +60,7 @@ TEST(Precision, W8a8ActivationsAre16BitBetweenKernels) {
   const Precision kv8 = parse_precision("w16a16kv8", DType::fp16);
   EXPECT_EQ(kv8.stored_activation_dtype(), DType::fp16);
   EXPECT_EQ(kv8.attention_dtype(), DType::fp16);  // an int8 cache is dequantised into 16-bit attention
+  EXPECT_EQ(parse_precision("w8a8", DType::bf16).attention_dtype(), DType::bf16);  // int8 queries and cache: 16-bit
   EXPECT_EQ(parse_precision("fp32", DType::bf16).attention_dtype(), DType::fp32);
 }
 

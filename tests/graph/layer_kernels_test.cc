@@ -300,6 +300,14 @@ TEST(LayerKernels, W8a8QuantisesEachGemmInputFrom16Bit) {
   EXPECT_DOUBLE_EQ(c.act_load_bytes, 4096);  // 16 x 64 x (2 + 1 + 1)
   EXPECT_DOUBLE_EQ(c.act_store_bytes, 1024);  // 16 x 32 x 2: the output is dequantised to bf16
   EXPECT_DOUBLE_EQ(norm_cost(s, 64, false).act_load_bytes, 2048);  // 16 x 64 x 2, as in bf16
+  // k and v read the fp8 copy q_proj made (fused QKV): 16 x 64 x 1; the router and LM head run in bf16: 16 x 64 x 2.
+  EXPECT_DOUBLE_EQ(linear_cost(s, 64, 32, false, true, GemmInput::already_quantised).act_load_bytes, 1024);
+  EXPECT_DOUBLE_EQ(linear_cost(s, 64, 32, false, false, GemmInput::sixteen_bit).act_load_bytes, 2048);
+  // Routed experts: the 16 hidden rows are quantised once before routing (16 x 64 x 3), then each of 32 routed rows
+  // reads its fp8 copy (32 x 64 x 1); down_proj quantises each routed row (32 x 64 x 4).
+  EXPECT_DOUBLE_EQ(expert_linear_cost(s, 64, 32, false, 2, 32, GemmInput::quantised_here, true).act_load_bytes,
+                   16 * 64 * 3 + 32 * 64 * 1);
+  EXPECT_DOUBLE_EQ(expert_linear_cost(s, 64, 32, false, 2, 32).act_load_bytes, 32 * 64 * 4);
   // 16-bit activations: the GEMM reads its input once.
   EXPECT_DOUBLE_EQ(phase_shape(Phase::prefill, llama_request("w4a16")).gemm_input_bytes, 2);
 }

@@ -54,10 +54,10 @@ struct Precision {
   // 16-bit or wider; w8a8 checkpoints keep them in the unquantised type and quantise each GEMM's input just before it
   // (vLLM's per-token dynamic fp8/int8 quantisation: scaled_fp8_quant, per_token_group_quant_fp8).
   DType stored_activation_dtype() const { return is_wide(activations) ? activations : unquantised_dtype(); }
-  // The type attention's matrix products run in: narrow only when both the activations and the KV cache are (an fp8
-  // KV cache with fp8 queries, FlashAttention-3's fp8 path); a w8a8 checkpoint with a 16-bit cache attends in 16 bits.
+  // The type attention's matrix products run in: fp8 only when the activations and the KV cache are fp8 (fp8 queries
+  // over an fp8 cache, FlashAttention-3's fp8 path); otherwise 16 bits (no engine attends in int8 or fp4).
   DType attention_dtype() const {
-    return !is_wide(activations) && !is_wide(kv_cache) ? activations : stored_activation_dtype();
+    return activations == DType::fp8 && kv_cache == DType::fp8 ? DType::fp8 : stored_activation_dtype();
   }
   // Canonical text, e.g. "bf16" when all classes agree, else "wint8-abf16-kvfp8" or "wbf16-moemxfp4-abf16-kvbf16";
   // parse_precision reads it back.

@@ -67,10 +67,11 @@ int add_attention(GraphBuilder& b, const LayerContext& c, int norm) {
   const bool bias = c.m.qkv_bias, o_bias = c.m.o_bias;
   const int q = b.add("q_proj", KernelType::linear, {norm},
                       [=](const PhaseShape& s) { return linear_cost(s, h, qw, bias, false); }, h, qw);
+  constexpr GemmInput fused = GemmInput::already_quantised;  // vLLM's QKVParallelLinear: one quantisation for q, k, v
   const int k = b.add("k_proj", KernelType::linear, {norm},
-                      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
+                      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true, fused); }, h, kvw);
   const int v = b.add("v_proj", KernelType::linear, {norm},
-                      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true); }, h, kvw);
+                      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true, fused); }, h, kvw);
   std::vector<int> attention_inputs{q, k, v};
   if (c.m.position == PositionKind::rotary && c.attention().rope) {
     const long rot_q = c.q_width() / c.m.head_dim * c.m.rotary_dims();  // partial rotary: only the turned dims
@@ -107,12 +108,13 @@ int add_attention(GraphBuilder& b, const LayerContext& c, int norm) {
 int add_mlp(GraphBuilder& b, const LayerContext& c, int input, long width, const std::string& expert) {
   const long h = c.m.hidden;
   const bool gated = c.m.mlp == MlpKind::gated, bias = c.m.mlp_bias;
-  auto linear = [&](long din, long dout) {
-    return [=](const PhaseShape& s) { return linear_cost(s, din, dout, bias, false); };
+  auto linear = [&](long din, long dout, GemmInput in = GemmInput::quantised_here) {
+    return [=](const PhaseShape& s) { return linear_cost(s, din, dout, bias, false, in); };
   };
   std::vector<int> act_inputs;
   if (gated) act_inputs.push_back(b.add("gate_proj", KernelType::linear, {input}, linear(h, width), h, width, expert));
-  act_inputs.push_back(b.add("up_proj", KernelType::linear, {input}, linear(h, width), h, width, expert));
+  const GemmInput up_input = gated ? GemmInput::already_quantised : GemmInput::quantised_here;  // fused gate/up
+  act_inputs.push_back(b.add("up_proj", KernelType::linear, {input}, linear(h, width, up_input), h, width, expert));
   const Activation activation = c.m.activation;
   const int act = b.add("act_mlp", KernelType::activation, act_inputs,
                         [=](const PhaseShape& s) { return activation_cost(s, width, activation, gated); }, width,
@@ -165,18 +167,25 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
   const long h = c.m.hidden, width = moe.expert_intermediate / (ep_gpus > 1 ? 1 : c.n());
   const bool gated = c.m.mlp == MlpKind::gated, bias = c.m.mlp_bias;
   const int router = b.add("router", KernelType::router, {input},
-                           [=](const PhaseShape& s) { return linear_cost(s, h, moe.experts, moe.router_bias, false); },
+                           [=](const PhaseShape& s) {
+                             return linear_cost(s, h, moe.experts, moe.router_bias, false, GemmInput::sixteen_bit);
+                           },
                            h, moe.experts);
   const auto loaded = std::make_shared<ExpertsLoaded>(moe, ep_gpus);  // shared by this block's routed nodes
-  auto expert = [&](long din, long dout) {
+  auto expert = [&](long din, long dout, GemmInput in, bool quantises_hidden_rows) {
     return [=](const PhaseShape& s) {
       const ExpertLoad& load = (*loaded)(s);
-      return expert_linear_cost(s, din, dout, bias, load.total, s.tokens * moe.experts_per_token * load.row_share);
+      return expert_linear_cost(s, din, dout, bias, load.total, s.tokens * moe.experts_per_token * load.row_share, in,
+                                quantises_hidden_rows);
     };
   };
   std::vector<int> act_inputs;
-  if (gated) act_inputs.push_back(b.add("gate_proj", KernelType::linear, {router}, expert(h, width), h, width, "routed"));
-  act_inputs.push_back(b.add("up_proj", KernelType::linear, {router}, expert(h, width), h, width, "routed"));
+  constexpr GemmInput here = GemmInput::quantised_here;
+  if (gated)
+    act_inputs.push_back(
+        b.add("gate_proj", KernelType::linear, {router}, expert(h, width, here, true), h, width, "routed"));
+  act_inputs.push_back(b.add("up_proj", KernelType::linear, {router},
+                             expert(h, width, gated ? GemmInput::already_quantised : here, !gated), h, width, "routed"));
   const Activation activation = c.m.activation;
   const int k = moe.experts_per_token;
   const int act = b.add("act_mlp", KernelType::activation, act_inputs, [=](const PhaseShape& s) {
@@ -184,7 +193,7 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
     routed.tokens = s.tokens * k * (*loaded)(s).row_share;
     return activation_cost(routed, width, activation, gated);
   }, width, width, "routed");
-  const int down = b.add("down_proj", KernelType::linear, {act}, expert(width, h), width, h, "routed");
+  const int down = b.add("down_proj", KernelType::linear, {act}, expert(width, h, here, false), width, h, "routed");
   const LoadFn per_step = [=](const PhaseShape& s) { return (*loaded)(s).per_step; };
   for (const int index : act_inputs) b.set_experts_loaded(index, per_step);
   b.set_experts_loaded(act, per_step);  // no weights, but an engine looping over the experts launches it per expert
@@ -193,7 +202,8 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
   if (moe.shared_intermediate > 0) outputs.push_back(add_mlp(b, c, input, moe.shared_intermediate / c.n(), "shared"));
   if (moe.shared_intermediate > 0 && moe.shared_gate)
     outputs.push_back(b.add("shared_expert_gate", KernelType::linear, {input},
-                            [=](const PhaseShape& s) { return linear_cost(s, h, 1, false, false); }, h, 1, "shared"));
+                            [=](const PhaseShape& s) { return linear_cost(s, h, 1, false, false, GemmInput::sixteen_bit); },
+                            h, 1, "shared"));
   return outputs;
 }
 
@@ -352,7 +362,7 @@ std::array<KernelCost, 4> step_costs(const ModelSpec& m, const PhaseShape& s) {
   last.tokens = s.batch * s.steps;  // checkpoints keep it 16-bit: no dequantisation
   last.weight_bytes = s.head_weight_bytes;
   last.dequant_ops_per_weight = 0;
-  KernelCost lm_head = linear_cost(last, h, vocab_per_gpu, m.lm_head_bias, false);  // GPT-J: + bias
+  KernelCost lm_head = linear_cost(last, h, vocab_per_gpu, m.lm_head_bias, false, GemmInput::sixteen_bit);
   if (s.gpus > 1) lm_head.net_bytes = (s.gpus - 1.0) / s.gpus * last.tokens * static_cast<double>(m.vocab) * s.act_bytes;
   return {embedding, norm_cost(s, h, m.norm == NormKind::layer_norm), lm_head, sampler_cost(s, m.vocab)};
 }

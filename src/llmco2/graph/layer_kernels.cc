@@ -32,6 +32,7 @@ PhaseShape phase_shape(Phase phase, const Request& r) {
   s.weight_bytes = p.weight_bytes_per_element();
   s.act_bytes = dtype_bytes(p.stored_activation_dtype());
   const double narrow_bytes = dtype_bytes(p.activations);
+  s.gemm_read_bytes = std::min(narrow_bytes, s.act_bytes);
   s.gemm_input_bytes = narrow_bytes < s.act_bytes ? s.act_bytes + 2.0 * narrow_bytes : s.act_bytes;
   s.kv_bytes = dtype_bytes(p.kv_cache);
   s.expert_weight_bytes = p.expert_bytes_per_element();
@@ -61,14 +62,23 @@ double dequant_ops(double ops_per_weight, double weights, double rows_per_step, 
   return ops_per_weight * weights * std::ceil(rows_per_step / kDequantRowTile) * steps;
 }
 
-KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv) {
+double input_bytes(const PhaseShape& s, GemmInput input) {
+  switch (input) {
+    case GemmInput::quantised_here: return s.gemm_input_bytes;
+    case GemmInput::already_quantised: return s.gemm_read_bytes;
+    case GemmInput::sixteen_bit: return s.act_bytes;
+  }
+  return s.act_bytes;
+}
+
+KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv, GemmInput input) {
   const double in = static_cast<double>(d_in), out = static_cast<double>(d_out);
   KernelCost c;
   c.tokens = s.tokens;
   c.dequant_ops = dequant_ops(s.dequant_ops_per_weight, in * out, s.steps > 0 ? s.tokens / s.steps : 0.0, s.steps);
   c.ops = 2.0 * s.tokens * in * out + (bias ? s.tokens * out : 0.0) + c.dequant_ops;
   c.weight_bytes = s.steps * (in * out * s.weight_bytes + (bias ? out * s.act_bytes : 0.0));
-  c.act_load_bytes = s.tokens * in * s.gemm_input_bytes;
+  c.act_load_bytes = s.tokens * in * input_bytes(s, input);
   (stores_kv ? c.kv_store_bytes : c.act_store_bytes) = s.tokens * out * (stores_kv ? s.kv_bytes : s.act_bytes);
   return c;
 }
@@ -263,7 +273,7 @@ KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a) {
 }
 
 KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, double experts_loaded_total,
-                              double routed_tokens) {
+                              double routed_tokens, GemmInput input, bool quantises_hidden_rows) {
   const double in = static_cast<double>(d_in), out = static_cast<double>(d_out);
   KernelCost c;
   c.tokens = routed_tokens;
@@ -271,7 +281,10 @@ KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool b
   c.dequant_ops = dequant_ops(s.expert_dequant_ops_per_weight, in * out, rows_per_expert, experts_loaded_total);
   c.ops = 2.0 * routed_tokens * in * out + (bias ? routed_tokens * out : 0.0) + c.dequant_ops;
   c.weight_bytes = experts_loaded_total * (in * out * s.expert_weight_bytes + (bias ? out * s.act_bytes : 0.0));
-  c.act_load_bytes = routed_tokens * in * s.gemm_input_bytes;
+  // The hidden rows are quantised once before routing; each routed row then reads its narrow copy.
+  c.act_load_bytes = quantises_hidden_rows
+                         ? s.tokens * in * (s.gemm_input_bytes - s.gemm_read_bytes) + routed_tokens * in * s.gemm_read_bytes
+                         : routed_tokens * in * input_bytes(s, input);
   c.act_store_bytes = routed_tokens * out * s.act_bytes;
   return c;
 }

@@ -15,8 +15,9 @@ struct PhaseShape {
   int gpus = 1;
   double weight_bytes = 2, act_bytes = 2, kv_bytes = 2;  // bytes per element of each tensor class (scales included)
   // Bytes per element of a GEMM's input: act_bytes, or, for w8a8 (narrower GEMM inputs than act_bytes), the
-  // quantisation pass (read act_bytes, write the narrow type) plus the GEMM's read of the narrow input.
-  double gemm_input_bytes = 2;
+  // quantisation pass (read act_bytes, write the narrow type) plus the GEMM's read of the narrow input
+  // (gemm_read_bytes). A GEMM whose input another GEMM quantised already (vLLM's fused QKV and gate/up) reads only.
+  double gemm_input_bytes = 2, gemm_read_bytes = 2;
   double expert_weight_bytes = 2;  // routed experts' stored bytes per weight (gpt-oss MXFP4: 4.25 bits)
   double head_weight_bytes = 2;    // embedding table and LM head (kept 16-bit by quantised checkpoints)
   double state_bytes = 2;          // recurrent state (Mamba-2 conv and SSM state) and conv weights: the 16-bit type
@@ -39,7 +40,12 @@ double dequant_ops_per_weight(DType weights, DType compute);
 double dequant_ops(double ops_per_weight, double weights, double rows_per_step, double steps);
 
 // y = x W (+ b) over all tokens: 2 tokens d_in d_out ops (+ dequantisation on weight-only paths); W read once per step.
-KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv);
+// How a GEMM gets its input (PhaseShape::gemm_input_bytes): it quantises it (w8a8) or reads it as it is; it reads
+// the narrow copy another GEMM of the same input made (k and v after q, up after gate: vLLM fuses them); or it runs
+// in 16 bits whatever the checkpoint (router, LM head, Qwen-MoE's shared-expert gate).
+enum class GemmInput { quantised_here, already_quantised, sixteen_bit };
+KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv,
+                       GemmInput input = GemmInput::quantised_here);
 // RMSNorm/LayerNorm over `width` on every token (replicated across GPUs).
 KernelCost norm_cost(const PhaseShape& s, long width, bool layer_norm);
 // Element-wise residual add of `inputs` tensors of `width`.
@@ -99,8 +105,11 @@ inline constexpr double kSamplerPassBytesPerLogit = 8;
 KernelCost sampler_cost(const PhaseShape& s, long vocab);
 
 // Routed experts: `routed_tokens` = tokens x top-k rows; weights of `experts_loaded` experts read over the phase.
+// `input`: quantised_here for the first GEMM of the routed tokens (the hidden rows, s.tokens, are quantised once,
+// before routing, as vLLM's fused MoE does) and for down_proj (its routed rows); already_quantised for up after gate.
 KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, double experts_loaded_total,
-                              double routed_tokens);
+                              double routed_tokens, GemmInput input = GemmInput::quantised_here,
+                              bool quantises_hidden_rows = false);
 
 // Expected distinct experts hit when `tokens` tokens each pick top-k of E experts: E (1 - (1 - k/E)^tokens).
 double expected_distinct_experts(int experts, int top_k, double tokens);

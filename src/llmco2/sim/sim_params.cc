@@ -19,7 +19,7 @@ const std::vector<SimField>& sim_fields() {
         "FlashAttention-2 forward reaches 0.5-0.73 of the A100 peak, FlashAttention-3 ~0.75 of the H100 bf16 peak"},
        &SimParams::attention_efficiency},
       {{"w8a8_efficiency", 0.5, 1.0,
-        "w8a8 GEMMs (fp8 or int8 inputs, vLLM's CUTLASS scaled_mm and block-fp8 Triton kernels), as a share of the "
+        "w8a8 GEMMs (1-byte fp8 or int8 inputs, vLLM's CUTLASS scaled_mm and block-fp8 Triton kernels), as a share of the "
         "efficiencies the 16-bit kernels reach on both roofs: 1 when they match them (DeepGEMM's fp8 GEMMs reach "
         "1,550 TFLOP/s on an H800, ~0.78 of its fp8 peak, the share cuBLAS reaches in bf16); 0.5 when fp8 is no "
         "faster than bf16 (Qwen3-235B-A22B fp8 vs bf16 at TP 8 on H200, vllm-project/llm-compressor#2069; block-fp8 "

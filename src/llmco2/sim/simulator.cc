@@ -62,7 +62,8 @@ void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const 
   k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
   k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
   k.work.simt_efficiency = simt_efficiency(k.work.kind, features);
-  k.work.w8a8 = node.type == KernelType::linear && !features.matrix_peak.cuda_cores && !is_wide(features.matrix_peak.dtype);
+  k.work.w8a8 = node.type == KernelType::linear && !features.matrix_peak.cuda_cores &&
+                dtype_bytes(features.matrix_peak.dtype) == 1.0;  // fp8 or int8 inputs (not fp4: not fitted)
   k.sampler = node.kernel == kSamplerKernel;
 }
 
