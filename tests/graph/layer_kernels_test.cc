@@ -305,7 +305,7 @@ TEST(LayerKernels, W8a8QuantisesEachGemmInputFrom16Bit) {
   EXPECT_DOUBLE_EQ(linear_cost(s, 64, 32, false, false, GemmInput::sixteen_bit).act_load_bytes, 2048);
   // Routed experts: the 16 hidden rows are quantised once before routing (16 x 64 x 3), then each of 32 routed rows
   // reads its fp8 copy (32 x 64 x 1); down_proj quantises each routed row (32 x 64 x 4).
-  EXPECT_DOUBLE_EQ(expert_linear_cost(s, 64, 32, false, 2, 32, GemmInput::quantised_here, true).act_load_bytes,
+  EXPECT_DOUBLE_EQ(expert_linear_cost(s, 64, 32, false, 2, 32, GemmInput::quantised_before_routing).act_load_bytes,
                    16 * 64 * 3 + 32 * 64 * 1);
   EXPECT_DOUBLE_EQ(expert_linear_cost(s, 64, 32, false, 2, 32).act_load_bytes, 32 * 64 * 4);
   // 16-bit activations: the GEMM reads its input once.

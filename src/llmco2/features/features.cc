@@ -31,10 +31,9 @@ Roofs kernel_roofs(KernelType type, const GraphFeatures& f, const Gpu& gpu) {
 GraphFeatures device_features(const Gpu& gpu, const Request& request) {
   GraphFeatures f;
   f.matrix_peak = gpu.matrix_peak(request.precision.compute_dtype());
-  // A derived 16-bit type (bf16 for a w8a8 checkpoint) is fp16 on GPUs without bf16 units (T4, V100), as engines run it.
+  // A derived 16-bit type (bf16 for a w8a8 checkpoint) is the GPU's own 16-bit type, as engines run it.
   DType attention = request.precision.attention_dtype();
-  if (attention == DType::bf16 && !is_wide(request.precision.activations) && !gpu.has_tensor_units(DType::bf16))
-    attention = DType::fp16;
+  if (attention == DType::bf16 && !is_wide(request.precision.activations)) attention = gpu.sixteen_bit();
   f.attention_peak = gpu.matrix_peak(attention);
   f.vector_peak_ops_per_s = gpu.vector_peak_ops_per_s();
   if (request.gpus > 1) f.network = gpu.network_link(request.gpus);

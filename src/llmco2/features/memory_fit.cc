@@ -63,7 +63,7 @@ ActivationWidth activation_width(const ModelSpec& m, const Request& r) {
   // Continuous-batching engines profile a forward pass of their token budget up front; a static-batch engine (HF
   // generate) needs only its own prefill's activations and logits.
   return {2.0 * static_cast<double>(m.hidden) + 3.0 * ffn / r.gpus,
-          std::max(2.0, dtype_bytes(r.precision.activations)),  // fp8 GEMM inputs: 16-bit between
+          dtype_bytes(r.precision.stored_activation_dtype()),  // w8a8 GEMM inputs: 16-bit between
           EngineCatalog::bundled().get(r.engine).continuous_batching};
 }
 

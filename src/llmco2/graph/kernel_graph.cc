@@ -172,20 +172,18 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
                            },
                            h, moe.experts);
   const auto loaded = std::make_shared<ExpertsLoaded>(moe, ep_gpus);  // shared by this block's routed nodes
-  auto expert = [&](long din, long dout, GemmInput in, bool quantises_hidden_rows) {
+  auto expert = [&](long din, long dout, GemmInput in) {
     return [=](const PhaseShape& s) {
       const ExpertLoad& load = (*loaded)(s);
-      return expert_linear_cost(s, din, dout, bias, load.total, s.tokens * moe.experts_per_token * load.row_share, in,
-                                quantises_hidden_rows);
+      return expert_linear_cost(s, din, dout, bias, load.total, s.tokens * moe.experts_per_token * load.row_share, in);
     };
   };
   std::vector<int> act_inputs;
-  constexpr GemmInput here = GemmInput::quantised_here;
+  constexpr GemmInput first = GemmInput::quantised_before_routing;
   if (gated)
-    act_inputs.push_back(
-        b.add("gate_proj", KernelType::linear, {router}, expert(h, width, here, true), h, width, "routed"));
+    act_inputs.push_back(b.add("gate_proj", KernelType::linear, {router}, expert(h, width, first), h, width, "routed"));
   act_inputs.push_back(b.add("up_proj", KernelType::linear, {router},
-                             expert(h, width, gated ? GemmInput::already_quantised : here, !gated), h, width, "routed"));
+                             expert(h, width, gated ? GemmInput::already_quantised : first), h, width, "routed"));
   const Activation activation = c.m.activation;
   const int k = moe.experts_per_token;
   const int act = b.add("act_mlp", KernelType::activation, act_inputs, [=](const PhaseShape& s) {
@@ -193,7 +191,7 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
     routed.tokens = s.tokens * k * (*loaded)(s).row_share;
     return activation_cost(routed, width, activation, gated);
   }, width, width, "routed");
-  const int down = b.add("down_proj", KernelType::linear, {act}, expert(width, h, here, false), width, h, "routed");
+  const int down = b.add("down_proj", KernelType::linear, {act}, expert(width, h, GemmInput::quantised_here), width, h, "routed");
   const LoadFn per_step = [=](const PhaseShape& s) { return (*loaded)(s).per_step; };
   for (const int index : act_inputs) b.set_experts_loaded(index, per_step);
   b.set_experts_loaded(act, per_step);  // no weights, but an engine looping over the experts launches it per expert

@@ -62,14 +62,19 @@ double dequant_ops(double ops_per_weight, double weights, double rows_per_step, 
   return ops_per_weight * weights * std::ceil(rows_per_step / kDequantRowTile) * steps;
 }
 
+namespace {
+
+// Bytes per element a GEMM of `tokens` rows pays for its input (with no routing, quantising before it is the same).
 double input_bytes(const PhaseShape& s, GemmInput input) {
   switch (input) {
-    case GemmInput::quantised_here: return s.gemm_input_bytes;
+    case GemmInput::quantised_here: case GemmInput::quantised_before_routing: return s.gemm_input_bytes;
     case GemmInput::already_quantised: return s.gemm_read_bytes;
     case GemmInput::sixteen_bit: return s.act_bytes;
   }
   return s.act_bytes;
 }
+
+}  // namespace
 
 KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv, GemmInput input) {
   const double in = static_cast<double>(d_in), out = static_cast<double>(d_out);
@@ -273,7 +278,7 @@ KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a) {
 }
 
 KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, double experts_loaded_total,
-                              double routed_tokens, GemmInput input, bool quantises_hidden_rows) {
+                              double routed_tokens, GemmInput input) {
   const double in = static_cast<double>(d_in), out = static_cast<double>(d_out);
   KernelCost c;
   c.tokens = routed_tokens;
@@ -282,7 +287,7 @@ KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool b
   c.ops = 2.0 * routed_tokens * in * out + (bias ? routed_tokens * out : 0.0) + c.dequant_ops;
   c.weight_bytes = experts_loaded_total * (in * out * s.expert_weight_bytes + (bias ? out * s.act_bytes : 0.0));
   // The hidden rows are quantised once before routing; each routed row then reads its narrow copy.
-  c.act_load_bytes = quantises_hidden_rows
+  c.act_load_bytes = input == GemmInput::quantised_before_routing
                          ? s.tokens * in * (s.gemm_input_bytes - s.gemm_read_bytes) + routed_tokens * in * s.gemm_read_bytes
                          : routed_tokens * in * input_bytes(s, input);
   c.act_store_bytes = routed_tokens * out * s.act_bytes;

@@ -43,7 +43,8 @@ double dequant_ops(double ops_per_weight, double weights, double rows_per_step, 
 // How a GEMM gets its input (PhaseShape::gemm_input_bytes): it quantises it (w8a8) or reads it as it is; it reads
 // the narrow copy another GEMM of the same input made (k and v after q, up after gate: vLLM fuses them); or it runs
 // in 16 bits whatever the checkpoint (router, LM head, Qwen-MoE's shared-expert gate).
-enum class GemmInput { quantised_here, already_quantised, sixteen_bit };
+// Routed experts also quantise before routing: the hidden rows once, each routed row then reading its narrow copy.
+enum class GemmInput { quantised_here, already_quantised, sixteen_bit, quantised_before_routing };
 KernelCost linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, bool stores_kv,
                        GemmInput input = GemmInput::quantised_here);
 // RMSNorm/LayerNorm over `width` on every token (replicated across GPUs).
@@ -105,11 +106,10 @@ inline constexpr double kSamplerPassBytesPerLogit = 8;
 KernelCost sampler_cost(const PhaseShape& s, long vocab);
 
 // Routed experts: `routed_tokens` = tokens x top-k rows; weights of `experts_loaded` experts read over the phase.
-// `input`: quantised_here for the first GEMM of the routed tokens (the hidden rows, s.tokens, are quantised once,
-// before routing, as vLLM's fused MoE does) and for down_proj (its routed rows); already_quantised for up after gate.
+// `input`: quantised_before_routing for the first GEMM of the routed tokens (the hidden rows, s.tokens, are quantised
+// once, as vLLM's fused MoE does), quantised_here for down_proj (its routed rows), already_quantised for up after gate.
 KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool bias, double experts_loaded_total,
-                              double routed_tokens, GemmInput input = GemmInput::quantised_here,
-                              bool quantises_hidden_rows = false);
+                              double routed_tokens, GemmInput input = GemmInput::quantised_here);
 
 // Expected distinct experts hit when `tokens` tokens each pick top-k of E experts: E (1 - (1 - k/E)^tokens).
 double expected_distinct_experts(int experts, int top_k, double tokens);

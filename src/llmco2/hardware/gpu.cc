@@ -24,9 +24,6 @@ std::vector<DType> fallbacks(DType dtype) {
   return {};
 }
 
-// bf16 where the GPU has bf16 tensor cores, else fp16 (vLLM casts bfloat16 to float16 before compute capability 8.0).
-DType sixteen_bit(const Gpu& gpu) { return gpu.has_tensor_units(DType::bf16) ? DType::bf16 : DType::fp16; }
-
 void replace_bf16(Precision& p) {
   for (DType* d : {&p.weights, &p.activations, &p.kv_cache})
     if (*d == DType::bf16) *d = DType::fp16;
@@ -62,6 +59,8 @@ ComputePeak Gpu::matrix_peak(DType dtype) const {
 
 bool Gpu::has_tensor_units(DType dtype) const { return dense_peak_ops_per_s.contains(tensor_dtype(dtype)); }
 
+DType Gpu::sixteen_bit() const { return has_tensor_units(DType::bf16) ? DType::bf16 : DType::fp16; }
+
 EnginePrecision Gpu::engine_precision(const Precision& requested, bool casts_bf16_to_fp16) const {
   EnginePrecision out{requested, {}};
   Precision as_fp16 = requested;
@@ -78,7 +77,7 @@ EnginePrecision Gpu::engine_precision(const Precision& requested, bool casts_bf1
   }
   const bool emulated_bf16 = !has_bf16 && out.precision.activations == DType::bf16;
   if (!emulated_bf16 && !is_wide(out.precision.activations) && !has_tensor_units(out.precision.activations)) {
-    const DType compute = sixteen_bit(*this);
+    const DType compute = sixteen_bit();
     out.notes.push_back(weight_only_note(*this, requested, compute));
     out.precision.activations = compute;
   }

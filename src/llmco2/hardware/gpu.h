@@ -61,6 +61,9 @@ struct Gpu {
   ComputePeak matrix_peak(DType dtype) const;
   // Whether the matrix units run `dtype` natively (mxfp4/nvfp4 run on fp4 units).
   bool has_tensor_units(DType dtype) const;
+  // bf16 where the GPU has bf16 tensor cores, else fp16 (vLLM casts bfloat16 to float16 before compute capability
+  // 8.0): the 16-bit type engines run what is not stored narrow.
+  DType sixteen_bit() const;
   // What an engine (vLLM, TensorRT-LLM) runs for `requested` here: activations of a type the tensor cores lack are
   // kept 16-bit and the weights run weight-only (fp8 on an A100: w8a16, 1-byte weights dequantised to bf16 as
   // vLLM's Marlin fp8 kernels do; MXFP4/NVFP4 before Blackwell: w4a16). On GPUs without bf16 tensor cores bf16
