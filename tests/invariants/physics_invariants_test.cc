@@ -88,18 +88,6 @@ TEST_P(PhysicsInvariants, PowerBetweenIdleAndTdpAndTimeNoFasterThanTheRoofline) 
   EXPECT_GT(checked, 40);
 }
 
-// a is at least as good as b on every datasheet figure a request uses, its power limit included: the datasheet peaks
-// are boost-clock figures, which a board holds under load only within its power limit (a 250 W A100 PCIe lowers its
-// clocks on GEMM-bound work where the 400 W SXM does not; docs/simulator.md, Power).
-bool dominates(const Gpu& a, const Gpu& b) {
-  if (a.tdp_w < b.tdp_w) return false;
-  for (DType t : {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8})
-    if (a.matrix_peak(t).ops_per_s < b.matrix_peak(t).ops_per_s) return false;
-  if (a.memory_bandwidth_bytes_per_s < b.memory_bandwidth_bytes_per_s || a.memory_bytes < b.memory_bytes) return false;
-  const double link_a = a.network_link(2).bandwidth_bytes_per_s, link_b = b.network_link(2).bandwidth_bytes_per_s;
-  return link_a >= link_b;
-}
-
 // The simulator is monotone in every datasheet figure by construction (tolerance: rounding). The GNN learns a smooth,
 // not a monotone, correction of the simulator: its noise floor is its validation error against the simulator's
 // labels (~1.2% in `make default-model`), so it may be up to 1% slower on the better GPU, no more.
@@ -109,7 +97,7 @@ TEST_P(PhysicsInvariants, AGpuBetterOnEveryFigureIsNeverSlower) {
   int pairs = 0;
   for (const Gpu& a : gpus)
     for (const Gpu& b : gpus) {
-      if (a.id == b.id || !dominates(a, b)) continue;
+      if (a.id == b.id || !a.at_least_as_good_as(b)) continue;
       for (const Case& shape : {Case{"llama-3.2-1b", "", 1, 1, 512, 64}, Case{"llama-3.1-8b", "", 1, 8, 2048, 128}}) {
         Case ca = shape, cb = shape;
         ca.gpu = a.id, cb.gpu = b.id;

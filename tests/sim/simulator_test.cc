@@ -233,6 +233,22 @@ TEST(Simulator, W8a8GemmsRunAtTheirShareOfTheEfficiencies) {
   EXPECT_NEAR(kernel_time_s(memory, roofs, e, {}), 1e9 / (3e12 * 0.45), 1e-12);
 }
 
+// The time a w8a8 GEMM loses against its 16-bit efficiency is CUDA-core work (block scales, FP32 accumulation), and
+// draws power as such. OneSegmentByHand's GEMM at w8a8_efficiency 0.5: 1e-5 + max(1e12 / (1e15 x 0.25),
+// 1e9 / (2e12 x 0.25)) = 4.01e-3 s a launch, 8.02e-3 s busy, 9.02e-3 s a step; its lost half, 2 x 4.01e-3 x 0.5 s,
+// counts at power_simt (0.3): energy/step = 100 W x 9.02e-3 s + 600 W x (0.2 x 8.02e-3 + 0.5 x 2e-3 + 0.4 x 1e-3 +
+// 0.3 x 4.01e-3) s = 0.902 + 2.5242 J.
+TEST(Simulator, TheTimeW8a8GemmsLoseDrawsCudaCorePower) {
+  SimWorkload w = one_gemm_workload(10, 1e12, 1e9, 2);
+  w.prefill[0].kernels[0].work.w8a8 = true;
+  SimParams p = hand_params();
+  p.w8a8_efficiency = 0.5;
+  p.power.simt = 0.3;
+  const SimResult r = run_workload(w, p);
+  EXPECT_NEAR(r.latency_s.prefill, 10 * 9.02e-3, 1e-12);
+  EXPECT_NEAR(r.energy_j.prefill, 10 * (0.902 + 2.5242), 1e-9);
+}
+
 // HF runs gpt-oss's experts as batched matmuls over all experts (GptOssExperts at inference): no per-expert loop, so
 // its routed kernels carry no loop count; Mixtral's carry the experts they load.
 TEST(Simulator, GptOssExpertsAreBatchedInHfNotLooped) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "calibration/screening.h"
 #include "core/error.h"
 #include "features/memory_fit.h"
 #include "sim/label.h"
@@ -20,6 +21,24 @@ std::vector<std::string> CalibrationSet::sources() const {
     if (std::find(out.begin(), out.end(), row.source) == out.end()) out.push_back(row.source);
   return out;
 }
+
+namespace {
+
+// Rows a GPU's physics cannot explain (calibration/screening.h) are not fitted: they go to the skipped rows, with why.
+void drop_not_gpu_bound(CalibrationSet& set) {
+  const std::vector<NotGpuBound> slow = not_gpu_bound(set);
+  std::vector<bool> drop(set.samples.size(), false);
+  for (const auto& s : slow) {
+    drop[s.sample] = true;
+    set.skipped.push_back({set.samples[s.sample].row, s.reason});
+  }
+  size_t kept = 0;
+  for (size_t s = 0; s < set.samples.size(); ++s)
+    if (!drop[s] && kept++ != s) set.samples[kept - 1] = std::move(set.samples[s]);
+  set.samples.resize(kept);
+}
+
+}  // namespace
 
 CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
   CalibrationSet set;
@@ -48,6 +67,7 @@ CalibrationSet prepare_calibration(std::vector<DatasetRow> rows) {
       set.skipped.push_back({i, reason.substr(0, reason.find(" (did you mean"))});
     }
   }
+  drop_not_gpu_bound(set);
   return set;
 }
 

@@ -74,6 +74,11 @@ struct Gpu {
   double vector_peak_ops_per_s() const;
   // The link `gpus` GPUs of this type talk over: the GPU link when it joins that many, else PCIe.
   const Link& network_link(int gpus) const;
+  // At least as good as `other` on every datasheet figure a request uses, the power limit included: the datasheet
+  // peaks are boost-clock figures, which a board holds under load only within its power limit (a 250 W A100 PCIe
+  // lowers its clocks on GEMM-bound work where the 400 W SXM does not; docs/simulator.md, Power). Such a GPU is never
+  // slower on the same work.
+  bool at_least_as_good_as(const Gpu& other) const;
 };
 
 }  // namespace llmco2

@@ -196,6 +196,7 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
   StepCost c;
   double work_s = 0, network_s = 0, launches = 0;
   double kernel_s = 0, compute_s = 0, memory_s = 0;  // of the last kernel timed, for the launches that repeat it
+  double tensor_bound_s = 0;    // the tensor-unit operations at the share of the peak their kernels reach
   bool looped_experts = false;  // the engine loops over a MoE layer's experts on the host, waiting for the GPU
   for (const auto& k : s.kernels) {
     // An engine looping over the routed experts in Python launches each loaded expert's kernels (and the glue that
@@ -216,17 +217,23 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
       memory_s = k.count * passes * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
     }
     work_s += k.count * kernel_s;
+    // A w8a8 GEMM loses its (1 - w8a8_efficiency) share of time to work on the SMs' CUDA cores, not to idling: the
+    // scales applied to each block's partial sums and their FP32 accumulation (the DeepSeek-V3 report, section 3.3.2,
+    // "promotion to CUDA cores"). The power model counts that share as CUDA-core work at its peak.
+    const double w8a8 = k.work.w8a8 ? eff.w8a8_efficiency : 1.0;
+    c.simt_s += k.count * kernel_s * (1.0 - w8a8);
     if (k.work.simt_efficiency > 0) {
       c.simt_s += compute_s;
       c.simt_bound_s += compute_s / k.work.simt_efficiency;
     } else if (k.work.ops > 0) {
       c.compute_s += compute_s;
+      tensor_bound_s += compute_s / (eff.gemm_efficiency * w8a8);
     }
     c.memory_s += memory_s;
   }
   const double wait_s = w.roofs.tp_gpus > 1 ? r.params.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
-  c.compute_bound_s = std::min(work_s, c.compute_s / eff.gemm_efficiency + c.simt_bound_s);
+  c.compute_bound_s = std::min(work_s, tensor_bound_s + c.simt_bound_s);
   const double launch_s = engine.launch_s(launches, s.step_tokens);
   c.time_s = kernels_wall_s(c.busy_s + wait_s, launch_s, host_wait_share(w, looped_experts)) +
              engine.serial_s(s.sequences, w.roofs.tp_gpus);
