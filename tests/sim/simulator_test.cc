@@ -191,19 +191,21 @@ TEST(Simulator, OnlyNvidiaGpusWithoutTensorUnitsForTheTypeUseTheCudaCorePath) {
 
 // The layer GEMMs of a w8a8 checkpoint on an H100 are w8a8 kernels (Llama: q, k, v, o, gate, up, down); its LM head
 // (kept bf16 by the checkpoint) and every GEMM of a bf16 model are not.
+// An A100 has no fp8 tensor cores: vLLM runs the same checkpoint weight-only (w8a16, Marlin), with no w8a8 GEMM.
 TEST(Simulator, OnlyW8a8LayerGemmsAreFlagged) {
   const ModelSpec m = ModelCatalog::bundled().resolve("llama-3.1-8b");
-  auto flagged = [&](const std::string& dtype) {
+  auto flagged = [&](const std::string& dtype, const std::string& gpu = "h100-sxm") {
     Request r;
     r.batch = 1, r.prompt_tokens = 256, r.gen_tokens = 2, r.engine = "vllm";
     r.precision = m.precision_for(dtype);
-    const SimWorkload w = prepare_workload(m, GpuCatalog::bundled().resolve("h100-sxm"), r, SimScenario{});
+    const SimWorkload w = prepare_workload(m, GpuCatalog::bundled().resolve(gpu), r, SimScenario{});
     int n = 0;
     for (const SimKernel& k : w.prefill.at(0).kernels) n += k.work.w8a8 ? 1 : 0;
     return n;
   };
   EXPECT_EQ(flagged("wfp8afp8kvbf16"), 7);
   EXPECT_EQ(flagged("bf16"), 0);
+  EXPECT_EQ(flagged("wfp8afp8kvbf16", "a100-80gb-sxm"), 0);
 }
 
 // The host launches while the GPU runs what is queued; where it waits for the GPU first, the two add up. By hand: 10 ms
@@ -214,6 +216,18 @@ TEST(Simulator, HostWaitsSerialiseLaunchesAndKernels) {
   EXPECT_DOUBLE_EQ(kernels_wall_s(4e-3, 6e-3, 0.0), 6e-3);
   EXPECT_NEAR(kernels_wall_s(10e-3, 6e-3, 1.0), 16e-3, 1e-15);
   EXPECT_NEAR(kernels_wall_s(10e-3, 6e-3, 0.75), 14.5e-3, 1e-15);
+}
+
+// An accelerate layer split over 4 GPUs: the host waits for the GPU in 3 of 4 layers (host_wait_share), so 3/4 of the
+// launch time adds to the kernels'. OneSegmentByHand's step with 1.5 ms a launch: 2 launches, 3 ms of host time under
+// 4.02 ms of GPU work; one GPU overlaps them (4.02 + 1 ms host = 5.02 ms), the split adds 0.75 x 3 ms = 2.25 ms.
+TEST(Simulator, ALayerSplitWaitsForTheGpuOnAllButTheFirstGpu) {
+  SimWorkload w = one_gemm_workload(10, 1e12, 1e9, 2);
+  SimParams p = hand_params();
+  p.engines.at("default").launch_host_s = 1.5e-3;
+  EXPECT_NEAR(run_workload(w, p).latency_s.prefill, 10 * 5.02e-3, 1e-12);
+  w.layer_split = true, w.gpus_total = 4;
+  EXPECT_NEAR(run_workload(w, p).latency_s.prefill, 10 * (5.02e-3 + 2.25e-3), 1e-12);
 }
 
 // w8a8 GEMMs reach w8a8_efficiency of the 16-bit kernels' efficiencies on both roofs. By hand, with gemm 0.8,
