@@ -78,10 +78,11 @@ TEST(MemoryPlan, GemmaSlidingLayersHoldOnlyTheirWindow) {
 }
 
 TEST(MemoryPlan, MambaStateDoesNotGrowWithTheContext) {
-  // Nemotron-Nano-9B-v2: 27 Mamba layers x (conv window 3 x 12288 + SSM state 128 x 80 x 128) x 2 B = 72,769,536 B
-  // per sequence at any length; 4 attention layers x 2 x 8 KV heads x 128 x 2 B = 16,384 B per token.
+  // Nemotron-Nano-9B-v2: 27 Mamba layers x (conv window 3 x 12288 x 2 B + fp32 SSM state 128 x 80 x 128 x 4 B) =
+  // 143,548,416 B per sequence at any length; 4 attention layers x 2 x 8 KV heads x 128 x 2 B = 16,384 B per token.
   const ModelSpec m = model("nemotron-nano-9b-v2");
-  const double state = 27 * (3 * 12288.0 + 1310720) * 2;
+  const double state = 27 * (3 * 12288.0 * 2 + 1310720 * 4);
+  EXPECT_DOUBLE_EQ(state, 143548416.0);
   EXPECT_DOUBLE_EQ(state_bytes_per_sequence_per_gpu(m, request(m, 1, 100, 10, 1)), state);
   EXPECT_DOUBLE_EQ(state_bytes_per_sequence_per_gpu(m, request(m, 1, 10000, 10, 1)), state);
   EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 1000, 24, 1)), state + 1024 * 16384.0);

@@ -336,10 +336,10 @@ TEST(KernelGraph, NemotronHybridMeansOverMambaAttentionAndMlpLayers) {
   EXPECT_DOUBLE_EQ(node(g, "up_proj").layer_share, 25.0 / 56);
   EXPECT_EQ(node(g, "in_proj").d_out, 22656);  // z 10240 + x 10240 + B, C 2 x 8 x 128 + dt 128
   EXPECT_FALSE(std::any_of(g.nodes.begin(), g.nodes.end(), [](const KernelNode& n) { return n.kernel == "rope"; }));
-  // Decode scan: per token 128 heads x (5 x 80 x 128 + 2 x 80) ops; the 1,310,720-element state read and written.
+  // Decode scan: per token 128 heads x (5 x 80 x 128 + 2 x 80) ops; the 1,310,720-element fp32 state read and written.
   const KernelNode& scan = node(g, "ssd_scan");
   EXPECT_DOUBLE_EQ(scan.decode.ops * 56, 27 * 3992.0 * 128 * (5 * 80 * 128 + 160));
-  EXPECT_DOUBLE_EQ(scan.decode.kv_load_bytes * 56, 27 * 3992.0 * 1310720 * 2);
+  EXPECT_DOUBLE_EQ(scan.decode.kv_load_bytes * 56, 27 * 3992.0 * 1310720 * 4);
   // Prefill scan, chunk 256: per token 128 x (2 x 256 x 80 + 4 x 128 x 80 + 256 + 160) + 8 x 2 x 256 x 128.
   EXPECT_DOUBLE_EQ(scan.prefill.ops * 56, 27 * 16000.0 * (128 * (40960 + 40960 + 416) + 524288));
   // Squared ReLU, not gated: 2 ops per element of the 15680-wide MLP.

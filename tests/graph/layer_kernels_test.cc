@@ -174,12 +174,16 @@ TEST(LayerKernels, SsdScanIsLinearInTokens) {
   EXPECT_DOUBLE_EQ(prefill.ops, 16.0 * 544);
   EXPECT_DOUBLE_EQ(prefill.act_load_bytes, 16.0 * (8 + 16 + 2) * 2);  // x, B, C, dt
   EXPECT_DOUBLE_EQ(prefill.act_store_bytes, 16.0 * 8 * 2);             // y
-  EXPECT_DOUBLE_EQ(prefill.kv_store_bytes, 2.0 * 64 * 2);              // the final state of each sequence
-  // Decode: per token 2 heads x (5 x 4 x 8 + 2 x 4) = 336 ops; the 64-element state read and written.
+  EXPECT_DOUBLE_EQ(prefill.kv_store_bytes, 2.0 * 64 * 4);              // each sequence's final state, in fp32
+  // Decode: per token 2 heads x (5 x 4 x 8 + 2 x 4) = 336 ops; the 64-element fp32 state read and written.
   const KernelCost decode = ssd_scan_cost(decode_shape(), small_mamba());
   EXPECT_DOUBLE_EQ(decode.ops, 6.0 * 336);
-  EXPECT_DOUBLE_EQ(decode.kv_load_bytes, 6.0 * 64 * 2);
-  EXPECT_DOUBLE_EQ(decode.kv_store_bytes, 6.0 * 64 * 2);
+  EXPECT_DOUBLE_EQ(decode.kv_load_bytes, 6.0 * 64 * 4);
+  EXPECT_DOUBLE_EQ(decode.kv_store_bytes, 6.0 * 64 * 4);
+  // A config asking for a 16-bit SSM cache (mamba_ssm_cache_dtype) halves those bytes.
+  MambaSpec half = small_mamba();
+  half.ssm_state_dtype = DType::bf16;
+  EXPECT_DOUBLE_EQ(ssd_scan_cost(decode_shape(), half).kv_load_bytes, 6.0 * 64 * 2);
 }
 
 TEST(LayerKernels, GatedNormReadsYAndZ) {

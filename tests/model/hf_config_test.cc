@@ -314,6 +314,14 @@ ModelSpec edited(const std::string& id, const std::string& changes) {
   return {};
 }
 
+// vLLM keeps NemotronH's SSM state in float32 unless the config's mamba_ssm_cache_dtype says otherwise.
+TEST(HfConfig, NemotronSsmStateIsFp32UnlessTheConfigSaysOtherwise) {
+  EXPECT_EQ(bundled("nemotron-nano-9b-v2").mamba->ssm_state_dtype, DType::fp32);
+  EXPECT_EQ(edited("nemotron-nano-9b-v2", R"({"mamba_ssm_cache_dtype": "bfloat16"})").mamba->ssm_state_dtype,
+            DType::bf16);
+  EXPECT_THROW(edited("nemotron-nano-9b-v2", R"({"mamba_ssm_cache_dtype": "fp8"})"), Error);
+}
+
 TEST(HfConfig, MoeLayersFollowMlpOnlyLayersAndTheSparseStep) {
   // Qwen2-57B-A14B, 28 layers. A MoE FFN: 64 experts x 3 x 3584 x 2560 + shared 3 x 3584 x 20480 + its gate 3584
   // + router 3584 x 64 = 1,982,041,600; a dense one 3 x 3584 x 18944 = 203,685,888; 1,778,355,712 less per layer.

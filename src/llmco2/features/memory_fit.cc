@@ -113,8 +113,10 @@ double state_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
   if (!m.mamba) return 0.0;
   const MambaSpec& mamba = *m.mamba;
   const double conv = static_cast<double>(mamba.conv_kernel - 1) * static_cast<double>(mamba.conv_channels());
-  const double elements = (conv + mamba.state_elements()) / r.gpus;  // conv window + SSM state, split with the heads
-  return m.layers_with(MixerKind::mamba) * elements * dtype_bytes(r.precision.unquantised_dtype());
+  // The conv window in the model's 16-bit type and the SSM state in its own, both split with the heads.
+  const double bytes = conv * dtype_bytes(r.precision.unquantised_dtype()) +
+                       mamba.state_elements() * dtype_bytes(mamba.ssm_state_dtype);
+  return m.layers_with(MixerKind::mamba) * bytes / r.gpus;
 }
 
 namespace {

@@ -213,7 +213,7 @@ KernelCost mamba_conv_cost(const PhaseShape& s, const MambaSpec& m) {
 
 KernelCost ssd_scan_cost(const PhaseShape& s, const MambaSpec& m) {
   const double heads = m.heads, p = m.head_dim, n = m.state_dim, groups = m.groups;
-  const double state = heads * p * n * s.state_bytes;  // per sequence
+  const double state = heads * p * n * dtype_bytes(m.ssm_state_dtype);  // per sequence
   KernelCost c;
   c.tokens = s.tokens;
   c.act_load_bytes = s.tokens * (heads * p + 2.0 * groups * n + heads) * s.act_bytes;  // x, B, C, dt

@@ -20,7 +20,7 @@ struct PhaseShape {
   double gemm_input_bytes = 2, gemm_read_bytes = 2;
   double expert_weight_bytes = 2;  // routed experts' stored bytes per weight (gpt-oss MXFP4: 4.25 bits)
   double head_weight_bytes = 2;    // embedding table and LM head (kept 16-bit by quantised checkpoints)
-  double state_bytes = 2;          // recurrent state (Mamba-2 conv and SSM state) and conv weights: the 16-bit type
+  double state_bytes = 2;          // Mamba-2 conv state and conv weights: the 16-bit type (SSM state: MambaSpec)
   double dequant_ops_per_weight = 0, expert_dequant_ops_per_weight = 0;  // weight-only paths (dequant_ops_per_weight)
   long prompt_tokens = 0, gen_tokens = 0;  // the request's counts per sequence (attention spans)
   bool flash_attention = true;

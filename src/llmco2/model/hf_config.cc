@@ -453,6 +453,12 @@ void read_mamba(const ConfigReader& c, ModelSpec& m) {
   mamba.chunk_tokens = c.count_or("chunk_size", 256);
   mamba.conv_bias = c.flag("use_conv_bias").value_or(true);
   mamba.proj_bias = c.flag("mamba_proj_bias").value_or(false);
+  if (const auto name = c.text("mamba_ssm_cache_dtype")) {
+    if (*name == "float32") mamba.ssm_state_dtype = DType::fp32;
+    else if (*name == "float16") mamba.ssm_state_dtype = DType::fp16;
+    else if (*name == "bfloat16") mamba.ssm_state_dtype = DType::bf16;
+    else fail("{}: key 'mamba_ssm_cache_dtype' must be float32, float16 or bfloat16, found '{}'", c.source(), *name);
+  }
   if (mamba.heads % mamba.groups != 0)
     fail("{}: mamba_num_heads ({}) must be a multiple of n_groups ({})", c.source(), mamba.heads, mamba.groups);
   m.mamba = mamba;

@@ -64,6 +64,10 @@ struct MambaSpec {
   int conv_kernel = 4;         // causal depthwise conv1d width
   long chunk_tokens = 256;     // SSD chunk length of the prefill scan
   bool conv_bias = true, proj_bias = false;
+  // The SSM state's type as vLLM keeps it: the config's mamba_ssm_cache_dtype, else float32, vLLM's NemotronH default
+  // ("only float32 is known to have no accuracy issues", vllm/model_executor/models/config.py), which NVIDIA's model
+  // card also asks for (--mamba_ssm_cache_dtype float32). The conv state keeps the model's 16-bit type.
+  DType ssm_state_dtype = DType::fp32;
   long inner() const { return static_cast<long>(heads) * head_dim; }                   // x, z and y width
   long conv_channels() const { return inner() + 2L * groups * state_dim; }            // x, B, C
   long in_proj_width() const { return inner() + conv_channels() + heads; }            // z, xBC, dt
