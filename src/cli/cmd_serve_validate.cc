@@ -84,14 +84,13 @@ Validation per_gpu_held_out(const std::vector<DatasetRow>& rows, const Calibrati
 // The replays under parameters that never saw the rows they replay: fitted without the validated source
 // (--held-out source), without each GPU type in turn (gpu), or the shipped parameters (none: a description, not a
 // prediction, since they were fitted on these rows too).
-ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFlags& f, std::string& how) {
-  const auto of_source = [&](const DatasetRow& r) { return r.source == f.source; };
+ServingValidation replay(const std::vector<DatasetRow>& rows, const ValidateFlags& f, const CalibrationSet& set,
+                         const std::function<bool(const DatasetRow&)>& of_source, std::string& how) {
   if (f.held_out == "none") {
     how = f.params.empty() ? "the shipped parameters (fitted on these rows too)" : "the parameters of " + f.params;
     return validate_serving(rows, of_source, load_sim_params_or_default(f.params), !f.quiet);
   }
   const FitOptions fit;
-  const CalibrationSet set = prepare_calibration(rows);  // once, for every held-out fit
   if (f.held_out == "source") {
     how = fmt::format("parameters fitted without {} (leave one source out)", f.source);
     const SimParams params = fit_params_without(set, of_source, default_sim_params(), fit);
@@ -101,6 +100,21 @@ ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFl
   return per_gpu_held_out<ServingValidation>(rows, set, of_source, [&](const auto& chosen, const SimParams& params) {
     return validate_serving(rows, chosen, params, !f.quiet);
   });
+}
+
+// The source's rows that calibration screens out as not GPU-bound (calibration/screening.h) are not replayed either,
+// since no deployment of their GPUs explains them: they join the skipped rows with the reason.
+ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFlags& f, std::string& how) {
+  const CalibrationSet set = prepare_calibration(rows);  // once, for every held-out fit
+  std::map<std::string, const SkippedRow*> screened;     // by source_ref
+  for (const SkippedRow& s : set.skipped)
+    if (s.not_gpu_bound && rows[s.row].source == f.source) screened[rows[s.row].source_ref] = &s;
+  const std::function<bool(const DatasetRow&)> of_source = [&](const DatasetRow& r) {
+    return r.source == f.source && !screened.count(r.source_ref);
+  };
+  ServingValidation v = replay(rows, f, set, of_source, how);
+  for (const auto& [ref, s] : screened) v.skipped.emplace_back(s->row, s->reason);
+  return v;
 }
 
 void write_node_rows(const NodeValidation& v, const std::vector<DatasetRow>& rows, const std::string& path) {

@@ -79,6 +79,21 @@ TEST(Precision, PrintedSpecsParseBack) {
             (Precision{DType::bf16, DType::bf16, DType::bf16, DType::int4}));
 }
 
+// "blk" marks block-scaled 1-byte GEMMs (DeepSeek's and Qwen's fp8 checkpoints); it prints and parses back, even when
+// every class is fp8, and needs 1-byte weights and activations.
+TEST(Precision, BlockScalingIsItsOwnPart) {
+  Precision p{DType::fp8, DType::fp8, DType::bf16};
+  p.block_scaled = true;
+  EXPECT_EQ(p.to_string(), "wfp8-afp8-kvbf16-blk");
+  EXPECT_EQ(parse_precision("wfp8-afp8-kvbf16-blk", DType::bf16), p);
+  EXPECT_NE(parse_precision("wfp8afp8kvbf16", DType::bf16), p);
+  Precision all{DType::fp8, DType::fp8, DType::fp8};
+  all.block_scaled = true;
+  EXPECT_EQ(parse_precision(all.to_string(), DType::bf16), all);
+  EXPECT_THROW(parse_precision("wbf16-abf16-blk", DType::bf16), Error);
+  EXPECT_THROW(parse_precision("wint4-abf16-blk", DType::bf16), Error);
+}
+
 TEST(Precision, ModelDefaultUnlessASpecIsGiven) {
   const Precision fp8{DType::fp8, DType::fp8, DType::bf16};
   EXPECT_EQ(precision_or_default("", fp8, DType::bf16), fp8);

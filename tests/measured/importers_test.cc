@@ -74,7 +74,7 @@ TEST(Importers, MlEnergyV3ReadsExpertParallelRowsAsOneTensorParallelGroup) {
   ASSERT_EQ(r.rows.size(), 3u);
   const DatasetRow& moe = r.rows[1];
   EXPECT_EQ(moe.model, "qwen3-235b-a22b");
-  EXPECT_EQ(moe.dtype, "wfp8afp8kvbf16");
+  EXPECT_EQ(moe.dtype, "wfp8-afp8-kvbf16-blk");  // Qwen's fp8 checkpoints scale per 128 x 128 block
   EXPECT_EQ(moe.gpus, 8);
   EXPECT_EQ(moe.tensor_parallel, 8);
   EXPECT_EQ(moe.data_parallel, 1);

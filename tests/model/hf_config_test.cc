@@ -158,7 +158,7 @@ TEST(HfConfig, DeepSeekV3MlaAndMoeMatchThePublishedSize) {
   // 58 x 248 idle experts = 37,552,297,472 (card: 37B; within 1.5%).
   EXPECT_DOUBLE_EQ(m.mla_params(), 187107328.0);
   expect_params(m, 671026419200.0, 37552297472.0, 671e9, 37e9, 0.015);
-  EXPECT_EQ(m.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));  // block fp8, ue8m0 scales
+  EXPECT_EQ(m.default_precision.to_string(), "wfp8-afp8-kvbf16-blk");  // block fp8, ue8m0 scales
   EXPECT_DOUBLE_EQ(bundled("deepseek-r1").total_params(), m.total_params());  // same shape keys
   EXPECT_EQ(bundled("deepseek-v3.1-nvfp4").default_precision, (Precision{DType::nvfp4, DType::nvfp4, DType::fp8}));
 }
@@ -418,7 +418,10 @@ TEST(HfQuantization, BlockFp8QuantisesWeightsAndActivations) {
   const ModelSpec m = with_quantization("qwen3-30b-a3b", R"({"activation_scheme": "dynamic", "fmt": "e4m3",
       "quant_method": "fp8", "weight_block_size": [128, 128], "modules_to_not_convert": ["lm_head"]})");
   EXPECT_EQ(m.quantization, "fp8");
-  EXPECT_EQ(m.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));
+  EXPECT_EQ(m.default_precision.to_string(), "wfp8-afp8-kvbf16-blk");
+  // Without weight_block_size the same method scales per tensor.
+  const ModelSpec per_tensor = with_quantization("qwen3-30b-a3b", R"({"quant_method": "fp8"})");
+  EXPECT_EQ(per_tensor.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));
   // Embeddings and LM head stay bf16: 2 x 151936 x 2048; every other weight 1 byte.
   const double heads = 2.0 * 151936 * 2048;
   EXPECT_DOUBLE_EQ(m.weight_bytes(m.default_precision), heads * 2 + (m.total_params() - heads) * 1);
@@ -471,7 +474,7 @@ TEST(HfQuantization, ModelOptHfQuantConfigBesideTheConfig) {
 
 TEST(HfQuantization, BundledQuantisedCheckpoints) {
   const ModelSpec qwen_fp8 = bundled("qwen3-30b-a3b-fp8");  // Qwen's block fp8 (weight_block_size 128 x 128)
-  EXPECT_EQ(qwen_fp8.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));
+  EXPECT_EQ(qwen_fp8.default_precision.to_string(), "wfp8-afp8-kvbf16-blk");
   const ModelSpec llama_fp8 = bundled("llama-3.1-70b-instruct-fp8");  // ModelOpt FP8 + FP8 KV cache
   EXPECT_EQ(llama_fp8.quantization, "modelopt");
   EXPECT_EQ(llama_fp8.default_precision, (Precision{DType::fp8, DType::fp8, DType::fp8}));
@@ -485,7 +488,7 @@ TEST(HfQuantization, Qwen3CoderFp8ExcerptIsBlockFp8OfEveryLinearWeight) {
   Json excerpt = read_json_file(catalog.config_path(catalog.entries().front()).parent_path() /
                                 "Qwen-Qwen3-Coder-480B-A35B-Instruct-FP8.config-excerpt.json");
   const ModelSpec m = with_quantization("qwen3-coder-480b-a35b-instruct", excerpt.at("quantization_config").dump());
-  EXPECT_EQ(m.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));
+  EXPECT_EQ(m.default_precision.to_string(), "wfp8-afp8-kvbf16-blk");
   // Embeddings and LM head bf16 (2 x 151936 x 6144 x 2 bytes), the other 478,287,869,952 weights 1 byte: 482.0 GB.
   EXPECT_DOUBLE_EQ(m.weight_bytes(m.default_precision), 2.0 * 151936 * 6144 * 2 + 478287869952.0);
 }

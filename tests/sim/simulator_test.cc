@@ -189,10 +189,10 @@ TEST(Simulator, OnlyNvidiaGpusWithoutTensorUnitsForTheTypeUseTheCudaCorePath) {
   EXPECT_NEAR(kernel_time_s(w, DeviceRoofs{2e12}, e, {}), w.ops * 128 / 40 / 9.6e12, 1e-12);
 }
 
-// The layer GEMMs of a w8a8 checkpoint on an H100 are w8a8 kernels (Llama: q, k, v, o, gate, up, down); its LM head
-// (kept bf16 by the checkpoint) and every GEMM of a bf16 model are not.
-// An A100 has no fp8 tensor cores: vLLM runs the same checkpoint weight-only (w8a16, Marlin), with no w8a8 GEMM.
-TEST(Simulator, OnlyW8a8LayerGemmsAreFlagged) {
+// The layer GEMMs of a block-scaled fp8 checkpoint on an H100 are block-scaled kernels (Llama: q, k, v, o, gate, up,
+// down); its LM head (kept bf16 by the checkpoint), every GEMM of a per-channel fp8 checkpoint and of a bf16 model are
+// not. An A100 has no fp8 tensor cores: vLLM runs the same checkpoint weight-only (w8a16, Marlin), with no fp8 GEMM.
+TEST(Simulator, OnlyBlockScaledLayerGemmsAreFlagged) {
   const ModelSpec m = ModelCatalog::bundled().resolve("llama-3.1-8b");
   auto flagged = [&](const std::string& dtype, const std::string& gpu = "h100-sxm") {
     Request r;
@@ -200,12 +200,13 @@ TEST(Simulator, OnlyW8a8LayerGemmsAreFlagged) {
     r.precision = m.precision_for(dtype);
     const SimWorkload w = prepare_workload(m, GpuCatalog::bundled().resolve(gpu), r, SimScenario{});
     int n = 0;
-    for (const SimKernel& k : w.prefill.at(0).kernels) n += k.work.w8a8 ? 1 : 0;
+    for (const SimKernel& k : w.prefill.at(0).kernels) n += k.work.block_scaled ? 1 : 0;
     return n;
   };
-  EXPECT_EQ(flagged("wfp8afp8kvbf16"), 7);
+  EXPECT_EQ(flagged("wfp8-afp8-kvbf16-blk"), 7);
+  EXPECT_EQ(flagged("wfp8afp8kvbf16"), 0);
   EXPECT_EQ(flagged("bf16"), 0);
-  EXPECT_EQ(flagged("wfp8afp8kvbf16", "a100-80gb-sxm"), 0);
+  EXPECT_EQ(flagged("wfp8-afp8-kvbf16-blk", "a100-80gb-sxm"), 0);
 }
 
 // The host launches while the GPU runs what is queued; where it waits for the GPU first, the two add up. By hand: 10 ms
@@ -230,33 +231,33 @@ TEST(Simulator, ALayerSplitWaitsForTheGpuOnAllButTheFirstGpu) {
   EXPECT_NEAR(run_workload(w, p).latency_s.prefill, 10 * (5.02e-3 + 2.25e-3), 1e-12);
 }
 
-// w8a8 GEMMs reach w8a8_efficiency of the 16-bit kernels' efficiencies on both roofs. By hand, with gemm 0.8,
-// memory 0.9 (no ramp), w8a8 0.5: 1 TFLOP at a 2 PFLOP/s fp8 peak takes 1e12 / (2e15 x 0.4) = 1.25 ms, and a
+// Block-scaled GEMMs reach block_scaled_efficiency of the 16-bit kernels' efficiencies on both roofs. By hand, with
+// gemm 0.8, memory 0.9 (no ramp), block 0.5: 1 TFLOP at a 2 PFLOP/s fp8 peak takes 1e12 / (2e15 x 0.4) = 1.25 ms, and a
 // memory-bound 1 GB at 3 TB/s takes 1e9 / (3e12 x 0.45) = 0.741 ms; unflagged, half of each.
-TEST(Simulator, W8a8GemmsRunAtTheirShareOfTheEfficiencies) {
+TEST(Simulator, BlockScaledGemmsRunAtTheirShareOfTheEfficiencies) {
   KernelEfficiency e;
   e.gemm_efficiency = 0.8, e.memory_efficiency = 0.9, e.memory_half_bytes = 0, e.kernel_floor_s = 0;
-  e.gemm_tile_rows = 16, e.w8a8_efficiency = 0.5;
+  e.gemm_tile_rows = 16, e.block_scaled_efficiency = 0.5;
   KernelWork compute{KernelClass::matrix, 1e12, 1e6, 0, 4096, 2e15};
   KernelWork memory{KernelClass::matrix, 1e9, 1e9, 0, 8, 2e15};
   const DeviceRoofs roofs{3e12};
   EXPECT_NEAR(kernel_time_s(compute, roofs, e, {}), 0.625e-3, 1e-12);
   EXPECT_NEAR(kernel_time_s(memory, roofs, e, {}), 1e9 / (3e12 * 0.9), 1e-12);
-  compute.w8a8 = memory.w8a8 = true;
+  compute.block_scaled = memory.block_scaled = true;
   EXPECT_NEAR(kernel_time_s(compute, roofs, e, {}), 1.25e-3, 1e-12);
   EXPECT_NEAR(kernel_time_s(memory, roofs, e, {}), 1e9 / (3e12 * 0.45), 1e-12);
 }
 
-// The time a w8a8 GEMM loses against its 16-bit efficiency is CUDA-core work (block scales, FP32 accumulation), and
-// draws power as such. OneSegmentByHand's GEMM at w8a8_efficiency 0.5: 1e-5 + max(1e12 / (1e15 x 0.25),
+// The time a block-scaled GEMM loses against its 16-bit efficiency is CUDA-core work (block scales, FP32
+// accumulation), and draws power as such. OneSegmentByHand's GEMM at block_scaled_efficiency 0.5: 1e-5 + max(1e12 / (1e15 x 0.25),
 // 1e9 / (2e12 x 0.25)) = 4.01e-3 s a launch, 8.02e-3 s busy, 9.02e-3 s a step; its lost half, 2 x 4.01e-3 x 0.5 s,
 // counts at power_simt (0.3): energy/step = 100 W x 9.02e-3 s + 600 W x (0.2 x 8.02e-3 + 0.5 x 2e-3 + 0.4 x 1e-3 +
 // 0.3 x 4.01e-3) s = 0.902 + 2.5242 J.
-TEST(Simulator, TheTimeW8a8GemmsLoseDrawsCudaCorePower) {
+TEST(Simulator, TheTimeBlockScaledGemmsLoseDrawsCudaCorePower) {
   SimWorkload w = one_gemm_workload(10, 1e12, 1e9, 2);
-  w.prefill[0].kernels[0].work.w8a8 = true;
+  w.prefill[0].kernels[0].work.block_scaled = true;
   SimParams p = hand_params();
-  p.w8a8_efficiency = 0.5;
+  p.block_scaled_efficiency = 0.5;
   p.power.simt = 0.3;
   const SimResult r = run_workload(w, p);
   EXPECT_NEAR(r.latency_s.prefill, 10 * 9.02e-3, 1e-12);

@@ -30,7 +30,7 @@ void drop_not_gpu_bound(CalibrationSet& set) {
   std::vector<bool> drop(set.samples.size(), false);
   for (const auto& s : slow) {
     drop[s.sample] = true;
-    set.skipped.push_back({set.samples[s.sample].row, s.reason});
+    set.skipped.push_back({set.samples[s.sample].row, s.reason, true});
   }
   size_t kept = 0;
   for (size_t s = 0; s < set.samples.size(); ++s)

@@ -26,6 +26,7 @@ struct CalibrationSample {
 struct SkippedRow {
   size_t row = 0;
   std::string reason;
+  bool not_gpu_bound = false;  // simulatable, but slower than the same work on a weaker GPU (calibration/screening.h)
 };
 
 struct CalibrationSet {

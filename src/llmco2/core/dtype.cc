@@ -71,18 +71,27 @@ std::vector<std::string_view> split_dashes(std::string_view spec) {
 // "wint8-abf16-kvfp8", "wbf16-moemxfp4-abf16-kvbf16": one class per part, kv defaulting to a.
 Precision parse_dashed(std::string_view spec, DType default16) {
   std::optional<DType> w, a, kv, moe;
+  bool block_scaled = false;
   for (const auto part : split_dashes(spec)) {
+    if (part == "blk" && !block_scaled) {
+      block_scaled = true;
+      continue;
+    }
     auto take = [&](std::string_view prefix, std::optional<DType>& slot) {
       if (!part.starts_with(prefix) || slot) return false;
       slot = parse_class_token(spec, part.substr(prefix.size()), default16);
       return true;
     };
     if (!take("moe", moe) && !take("kv", kv) && !take("w", w) && !take("a", a))
-      fail("--dtype '{}': unexpected part '{}' (expected w<type>, a<type>, optional kv<type> and moe<type>, "
+      fail("--dtype '{}': unexpected part '{}' (expected w<type>, a<type>, optional kv<type>, moe<type> and blk, "
            "separated by '-')", spec, part);
   }
   if (!w || !a) fail("--dtype '{}': both the weights (w...) and the activations (a...) are needed", spec);
-  return {*w, *a, kv.value_or(*a), moe};
+  Precision p{*w, *a, kv.value_or(*a), moe};
+  if (block_scaled && (dtype_bytes(p.expert_dtype()) != 1.0 || dtype_bytes(*a) != 1.0))
+    fail("--dtype '{}': 'blk' (block-scaled) needs 1-byte weights and activations (fp8 or int8)", spec);
+  p.block_scaled = block_scaled;
+  return p;
 }
 
 }  // namespace
@@ -145,9 +154,11 @@ DType Precision::unquantised_dtype() const {
 }
 
 std::string Precision::to_string() const {
-  if (weights == activations && activations == kv_cache && !expert_weights) return std::string(dtype_name(weights));
+  if (weights == activations && activations == kv_cache && !expert_weights && !block_scaled)
+    return std::string(dtype_name(weights));
   const std::string moe = expert_weights ? fmt::format("-moe{}", dtype_name(*expert_weights)) : "";
-  return fmt::format("w{}{}-a{}-kv{}", dtype_name(weights), moe, dtype_name(activations), dtype_name(kv_cache));
+  return fmt::format("w{}{}-a{}-kv{}{}", dtype_name(weights), moe, dtype_name(activations), dtype_name(kv_cache),
+                     block_scaled ? "-blk" : "");
 }
 
 Precision parse_precision(std::string_view spec, DType default16) {

@@ -38,6 +38,11 @@ struct Precision {
   DType kv_cache = DType::bf16;
   // Routed MoE experts when stored unlike the other weights (gpt-oss: MXFP4 experts, bf16 attention and embeddings).
   std::optional<DType> expert_weights;
+  // 1-byte weights and activations scaled per block (DeepSeek-V3's recipe, quantization_config weight_block_size
+  // [128, 128]: a scale per 128 x 128 weights and per 1 x 128 activations): the GEMM rescales its partial sums at
+  // every 128-deep K block on the CUDA cores. Per-tensor, per-channel and per-token scales apply once, in the
+  // epilogue. Spelled "-blk" (e.g. "wfp8-afp8-kvbf16-blk").
+  bool block_scaled = false;
 
   // The type the matrix multiplications run in: the wider of weights and activations
   // (w4a16 dequantises to 16-bit; w8a8 runs int8 or fp8 units).
@@ -74,6 +79,7 @@ double stored_weight_bytes(DType weights, DType activations);
 //                                  32 fp32
 //   "wfp8afp8kvfp8"                dtype names per class
 //   "wbf16-moemxfp4-abf16-kvbf16"  classes separated by '-' (what to_string prints); "moe" sets the routed experts
+//   "wfp8-afp8-kvbf16-blk"         "blk": block-scaled (Precision::block_scaled), for 1-byte weights and activations
 // Throws Error naming the spec and what was expected.
 Precision parse_precision(std::string_view spec, DType default16);
 

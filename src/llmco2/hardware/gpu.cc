@@ -80,6 +80,7 @@ EnginePrecision Gpu::engine_precision(const Precision& requested, bool casts_bf1
     const DType compute = sixteen_bit();
     out.notes.push_back(weight_only_note(*this, requested, compute));
     out.precision.activations = compute;
+    out.precision.block_scaled = false;  // weight-only kernels dequantise per group, with no block-scaled GEMM
   }
   return out;
 }

@@ -124,9 +124,14 @@ double v3_prompt_tokens(const std::string& task, double chat_prompt_tokens) {
   throw std::invalid_argument(fmt::format("unknown task '{}'", task));
 }
 
-std::string v3_dtype(const std::string& precision) {
+// fp8 checkpoints of DeepSeek and Qwen are block-scaled (their config.json's quantization_config has
+// weight_block_size [128, 128]: data/models/deepseek-ai-DeepSeek-V3.1.json, Qwen-Qwen3-Coder-480B-A35B-Instruct-FP8);
+// Meta's Llama FP8 checkpoints scale per channel (fbgemm_fp8, compressed-tensors channel strategy).
+std::string v3_dtype(const std::string& precision, const std::string& model_id) {
   if (precision == "bfloat16") return "bf16";
-  if (precision == "fp8") return "wfp8afp8kvbf16";
+  if (precision == "fp8")
+    return model_id.starts_with("deepseek-ai/") || model_id.starts_with("Qwen/") ? "wfp8-afp8-kvbf16-blk"
+                                                                                  : "wfp8afp8kvbf16";
   // gpt-oss, the only MXFP4 models: the checkpoint's own precision (MXFP4 experts, bf16 attention and KV cache).
   if (precision == "mxfp4") return "";
   throw std::invalid_argument(fmt::format("unknown weight_precision '{}'", precision));
@@ -177,7 +182,7 @@ DatasetRow v3_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   row.source = "mlenergy-v3";
   row.source_ref = source_ref(file, v.line());
   ModelMap::bundled().apply(row, v.text("model_id"));
-  row.dtype = v3_dtype(v.text("weight_precision"));
+  row.dtype = v3_dtype(v.text("weight_precision"), v.text("model_id"));
   const std::string& gpu = v.text("gpu_model");
   if (gpu == "H100") row.gpu = "h100-sxm", row.caveats.push_back("gpu_variant_assumed");
   else if (gpu == "B200") row.gpu = "b200";

@@ -278,7 +278,11 @@ Precision compressed_tensors_precision(const QuantReader& q, DType sixteen) {
   const DType w = compressed_tensors_dtype(q, group.value("weights", Json()), sixteen);
   const DType a = compressed_tensors_dtype(q, group.value("input_activations", Json()), sixteen);
   const Json& kv_scheme = q.json().value("kv_cache_scheme", Json());
-  return {w, a, compressed_tensors_dtype(q, kv_scheme, sixteen)};
+  Precision p{w, a, compressed_tensors_dtype(q, kv_scheme, sixteen)};
+  const Json& weights = group.value("weights", Json());
+  p.block_scaled = weights.is_object() && weights.value("strategy", std::string()) == "block" &&
+                   dtype_bytes(w) == 1.0 && dtype_bytes(a) == 1.0;
+  return p;
 }
 
 Precision quantised_precision(const QuantReader& q, const std::string& method, const ModelSpec& m) {
@@ -287,7 +291,11 @@ Precision quantised_precision(const QuantReader& q, const std::string& method, c
     const DType w = q.bits({"bits", "w_bit"}, method) == 4 ? DType::int4 : DType::int8;
     return {w, t, t};  // weight-only: w4a16 / w8a16
   }
-  if (method == "fp8") return {DType::fp8, DType::fp8, t};  // dynamic or static fp8 activations (W8A8)
+  if (method == "fp8") {  // dynamic or static fp8 activations (W8A8); DeepSeek and Qwen's checkpoints in 128 blocks
+    Precision p{DType::fp8, DType::fp8, t};
+    p.block_scaled = q.json().contains("weight_block_size");
+    return p;
+  }
   if (method == "mxfp4") {  // gpt-oss: only the experts (modules_to_not_convert: attention, router, embeddings)
     if (m.moe) return {t, t, t, DType::mxfp4};
     return {DType::mxfp4, t, t};

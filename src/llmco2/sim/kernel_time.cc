@@ -14,14 +14,14 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
                      const NetworkEfficiency& net) {
   if (w.kind == KernelClass::network) return allreduce_s(w, roofs, net, false);
   double compute_s = 0;
-  const double w8a8 = w.w8a8 ? e.w8a8_efficiency : 1.0;  // both roofs
+  const double block = w.block_scaled ? e.block_scaled_efficiency : 1.0;  // both roofs
   if (w.kind == KernelClass::vector) {
     compute_s = w.ops > 0 ? w.ops / (w.peak_ops_per_s * e.vector_efficiency) : 0.0;
   } else {
     // Tensor cores work on whole row tiles: fewer rows than a tile cost the tile.
     const bool simt = w.simt_efficiency > 0;
     const double efficiency = simt                             ? w.simt_efficiency
-                              : w.kind == KernelClass::matrix ? e.gemm_efficiency * w8a8
+                              : w.kind == KernelClass::matrix ? e.gemm_efficiency * block
                                                               : e.attention_efficiency;
     const double tile = simt ? simt_tile_rows(w.simt_efficiency, e.gemm_tile_rows)
                         : w.dequant_ops > 0 ? kWeightOnlyTileRows
@@ -33,7 +33,7 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
     if (w.dequant_ops > 0 && w.vector_peak_ops_per_s > 0)
       compute_s = std::max(compute_s, w.dequant_ops / (w.vector_peak_ops_per_s * e.gemm_efficiency));
   }
-  const double memory_eff = e.memory_efficiency * w8a8 * w.mem_bytes / (w.mem_bytes + e.memory_half_bytes);
+  const double memory_eff = e.memory_efficiency * block * w.mem_bytes / (w.mem_bytes + e.memory_half_bytes);
   const double memory_s = w.mem_bytes > 0 ? w.mem_bytes / (roofs.memory_bytes_per_s * memory_eff) : 0.0;
   return e.kernel_floor_s + std::max(compute_s, memory_s);
 }

@@ -24,7 +24,7 @@ struct KernelEfficiency {
   double memory_half_bytes = 1e6;      // bytes a kernel moves at which half of that is reached (Little's law)
   double vector_efficiency = 0.3;      // fraction of the fp32 CUDA-core peak element-wise math reaches
   double kernel_floor_s = 3e-6;        // time every kernel takes beyond its work: launch on the GPU, ramp and tail
-  double w8a8_efficiency = 1.0;        // share of the 16-bit kernels' efficiency (both roofs) w8a8 GEMMs reach
+  double block_scaled_efficiency = 1.0;  // share of the 16-bit kernels' efficiency (both roofs) block-scaled GEMMs reach
 };
 
 // The collectives of tensor parallelism over one kind of link.
@@ -52,9 +52,10 @@ struct KernelWork {
   // Routed experts: the distinct experts one launch's layer runs (an engine looping over them on the host launches
   // each one's kernels itself; EngineProfile::expert_loop_launches); 0 for other kernels.
   double loop_experts = 0;
-  // A GEMM whose inputs are narrower than 16 bits (w8a8: fp8 or int8), which runs at KernelEfficiency::w8a8_efficiency
-  // of the 16-bit kernels' efficiencies.
-  bool w8a8 = false;
+  // A GEMM of 1-byte inputs scaled per block (Precision::block_scaled), which runs at
+  // KernelEfficiency::block_scaled_efficiency of the 16-bit kernels' efficiencies. 1-byte GEMMs with per-tensor or
+  // per-channel scales run at those efficiencies against their own (fp8/int8) peak.
+  bool block_scaled = false;
 };
 
 // Weight-only quantised GEMMs (Marlin-style w4a16/w8a16 kernels) tile rows by 16 (Frantar et al. 2024,

@@ -9,7 +9,7 @@ namespace llmco2 {
 KernelEfficiency SimParams::efficiency(const std::string& generation) const {
   KernelEfficiency e = kernels.generation(generation);
   e.attention_efficiency = attention_efficiency;
-  e.w8a8_efficiency = w8a8_efficiency;
+  e.block_scaled_efficiency = block_scaled_efficiency;
   return e;
 }
 
@@ -18,13 +18,14 @@ const std::vector<SimField>& sim_fields() {
       {{"attention_efficiency", 0.3, 0.75,
         "FlashAttention-2 forward reaches 0.5-0.73 of the A100 peak, FlashAttention-3 ~0.75 of the H100 bf16 peak"},
        &SimParams::attention_efficiency},
-      {{"w8a8_efficiency", 0.5, 1.0,
-        "w8a8 GEMMs (1-byte fp8 or int8 inputs, vLLM's CUTLASS scaled_mm and block-fp8 Triton kernels), as a share of the "
-        "efficiencies the 16-bit kernels reach on both roofs: 1 when they match them (DeepGEMM's fp8 GEMMs reach "
-        "1,550 TFLOP/s on an H800, ~0.78 of its fp8 peak, the share cuBLAS reaches in bf16); 0.5 when fp8 is no "
-        "faster than bf16 (Qwen3-235B-A22B fp8 vs bf16 at TP 8 on H200, vllm-project/llm-compressor#2069; block-fp8 "
-        "fused MoE kept 128-wide N tiles at every batch, too few thread blocks at decode, vllm-project/vllm#46642)"},
-       &SimParams::w8a8_efficiency},
+      {{"block_scaled_efficiency", 0.5, 1.0,
+        "block-scaled fp8 GEMMs (128 x 128 weight and 1 x 128 activation scales: DeepSeek and Qwen checkpoints; vLLM's "
+        "block-fp8 Triton and CUTLASS kernels), as a share of the efficiencies the 16-bit kernels reach on both "
+        "roofs: 1 when they match them (DeepGEMM's block-scaled fp8 GEMMs reach 1,550 TFLOP/s on an H800, ~0.78 of "
+        "its fp8 peak, the share cuBLAS reaches in bf16); 0.5 when fp8 is no faster than bf16 (Qwen3-235B-A22B fp8 "
+        "vs bf16 at TP 8 on H200, vllm-project/llm-compressor#2069; block-fp8 fused MoE kept 128-wide N tiles at every "
+        "batch, too few thread blocks at decode, vllm-project/vllm#46642)"},
+       &SimParams::block_scaled_efficiency},
       {{"sync_wait_fraction", 0.0, 0.15, "tensor-parallel skew: GPUs finish a layer within a few % of each other"},
        &SimParams::sync_wait_fraction},
       {{"power_active", 0.0, 0.4,

@@ -32,7 +32,7 @@ struct SimParams {
   EngineCatalog engines;
   double attention_efficiency = 0.55;  // FlashAttention prefill: fraction of the tensor peak (no kernel profiles)
   double sync_wait_fraction = 0.03;    // tensor parallelism: GPUs wait this share of the work for the slowest one
-  double w8a8_efficiency = 0.7;        // w8a8 (fp8/int8-input) GEMMs: share of the 16-bit kernels' efficiencies
+  double block_scaled_efficiency = 0.7;  // block-scaled fp8 GEMMs: share of the 16-bit kernels' efficiencies
   PowerParams power;
   double energy_noise = 0.02;   // repeat-to-repeat relative spread of the noise model
   double latency_noise = 0.015;

@@ -62,8 +62,7 @@ void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const 
   k.work.peak_ops_per_s = kernel_roofs(node.type, features, gpu).peak_ops_per_s;
   k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
   k.work.simt_efficiency = simt_efficiency(k.work.kind, features);
-  k.work.w8a8 = node.type == KernelType::linear && !features.matrix_peak.cuda_cores &&
-                dtype_bytes(features.matrix_peak.dtype) == 1.0;  // fp8 or int8 inputs (not fp4: not fitted)
+  k.work.block_scaled = node.type == KernelType::linear && features.block_scaled_gemms;
   k.sampler = node.kernel == kSamplerKernel;
 }
 
@@ -217,17 +216,18 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
       memory_s = k.count * passes * k.work.mem_bytes / w.roofs.memory_bytes_per_s;
     }
     work_s += k.count * kernel_s;
-    // A w8a8 GEMM loses its (1 - w8a8_efficiency) share of time to work on the SMs' CUDA cores, not to idling: the
-    // scales applied to each block's partial sums and their FP32 accumulation (the DeepSeek-V3 report, section 3.3.2,
-    // "promotion to CUDA cores"). The power model counts that share as CUDA-core work at its peak.
-    const double w8a8 = k.work.w8a8 ? eff.w8a8_efficiency : 1.0;
-    c.simt_s += k.count * kernel_s * (1.0 - w8a8);
+    // A block-scaled GEMM loses its (1 - block_scaled_efficiency) share of time to work on the SMs' CUDA cores, not
+    // to idling: the scales applied to each K block's partial sums and their FP32 accumulation (the DeepSeek-V3
+    // report, section 3.3.2, "promotion to CUDA cores"). The power model counts that share as CUDA-core work at its
+    // peak.
+    const double block = k.work.block_scaled ? eff.block_scaled_efficiency : 1.0;
+    c.simt_s += k.count * kernel_s * (1.0 - block);
     if (k.work.simt_efficiency > 0) {
       c.simt_s += compute_s;
       c.simt_bound_s += compute_s / k.work.simt_efficiency;
     } else if (k.work.ops > 0) {
       c.compute_s += compute_s;
-      tensor_bound_s += compute_s / (eff.gemm_efficiency * w8a8);
+      tensor_bound_s += compute_s / (eff.gemm_efficiency * block);
     }
     c.memory_s += memory_s;
   }
