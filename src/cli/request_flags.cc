@@ -17,8 +17,8 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
     c.add_option("--prompt", r.prompt_tokens, "prompt tokens per sequence")->capture_default_str();
     c.add_option("--gen", r.gen_tokens, "generated tokens per sequence")->capture_default_str();
   }
-  c.add_option("--dtype", r.dtype, "precision: bf16, fp16, fp8, int8, ... or per class, e.g. w8a16kv16 "
-                                   "(default: the config's torch_dtype)");
+  c.add_option("--dtype", r.dtype, "precision: bf16, fp16, fp8, int8, ... or per class, e.g. w8a16kv16, "
+                                   "wfp8-afp8-kvbf16-blk (block-scaled fp8) (default: the checkpoint's own)");
   c.add_flag("--flash,!--no-flash", r.flash_attention, "fused flash attention (default) or eager attention kernels");
   c.add_option("--engine", r.engine, "serving engine: vllm, hf-transformers, trt-llm, sglang, tgi, llama.cpp")
       ->capture_default_str();
