@@ -172,7 +172,10 @@ void run_validate(const ValidateFlags& f) {
   if (!f.markdown_out.empty()) write_file_atomic(f.markdown_out, table);
   std::cout << table;
   std::map<std::string, int> reasons;  // the skipped rows, one line per reason
-  for (const auto& [row, reason] : v.skipped) ++reasons[reason.substr(0, reason.find(" ("))];  // not the specifics
+  for (const auto& [row, reason] : v.skipped) {  // one line per reason; the screening's specifics left out
+    const bool screened = reason.find("not GPU-bound (") != std::string::npos;
+    ++reasons[reason.substr(0, reason.find(screened ? " (" : " (did you mean"))];
+  }
   for (const auto& [reason, count] : reasons) std::cerr << fmt::format("skipped {} rows: {}\n", count, reason);
 }
 

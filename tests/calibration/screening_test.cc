@@ -9,15 +9,15 @@ namespace {
 
 // A steady-state row of Llama-3.1-8B under vLLM generating 100 tokens a request at `ms_per_token`.
 void add_row(CalibrationSet& set, const std::string& gpu, double batch, double ms_per_token,
-             const std::string& task = "chat") {
+             const std::string& task = "chat", double gen_tokens = 100) {
   DatasetRow row;
   row.source = "s", row.model = "llama-3.1-8b", row.dtype = "bf16", row.engine = "vllm", row.gpu = gpu;
   row.measures = Measures::steady_state;
-  row.batch = batch, row.prompt_tokens = 90, row.gen_tokens = 100;
+  row.batch = batch, row.prompt_tokens = 90, row.gen_tokens = gen_tokens;
   row.notes = "task " + task;
   CalibrationSample sample;
   sample.row = set.rows.size();
-  sample.latency_s = ms_per_token * 1e-3 * 100;
+  sample.latency_s = ms_per_token * 1e-3 * gen_tokens;
   set.rows.push_back(row);
   set.samples.push_back(sample);
 }
@@ -36,6 +36,29 @@ TEST(Screening, ABetterGpuClearlySlowerThanAWeakerOneIsNotGpuBound) {
   ASSERT_EQ(slow.size(), 1u);
   EXPECT_EQ(slow[0].sample, 3u);
   EXPECT_NE(slow[0].reason.find("b200 x1.30 of h100-sxm at batch 16"), std::string::npos) << slow[0].reason;
+}
+
+// Repeats at one batch count at their median: one fast outlier among the weaker GPU's repeats does not flag a row.
+// H100 repeats at batch 8: 4, 10, 11 ms (median 10); a B200 row at 12 ms is 1.2x the median, 3x the outlier.
+TEST(Screening, RepeatsCountAtTheirMedian) {
+  CalibrationSet set;
+  for (double ms : {4.0, 10.0, 11.0}) add_row(set, "h100-sxm", 8, ms);
+  add_row(set, "b200", 8, 12);
+  EXPECT_TRUE(not_gpu_bound(set).empty());
+  add_row(set, "b200", 8, 13);  // 1.3x the median
+  EXPECT_EQ(not_gpu_bound(set).size(), 1u);
+}
+
+// A steady state's output length is measured: a row generating over 1.5x longer (a longer context per token) is not
+// the same work. The B200 at 3x the H100's time, but with 3x longer outputs, is not compared.
+TEST(Screening, SteadyStatesOfOtherOutputLengthsAreNotCompared) {
+  CalibrationSet set;
+  add_row(set, "h100-sxm", 8, 10, "chat", 100);
+  add_row(set, "h100-sxm", 32, 20, "chat", 100);
+  add_row(set, "b200", 16, 45, "chat", 300);
+  EXPECT_TRUE(not_gpu_bound(set).empty());
+  add_row(set, "b200", 16, 45, "chat", 140);  // within 1.5x: compared, and 3x slower
+  EXPECT_EQ(not_gpu_bound(set).size(), 1u);
 }
 
 TEST(Screening, TheWeakerGpuIsNeverFlaggedForBeingSlower) {

@@ -92,6 +92,17 @@ TEST(Precision, BlockScalingIsItsOwnPart) {
   EXPECT_EQ(parse_precision(all.to_string(), DType::bf16), all);
   EXPECT_THROW(parse_precision("wbf16-abf16-blk", DType::bf16), Error);
   EXPECT_THROW(parse_precision("wint4-abf16-blk", DType::bf16), Error);
+  EXPECT_THROW(parse_precision("wbf16-moefp8-afp8-blk", DType::bf16), Error);  // the dense weights are 16-bit
+}
+
+// A --dtype naming a block-scaled checkpoint's own types keeps its block scales; other types drop them.
+TEST(Precision, ASpecOfTheCheckpointsOwnTypesKeepsItsBlockScales) {
+  Precision checkpoint{DType::fp8, DType::fp8, DType::bf16};
+  checkpoint.block_scaled = true;
+  EXPECT_TRUE(precision_or_default("wfp8afp8kvbf16", checkpoint, DType::bf16).block_scaled);
+  EXPECT_TRUE(precision_or_default("fp8", checkpoint, DType::bf16).block_scaled);  // fp8 KV cache too
+  EXPECT_FALSE(precision_or_default("w8a16", checkpoint, DType::bf16).block_scaled);
+  EXPECT_FALSE(precision_or_default("bf16", checkpoint, DType::bf16).block_scaled);
 }
 
 TEST(Precision, ModelDefaultUnlessASpecIsGiven) {

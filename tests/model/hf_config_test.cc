@@ -419,9 +419,12 @@ TEST(HfQuantization, BlockFp8QuantisesWeightsAndActivations) {
       "quant_method": "fp8", "weight_block_size": [128, 128], "modules_to_not_convert": ["lm_head"]})");
   EXPECT_EQ(m.quantization, "fp8");
   EXPECT_EQ(m.default_precision.to_string(), "wfp8-afp8-kvbf16-blk");
-  // Without weight_block_size the same method scales per tensor.
+  // Without weight_block_size (or with a null one) the same method scales per tensor.
   const ModelSpec per_tensor = with_quantization("qwen3-30b-a3b", R"({"quant_method": "fp8"})");
   EXPECT_EQ(per_tensor.default_precision, (Precision{DType::fp8, DType::fp8, DType::bf16}));
+  const ModelSpec null_block =
+      with_quantization("qwen3-30b-a3b", R"({"quant_method": "fp8", "weight_block_size": null})");
+  EXPECT_FALSE(null_block.default_precision.block_scaled);
   // Embeddings and LM head stay bf16: 2 x 151936 x 2048; every other weight 1 byte.
   const double heads = 2.0 * 151936 * 2048;
   EXPECT_DOUBLE_EQ(m.weight_bytes(m.default_precision), heads * 2 + (m.total_params() - heads) * 1);

@@ -358,6 +358,25 @@ TEST(Simulator, WorkBeyondThePowerLimitRunsAtLowerClocks) {
   EXPECT_NEAR(r.mean_power_w, 400, 1e-9);
 }
 
+// Throttling stretches a block-scaled GEMM at its own efficiency. The GEMM of WorkBeyondThePowerLimitRunsAtLowerClocks,
+// block-scaled at 0.5: 1e15 / (1e15 x 0.5 x 0.5) = 4 s (+ 10 us floor), 4.00101 s a step; its lost 2.000005 s count
+// as CUDA-core work. With active 0.4, compute 1.4, memory 1.0, simt 1.4 the load is (0.4 x 4.00001 + 1.4 x 1.0 +
+// 1.0 x 5e-7 + 1.4 x 2.000005) / 4.00101 = 1.4497: the clocks drop to 1.4497^(-1/3) = 0.8836 and all 4 s of GEMM
+// stretch (not the 2 s it would take at the 16-bit efficiency).
+TEST(Simulator, ThrottlingStretchesBlockScaledGemmsAtTheirOwnEfficiency) {
+  SimWorkload w = one_gemm_workload(1, 1e15, 1e6, 1);
+  w.prefill[0].kernels[0].work.block_scaled = true;
+  SimParams p = hand_params();
+  p.block_scaled_efficiency = 0.5;
+  p.power = {0.4, 1.4, 1.0, 0.0, 1.4};
+  const double load = (0.4 * 4.00001 + 1.4 * 1.0 + 1.0 * 5e-7 + 1.4 * 2.000005) / 4.00101;
+  const double clock = std::cbrt(1 / load);
+  EXPECT_NEAR(clock, 0.8836, 1e-4);
+  const SimResult r = run_workload(w, p);
+  EXPECT_NEAR(r.latency_s.prefill, 4.00101 + 4.0 * (1 / clock - 1), 1e-9);
+  EXPECT_NEAR(r.mean_power_w, 700, 1e-9);
+}
+
 TEST(Simulator, CudaGraphsReplaceEagerLaunchesInDecode) {
   // 1,000 kernels of 1 us each: eager launches at 20 us each make the host the bound (20 ms); a graph replay costs
   // one launch, so the GPU time (1,000 x (floor 1e-5 + ~0)) bounds the step.

@@ -20,10 +20,11 @@ struct NotGpuBound {
   std::string reason;
 };
 
-// The samples whose time per generated token exceeds kNotGpuBoundMargin x that of the same work on a GPU they are at
-// least as good as: the same source, model, dtype, engine, GPU count, parallelism, measures, task and prompt length
-// (and, for isolated batches, output length), the weaker GPU's time interpolated at the sample's batch between its
-// rows (in log batch, within its batch range +-10%).
+// The samples whose time per generated token exceeds kNotGpuBoundMargin x that of the same work on a GPU of the same
+// vendor they are at least as good as (over the link their GPU count uses): the same source, model, dtype, engine,
+// GPU count, parallelism, measures, task and prompt length, and output length (set for isolated batches; for steady
+// states, measured means within 1.5x). The weaker GPU's time is interpolated at the sample's batch between its rows
+// (in log batch, within its batch range +-10%), repeats at one batch taken at their median.
 std::vector<NotGpuBound> not_gpu_bound(const CalibrationSet& set);
 
 }  // namespace llmco2

@@ -88,7 +88,7 @@ Precision parse_dashed(std::string_view spec, DType default16) {
   }
   if (!w || !a) fail("--dtype '{}': both the weights (w...) and the activations (a...) are needed", spec);
   Precision p{*w, *a, kv.value_or(*a), moe};
-  if (block_scaled && (dtype_bytes(p.expert_dtype()) != 1.0 || dtype_bytes(*a) != 1.0))
+  if (block_scaled && (dtype_bytes(p.weights) != 1.0 || dtype_bytes(p.expert_dtype()) != 1.0 || dtype_bytes(*a) != 1.0))
     fail("--dtype '{}': 'blk' (block-scaled) needs 1-byte weights and activations (fp8 or int8)", spec);
   p.block_scaled = block_scaled;
   return p;
@@ -178,7 +178,13 @@ Precision precision_or_default(std::string_view spec, DType model_default) {
 
 Precision precision_or_default(std::string_view spec, const Precision& model_default, DType default16) {
   if (spec.empty()) return model_default;
-  return parse_precision(spec, default16);
+  Precision p = parse_precision(spec, default16);
+  // The checkpoint's block scales stay with its 1-byte weights and activations: "fp8" on a block-scaled checkpoint
+  // names its types, not another scaling.
+  if (model_default.block_scaled && p.weights == model_default.weights && p.activations == model_default.activations &&
+      p.expert_dtype() == model_default.expert_dtype())
+    p.block_scaled = true;
+  return p;
 }
 
 }  // namespace llmco2

@@ -92,13 +92,13 @@ const Link& Gpu::network_link(int gpus) const {
   return host_link;
 }
 
-bool Gpu::at_least_as_good_as(const Gpu& other) const {
+bool Gpu::at_least_as_good_as(const Gpu& other, int gpus) const {
   if (tdp_w < other.tdp_w) return false;
   for (DType t : {DType::fp32, DType::bf16, DType::fp16, DType::fp8, DType::int8})
     if (matrix_peak(t).ops_per_s < other.matrix_peak(t).ops_per_s) return false;
   if (memory_bandwidth_bytes_per_s < other.memory_bandwidth_bytes_per_s || memory_bytes < other.memory_bytes)
     return false;
-  return network_link(2).bandwidth_bytes_per_s >= other.network_link(2).bandwidth_bytes_per_s;
+  return gpus <= 1 || network_link(gpus).bandwidth_bytes_per_s >= other.network_link(gpus).bandwidth_bytes_per_s;
 }
 
 }  // namespace llmco2

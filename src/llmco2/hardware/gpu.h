@@ -77,8 +77,8 @@ struct Gpu {
   // At least as good as `other` on every datasheet figure a request uses, the power limit included: the datasheet
   // peaks are boost-clock figures, which a board holds under load only within its power limit (a 250 W A100 PCIe
   // lowers its clocks on GEMM-bound work where the 400 W SXM does not; docs/simulator.md, Power). Such a GPU is never
-  // slower on the same work.
-  bool at_least_as_good_as(const Gpu& other) const;
+  // slower on the same work. The link compared is the one `gpus` GPUs of each type talk over.
+  bool at_least_as_good_as(const Gpu& other, int gpus = 2) const;
 };
 
 }  // namespace llmco2

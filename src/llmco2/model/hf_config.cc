@@ -293,7 +293,8 @@ Precision quantised_precision(const QuantReader& q, const std::string& method, c
   }
   if (method == "fp8") {  // dynamic or static fp8 activations (W8A8); DeepSeek and Qwen's checkpoints in 128 blocks
     Precision p{DType::fp8, DType::fp8, t};
-    p.block_scaled = q.json().contains("weight_block_size");
+    const Json& block = q.json().value("weight_block_size", Json());
+    p.block_scaled = block.is_array() && !block.empty();
     return p;
   }
   if (method == "mxfp4") {  // gpt-oss: only the experts (modules_to_not_convert: attention, router, embeddings)
