@@ -494,6 +494,20 @@ TEST(SimParamsFiles, AValueOutsideItsPhysicalRangeNamesFileAndKey) {
   EXPECT_NE(message.find("[0, 0.4]"), std::string::npos) << message;
 }
 
+// A params.json of an older version, with w8a8_efficiency (renamed when its meaning narrowed to block-scaled GEMMs),
+// is refused with the rename and what to do, not as a bare missing key.
+TEST(SimParamsFiles, TheOldW8a8KeyNamesItsRename) {
+  Json j = sim_params_to_json(default_sim_params());
+  j["shared"]["w8a8_efficiency"] = j["shared"]["block_scaled_efficiency"];
+  j["shared"].erase("block_scaled_efficiency");
+  const std::string message = error_of([&] {
+    sim_params_from_json(j, "old.json", default_sim_params().kernels, default_sim_params().engines);
+  });
+  EXPECT_NE(message.find("old.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("'w8a8_efficiency' is now 'block_scaled_efficiency'"), std::string::npos) << message;
+  EXPECT_NE(message.find("llmco2 calibrate"), std::string::npos) << message;
+}
+
 TEST(SimParamsFiles, AnEngineValueOutsideItsRangeNamesEngineAndField) {
   Json j = read_json_file(default_engine_catalog_path());
   j["engines"]["vllm"]["step_host_s"] = -1e-3;

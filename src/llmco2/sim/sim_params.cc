@@ -70,6 +70,11 @@ SimParams sim_params_from_json(const Json& j, const std::string& source, KernelP
   p.engines = std::move(engines);
   JsonReader top(j, source);
   JsonReader shared(top.at("shared"), source + ": shared");
+  // Parameters written before 2026-11-24 have w8a8_efficiency, whose meaning changed with its name.
+  if (shared.has("w8a8_efficiency") && !shared.has("block_scaled_efficiency"))
+    fail("{}: shared: key 'w8a8_efficiency' is now 'block_scaled_efficiency' and covers block-scaled fp8 GEMMs only "
+         "(docs/simulator.md); rerun `llmco2 calibrate` to write parameters for this version",
+         source);
   for (const SimField& f : sim_fields())
     f.ref(p) = check_range(shared.number(f.range.name), f.range, source, "shared." + std::string(f.range.name));
   if (!top.has("engines")) return p;
