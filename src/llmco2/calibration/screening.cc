@@ -14,13 +14,13 @@ namespace llmco2 {
 namespace {
 
 // What makes two rows the same work on two GPUs.
-using WorkKey = std::tuple<std::string, std::string, std::string, std::string, int, int, int, std::string, long, long>;
+using WorkKey = std::tuple<std::string, std::string, std::string, std::string, int, int, Parallelism, Measures,
+                           std::string, long, long>;
 
 WorkKey work_key(const DatasetRow& row) {
   const long gen = row.measures == Measures::steady_state ? 0 : std::lround(row.gen_tokens);
-  return {row.source, row.model, row.dtype, row.engine, row.gpus, row.tensor_parallel,
-          static_cast<int>(row.parallelism) * 8 + static_cast<int>(row.measures), row.note("task"),
-          std::lround(row.prompt_tokens), gen};
+  return {row.source, row.model, row.dtype, row.engine, row.gpus, row.tensor_parallel, row.parallelism, row.measures,
+          row.note("task"), std::lround(row.prompt_tokens), gen};
 }
 
 struct BatchPoint {

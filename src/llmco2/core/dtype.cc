@@ -88,7 +88,7 @@ Precision parse_dashed(std::string_view spec, DType default16) {
   }
   if (!w || !a) fail("--dtype '{}': both the weights (w...) and the activations (a...) are needed", spec);
   Precision p{*w, *a, kv.value_or(*a), moe};
-  if (block_scaled && (dtype_bytes(p.weights) != 1.0 || dtype_bytes(p.expert_dtype()) != 1.0 || dtype_bytes(*a) != 1.0))
+  if (block_scaled && !p.one_byte_gemms())
     fail("--dtype '{}': 'blk' (block-scaled) needs 1-byte weights and activations (fp8 or int8)", spec);
   p.block_scaled = block_scaled;
   return p;

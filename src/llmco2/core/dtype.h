@@ -44,6 +44,10 @@ struct Precision {
   // epilogue. Spelled "-blk" (e.g. "wfp8-afp8-kvbf16-blk").
   bool block_scaled = false;
 
+  // Weights (dense and routed) and activations all 1 byte (fp8 or int8): the GEMMs block scaling applies to.
+  bool one_byte_gemms() const {
+    return dtype_bytes(weights) == 1.0 && dtype_bytes(expert_dtype()) == 1.0 && dtype_bytes(activations) == 1.0;
+  }
   // The type the matrix multiplications run in: the wider of weights and activations
   // (w4a16 dequantises to 16-bit; w8a8 runs int8 or fp8 units).
   DType compute_dtype() const;

@@ -195,13 +195,18 @@ Activation parse_activation(const ConfigReader& c, std::string_view fallback) {
   fail("{}: unsupported activation '{}' (expected silu, relu, relu2, gelu or gelu_pytorch_tanh)", c.source(), name);
 }
 
+// A torch dtype name under `key` (torch_dtype, mamba_ssm_cache_dtype): float32, float16 or bfloat16.
+DType torch_dtype_named(const ConfigReader& c, std::string_view key, const std::string& name) {
+  if (name == "float32") return DType::fp32;
+  if (name == "float16") return DType::fp16;
+  if (name == "bfloat16") return DType::bf16;
+  fail("{}: key '{}' must be float32, float16 or bfloat16, found '{}'", c.source(), key, name);
+}
+
 void read_dtype(const ConfigReader& c, ModelSpec& m) {
   const auto name = c.text("torch_dtype");
   if (!name) return;  // keeps bf16, dtype_from_config = false
-  if (*name == "float32") m.default_dtype = DType::fp32;
-  else if (*name == "float16") m.default_dtype = DType::fp16;
-  else if (*name == "bfloat16") m.default_dtype = DType::bf16;
-  else fail("{}: key 'torch_dtype' must be float32, float16 or bfloat16, found '{}'", c.source(), *name);
+  m.default_dtype = torch_dtype_named(c, "torch_dtype", *name);
   m.dtype_from_config = true;
   m.default_precision = {m.default_dtype, m.default_dtype, m.default_dtype};
 }
@@ -280,8 +285,7 @@ Precision compressed_tensors_precision(const QuantReader& q, DType sixteen) {
   const Json& kv_scheme = q.json().value("kv_cache_scheme", Json());
   Precision p{w, a, compressed_tensors_dtype(q, kv_scheme, sixteen)};
   const Json& weights = group.value("weights", Json());
-  p.block_scaled = weights.is_object() && weights.value("strategy", std::string()) == "block" &&
-                   dtype_bytes(w) == 1.0 && dtype_bytes(a) == 1.0;
+  p.block_scaled = weights.is_object() && weights.value("strategy", std::string()) == "block" && p.one_byte_gemms();
   return p;
 }
 
@@ -462,12 +466,8 @@ void read_mamba(const ConfigReader& c, ModelSpec& m) {
   mamba.chunk_tokens = c.count_or("chunk_size", 256);
   mamba.conv_bias = c.flag("use_conv_bias").value_or(true);
   mamba.proj_bias = c.flag("mamba_proj_bias").value_or(false);
-  if (const auto name = c.text("mamba_ssm_cache_dtype")) {
-    if (*name == "float32") mamba.ssm_state_dtype = DType::fp32;
-    else if (*name == "float16") mamba.ssm_state_dtype = DType::fp16;
-    else if (*name == "bfloat16") mamba.ssm_state_dtype = DType::bf16;
-    else fail("{}: key 'mamba_ssm_cache_dtype' must be float32, float16 or bfloat16, found '{}'", c.source(), *name);
-  }
+  if (const auto name = c.text("mamba_ssm_cache_dtype"))
+    mamba.ssm_state_dtype = torch_dtype_named(c, "mamba_ssm_cache_dtype", *name);
   if (mamba.heads % mamba.groups != 0)
     fail("{}: mamba_num_heads ({}) must be a multiple of n_groups ({})", c.source(), mamba.heads, mamba.groups);
   m.mamba = mamba;
