@@ -87,10 +87,10 @@ TEST(CatalogIndex, ReferenceBoardIsTheHighestTdpBoardOfTheArchitecture) {
   EXPECT_EQ(&GpuCatalog::reference_board(mine), &mine);
 }
 
-// Worked out from data/nodes: dgx-h100 and hgx-h100-xe9680 hold h100-sxm, neither marked default: the first by id.
+// Worked out from data/nodes: dgx-h100 and hgx-h100-xe9680 hold h100-sxm, dgx-h100 marked default.
 TEST(CatalogIndex, DefaultNodesAreTheWholeCatalogs) {
   EXPECT_EQ(NodeCatalog::bundled_default_for("h100-sxm")->id, "dgx-h100");
-  EXPECT_FALSE(NodeCatalog::bundled_default_for("t4"));
+  EXPECT_FALSE(NodeCatalog::bundled_default_for("no-such-gpu"));
   for (const Gpu& gpu : GpuCatalog::bundled().gpus()) {
     const Node* whole = NodeCatalog::bundled().default_for(gpu.id);
     const auto lazy = NodeCatalog::bundled_default_for(gpu.id);

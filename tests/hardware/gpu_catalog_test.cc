@@ -213,7 +213,8 @@ TEST(GpuCatalog, NewBoardsMatchTheirDatasheets) {
       {"gh200-144gb", 144, 4900, 700, DType::bf16, 989.4},  // HBM3e: 144 GB, 4.9 TB/s
       {"gb200", 186, 8000, 1200, DType::fp4, 10000},        // 20 PFLOPS FP4 with sparsity
       {"b200", 180, 7700, 1000, DType::fp32, 75},           // HGX B200: FP32 75 TFLOPS, 7.7 TB/s (62 per 8)
-      {"mi250x", 128, 3200, 560, DType::bf16, 383},         // MI250X: 383 TFLOPS FP16/BF16
+      {"mi250x", 64, 1600, 280, DType::bf16, 191.5},        // one GCD of the MI250X: half its 128 GB, 3.2 TB/s,
+                                                            // 560 W and 383 TFLOPS FP16/BF16
       {"mi325x", 256, 6000, 1000, DType::fp8, 2614.9},      // 5,229.8 with sparsity
       {"gaudi3", 128, 3670, 900, DType::bf16, 1835},        // Gaudi 3: 1,835 BF16 matrix TFLOPS
   };

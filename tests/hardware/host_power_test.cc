@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "hardware/gpu_catalog.h"
 #include "hardware/host_power.h"
 #include "hardware/node.h"
 
@@ -113,8 +114,10 @@ TEST(Node, EveryBundledNodeIsPhysical) {
     EXPECT_LT(full_wall, 1.05 * n.design_power_w / psu_efficiency(n, n.design_power_w));  // within its design
     EXPECT_GT(full_wall, n.gpus * n.gpu_tdp_w);
   }
-  EXPECT_EQ(NodeCatalog::bundled().default_for("t4"), nullptr);
-  ASSERT_NE(NodeCatalog::bundled().default_for("h100-sxm"), nullptr);
+  // Every bundled GPU type has a node, so the default scope (the node at the wall) means the same for all of them.
+  for (const Gpu& gpu : GpuCatalog::bundled().gpus())
+    EXPECT_NE(NodeCatalog::bundled().default_for(gpu.id), nullptr) << gpu.id;
+  EXPECT_EQ(NodeCatalog::bundled().default_for("no-such-gpu"), nullptr);
 }
 
 TEST(Node, RefusesBadFilesWithOneLine) {
