@@ -18,7 +18,6 @@ void add_compare_command(CLI::App& app) {
   auto settings = std::make_shared<api::Settings>();
   auto format = std::make_shared<std::string>("table");
   auto quiet = std::make_shared<bool>(false);
-  f->plot_dir = "llmco2-compare";
   add_request_flags(*command, *request);
   add_predictor_flags(*command, *request, *settings);
   add_carbon_flags(*command, *request);
@@ -43,7 +42,7 @@ void add_compare_command(CLI::App& app) {
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   command->add_option("--grid", f->grid_ratio, "token grid ratio for --trace (see llmco2 trace)")->capture_default_str();
-  command->add_option("--plot", f->plot_dir, "folder for the plots and their data")->capture_default_str();
+  command->add_option("--plot", f->plot_dir, "folder for the plots and their data (none when not given)");
   command->add_option("--sweep-batches", f->sweep_batches, "batch sizes of the plots")->delimiter(',')
       ->capture_default_str();
   command->add_option("--sweep-prompts", f->sweep_prompts, "prompt lengths of the plots")->delimiter(',')

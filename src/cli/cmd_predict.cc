@@ -21,8 +21,6 @@ void add_predict_command(CLI::App& app) {
   add_carbon_flags(*command, *request);
   command->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  command->add_option("--power-cap", request->power_cap_w, "GPU power limit in W (nvidia-smi -pl); default: the TDP")
-      ->check(CLI::PositiveNumber);
   command->callback([=] {
     const api::Result result = api::Session(*settings).predict(*request);
     print_warnings(result.warnings);

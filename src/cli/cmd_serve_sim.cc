@@ -128,16 +128,16 @@ std::string summary_text(const Json& j) {
 }
 
 void run_serve_sim(const ServeFlags& f, const api::Request& rf) {
-  api::Request setup_flags = rf;
-  setup_flags.batch = 1, setup_flags.prompt_tokens = 1, setup_flags.gen_tokens = 1;
-  const ResolvedRequest r = resolve_request(setup_flags);
-  Deployment d;
-  d.model = r.model, d.gpu = r.gpu, d.setup = r.request, d.replicas = f.replicas, d.router = parse_router(f.router);
+  if (rf.batch != 1)
+    fail("--batch {}: serve-sim batches the log's requests as the engine's scheduler does; bound the running batch "
+         "with --max-num-seqs", rf.batch);
+  const ResolvedRequest r = resolve_log_setup(rf);
+  Deployment d = deployment(r);
+  d.replicas = f.replicas, d.router = parse_router(f.router);
   d.max_num_seqs = f.max_num_seqs, d.max_batched_tokens = f.max_batched_tokens, d.block_size = f.block_size;
   d.gpu_memory_utilization = f.gpu_memory_utilization;
   const SchedulerLimits limits = scheduler_limits(d);
-  const CarbonInputs carbon = resolve_carbon(rf, r.gpu, r.request.gpus);
-  d.scope = carbon.scope;
+  const CarbonInputs& carbon = r.carbon;
   const SimParams params = load_sim_params_or_default(f.params);
   RequestLogReader reader(f.file);  // streamed: memory follows the requests in flight, not the log's length
   std::optional<LoggedRequest> first = reader.next();

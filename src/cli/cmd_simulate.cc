@@ -78,7 +78,9 @@ void add_simulate_command(CLI::App& app) {
       return;
     }
     const ResolvedRequest r = resolve_request(*flags);
-    print_one(r, simulate(r.model, r.gpu, r.request, SimScenario{}, params), o->format);
+    SimScenario scenario;
+    scenario.power_cap_w = r.power_cap_w;
+    print_one(r, simulate(r.model, r.gpu, r.request, scenario, params), o->format);
   });
 }
 

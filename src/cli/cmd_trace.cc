@@ -21,7 +21,7 @@ struct TraceFlags {
 
 void run_trace(const TraceFlags& t, const api::Request& setup, const api::Settings& settings) {
   api::TraceOptions options;
-  options.report_dir = t.out.empty() ? "llmco2-trace-" + std::filesystem::path(t.file).stem().string() : t.out;
+  options.report_dir = t.out;  // files only when asked for
   options.by_request_csv = t.by_request;
   options.grid_ratio = t.grid_ratio;
   options.bin_s = t.bin_s;
@@ -46,7 +46,8 @@ void add_trace_command(CLI::App& app) {
   add_request_flags(*command, *request, false);
   add_predictor_flags(*command, *request, *settings);
   add_carbon_flags(*command, *request);
-  command->add_option("--out", t->out, "report folder (default: llmco2-trace-<file name>)");
+  command->add_option("--plot,--out", t->out, "folder for the report (report.md, plots and their data); none when not "
+                                             "given (--out: its former name)");
   command->add_option("--by-request", t->by_request, "write every request's figures to this CSV");
   command->add_option("--grid", t->grid_ratio,
                       "token grid ratio of the shape table (1: predict every distinct shape exactly)")

@@ -22,6 +22,8 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
   c.add_flag("--flash,!--no-flash", r.flash_attention, "fused flash attention (default) or eager attention kernels");
   c.add_option("--engine", r.engine, "serving engine: vllm, hf-transformers, trt-llm, sglang, tgi, llama.cpp")
       ->capture_default_str();
+  c.add_option("--power-cap", r.power_cap_w, "each GPU's power limit in W (nvidia-smi -pl), above its idle power and "
+                                            "at most its TDP; default: the TDP");
   c.add_flag("--expert-parallel", r.expert_parallel,
              "mixture of experts over --gpus: each GPU holds whole experts (vLLM --enable-expert-parallel), not a "
              "slice of every expert");
@@ -31,8 +33,14 @@ void print_warnings(const std::vector<std::string>& lines) {
   for (const auto& line : lines) std::cerr << "llmco2: note: " << line << "\n";
 }
 
-ResolvedRequest resolve_request(const api::Request& request, bool check_fit) {
-  ResolvedRequest r = api::resolve_request(request, true, check_fit);
+ResolvedRequest resolve_request(const api::Request& request) {
+  ResolvedRequest r = api::resolve_request(request, true);
+  print_warnings(r.notes);
+  return r;
+}
+
+ResolvedRequest resolve_log_setup(const api::Request& request) {
+  ResolvedRequest r = api::resolve_log_setup(request, true);
   print_warnings(r.notes);
   return r;
 }

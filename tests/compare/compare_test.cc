@@ -4,6 +4,7 @@
 
 #include "carbon/embodied.h"
 #include "compare/setup_comparison.h"
+#include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 
@@ -18,6 +19,25 @@ class ScalingPredictor final : public Predictor {
     return phase_prediction(0, 3.6e6 * c.request.gpus, 0, 8.0 / c.request.gpus);
   }
 };
+
+// Each row's setup as a caller resolves it (api/resolve.h does for the product): the request on that GPU type and
+// count, checked to run there.
+SetupFor fixed_setup(const ModelSpec& model, const Request& request, const CarbonFor& carbon) {
+  return [=](const Gpu& gpu, int gpus) {
+    Request r = request;
+    r.gpus = gpus;
+    check_runs(model, r, gpu);
+    return ComparedSetup{config_for_request(model, gpu, r), carbon(gpu, gpus), {}};
+  };
+}
+
+SweepSetupFor fixed_sweep(const ModelSpec& model, const Request& request, const Gpu& gpu, const CarbonFor& carbon) {
+  return [=](int gpus, long batch, long prompt) {
+    Request r = request;
+    r.batch = batch, r.prompt_tokens = prompt;
+    return fixed_setup(model, r, carbon)(gpu, gpus);
+  };
+}
 
 CarbonInputs carbon_for(const Gpu&, int gpus) {
   CarbonInputs in;
@@ -36,19 +56,19 @@ TEST(Compare, LowestCarbonSetupMeetingTheObjective) {
   const std::vector<Gpu> gpus = {GpuCatalog::bundled().resolve("h100-sxm")};
   const ScalingPredictor predictor;
   // Without an objective: 1 GPU (100 g + 0.008 g). Total CO2 = 100 x n + 0.008 g (embodied: 8/n s x n GPUs).
-  const Comparison any = compare_request(predictor, model, request, gpus, {1, 2, 4, 8}, carbon_for, std::nullopt);
+  const Comparison any = compare_request(predictor, gpus, {1, 2, 4, 8}, fixed_setup(model, request, carbon_for), std::nullopt);
   ASSERT_EQ(any.rows.size(), 4u);
   ASSERT_TRUE(any.best);
   EXPECT_EQ(any.rows[*any.best].gpus, 1);
   EXPECT_NEAR(any.rows[0].total_g(), 100.008, 1e-9);
   EXPECT_NEAR(any.rows[3].per_gpu_g(), 800.008 / 8, 1e-9);
   // Latency 8/n s: a 3 s objective needs 4 GPUs or more; 4 is the lowest-carbon of those.
-  const Comparison slo = compare_request(predictor, model, request, gpus, {1, 2, 4, 8}, carbon_for, 3.0);
+  const Comparison slo = compare_request(predictor, gpus, {1, 2, 4, 8}, fixed_setup(model, request, carbon_for), 3.0);
   ASSERT_TRUE(slo.best);
   EXPECT_EQ(slo.rows[*slo.best].gpus, 4);
   EXPECT_FALSE(slo.rows[1].meets_slo);
   // Nothing meets 0.5 s.
-  EXPECT_FALSE(compare_request(predictor, model, request, gpus, {1, 2, 4, 8}, carbon_for, 0.5).best);
+  EXPECT_FALSE(compare_request(predictor, gpus, {1, 2, 4, 8}, fixed_setup(model, request, carbon_for), 0.5).best);
 }
 
 // 100 g/kWh, PUE 1, each GPU's LLMCarbon figure: unknown for b200 (no published die area).
@@ -64,7 +84,7 @@ TEST(Compare, GpusWithoutAnEmbodiedFigureAreComparedOnOperationalCo2) {
   request.precision = precision_or_default("", model.default_dtype);
   const std::vector<Gpu> gpus = {GpuCatalog::bundled().resolve("h100-sxm"), GpuCatalog::bundled().resolve("b200")};
   const ScalingPredictor predictor;
-  const Comparison c = compare_request(predictor, model, request, gpus, {1, 2}, llmcarbon_for, std::nullopt);
+  const Comparison c = compare_request(predictor, gpus, {1, 2}, fixed_setup(model, request, llmcarbon_for), std::nullopt);
   ASSERT_EQ(c.rows.size(), 4u);
   for (const SetupRow& r : c.rows) {
     EXPECT_TRUE(r.unavailable.empty()) << r.gpu << ": " << r.unavailable;
@@ -87,8 +107,8 @@ TEST(Compare, GpusWithoutAnEmbodiedFigureAreComparedOnOperationalCo2) {
   log.format = "dataset";
   log.requests = {{std::nullopt, 100, 10, 2}, {std::nullopt, 200, 20, 3}};
   const Comparison logged =
-      compare_log(predictor, model, request, log, {GpuCatalog::bundled().resolve("b200")}, {1}, llmcarbon_for,
-                  std::nullopt, 1.1);
+      compare_log(predictor, log, {GpuCatalog::bundled().resolve("b200")}, {1},
+                  fixed_setup(model, request, llmcarbon_for), std::nullopt, 1.1);
   ASSERT_EQ(logged.rows.size(), 1u);
   EXPECT_TRUE(logged.rows[0].unavailable.empty()) << logged.rows[0].unavailable;
   EXPECT_FALSE(logged.rows[0].embodied_known);
@@ -101,8 +121,8 @@ TEST(Compare, SetupsThatCannotServeSayWhy) {
   Request request;
   request.precision = precision_or_default("", model.default_dtype);
   const ScalingPredictor predictor;
-  const Comparison c = compare_request(predictor, model, request, {GpuCatalog::bundled().resolve("h100-sxm")},
-                                       {1, 2, 4, 8}, carbon_for, std::nullopt);
+  const Comparison c = compare_request(predictor, {GpuCatalog::bundled().resolve("h100-sxm")}, {1, 2, 4, 8},
+                                       fixed_setup(model, request, carbon_for), std::nullopt);
   EXPECT_NE(c.rows[0].unavailable.find("does not fit"), std::string::npos) << c.rows[0].unavailable;
   EXPECT_TRUE(c.rows[2].unavailable.empty());
   ASSERT_TRUE(c.best);
@@ -114,8 +134,8 @@ TEST(Compare, SweepLeavesOutSetupsThatCannotServe) {
   Request request;
   request.precision = precision_or_default("", model.default_dtype);
   const ScalingPredictor predictor;
-  const auto points = sweep_gpu_counts(predictor, model, request, GpuCatalog::bundled().resolve("t4"), {1, 4},
-                                       {64, 1024}, {1, 2, 4}, carbon_for);
+  const auto points = sweep_gpu_counts(predictor, {1, 4}, {64, 1024}, {1, 2, 4},
+                                       fixed_sweep(model, request, GpuCatalog::bundled().resolve("t4"), carbon_for));
   EXPECT_EQ(points.size(), 8u);  // 16 GB of weights do not fit one 16 GB T4
   for (const auto& p : points) {
     EXPECT_GT(p.gpus, 1);

@@ -343,7 +343,13 @@ TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
   slo.ttft_s = 1.0;
   CapacitySearch search;
   search.tensor_parallel = {1};
-  const CapacityPlan plan = plan_capacity(log_of(rows), d, {d.gpu}, default_sim_params(), slo, carbon, search);
+  const DeploymentFor deployment_for = [&](const Gpu&, int tp) {
+    Deployment x = d;
+    x.setup.gpus = tp;
+    return x;
+  };
+  const CapacityPlan plan =
+      plan_capacity(log_of(rows), {d.gpu}, deployment_for, default_sim_params(), slo, carbon, search);
   std::vector<int> tried;
   for (const auto& c : plan.tried) tried.push_back(c.replicas);
   EXPECT_EQ(tried, (std::vector<int>{1, 2, 4, 8, 6, 7}));

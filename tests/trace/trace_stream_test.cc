@@ -280,10 +280,13 @@ TEST(TraceStream, CompareOverShapesEqualsCompareOverTheLog) {
     c.gpus = n;
     return c;
   };
-  Request request = base.request;
-  const Comparison plain = compare_log(predictor, *base.model, request, log, gpus, {1, 2, 4}, carbon, 5.0, 1.1);
-  const Comparison fast =
-      compare_log_shapes(predictor, *base.model, request, shapes.shapes, gpus, {1, 2, 4}, carbon, 5.0, 1.1, 3);
+  const SetupFor setup_for = [&](const Gpu& gpu, int n) {
+    SimConfig config = base;
+    config.request.gpus = n;
+    return ComparedSetup{config, carbon(gpu, n), {}};
+  };
+  const Comparison plain = compare_log(predictor, log, gpus, {1, 2, 4}, setup_for, 5.0, 1.1);
+  const Comparison fast = compare_log_shapes(predictor, shapes.shapes, gpus, {1, 2, 4}, setup_for, 5.0, 1.1, 3);
   ASSERT_EQ(fast.rows.size(), plain.rows.size());
   for (size_t i = 0; i < plain.rows.size(); ++i) {
     EXPECT_EQ(fast.rows[i].unavailable, plain.rows[i].unavailable);

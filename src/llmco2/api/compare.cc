@@ -92,8 +92,8 @@ std::string short_reason(std::string reason) {
 }
 
 std::string table(const Comparison& c, std::optional<double> slo_ms) {
-  std::string out = fmt::format("  {:<16} {:>4} {:<18} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu",
-                                "gpus", "energy scope", "energy_j", "latency_s", "co2_oper_g", "co2_emb_g", "co2_total_g", "co2_per_gpu",
+  std::string out = fmt::format("  {:<16} {:>4} {:<14} {:<18} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu",
+                                "gpus", "dtype", "energy scope", "energy_j", "latency_s", "co2_oper_g", "co2_emb_g", "co2_total_g", "co2_per_gpu",
                                 slo_ms ? "  slo" : "");
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
@@ -104,8 +104,8 @@ std::string table(const Comparison& c, std::optional<double> slo_ms) {
     }
     const std::string embodied = r.embodied_known ? fmt::format("{:.4g}", r.embodied_g) : "unknown";
     const std::string total = fmt::format("{}{:.4g}", r.embodied_known ? "" : "~", r.total_g());
-    out += fmt::format("{} {:<16} {:>4} {:<18} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark, r.gpu,
-                       r.gpus, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total, r.per_gpu_g(),
+    out += fmt::format("{} {:<16} {:>4} {:<14} {:<18} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark,
+                       r.gpu, r.gpus, r.dtype, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total, r.per_gpu_g(),
                        slo_ms ? (r.meets_slo ? "  yes" : "  no") : "");
   }
   return out;
@@ -115,7 +115,8 @@ Json rows_json(const Comparison& c) {
   Json rows = Json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
-    Json j = {{"gpu", r.gpu}, {"gpus", r.gpus}};
+    Json j = {{"gpu", r.gpu}, {"gpus", r.gpus}, {"dtype", r.dtype.empty() ? Json() : Json(r.dtype)},
+              {"notes", r.notes}};
     if (!r.unavailable.empty()) {
       j["unavailable"] = r.unavailable;
     } else {
@@ -179,31 +180,38 @@ std::string ranking(const CapacityPlan& plan, double (*figure)(const CapacityCan
   return fmt::format("{}", fmt::join(names, " < "));
 }
 
-Result run_capacity(const CompareOptions& o, const ResolvedRequest& r, const CarbonFor& carbon,
-                    const std::vector<Gpu>& gpus, const std::string& params) {
+Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Request& request, const SetupFor& setup_for,
+                    const CarbonFor& carbon, const std::vector<Gpu>& gpus, const std::string& params) {
   if (o.slo_ttft_ms < 0 || o.slo_tpot_ms < 0) fail("--slo-ttft-ms and --slo-tpot-ms must not be negative");
   Result out;
   const RequestLog log = read_trace(o, out.warnings);
-  Deployment base;
-  base.model = r.model, base.gpu = r.gpu, base.setup = r.request;
-  base.setup.batch = 1;
+  const DeploymentFor deployment_for = [&](const Gpu& gpu, int tp) {
+    const ComparedSetup s = setup_for(gpu, tp);
+    Deployment d;
+    d.model = *s.config.model, d.gpu = *s.config.gpu, d.setup = s.config.request;
+    d.setup.batch = 1;
+    d.scope = s.carbon.scope;
+    d.power_cap_w = s.config.scenario.power_cap_w;
+    return d;
+  };
   ServingSlo slo;
   slo.ttft_s = o.slo_ttft_ms / 1000, slo.tpot_s = o.slo_tpot_ms / 1000;
   CapacitySearch search;
   search.tensor_parallel = o.tp_degrees, search.max_replicas = o.max_replicas, search.progress = o.progress;
   for (int tp : o.tp_degrees)
     if (tp < 1 || tp > 64) fail("--tp-degrees: expected GPUs per replica between 1 and 64, got {}", tp);
-  const CapacityPlan plan = plan_capacity(log, base, gpus, load_sim_params_or_default(params), slo, carbon, search);
+  const CapacityPlan plan =
+      plan_capacity(log, gpus, deployment_for, load_sim_params_or_default(params), slo, carbon, search);
   const std::string subject = fmt::format(
       "{} requests of {} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(), log.source,
-      r.model.id, r.request.precision.to_string(), r.request.engine,
+      model.id, model.precision_for(request.dtype).to_string(), request.engine,
       o.slo_ttft_ms > 0 ? fmt::format("{:g}", o.slo_ttft_ms) : "-",
       o.slo_tpot_ms > 0 ? fmt::format("{:g}", o.slo_tpot_ms) : "-");
   if (!o.plot_dir.empty()) {
     RunManifest manifest(manifest_in_folder(o.plot_dir));
     const std::string warning = write_capacity_plot(
         plan, fmt::format("{} on {}: cheapest deployment per GPU type meeting the P95 objectives",
-                          std::filesystem::path(o.trace).filename().string(), r.model.id), o.plot_dir);
+                          std::filesystem::path(o.trace).filename().string(), model.id), o.plot_dir);
     manifest.commit();
     if (!warning.empty()) out.warnings.push_back(warning);
   }
@@ -239,20 +247,71 @@ Request comparable_scope(Request request, const std::vector<Gpu>& gpus, std::str
   return request;
 }
 
+// The node a row of `gpu` is metered at: the request's --node on its own GPU type; every other type at its default
+// node (the row's note says so).
+Request row_request(const Request& request, const std::optional<Node>& asked_node, const Gpu& gpu,
+                    std::vector<std::string>& notes) {
+  if (!asked_node || asked_node->gpu == gpu.id) return request;
+  Request r = request;
+  r.node.clear();
+  notes.push_back(fmt::format("--node {} holds {} GPUs: {} is metered at its own default node", asked_node->id,
+                              asked_node->gpu, gpu.id));
+  return r;
+}
+
+// Each row's setup, resolved on its own by the one resolver, then checked: for one request, that request fits; for a
+// log, that the setup serves its shortest request.
+SetupFor setup_resolver(const Request& request, const ModelSpec& model, const std::optional<Node>& asked_node,
+                        bool for_log, bool paths) {
+  return [=, &model](const Gpu& gpu, int gpus) {
+    std::vector<std::string> node_notes;
+    const Request asked = row_request(request, asked_node, gpu, node_notes);
+    ResolvedRequest r = resolve_setup(asked, model, gpu, gpus, paths);
+    if (for_log) check_serves_log(r);
+    else check_request(r);
+    r.notes.insert(r.notes.end(), node_notes.begin(), node_notes.end());
+    return ComparedSetup{sim_config(r), r.carbon, r.notes};
+  };
+}
+
+// The notes of the rows, each once, for the table.
+std::vector<std::string> distinct_notes(const Comparison& c) {
+  std::vector<std::string> notes;
+  for (const SetupRow& r : c.rows)
+    for (const auto& n : r.notes)
+      if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+  return notes;
+}
+
 }  // namespace
 
 Result Session::compare(const Request& request, const CompareOptions& o) const {
   const bool paths = impl_->settings.allow_paths;
-  const ResolvedRequest r = resolve_request(request, paths, false);
-  resolve_carbon(request, r.gpu, 1, paths);  // checks the carbon fields once, up front
+  std::string model_note;
+  const ModelSpec model = resolve_model(request, paths, &model_note);
+  refuse_file(request.gpu, "--gpu", paths);
+  const Gpu plotted = GpuCatalog::resolve_bundled(request.gpu, paths);  // the GPU type of the GPU-count plots
+  resolve_carbon(request, plotted, 1, paths);  // checks the carbon fields once, up front
+  std::optional<Node> asked_node;
+  if (request.scope == "node" && !request.node.empty()) {
+    refuse_file(request.node, "--node", paths);
+    asked_node = NodeCatalog::resolve_bundled(request.node);
+  }
   std::string note, scope_note;
-  const std::vector<Gpu> gpus = gpu_types(
-      o, [&](const Gpu& gpu, int n) { return resolve_carbon(request, gpu, n, paths); }, note, paths);
+  const CarbonFor row_carbon = [&](const Gpu& gpu, int n) {
+    std::vector<std::string> unused;
+    return resolve_carbon(row_request(request, asked_node, gpu, unused), gpu, n, paths);
+  };
+  const std::vector<Gpu> gpus = gpu_types(o, row_carbon, note, paths);
   const Request cf = comparable_scope(request, gpus, scope_note);
-  const CarbonInputs example = resolve_carbon(cf, r.gpu, 1, paths);
-  const CarbonFor carbon = [&](const Gpu& gpu, int n) { return resolve_carbon(cf, gpu, n, paths); };
+  const CarbonInputs example = resolve_carbon(cf, plotted, 1, paths);
+  const SetupFor setup_for = setup_resolver(cf, model, asked_node, !o.trace.empty(), paths);
+  const CarbonFor carbon = [&](const Gpu& gpu, int n) {  // a deployment's carbon inputs at its whole GPU count
+    std::vector<std::string> unused;
+    return resolve_carbon(row_request(cf, asked_node, gpu, unused), gpu, n, paths);
+  };
   if (!o.trace.empty() && (o.slo_ttft_ms > 0 || o.slo_tpot_ms > 0))
-    return run_capacity(o, r, carbon, gpus, impl_->settings.params);
+    return run_capacity(o, model, cf, setup_for, carbon, gpus, impl_->settings.params);
   const LoadedPredictor& p = impl_->predictor(request.predictor);
   for (int count : o.counts)
     if (count < 1 || count > 64) fail("--counts: expected GPU counts between 1 and 64, got {}", count);
@@ -260,27 +319,31 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
   const std::optional<double> slo_s = o.slo_ms ? std::optional<double>(*o.slo_ms / 1000) : std::nullopt;
   if (o.slo_ms && !(*o.slo_ms > 0)) fail("--slo-ms: expected a positive latency in milliseconds, got {}", *o.slo_ms);
   Result out;
-  out.warnings = r.notes;
+  if (!model_note.empty()) out.warnings.push_back(model_note);
   Comparison c;
   std::string subject;
+  const std::string asked_dtype = model.precision_for(request.dtype).to_string();
   if (o.trace.empty()) {
-    c = compare_request(*p.predictor, r.model, r.request, gpus, o.counts, carbon, slo_s);
-    subject = fmt::format("{}, batch {}, prompt {}, gen {}, {} ({})", r.model.id, r.request.batch,
-                          r.request.prompt_tokens, r.request.gen_tokens, r.request.precision.to_string(),
-                          r.request.engine);
+    c = compare_request(*p.predictor, gpus, o.counts, setup_for, slo_s);
+    subject = fmt::format("{}, batch {}, prompt {}, gen {}, {} ({})", model.id, request.batch, request.prompt_tokens,
+                          request.gen_tokens, asked_dtype, request.engine);
   } else {
     const LogShapes log = read_trace_shapes(o, out.warnings);
-    c = compare_log_shapes(*p.predictor, r.model, r.request, log.shapes, gpus, o.counts, carbon, slo_s, o.grid_ratio,
-                           o.threads);
-    subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log.requests, log.file.source, r.model.id,
-                          r.request.batch, r.request.precision.to_string(), r.request.engine);
+    c = compare_log_shapes(*p.predictor, log.shapes, gpus, o.counts, setup_for, slo_s, o.grid_ratio, o.threads);
+    subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log.requests, log.file.source, model.id,
+                          request.batch, asked_dtype, request.engine);
   }
   if (!o.plot_dir.empty()) {
-    const std::vector<SweepPoint> sweep = sweep_gpu_counts(*p.predictor, r.model, r.request, r.gpu, o.sweep_batches,
-                                                           o.sweep_prompts, o.counts, carbon);
+    const SweepSetupFor sweep_setup = [&](int n, long batch, long prompt) {
+      Request swept = cf;
+      swept.batch = batch, swept.prompt_tokens = prompt;
+      return setup_resolver(swept, model, asked_node, false, paths)(plotted, n);
+    };
+    const std::vector<SweepPoint> sweep =
+        sweep_gpu_counts(*p.predictor, o.sweep_batches, o.sweep_prompts, o.counts, sweep_setup);
     RunManifest manifest(manifest_in_folder(o.plot_dir));
     const std::string warning =
-        write_sweep(sweep, fmt::format("{} on {}, gen {}", r.model.id, r.gpu.id, r.request.gen_tokens), o.plot_dir);
+        write_sweep(sweep, fmt::format("{} on {}, gen {}", model.id, plotted.id, request.gen_tokens), o.plot_dir);
     manifest.commit();
     if (!warning.empty()) out.warnings.push_back(warning);
   }
@@ -313,9 +376,10 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
        (cf.scope == "gpu" ? "gpu (GPU board power)" : "node (wall power of the node named in each row, the used GPUs' share)") +
        "\n";
   if (!scope_note.empty()) t += "  " + scope_note + "\n";
+  for (const auto& n : distinct_notes(c)) t += "  note: " + n + "\n";
   if (!o.plot_dir.empty())
-    t += "  plots: " + o.plot_dir + "/co2-per-gpu.png, " + o.plot_dir + "/co2-total.png (GPU counts on " + r.gpu.id +
-         ")\n";
+    t += "  plots: " + o.plot_dir + "/co2-per-gpu.png, " + o.plot_dir + "/co2-total.png (GPU counts on " +
+         plotted.id + ")\n";
   return out;
 }
 

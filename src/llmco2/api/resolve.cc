@@ -2,6 +2,7 @@
 #include "api/resolve.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -24,6 +25,19 @@ double check_range(double value, double low, double high, const char* field, con
   return value;
 }
 
+// A power limit inside what the board can be set to: above its idle power (a cap at or below idle leaves nothing to
+// run on) and at most its TDP (nvidia-smi -pl refuses more than the board's maximum limit). 0: the TDP.
+double checked_power_cap_w(double cap_w, const Gpu& gpu) {
+  if (!std::isfinite(cap_w) || cap_w < 0)
+    fail("--power-cap: expected a GPU power limit in W (0: the TDP), got {}", cap_w);
+  if (cap_w > 0 && !(cap_w > gpu.idle_w && cap_w <= gpu.tdp_w))
+    fail("--power-cap {:g}: {} takes a power limit above its idle {:g} W and at most its TDP {:g} W", cap_w, gpu.id,
+         gpu.idle_w, gpu.tdp_w);
+  return cap_w;
+}
+
+}  // namespace
+
 ModelSpec resolve_model(const Request& r, bool allow_paths, std::string* note) {
   if (r.model_config) {
     if (!r.model_config->is_object()) fail("model_config: expected a config.json object");
@@ -40,23 +54,18 @@ ModelSpec resolve_model(const Request& r, bool allow_paths, std::string* note) {
   return ModelCatalog::bundled().resolve(r.model, note);
 }
 
-}  // namespace
-
 void refuse_file(const std::string& value, const char* field, bool allow_paths) {
   if (!allow_paths && value.ends_with(".json"))
     fail("{}: '{}' is a file name; here only catalog ids are accepted", field, value);
 }
 
-ResolvedRequest resolve_request(const Request& f, bool allow_paths, bool check_fit) {
-  std::string model_note;
-  ModelSpec model = resolve_model(f, allow_paths, &model_note);
-  refuse_file(f.gpu, "--gpu", allow_paths);
-  Gpu gpu = GpuCatalog::resolve_bundled(f.gpu, allow_paths);
-  llmco2::Request r;
+ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gpu& gpu, int gpus, bool allow_paths) {
+  ResolvedRequest out{model, gpu, {}, {}, checked_power_cap_w(f.power_cap_w, gpu), {}};
+  llmco2::Request& r = out.request;
   r.batch = f.batch;
   r.prompt_tokens = f.prompt_tokens;
   r.gen_tokens = f.gen_tokens;
-  r.gpus = f.gpus;
+  r.gpus = gpus;
   // The config's quantization_config sets the default; a type the GPU has no tensor-core path for runs as the engine
   // would fall back (e.g. fp8 on an A100: weight-only fp8, 16-bit compute), with a note.
   EnginePrecision precision = engine_precision(gpu, model.precision_for(f.dtype), f.engine);
@@ -64,16 +73,64 @@ ResolvedRequest resolve_request(const Request& f, bool allow_paths, bool check_f
   r.flash_attention = f.flash_attention;
   r.engine = f.engine;
   r.expert_parallel = f.expert_parallel;
-  validate_request(r, model);
-  std::vector<std::string> notes = std::move(precision.notes);
-  if (!model_note.empty()) notes.insert(notes.begin(), model_note);
-  if (r.expert_parallel && r.gpus == 1) notes.push_back("--expert-parallel on one GPU: every expert is on it already");
-  if (check_fit) {
-    check_memory_fit(model, r, gpu);
-    const MemoryPlan plan = plan_memory(model, r, gpu);
-    if (plan.waves > 1) notes.push_back(plan.note);
-  }
-  return {std::move(model), std::move(gpu), std::move(r), std::move(notes)};
+  validate_setup(r, model);
+  out.notes = std::move(precision.notes);
+  if (r.expert_parallel && r.gpus == 1) out.notes.push_back("--expert-parallel on one GPU: every expert is on it already");
+  out.carbon = resolve_carbon(f, gpu, gpus, allow_paths);
+  return out;
+}
+
+void check_request(ResolvedRequest& resolved) {
+  check_runs(resolved.model, resolved.request, resolved.gpu);
+  const MemoryPlan plan = plan_memory(resolved.model, resolved.request, resolved.gpu);
+  if (plan.waves > 1) resolved.notes.push_back(plan.note);
+}
+
+void check_serves_log(const ResolvedRequest& resolved) {
+  llmco2::Request shortest = resolved.request;  // one prompt token and one generated: the least a log asks
+  shortest.prompt_tokens = 1;
+  shortest.gen_tokens = 1;
+  check_runs(resolved.model, shortest, resolved.gpu);
+}
+
+namespace {
+
+// resolve_setup on the request's own model, GPU type and count.
+ResolvedRequest resolve_own_setup(const Request& f, bool allow_paths) {
+  std::string model_note;
+  const ModelSpec model = resolve_model(f, allow_paths, &model_note);
+  refuse_file(f.gpu, "--gpu", allow_paths);
+  ResolvedRequest r = resolve_setup(f, model, GpuCatalog::resolve_bundled(f.gpu, allow_paths), f.gpus, allow_paths);
+  if (!model_note.empty()) r.notes.insert(r.notes.begin(), model_note);
+  return r;
+}
+
+}  // namespace
+
+ResolvedRequest resolve_request(const Request& f, bool allow_paths) {
+  ResolvedRequest r = resolve_own_setup(f, allow_paths);
+  check_request(r);
+  return r;
+}
+
+ResolvedRequest resolve_log_setup(const Request& f, bool allow_paths) {
+  ResolvedRequest r = resolve_own_setup(f, allow_paths);
+  check_serves_log(r);
+  return r;
+}
+
+SimConfig sim_config(const ResolvedRequest& r) {
+  SimConfig config = config_for_request(r.model, r.gpu, r.request);
+  config.scenario.power_cap_w = r.power_cap_w;
+  return config;
+}
+
+Deployment deployment(const ResolvedRequest& r) {
+  Deployment d;
+  d.model = r.model, d.gpu = r.gpu, d.setup = r.request;
+  d.scope = r.carbon.scope;
+  d.power_cap_w = r.power_cap_w;
+  return d;
 }
 
 EnergyScope resolve_scope(const Request& f, const Gpu& gpu, bool allow_paths) {

@@ -1,6 +1,7 @@
-// api/resolve.h - a public Request resolved against the catalogs: the model, the GPU, the internal request, the
-// carbon inputs and the predictor. Internal to the core; the CLI's research commands (serve-sim, simulate, graph)
-// resolve through it too, so every command reads a request the same way.
+// api/resolve.h - a public Request resolved against the catalogs, in one place: the model, the setup on each GPU type
+// (precision after the GPU's fallbacks, scope, node, carbon inputs, power cap), the one fit check, and the predictor.
+// Internal to the core; the CLI's research commands (serve-sim, simulate, graph) resolve through it too, so every
+// command reads a request the same way.
 #pragma once
 
 #include <memory>
@@ -15,22 +16,51 @@
 #include "model/model_spec.h"
 #include "predictor/error_band.h"
 #include "predictor/predictor.h"
+#include "serving/serve_sim.h"
+#include "sim/label.h"
 
 namespace llmco2::api {
 
+// A request's setup as it runs on one GPU type and count: the model, the GPU, the engine's precision after that GPU's
+// fallbacks, the energy scope and node, the carbon inputs and the power cap, with a sentence for every change the
+// user should know about. Batch and tokens ride along in `request` as asked; they are not part of the setup.
 struct ResolvedRequest {
   ModelSpec model;
   Gpu gpu;
-  llmco2::Request request;
-  std::vector<std::string> notes;  // precision fallbacks and memory waves the user should know about
+  llmco2::Request request;         // GPUs, precision, engine, attention; batch and tokens as asked
+  CarbonInputs carbon;             // energy scope and node, region, intensity, PUE, the GPU's embodied figure
+  double power_cap_w = 0;          // each GPU's power limit; 0: its TDP
+  std::vector<std::string> notes;  // the model's source, precision fallbacks, memory waves, ...
 };
 
 // Throws Error naming `field` when `value` names a file (a .json path) and paths are not allowed.
 void refuse_file(const std::string& value, const char* field, bool allow_paths);
 
-// Looks up the model (the catalog, a posted config or, with `allow_paths`, a file) and the GPU, parses the precision
-// and checks the request against the model (and, with `check_fit`, that it fits the GPUs' memory). Throws Error.
-ResolvedRequest resolve_request(const Request& request, bool allow_paths, bool check_fit = true);
+// The request's model: the catalog, a posted config or, with `allow_paths`, a file; `note` says where it came from
+// when that is not obvious. Throws Error.
+ModelSpec resolve_model(const Request& request, bool allow_paths, std::string* note);
+
+// The one resolver: the setup of `request` on `gpus` x `gpu` (every command, the server and Python resolve through
+// it; compare once per row). Checks the setup against the model (GPU count, engine, experts) and the carbon and power
+// fields; token counts are neither checked nor used. Throws Error.
+ResolvedRequest resolve_setup(const Request& request, const ModelSpec& model, const Gpu& gpu, int gpus,
+                              bool allow_paths);
+
+// The one fit check of a request on its setup: batch, tokens and the model's context window, and the GPUs' memory
+// (a batch whose KV cache does not fit at once runs in waves: noted). Throws Error.
+void check_request(ResolvedRequest& resolved);
+// The fit check of a setup that serves a log (tokens from the log): the weights and the shortest request fit.
+void check_serves_log(const ResolvedRequest& resolved);
+
+// resolve_setup on the request's own GPU and count, then check_request.
+ResolvedRequest resolve_request(const Request& request, bool allow_paths);
+// resolve_setup on the request's own GPU and count for a log (its batch as given, tokens from the log), then
+// check_serves_log.
+ResolvedRequest resolve_log_setup(const Request& request, bool allow_paths);
+
+// What the predictors and the serving simulation take: the resolved setup with its tokens, its power cap included.
+SimConfig sim_config(const ResolvedRequest& resolved);
+Deployment deployment(const ResolvedRequest& resolved);
 
 // The energy scope for `gpu`: GPU scope, or its node (the request's, else the catalog's default for the GPU type;
 // GPU scope with the reason in `fallback` when the catalog has none). Throws Error naming the field.

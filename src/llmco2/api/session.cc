@@ -97,15 +97,10 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
 Result Session::predict(const Request& req) const {
-  if (!(req.power_cap_w >= 0) || !std::isfinite(req.power_cap_w))
-    fail("--power-cap: expected a GPU power limit in W (0: the TDP), got {}", req.power_cap_w);
-  const bool paths = impl_->settings.allow_paths;
-  const ResolvedRequest r = resolve_request(req, paths);
-  const CarbonInputs carbon = resolve_carbon(req, r.gpu, r.request.gpus, paths);
+  const ResolvedRequest r = resolve_request(req, impl_->settings.allow_paths);
+  const CarbonInputs& carbon = r.carbon;
   const LoadedPredictor& p = impl_->predictor(req.predictor);
-  SimConfig config = config_for_request(r.model, r.gpu, r.request);
-  config.scenario.power_cap_w = req.power_cap_w;
-  const Prediction prediction = p.predictor->predict(config);
+  const Prediction prediction = p.predictor->predict(sim_config(r));
   const Footprint f = footprint(prediction, carbon, p.bands ? &*p.bands : nullptr);
   const ServingFigures serving = serving_figures(r.request, prediction, f.energy_j);
   Result out;

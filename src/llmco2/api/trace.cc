@@ -52,7 +52,6 @@ RequestLog log_from_columns(const LogColumns& c) {
 // The setup of a log, resolved once: model, GPU, carbon inputs, predictor and the accountant's options.
 struct ScoringSetup {
   ResolvedRequest resolved;
-  CarbonInputs carbon;
   const LoadedPredictor* predictor = nullptr;
   llmco2::TraceOptions options;
 };
@@ -60,12 +59,7 @@ struct ScoringSetup {
 // (Session::Impl is Session's private type: deduced here, not named.)
 template <typename SessionImpl>
 ScoringSetup scoring_setup(const SessionImpl& impl, const Request& setup, const TraceOptions& o) {
-  const bool paths = impl.settings.allow_paths;
-  Request smallest = setup;  // tokens come from the log; the setup is checked on the smallest request
-  smallest.prompt_tokens = 1;
-  smallest.gen_tokens = 1;
-  ScoringSetup s{resolve_request(smallest, paths), {}, nullptr, {}};
-  s.carbon = resolve_carbon(setup, s.resolved.gpu, s.resolved.request.gpus, paths);
+  ScoringSetup s{resolve_log_setup(setup, impl.settings.allow_paths), nullptr, {}};
   s.predictor = &impl.predictor(setup.predictor);
   s.options.batch = s.resolved.request.batch;
   s.options.grid_ratio = o.grid_ratio;
@@ -85,8 +79,8 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
   if (!o.report_dir.empty()) manifest.emplace(manifest_in_folder(o.report_dir));
   const TraceAccount account = account_and_write_csv();
   const TraceContext context{source, format, setup_line(s.resolved), p.predictor->name(),
-                             carbon_inputs_lines(s.carbon), p.bands_note, s.options, s.carbon.scope.name(),
-                             s.carbon.scope.node ? s.carbon.scope.node->id : ""};
+                             carbon_inputs_lines(s.resolved.carbon), p.bands_note, s.options, s.resolved.carbon.scope.name(),
+                             s.resolved.carbon.scope.node ? s.resolved.carbon.scope.node->id : ""};
   if (manifest) {
     const std::string warning = write_trace_report(account, context, o.report_dir);
     if (!warning.empty()) out.warnings.push_back(warning);
@@ -110,7 +104,7 @@ Result Session::score_trace(const std::string& path, const Request& setup, const
   const std::string format = LogScanner(path).layout().format;  // an unreadable log fails before any output
   return scored(s, o, path, format, [&] {
     return account_trace_file(path, *s.predictor->predictor,
-                              config_for_request(s.resolved.model, s.resolved.gpu, s.resolved.request), s.carbon,
+                              sim_config(s.resolved), s.resolved.carbon,
                               s.predictor->bands ? &*s.predictor->bands : nullptr, s.options, file_options);
   });
 }
@@ -126,7 +120,7 @@ Result Session::Impl::score(RequestLog log, const Request& setup, const TraceOpt
     std::vector<RequestFigures> figures;
     const TraceAccount account =
         account_trace(log, *s.predictor->predictor,
-                      config_for_request(s.resolved.model, s.resolved.gpu, s.resolved.request), s.carbon,
+                      sim_config(s.resolved), s.resolved.carbon,
                       s.predictor->bands ? &*s.predictor->bands : nullptr, s.options,
                       o.by_request_csv.empty() ? nullptr : &figures);
     if (!o.by_request_csv.empty()) write_request_csv(figures, o.by_request_csv);

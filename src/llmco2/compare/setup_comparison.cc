@@ -13,21 +13,9 @@
 #include "core/json_io.h"
 #include "core/plot.h"
 #include "dataset/log_scanner.h"
-#include "features/memory_fit.h"
 
 namespace llmco2 {
 namespace {
-
-// Why `request` cannot run on `gpus` x `gpu` ("" when it can).
-std::string unavailable(const ModelSpec& model, const Request& request, const Gpu& gpu) {
-  try {
-    validate_request(request, model);
-    check_memory_fit(model, request, gpu);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 constexpr const char* kLogLatencyMeaning = "p90 request latency of the log";
 
@@ -40,12 +28,10 @@ void choose_best(Comparison& c, std::optional<double> slo_s) {
   }
 }
 
-// One setup to score: its row, GPU, request and carbon inputs.
+// One setup to score: its row and its resolved setup.
 struct SetupTask {
   size_t row = 0;
-  const Gpu* gpu = nullptr;
-  Request request;
-  CarbonInputs carbon;
+  ComparedSetup setup;
 };
 
 // Runs score on each task, `threads` at a time; an Error marks the task's row unavailable with its message.
@@ -58,7 +44,7 @@ void score_tasks(Comparison& c, const std::vector<SetupTask>& tasks, int threads
       const SetupTask& t = tasks[i];
       SetupRow& row = c.rows[t.row];
       try {
-        score(row, *t.gpu, t.request, t.carbon);
+        score(row, t.setup);
       } catch (const Error& e) {
         row.unavailable = e.what();
       } catch (...) {
@@ -75,11 +61,10 @@ void score_tasks(Comparison& c, const std::vector<SetupTask>& tasks, int threads
     if (failure) std::rethrow_exception(failure);
 }
 
-// Each setup that can serve `request` (tokens as given), with its carbon inputs, scored on `threads` workers; the
-// rest marked unavailable.
+// Each setup `setup_for` resolves, scored on `threads` workers; those it refuses marked unavailable with its reason.
 template <typename Score>
-Comparison for_each_setup(const ModelSpec& model, const Request& request, const std::vector<Gpu>& gpu_types,
-                          const std::vector<int>& counts, const CarbonFor& carbon, Score score, int threads = 1) {
+Comparison for_each_setup(const std::vector<Gpu>& gpu_types, const std::vector<int>& counts, const SetupFor& setup_for,
+                          Score score, int threads = 1) {
   Comparison c;
   std::vector<SetupTask> tasks;
   for (const Gpu& gpu : gpu_types)
@@ -87,17 +72,14 @@ Comparison for_each_setup(const ModelSpec& model, const Request& request, const 
       SetupRow row;
       row.gpu = gpu.id;
       row.gpus = gpus;
-      Request r = request;
-      r.gpus = gpus;
-      row.unavailable = unavailable(model, r, gpu);
-      if (row.unavailable.empty()) {
-        try {
-          CarbonInputs in = carbon(gpu, gpus);
-          row.scope = in.scope.node ? in.scope.node->id : "gpu";
-          tasks.push_back({c.rows.size(), &gpu, r, std::move(in)});
-        } catch (const Error& e) {
-          row.unavailable = e.what();
-        }
+      try {
+        ComparedSetup setup = setup_for(gpu, gpus);
+        row.scope = setup.carbon.scope.node ? setup.carbon.scope.node->id : "gpu";
+        row.dtype = setup.config.request.precision.to_string();
+        row.notes = setup.notes;
+        tasks.push_back({c.rows.size(), std::move(setup)});
+      } catch (const Error& e) {
+        row.unavailable = e.what();
       }
       c.rows.push_back(std::move(row));
     }
@@ -116,58 +98,48 @@ void fill_log_row(SetupRow& row, const TraceAccount& a) {
   row.embodied_known = !a.embodied_unknown;
 }
 
-Request smallest_request(Request request) {  // the setup must serve a 2-token request; longer ones count as skipped
-  request.prompt_tokens = 1;
-  request.gen_tokens = 1;
-  return request;
+TraceOptions log_options(const ComparedSetup& s, double grid_ratio) {
+  TraceOptions options;
+  options.batch = s.config.request.batch;
+  options.grid_ratio = grid_ratio;
+  return options;
 }
 
 }  // namespace
 
-Comparison compare_request(const Predictor& predictor, const ModelSpec& model, const Request& request,
-                           const std::vector<Gpu>& gpu_types, const std::vector<int>& counts, const CarbonFor& carbon,
-                           std::optional<double> slo_s) {
-  Comparison c = for_each_setup(model, request, gpu_types, counts, carbon,
-                                [&](SetupRow& row, const Gpu& gpu, const Request& r, const CarbonInputs& in) {
-                                  const Footprint f = footprint(predictor.predict(config_for_request(model, gpu, r)), in, nullptr);
-                                  row.energy_j = f.energy_j.total_or_sum().value_or(0);
-                                  row.latency_s = f.latency_s.total_or_sum().value_or(0);
-                                  row.operational_g = f.operational_g.total_or_sum().value_or(0);
-                                  row.embodied_g = f.embodied_g.total_or_sum().value_or(0);
-                                  row.embodied_known = !f.embodied_unknown;
-                                });
+Comparison compare_request(const Predictor& predictor, const std::vector<Gpu>& gpu_types,
+                           const std::vector<int>& counts, const SetupFor& setup_for, std::optional<double> slo_s) {
+  Comparison c = for_each_setup(gpu_types, counts, setup_for, [&](SetupRow& row, const ComparedSetup& s) {
+    const Footprint f = footprint(predictor.predict(s.config), s.carbon, nullptr);
+    row.energy_j = f.energy_j.total_or_sum().value_or(0);
+    row.latency_s = f.latency_s.total_or_sum().value_or(0);
+    row.operational_g = f.operational_g.total_or_sum().value_or(0);
+    row.embodied_g = f.embodied_g.total_or_sum().value_or(0);
+    row.embodied_known = !f.embodied_unknown;
+  });
   c.latency_meaning = "request latency";
   choose_best(c, slo_s);
   return c;
 }
 
-Comparison compare_log(const Predictor& predictor, const ModelSpec& model, const Request& request,
-                       const RequestLog& log, const std::vector<Gpu>& gpu_types, const std::vector<int>& counts,
-                       const CarbonFor& carbon, std::optional<double> slo_s, double grid_ratio) {
-  TraceOptions options;
-  options.batch = request.batch;
-  options.grid_ratio = grid_ratio;
-  Comparison c = for_each_setup(model, smallest_request(request), gpu_types, counts, carbon,
-                                [&](SetupRow& row, const Gpu& gpu, const Request& r, const CarbonInputs& in) {
-                                  fill_log_row(row, account_trace(log, predictor, config_for_request(model, gpu, r),
-                                                                  in, nullptr, options));
-                                });
+Comparison compare_log(const Predictor& predictor, const RequestLog& log, const std::vector<Gpu>& gpu_types,
+                       const std::vector<int>& counts, const SetupFor& setup_for, std::optional<double> slo_s,
+                       double grid_ratio) {
+  Comparison c = for_each_setup(gpu_types, counts, setup_for, [&](SetupRow& row, const ComparedSetup& s) {
+    fill_log_row(row, account_trace(log, predictor, s.config, s.carbon, nullptr, log_options(s, grid_ratio)));
+  });
   c.latency_meaning = kLogLatencyMeaning;
   choose_best(c, slo_s);
   return c;
 }
 
-Comparison compare_log_shapes(const Predictor& predictor, const ModelSpec& model, const Request& request,
-                              const std::vector<ShapeCount>& shapes, const std::vector<Gpu>& gpu_types,
-                              const std::vector<int>& counts, const CarbonFor& carbon, std::optional<double> slo_s,
-                              double grid_ratio, int threads) {
-  TraceOptions options;
-  options.batch = request.batch;
-  options.grid_ratio = grid_ratio;
+Comparison compare_log_shapes(const Predictor& predictor, const std::vector<ShapeCount>& shapes,
+                              const std::vector<Gpu>& gpu_types, const std::vector<int>& counts,
+                              const SetupFor& setup_for, std::optional<double> slo_s, double grid_ratio, int threads) {
   Comparison c = for_each_setup(
-      model, smallest_request(request), gpu_types, counts, carbon,
-      [&](SetupRow& row, const Gpu& gpu, const Request& r, const CarbonInputs& in) {
-        fill_log_row(row, account_shapes(shapes, predictor, config_for_request(model, gpu, r), in, nullptr, options));
+      gpu_types, counts, setup_for,
+      [&](SetupRow& row, const ComparedSetup& s) {
+        fill_log_row(row, account_shapes(shapes, predictor, s.config, s.carbon, nullptr, log_options(s, grid_ratio)));
       },
       worker_count(threads));
   c.latency_meaning = kLogLatencyMeaning;
@@ -175,20 +147,20 @@ Comparison compare_log_shapes(const Predictor& predictor, const ModelSpec& model
   return c;
 }
 
-std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const ModelSpec& model, const Request& request,
-                                         const Gpu& gpu, const std::vector<long>& batches,
+std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const std::vector<long>& batches,
                                          const std::vector<long>& prompts, const std::vector<int>& counts,
-                                         const CarbonFor& carbon) {
+                                         const SweepSetupFor& setup_for) {
   std::vector<SweepPoint> points;
   for (long batch : batches)
     for (long prompt : prompts)
       for (int gpus : counts) {
-        Request r = request;
-        r.batch = batch;
-        r.prompt_tokens = prompt;
-        r.gpus = gpus;
-        if (!unavailable(model, r, gpu).empty()) continue;
-        const Footprint f = footprint(predictor.predict(config_for_request(model, gpu, r)), carbon(gpu, gpus), nullptr);
+        ComparedSetup s;
+        try {
+          s = setup_for(gpus, batch, prompt);
+        } catch (const Error&) {
+          continue;  // a setup that cannot serve is left out of the plots
+        }
+        const Footprint f = footprint(predictor.predict(s.config), s.carbon, nullptr);
         const double operational = f.operational_g.total_or_sum().value_or(0);
         const double embodied = f.embodied_g.total_or_sum().value_or(0);
         points.push_back({batch, prompt, gpus, f.latency_s.total_or_sum().value_or(0), operational / gpus,

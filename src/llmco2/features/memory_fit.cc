@@ -216,4 +216,9 @@ void check_memory_fit(const ModelSpec& m, const Request& r, const Gpu& gpu) {
   fail("{} does not fit {} x {} ({}): {}; {}", m.id, r.gpus, gpu.id, r.precision.to_string(), plan.note, advice);
 }
 
+void check_runs(const ModelSpec& model, const Request& request, const Gpu& gpu) {
+  validate_request(request, model);
+  check_memory_fit(model, request, gpu);
+}
+
 }  // namespace llmco2

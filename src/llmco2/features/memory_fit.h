@@ -86,4 +86,8 @@ MemoryFit memory_fit(const ModelSpec& model, const Request& request, const Gpu& 
 // saying how many GPUs it needs (or that no count up to 64 does). A batch that fits only in waves passes.
 void check_memory_fit(const ModelSpec& model, const Request& request, const Gpu& gpu);
 
+// The one check that a request can run on its setup: validate_request (counts, context window, GPU split, engine)
+// and check_memory_fit. Throws Error.
+void check_runs(const ModelSpec& model, const Request& request, const Gpu& gpu);
+
 }  // namespace llmco2

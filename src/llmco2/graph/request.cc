@@ -52,12 +52,15 @@ void validate_counts(const Request& r, const ModelSpec& m) {
 }
 
 void validate_request(const Request& r, const ModelSpec& m) {
-  check_counts(r);
+  validate_counts(r, m);
+  validate_setup(r, m);
+}
+
+void validate_setup(const Request& r, const ModelSpec& m) {
   check_range("gpus", r.gpus, kMaxGpus);
   const auto& engines = known_engines();
   if (std::find(engines.begin(), engines.end(), r.engine) == engines.end())
     fail("--engine '{}' is unknown (expected {})", r.engine, join_or(engines));
-  check_context(r, m);
   if (m.heads % r.gpus != 0)
     fail("{} has {} attention heads, which {} GPUs cannot split evenly (use a divisor of {})", m.id, m.heads, r.gpus,
          m.heads);

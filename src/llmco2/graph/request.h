@@ -32,6 +32,8 @@ const std::vector<std::string>& known_engines();
 
 // Checks counts and divisibility against the model. Throws Error with one clear sentence.
 void validate_request(const Request& request, const ModelSpec& model);
+// Only the checks of the setup (GPU count and its divisibility, engine, experts, precision), not batch or tokens.
+void validate_setup(const Request& request, const ModelSpec& model);
 // Only the checks that depend on batch, prompt and gen (their ranges, the context window), with validate_request's
 // messages: for a request whose setup (GPUs, engine, precision) passed validate_request.
 void validate_counts(const Request& request, const ModelSpec& model);

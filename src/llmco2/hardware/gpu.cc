@@ -8,13 +8,23 @@
 namespace llmco2 {
 namespace {
 
-// Wider types a kernel can run in when the GPU lacks `dtype`, nearest first.
-std::vector<DType> fallbacks(DType dtype) {
+// The faster of the GPU's 16-bit tensor types by its datasheet peak (bf16 on a Gaudi 3, whose fp16 peak is a quarter
+// of its bf16 one; fp16 where the two are equal or bf16 is missing).
+DType fastest_sixteen_bit(const std::map<DType, double>& peaks) {
+  const auto bf16 = peaks.find(DType::bf16), fp16 = peaks.find(DType::fp16);
+  if (bf16 == peaks.end()) return DType::fp16;
+  return fp16 == peaks.end() || bf16->second > fp16->second ? DType::bf16 : DType::fp16;
+}
+
+// Wider types a kernel can run in when the GPU lacks `dtype`, nearest first; a narrow type falls back to the GPU's
+// fastest 16-bit type.
+std::vector<DType> fallbacks(DType dtype, const std::map<DType, double>& peaks) {
+  const DType sixteen = fastest_sixteen_bit(peaks);
   switch (dtype) {
-    case DType::int4: return {DType::int8, DType::fp16, DType::fp32};
-    case DType::fp4: case DType::mxfp4: case DType::nvfp4: return {DType::fp16, DType::fp32};
-    case DType::int8: return {DType::fp16, DType::fp32};
-    case DType::fp8: return {DType::fp16, DType::fp32};
+    case DType::int4: return {DType::int8, sixteen, DType::fp32};
+    case DType::fp4: case DType::mxfp4: case DType::nvfp4: return {sixteen, DType::fp32};
+    case DType::int8: return {sixteen, DType::fp32};
+    case DType::fp8: return {sixteen, DType::fp32};
     // bf16 cannot enter fp16 tensor cores (other exponent width): cuBLAS runs it on the CUDA cores in fp32 math.
     case DType::bf16: return {DType::fp32};
     case DType::fp16: return {DType::fp32};
@@ -48,7 +58,7 @@ ComputePeak Gpu::matrix_peak(DType dtype) const {
   const bool nvidia = vendor == "NVIDIA";
   if (auto it = dense_peak_ops_per_s.find(units); it != dense_peak_ops_per_s.end())
     return {units, it->second, "", dtype, nvidia && units == DType::fp32};
-  for (const DType wider : fallbacks(dtype)) {
+  for (const DType wider : fallbacks(dtype, dense_peak_ops_per_s)) {
     if (auto it = dense_peak_ops_per_s.find(wider); it != dense_peak_ops_per_s.end())
       return {wider, it->second,
               fmt::format("{} has no {} units: matrix kernels run in {}", id, dtype_name(units), dtype_name(wider)),

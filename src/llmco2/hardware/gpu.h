@@ -14,6 +14,7 @@ struct Link {
   std::string kind;                       // "nvlink4", "pcie-gen4-x16", ...
   double bandwidth_bytes_per_s = 0;       // per direction (half the vendor's bidirectional figure)
   int max_gpus = 0;                       // GPUs one link domain joins (a bridge joins 2)
+  bool operator==(const Link&) const = default;
 };
 
 // The throughput a kernel class can reach: the tensor (matrix) units at a data type, or the vector units.
@@ -79,6 +80,8 @@ struct Gpu {
   // lowers its clocks on GEMM-bound work where the 400 W SXM does not; docs/simulator.md, Power). Such a GPU is never
   // slower on the same work. The link compared is the one `gpus` GPUs of each type talk over.
   bool at_least_as_good_as(const Gpu& other, int gpus = 2) const;
+  // Field by field (the predictors' setup caches key on the value).
+  bool operator==(const Gpu&) const = default;
 };
 
 }  // namespace llmco2

@@ -47,6 +47,7 @@ struct MoeSpec {
   // HF transformers runs this architecture's experts as batched matmuls over all experts at inference (gpt-oss's
   // GptOssExperts), not in a Python loop over the experts (Mixtral, Qwen2/3-MoE, DeepSeek): no per-expert launches.
   bool batched_in_hf = false;
+  bool operator==(const MoeSpec&) const = default;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3): keys and values are compressed into one latent per token.
@@ -56,6 +57,7 @@ struct MlaSpec {
   long qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   long cached_elements() const { return kv_lora_rank + qk_rope_head_dim; }  // per token and layer
   long qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  bool operator==(const MlaSpec&) const = default;
 };
 
 // A Mamba-2 mixer (state-space duality): heads of head_dim channels, each with a state of state_dim per channel.
@@ -72,6 +74,7 @@ struct MambaSpec {
   long conv_channels() const { return inner() + 2L * groups * state_dim; }            // x, B, C
   long in_proj_width() const { return inner() + conv_channels() + heads; }            // z, xBC, dt
   double state_elements() const { return static_cast<double>(inner()) * state_dim; }  // ssm state per sequence
+  bool operator==(const MambaSpec&) const = default;
 };
 
 struct ModelSpec {
@@ -115,6 +118,8 @@ struct ModelSpec {
 
   // Dims per head that the rotary embedding turns: rotary_dim, or head_dim when it turns them all.
   int rotary_dims() const { return rotary_dim > 0 ? rotary_dim : head_dim; }
+  // Field by field: two specs read from the same config are equal (the predictors' setup caches key on the value).
+  bool operator==(const ModelSpec&) const = default;
 
   // The precision of a request: `spec` (--dtype; 16 means default_dtype) when given, else default_precision.
   Precision precision_for(std::string_view spec) const;

@@ -84,7 +84,7 @@ bool cheaper(const CapacityCandidate& a, const CapacityCandidate& b) {
 
 }  // namespace
 
-CapacityPlan plan_capacity(const RequestLog& log, const Deployment& base, const std::vector<Gpu>& gpu_types,
+CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types, const DeploymentFor& deployment_for,
                            const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
                            const CapacitySearch& search) {
   if (search.max_replicas < 1) fail("--max-replicas must be at least 1, got {}", search.max_replicas);
@@ -96,10 +96,8 @@ CapacityPlan plan_capacity(const RequestLog& log, const Deployment& base, const 
   for (const Gpu& gpu : gpu_types) {
     std::optional<size_t> best;
     for (int tp : search.tensor_parallel) {
-      Deployment d = base;
-      d.gpu = gpu, d.setup.gpus = tp;
       try {
-        d.scope = carbon(gpu, tp).scope;
+        const Deployment d = deployment_for(gpu, tp);
         scheduler_limits(d);  // throws when the weights leave no room for a KV cache
         const auto found = planner.fewest_replicas(d, search.max_replicas, plan.tried);
         if (found && (!best || cheaper(plan.tried[*found], plan.tried[*best]))) best = found;

@@ -42,10 +42,14 @@ struct CapacitySearch {
   bool progress = false;
 };
 
+// The deployment of one replica of `tensor_parallel` x `gpu`, resolved for that GPU type (its precision after the
+// GPU's fallbacks, its energy scope, the scheduler settings); throws Error when it cannot serve.
+using DeploymentFor = std::function<Deployment(const Gpu& gpu, int tensor_parallel)>;
+
 // For each GPU type and tensor-parallel degree whose weights fit, the fewest replicas meeting `slo` (a doubling then
 // a bisection over replicas: the latency quantiles fall as replicas are added). The cheapest of a GPU type is the one
-// with the fewest GPUs, then the least energy. `base` gives the model, precision, engine and scheduler settings.
-CapacityPlan plan_capacity(const RequestLog& log, const Deployment& base, const std::vector<Gpu>& gpu_types,
+// with the fewest GPUs, then the least energy.
+CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types, const DeploymentFor& deployment_for,
                            const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
                            const CapacitySearch& search);
 

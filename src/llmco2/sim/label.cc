@@ -99,7 +99,9 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
 
 bool same_setup(const SimConfig& a, const SimConfig& b) {
   const Request &x = a.request, &y = b.request;
-  return a.model == b.model && a.gpu == b.gpu && x.gpus == y.gpus && x.precision == y.precision &&
+  const bool same_model = a.model == b.model || (a.model && b.model && *a.model == *b.model);
+  const bool same_gpu = a.gpu == b.gpu || (a.gpu && b.gpu && *a.gpu == *b.gpu);
+  return same_model && same_gpu && x.gpus == y.gpus && x.precision == y.precision &&
          x.flash_attention == y.flash_attention && x.engine == y.engine && x.expert_parallel == y.expert_parallel &&
          a.scenario == b.scenario;
 }

@@ -35,7 +35,7 @@ struct SimConfig {
   WindowMeter meter;       // how the row's energy was metered (nvml_window_mean rows)
 };
 
-// Whether two configurations share their setup: the same model and GPU objects, GPU count, precision, attention
+// Whether two configurations share their setup: the same model and GPU (by value), GPU count, precision, attention
 // kernel, engine and scenario. They may differ in batch, prompt, gen, batch scale and meter.
 bool same_setup(const SimConfig& a, const SimConfig& b);
 
