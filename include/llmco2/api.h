@@ -47,7 +47,7 @@ struct Request {
   std::optional<double> embodied_kg;         // per GPU, the user's own figure
   // Which predictor answers. The default is the calibrated simulator: on sources held out of every fit it is closer
   // to the measurements than the GNN (docs/predictor.md, "Which predictor is the default").
-  std::string predictor = "sim";    // sim, llmco2, llmco2-log, phases, nnlqp, deepen or llmcarbon
+  std::string predictor = "sim";    // sim, llmco2, nnlqp, deepen or llmcarbon (others through Settings::model_file)
 };
 
 // A request from its JSON form, the one the HTTP API and the Python bindings take: the keys are the CLI's flags

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/predictor_flags.h"
 #include "cli/request_flags.h"
+#include "core/error.h"
 
 namespace llmco2::cli {
 
@@ -50,6 +51,8 @@ void add_compare_command(CLI::App& app) {
   command->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   command->callback([=] {
+    if (request->gpus != 1)
+      fail("--gpus {}: compare tries every GPU count of --counts (give --counts {})", request->gpus, request->gpus);
     api::CompareOptions options = *f;
     options.progress = !*quiet;
     const api::Result result = api::Session(*settings).compare(*request, options);

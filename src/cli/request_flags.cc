@@ -3,6 +3,11 @@
 
 #include <iostream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "graph/request.h"
+
 namespace llmco2::cli {
 
 void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
@@ -20,7 +25,7 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
   c.add_option("--dtype", r.dtype, "precision: bf16, fp16, fp8, int8, ... or per class, e.g. w8a16kv16, "
                                    "wfp8-afp8-kvbf16-blk (block-scaled fp8) (default: the checkpoint's own)");
   c.add_flag("--flash,!--no-flash", r.flash_attention, "fused flash attention (default) or eager attention kernels");
-  c.add_option("--engine", r.engine, "serving engine: vllm, hf-transformers, trt-llm, sglang, tgi, llama.cpp")
+  c.add_option("--engine", r.engine, "serving engine: " + fmt::format("{}", fmt::join(offered_engines(), ", ")))
       ->capture_default_str();
   c.add_option("--power-cap", r.power_cap_w, "each GPU's power limit in W (nvidia-smi -pl), above its idle power and "
                                             "at most its TDP; default: the TDP");

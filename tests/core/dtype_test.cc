@@ -54,7 +54,7 @@ TEST(Precision, W8a8ActivationsAre16BitBetweenKernels) {
   const Precision fp8_weights = parse_precision("wfp8afp8kvbf16", DType::bf16);
   EXPECT_EQ(fp8_weights.stored_activation_dtype(), DType::bf16);
   EXPECT_EQ(fp8_weights.attention_dtype(), DType::bf16);
-  const Precision all_fp8 = parse_precision("fp8", DType::bf16);
+  const Precision all_fp8 = parse_precision("wfp8afp8kvfp8", DType::bf16);
   EXPECT_EQ(all_fp8.stored_activation_dtype(), DType::bf16);
   EXPECT_EQ(all_fp8.attention_dtype(), DType::fp8);  // FlashAttention-3's fp8 path: queries and cache in fp8
   const Precision kv8 = parse_precision("w16a16kv8", DType::fp16);
@@ -114,6 +114,32 @@ TEST(Precision, ModelDefaultUnlessASpecIsGiven) {
 TEST(Precision, SingleNameSetsAllClasses) {
   const Precision p = parse_precision("fp16", DType::bf16);
   EXPECT_EQ(p, (Precision{DType::fp16, DType::fp16, DType::fp16}));
+}
+
+// A narrow single name sets the weights (and the activations where the format has them), never the KV cache: vLLM's
+// --quantization fp8 keeps a 16-bit cache unless --kv-cache-dtype fp8 is given; AWQ/GPTQ int4 and gpt-oss's MXFP4
+// are weight-only.
+TEST(Precision, NarrowSingleNamesLeaveTheKvCacheSixteenBit) {
+  EXPECT_EQ(parse_precision("fp8", DType::bf16), (Precision{DType::fp8, DType::fp8, DType::bf16}));
+  EXPECT_EQ(parse_precision("int8", DType::fp16), (Precision{DType::int8, DType::int8, DType::fp16}));
+  EXPECT_EQ(parse_precision("nvfp4", DType::bf16), (Precision{DType::nvfp4, DType::nvfp4, DType::bf16}));
+  EXPECT_EQ(parse_precision("int4", DType::bf16), (Precision{DType::int4, DType::bf16, DType::bf16}));
+  EXPECT_EQ(parse_precision("mxfp4", DType::bf16), (Precision{DType::mxfp4, DType::bf16, DType::bf16}));
+  // Per class: the cache changes only when named.
+  EXPECT_EQ(parse_precision("w8a8", DType::bf16), (Precision{DType::int8, DType::int8, DType::bf16}));
+  EXPECT_EQ(parse_precision("w8a8kv8", DType::bf16), (Precision{DType::int8, DType::int8, DType::int8}));
+  EXPECT_EQ(parse_precision("wfp8-afp8", DType::bf16), (Precision{DType::fp8, DType::fp8, DType::bf16}));
+  EXPECT_EQ(parse_precision("wfp8-afp8-kvfp8", DType::bf16), (Precision{DType::fp8, DType::fp8, DType::fp8}));
+  // The canonical text reads back to the same precision.
+  for (const char* spec : {"fp8", "int4", "w8a8kv8", "bf16", "wfp8-afp8-kvfp8-blk"})
+    EXPECT_EQ(parse_precision(parse_precision(spec, DType::bf16).to_string(), DType::bf16),
+              parse_precision(spec, DType::bf16)) << spec;
+}
+
+TEST(Precision, NamesAreCaseInsensitive) {
+  EXPECT_EQ(parse_precision("FP8", DType::bf16), parse_precision("fp8", DType::bf16));
+  EXPECT_EQ(parse_precision("W8A16KV16", DType::bf16), parse_precision("w8a16kv16", DType::bf16));
+  EXPECT_EQ(parse_precision("BF16", DType::fp16), (Precision{DType::bf16, DType::bf16, DType::bf16}));
 }
 
 TEST(Precision, BitWidthsPerClassUseTheConfigs16BitType) {

@@ -284,6 +284,9 @@ TEST(HfConfig, SlidingWindowLayers) {
   EXPECT_EQ(gemma2.layer_specs[0].attention.window_tokens, 4096);
   EXPECT_EQ(gemma2.layer_specs[1].attention.window_tokens, 0);
   const ModelSpec gemma3 = bundled("gemma-3-27b-it");  // 5 local layers per global layer
+  // Its text_config leaves max_position_embeddings out: Gemma3TextConfig's default, 131,072 tokens.
+  ASSERT_TRUE(gemma3.max_positions);
+  EXPECT_EQ(*gemma3.max_positions, 131072);
   EXPECT_EQ(gemma3.layer_specs[4].attention.window_tokens, 1024);
   EXPECT_EQ(gemma3.layer_specs[5].attention.window_tokens, 0);
   const ModelSpec oss = bundled("gpt-oss-20b");  // layer_types alternate, sliding first

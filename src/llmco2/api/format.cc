@@ -49,6 +49,7 @@ Json request_json(const ResolvedRequest& r) {
           {"dtype", r.request.precision.to_string()},
           {"engine", r.request.engine},
           {"expert_parallel", r.request.expert_parallel},
+          {"waves", r.waves},
           {"notes", r.notes}};
 }
 

@@ -25,12 +25,17 @@ double check_range(double value, double low, double high, const char* field, con
   return value;
 }
 
-// A power limit inside what the board can be set to: above its idle power (a cap at or below idle leaves nothing to
-// run on) and at most its TDP (nvidia-smi -pl refuses more than the board's maximum limit). 0: the TDP.
+// A power limit inside what the board can be set to: from its minimum limit (nvidia-smi -q's Min Power Limit; where
+// the catalog has none, above its idle power: a cap at idle leaves nothing to run on) to its TDP (nvidia-smi -pl
+// refuses more than the board's maximum). 0: the TDP.
 double checked_power_cap_w(double cap_w, const Gpu& gpu) {
   if (!std::isfinite(cap_w) || cap_w < 0)
     fail("--power-cap: expected a GPU power limit in W (0: the TDP), got {}", cap_w);
-  if (cap_w > 0 && !(cap_w > gpu.idle_w && cap_w <= gpu.tdp_w))
+  if (cap_w == 0) return cap_w;
+  if (gpu.min_power_limit_w && !(cap_w >= *gpu.min_power_limit_w && cap_w <= gpu.tdp_w))
+    fail("--power-cap {:g}: {} takes a power limit from {:g} W (its minimum) to {:g} W (its TDP)", cap_w, gpu.id,
+         *gpu.min_power_limit_w, gpu.tdp_w);
+  if (!(cap_w > gpu.idle_w && cap_w <= gpu.tdp_w))
     fail("--power-cap {:g}: {} takes a power limit above its idle {:g} W and at most its TDP {:g} W", cap_w, gpu.id,
          gpu.idle_w, gpu.tdp_w);
   return cap_w;
@@ -60,7 +65,10 @@ void refuse_file(const std::string& value, const char* field, bool allow_paths) 
 }
 
 ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gpu& gpu, int gpus, bool allow_paths) {
-  ResolvedRequest out{model, gpu, {}, {}, checked_power_cap_w(f.power_cap_w, gpu), {}};
+  const auto& engines = offered_engines();
+  if (std::find(engines.begin(), engines.end(), f.engine) == engines.end())
+    fail("--engine '{}' is unknown (expected {})", f.engine, join_or(engines));
+  ResolvedRequest out{model, gpu, {}, {}, checked_power_cap_w(f.power_cap_w, gpu), {}, 1, f.batch, f.batch};
   llmco2::Request& r = out.request;
   r.batch = f.batch;
   r.prompt_tokens = f.prompt_tokens;
@@ -83,6 +91,9 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
 void check_request(ResolvedRequest& resolved) {
   check_runs(resolved.model, resolved.request, resolved.gpu);
   const MemoryPlan plan = plan_memory(resolved.model, resolved.request, resolved.gpu);
+  resolved.waves = plan.waves;
+  resolved.sequences_per_wave = plan.sequences_per_wave;
+  resolved.last_wave_sequences = plan.last_wave_sequences;
   if (plan.waves > 1) resolved.notes.push_back(plan.note);
 }
 
@@ -196,8 +207,9 @@ CarbonInputs resolve_carbon(const Request& f, const Gpu& gpu, int gpus, bool all
 }
 
 const std::vector<std::string>& predictor_names() {
-  static const std::vector<std::string> names = {"llmco2", "llmco2-log", "phases", "nnlqp", "deepen", "llmcarbon",
-                                                 "sim"};
+  // The bundled predictors (data/predictors) and the simulator; llmco2 train makes the others (llmco2-log, phases),
+  // which --model-file then reads.
+  static const std::vector<std::string> names = {"llmco2", "nnlqp", "deepen", "llmcarbon", "sim"};
   return names;
 }
 

@@ -31,6 +31,9 @@ struct ResolvedRequest {
   CarbonInputs carbon;             // energy scope and node, region, intensity, PUE, the GPU's embodied figure
   double power_cap_w = 0;          // each GPU's power limit; 0: its TDP
   std::vector<std::string> notes;  // the model's source, precision fallbacks, memory waves, ...
+  // How the batch runs (check_request sets them): in `waves` one after the other when its KV cache does not fit at
+  // once, `sequences_per_wave` at a time, the last wave `last_wave_sequences`.
+  long waves = 1, sequences_per_wave = 0, last_wave_sequences = 0;
 };
 
 // Throws Error naming `field` when `value` names a file (a .json path) and paths are not allowed.

@@ -43,13 +43,31 @@ struct ServingFigures {
   double tokens_per_s = 0, energy_per_1k_output_tokens_j = 0;
 };
 
-// `energy_j`: the footprint's (in its scope).
-ServingFigures serving_figures(const llmco2::Request& request, const Prediction& p, const PhaseValues& energy_j) {
+// What one sequence sees when the batch runs in `waves` (the KV cache holds `per_wave` sequences at once, the last
+// wave `last`): the waves run one after the other, each a prefill then its decode, taken as alike (the total over
+// the waves). A sequence of wave k waits for the k waves before it, then its own prefill: the mean TTFT over the
+// batch's sequences; its tokens come at its own wave's pace: TPOT = one wave's decode / (gen - 1). One wave: the
+// batch's prefill and decode.
+ServingFigures per_sequence_figures(const ResolvedRequest& r, const Prediction& p) {
   ServingFigures s;
-  const double output_tokens = static_cast<double>(request.batch * request.gen_tokens);
-  s.ttft_s = p.latency_s.prefill;
-  if (p.latency_s.decode && request.gen_tokens > 1)
-    s.tpot_s = *p.latency_s.decode / static_cast<double>(request.gen_tokens - 1);
+  const double waves = static_cast<double>(std::max(1L, r.waves));
+  const double prefill_s = p.latency_s.prefill.value_or(0) / waves, decode_s = p.latency_s.decode.value_or(0) / waves;
+  if (p.latency_s.prefill) {
+    double waiting_s = 0;  // sum over sequences of the waves before theirs
+    for (long k = 0; k < r.waves; ++k) {
+      const long sequences = k + 1 < r.waves ? r.sequences_per_wave : r.last_wave_sequences;
+      waiting_s += static_cast<double>(sequences) * static_cast<double>(k) * (prefill_s + decode_s);
+    }
+    s.ttft_s = prefill_s + (r.waves > 1 ? waiting_s / static_cast<double>(r.request.batch) : 0.0);
+  }
+  if (p.latency_s.decode && r.request.gen_tokens > 1) s.tpot_s = decode_s / static_cast<double>(r.request.gen_tokens - 1);
+  return s;
+}
+
+// `energy_j`: the footprint's (in its scope). Throughput and energy per token are the whole batch's.
+ServingFigures serving_figures(const ResolvedRequest& r, const Prediction& p, const PhaseValues& energy_j) {
+  ServingFigures s = per_sequence_figures(r, p);
+  const double output_tokens = static_cast<double>(r.request.batch * r.request.gen_tokens);
   if (p.latency_s.total && *p.latency_s.total > 0) s.tokens_per_s = output_tokens / *p.latency_s.total;
   if (energy_j.total) s.energy_per_1k_output_tokens_j = *energy_j.total / output_tokens * 1000;
   return s;
@@ -57,7 +75,7 @@ ServingFigures serving_figures(const llmco2::Request& request, const Prediction&
 
 Json serving_json(const ServingFigures& s, const Prediction& p) {
   Json j;
-  j["ttft_s"] = s.ttft_s ? Json(*s.ttft_s) : Json();
+  j["ttft_s"] = s.ttft_s ? Json(*s.ttft_s) : Json();  // one sequence's, as serving benchmarks report them
   j["tpot_s"] = s.tpot_s ? Json(*s.tpot_s) : Json();
   j["output_tokens_per_s"] = s.tokens_per_s;
   j["energy_per_1k_output_tokens_j"] = s.energy_per_1k_output_tokens_j;
@@ -102,7 +120,7 @@ Result Session::predict(const Request& req) const {
   const LoadedPredictor& p = impl_->predictor(req.predictor);
   const Prediction prediction = p.predictor->predict(sim_config(r));
   const Footprint f = footprint(prediction, carbon, p.bands ? &*p.bands : nullptr);
-  const ServingFigures serving = serving_figures(r.request, prediction, f.energy_j);
+  const ServingFigures serving = serving_figures(r, prediction, f.energy_j);
   Result out;
   out.warnings = r.notes;
   out.figures = key_figures(f, serving);
@@ -172,7 +190,8 @@ Json Session::gpus() const {
     list.push_back({{"id", gpu.id}, {"name", gpu.name}, {"vendor", gpu.vendor}, {"architecture", gpu.architecture},
                     {"dense_peak_ops_per_s", peaks}, {"memory_bytes", gpu.memory_bytes},
                     {"memory_bandwidth_bytes_per_s", gpu.memory_bandwidth_bytes_per_s}, {"tdp_w", gpu.tdp_w},
-                    {"idle_w", gpu.idle_w}, {"link", link.kind},
+                    {"idle_w", gpu.idle_w},
+                    {"min_power_limit_w", gpu.min_power_limit_w ? Json(*gpu.min_power_limit_w) : Json()}, {"link", link.kind},
                     {"link_bytes_per_s_per_direction", link.bandwidth_bytes_per_s}, {"source", gpu.source}});
   }
   return list;

@@ -1,6 +1,8 @@
 // core/dtype.cc - data type names, sizes and the precision spec parser.
 #include "core/dtype.h"
 
+#include <cctype>
+
 #include <array>
 #include <utility>
 #include <vector>
@@ -54,8 +56,8 @@ bool split_classes(std::string_view spec, std::string_view& w, std::string_view&
   w = spec.substr(1, a_pos - 1);
   const auto kv_pos = spec.find("kv", a_pos + 1);
   a = spec.substr(a_pos + 1, kv_pos == std::string_view::npos ? std::string_view::npos : kv_pos - a_pos - 1);
-  kv = kv_pos == std::string_view::npos ? a : spec.substr(kv_pos + 2);
-  return !w.empty() && !a.empty() && !kv.empty();
+  kv = kv_pos == std::string_view::npos ? std::string_view() : spec.substr(kv_pos + 2);
+  return !w.empty() && !a.empty() && (kv_pos == std::string_view::npos || !kv.empty());
 }
 
 std::vector<std::string_view> split_dashes(std::string_view spec) {
@@ -68,7 +70,11 @@ std::vector<std::string_view> split_dashes(std::string_view spec) {
   }
 }
 
-// "wint8-abf16-kvfp8", "wbf16-moemxfp4-abf16-kvbf16": one class per part, kv defaulting to a.
+// The KV cache of a spec that does not name it: the activations' type when 16-bit or wider, else 16 bits (engines
+// quantise the cache only when asked).
+DType unnamed_kv(DType activations, DType default16) { return is_wide(activations) ? activations : default16; }
+
+// "wint8-abf16-kvfp8", "wbf16-moemxfp4-abf16-kvbf16": one class per part, kv as unnamed_kv when absent.
 Precision parse_dashed(std::string_view spec, DType default16) {
   std::optional<DType> w, a, kv, moe;
   bool block_scaled = false;
@@ -87,7 +93,7 @@ Precision parse_dashed(std::string_view spec, DType default16) {
            "separated by '-')", spec, part);
   }
   if (!w || !a) fail("--dtype '{}': both the weights (w...) and the activations (a...) are needed", spec);
-  Precision p{*w, *a, kv.value_or(*a), moe};
+  Precision p{*w, *a, kv.value_or(unnamed_kv(*a, default16)), moe};
   if (block_scaled && !p.one_byte_gemms())
     fail("--dtype '{}': 'blk' (block-scaled) needs 1-byte weights and activations (fp8 or int8)", spec);
   p.block_scaled = block_scaled;
@@ -154,21 +160,45 @@ DType Precision::unquantised_dtype() const {
 }
 
 std::string Precision::to_string() const {
-  if (weights == activations && activations == kv_cache && !expert_weights && !block_scaled)
+  // A single name only where parsing it gives this precision back (16- and 32-bit types set every class).
+  if (weights == activations && activations == kv_cache && !expert_weights && !block_scaled && is_wide(weights))
     return std::string(dtype_name(weights));
   const std::string moe = expert_weights ? fmt::format("-moe{}", dtype_name(*expert_weights)) : "";
   return fmt::format("w{}{}-a{}-kv{}{}", dtype_name(weights), moe, dtype_name(activations), dtype_name(kv_cache),
                      block_scaled ? "-blk" : "");
 }
 
-Precision parse_precision(std::string_view spec, DType default16) {
+namespace {
+
+// What a single name sets: the weights, and the activations where the format has them (fp8, int8 and NVFP4 GEMMs
+// take quantised activations; int4 and MXFP4 checkpoints, AWQ/GPTQ and gpt-oss, are weight-only). The KV cache stays
+// 16-bit: vLLM, SGLang and TGI quantise it only when asked (--kv-cache-dtype), so a narrow cache must be named (kv8,
+// kvfp8). A 16- or 32-bit name sets every class.
+Precision single_name(DType dtype, DType default16) {
+  if (is_wide(dtype)) return {dtype, dtype, dtype};
+  const bool weight_only = dtype == DType::int4 || dtype == DType::mxfp4;
+  return {dtype, weight_only ? default16 : dtype, default16};
+}
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+Precision parse_precision(std::string_view spec_as_given, DType default16) {
+  const std::string lowered = lowercase(spec_as_given);  // FP8, BF16, W8A16: names are case-insensitive
+  const std::string_view spec = lowered;
   if (spec.find('-') != std::string_view::npos) return parse_dashed(spec, default16);
-  if (auto dtype = find_name(spec)) return {*dtype, *dtype, *dtype};
+  if (auto dtype = find_name(spec)) return single_name(*dtype, default16);
   std::string_view w, a, kv;
   if (!split_classes(spec, w, a, kv))
     fail("--dtype '{}': expected a data type (bf16, fp16, fp8, int8, ...) or per-class bits like w8a16kv16", spec);
-  return {parse_class_token(spec, w, default16), parse_class_token(spec, a, default16),
-          parse_class_token(spec, kv, default16)};
+  const DType activations = parse_class_token(spec, a, default16);
+  return {parse_class_token(spec, w, default16), activations,
+          kv.empty() ? unnamed_kv(activations, default16) : parse_class_token(spec, kv, default16)};
 }
 
 Precision precision_or_default(std::string_view spec, DType model_default) {

@@ -77,10 +77,12 @@ struct Precision {
 // Stored bytes per element of `weights` used with `activations` (see Precision::weight_bytes_per_element).
 double stored_weight_bytes(DType weights, DType activations);
 
-// Parses a precision spec. Accepted forms:
-//   "bf16"                         all three tensor classes
-//   "w8a16kv16", "w4a16"           bit widths per class (kv defaults to a); 16 means `default16`, 8 int8, 4 int4,
-//                                  32 fp32
+// Parses a precision spec, case-insensitive. Accepted forms:
+//   "bf16"                         a 16- or 32-bit type: all three tensor classes
+//   "fp8", "int8", "nvfp4", "fp4"  the weights and activations (W8A8, W4A4); "int4", "mxfp4": the weights only
+//                                  (W4A16). The KV cache stays 16-bit (`default16`): name it to change it (kvfp8)
+//   "w8a16kv16", "w4a16"           bit widths per class (kv: the activations' type when 16-bit or wider, else
+//                                  `default16`); 16 means `default16`, 8 int8, 4 int4, 32 fp32
 //   "wfp8afp8kvfp8"                dtype names per class
 //   "wbf16-moemxfp4-abf16-kvbf16"  classes separated by '-' (what to_string prints); "moe" sets the routed experts
 //   "wfp8-afp8-kvbf16-blk"         "blk": block-scaled (Precision::block_scaled), for 1-byte weights and activations

@@ -28,6 +28,16 @@ const std::vector<std::string>& known_engines() {
   return engines;
 }
 
+const std::vector<std::string>& offered_engines() {
+  static const std::vector<std::string> engines = [] {
+    std::vector<std::string> out;
+    for (const auto& e : known_engines())
+      if (e != "unknown") out.push_back(e);
+    return out;
+  }();
+  return engines;
+}
+
 int kv_heads_per_gpu(int kv_heads, int gpus) { return kv_heads >= gpus ? kv_heads / gpus : 1; }
 
 namespace {
@@ -60,7 +70,7 @@ void validate_setup(const Request& r, const ModelSpec& m) {
   check_range("gpus", r.gpus, kMaxGpus);
   const auto& engines = known_engines();
   if (std::find(engines.begin(), engines.end(), r.engine) == engines.end())
-    fail("--engine '{}' is unknown (expected {})", r.engine, join_or(engines));
+    fail("--engine '{}' is unknown (expected {})", r.engine, join_or(offered_engines()));
   if (m.heads % r.gpus != 0)
     fail("{} has {} attention heads, which {} GPUs cannot split evenly (use a divisor of {})", m.id, m.heads, r.gpus,
          m.heads);

@@ -27,8 +27,11 @@ struct Request {
   bool expert_parallel = false;
 };
 
-// Serving engines llmco2 knows ("vllm", "hf-transformers", "trt-llm", ...).
+// Serving engines llmco2 knows ("vllm", "hf-transformers", "trt-llm", ...), "unknown" included: the engine of a
+// measured row whose runner did not name one.
 const std::vector<std::string>& known_engines();
+// The engines a request may name: known_engines() without "unknown". Every interface offers and accepts these.
+const std::vector<std::string>& offered_engines();
 
 // Checks counts and divisibility against the model. Throws Error with one clear sentence.
 void validate_request(const Request& request, const ModelSpec& model);

@@ -48,6 +48,7 @@ struct Gpu {
   Link host_link;                // PCIe
   double tdp_w = 0;
   double idle_w = 0;
+  std::optional<double> min_power_limit_w;  // the lowest power limit the board accepts (nvidia-smi -q), where sourced
   std::optional<double> die_area_mm2;
   std::string process;
   std::optional<double> process_nm;

@@ -569,6 +569,16 @@ const std::vector<std::string>& supported_families() {
 
 namespace {
 
+// The context window of a family whose configs leave it out: the config class's default. transformers'
+// Gemma3TextConfig has max_position_embeddings=131072 by default (configuration_gemma3.py), Google's Gemma 3 model
+// card a "128K context window" for the 4B, 12B and 27B models. BLOOM (ALiBi: no position table) and Falcon (rotary,
+// which HF transformers extends) get none: they ran beyond their 2,048 training tokens in public measurements
+// (Splitwise's BLOOM-176B, Wilkins et al.'s Falcon-7B/40B up to 4,096 tokens under HF transformers).
+std::optional<long> default_context_tokens(std::string_view family) {
+  if (family == "gemma3_text") return 131072;
+  return std::nullopt;
+}
+
 void read_shape(const ConfigReader& c, ModelSpec& m) {
   m.hidden = c.count({"hidden_size", "n_embd", "n_embed", "d_model"});
   m.layers = static_cast<int>(c.count({"num_hidden_layers", "n_layer", "num_layers"}));
@@ -583,6 +593,7 @@ void read_shape(const ConfigReader& c, ModelSpec& m) {
   m.vocab = m.family == "gemma3_text" && !c.has("vocab_size") ? 262208 : c.count({"vocab_size"});
   if (auto positions = c.find({"max_position_embeddings", "n_positions"}))
     m.max_positions = c.checked_count("max_position_embeddings", *positions);
+  else m.max_positions = default_context_tokens(m.family);
 }
 
 // Falcon: parallel attention and MLP reading the layer's input (one norm; two, ln_attn and ln_mlp, in the new

@@ -1,0 +1,107 @@
+// Every knob an interface offers works as offered or is refused with why: predictors, engines, power caps, context
+// windows; and requests that resolve to the same setup share the predictors' prepared state.
+#include <gtest/gtest.h>
+
+#include "api/resolve.h"
+#include "graph/request.h"
+#include "hardware/gpu_catalog.h"
+#include "llmco2/api.h"
+#include "model/model_catalog.h"
+#include "sim/label.h"
+#include "support/error_of.h"
+
+namespace llmco2::api {
+namespace {
+
+using testing_support::error_of;
+
+TEST(Knobs, EveryOfferedPredictorAnswers) {
+  const Session session;
+  for (const std::string& name : predictor_names()) {
+    Request r;
+    r.predictor = name;
+    EXPECT_GT(session.predict(r).figures.energy_j, 0) << name;
+  }
+}
+
+TEST(Knobs, TheEnginesOfferedAreTheEnginesAccepted) {
+  Request r;
+  r.engine = "unknown";  // a measured row's placeholder, not an engine a request may name
+  const std::string why = error_of([&] { Session().predict(r); });
+  EXPECT_NE(why.find("--engine 'unknown' is unknown"), std::string::npos) << why;
+  for (const std::string& engine : offered_engines()) {
+    EXPECT_NE(why.find(engine), std::string::npos) << engine;
+    EXPECT_NE(engine, "unknown");
+  }
+}
+
+// A cap is a limit inside the board's range, as nvidia-smi -pl takes it: from its minimum limit to its TDP.
+TEST(Knobs, APowerCapOutsideTheBoardsRangeIsRefusedNamingIt) {
+  const Gpu h100 = GpuCatalog::bundled().resolve("h100-sxm");
+  Request r;
+  r.power_cap_w = 100;  // nvidia-smi -pl 100 on an H100 SXM: "should be between 200.00 W and 700.00 W"
+  EXPECT_EQ(error_of([&] { Session().predict(r); }),
+            "--power-cap 100: h100-sxm takes a power limit from 200 W (its minimum) to 700 W (its TDP)");
+  r.power_cap_w = h100.tdp_w + 1;
+  EXPECT_NE(error_of([&] { Session().predict(r); }).find("to 700 W (its TDP)"), std::string::npos);
+  r.power_cap_w = 200;
+  EXPECT_GT(Session().predict(r).figures.energy_j, 0);
+  // A board whose minimum the catalog lacks: above its idle power.
+  r.gpu = "b200";
+  r.power_cap_w = GpuCatalog::bundled().resolve("b200").idle_w;
+  EXPECT_NE(error_of([&] { Session().predict(r); }).find("above its idle"), std::string::npos);
+  r.gpu = "h100-sxm";
+  // A cap at the TDP is no cap: the same figures as none.
+  r.power_cap_w = h100.tdp_w;
+  const Figures capped = Session().predict(r).figures;
+  const Figures plain = Session().predict(Request{}).figures;
+  EXPECT_DOUBLE_EQ(capped.energy_j, plain.energy_j);
+  EXPECT_DOUBLE_EQ(capped.latency_s, plain.latency_s);
+}
+
+TEST(Knobs, APromptBeyondTheContextWindowIsRefusedNamingIt) {
+  Request r;
+  r.model = "gemma-3-27b-it";
+  r.prompt_tokens = 1000000;
+  const std::string why = error_of([&] { Session().predict(r); });
+  EXPECT_NE(why.find("context window of 131072 tokens"), std::string::npos) << why;
+}
+
+// Two resolutions of one request are two objects with one value: the setup cache (same_setup) treats them as one.
+TEST(Knobs, TheSetupCacheKeysOnTheSetupsValue) {
+  const ResolvedRequest a = resolve_request(Request{}, true), b = resolve_request(Request{}, true);
+  const SimConfig x = sim_config(a), y = sim_config(b);
+  ASSERT_NE(x.model.get(), y.model.get());
+  EXPECT_TRUE(same_setup(x, y));
+  SimConfig other_gpu = y;
+  Gpu nvl = *y.gpu;
+  nvl.tdp_w -= 1;
+  other_gpu.gpu = std::make_shared<const Gpu>(nvl);
+  EXPECT_FALSE(same_setup(x, other_gpu));
+}
+
+// A batch whose KV cache holds S sequences runs 2S in two waves, one after the other: each sequence sees the pace of
+// one wave (TPOT of a batch of S), the second wave's sequences wait for the first (mean TTFT = prefill + half a
+// wave), and the request's total is two waves'.
+TEST(Knobs, WavesReportWhatOneSequenceSees) {
+  Request r;
+  r.model = "llama-3.1-8b", r.gpu = "l4", r.gpus = 2, r.batch = 512, r.prompt_tokens = 4096;
+  r.gen_tokens = 128;
+  const long per_wave = resolve_request(r, true).sequences_per_wave;
+  ASSERT_GT(per_wave, 1);
+  ASSERT_LT(per_wave, 256);
+  r.batch = per_wave;
+  const Figures one = Session().predict(r).figures;
+  r.batch = 2 * per_wave;
+  const Result two_waves = Session().predict(r);
+  EXPECT_EQ(two_waves.json["waves"], 2);
+  const Figures two = two_waves.figures;
+  ASSERT_TRUE(one.tpot_s && two.tpot_s);
+  EXPECT_NEAR(*two.tpot_s, *one.tpot_s, 1e-9 * *one.tpot_s);
+  const double wave_s = one.latency_s;
+  EXPECT_NEAR(two.latency_s, 2 * wave_s, 1e-9 * wave_s);
+  EXPECT_NEAR(two.ttft_s, one.ttft_s + wave_s / 2, 1e-9 * wave_s);
+}
+
+}  // namespace
+}  // namespace llmco2::api
