@@ -3,36 +3,131 @@
 The same C++ core as the ``llmco2`` command line and its HTTP server (include/llmco2/api.h): every answer here equals
 the CLI's ``--format json`` for the same request. Keywords are the CLI's flags (model, gpu, gpus, batch, prompt, gen,
 dtype, flash, engine, expert_parallel, power_cap, scope, node, region, ci, pue, lifetime, embodied_basis,
-embodied_kg, predictor) plus
-model_config (a config.json as a dict). Bad input raises llmco2.Error (a ValueError) with the CLI's message.
+embodied_kg, predictor) plus model_config (a config.json as a dict); ``help(llmco2.predict)`` lists each with its
+unit and default. Bad input raises llmco2.Error (a ValueError) with the CLI's message.
 
     >>> import llmco2
     >>> r = llmco2.predict(model="llama-3.1-8b", gpu="h100-sxm", batch=1, prompt=1024, gen=128, region="FRA")
     >>> r["energy_j"]["total"], r["co2_g"]["total"]["total"]
 """
 
-from ._core import (Error, compare, gpus, models, nodes, regions, request_keys, score_requests, score_trace,
-                    versions)
-from ._core import predict as _predict
-from ._core import predict_many as _predict_many
+from __future__ import annotations
+
+import inspect
+
+from ._core import Error, gpus, models, nodes, regions, request_keys, versions
+from . import _core
 
 __all__ = ["Error", "predict", "predict_many", "compare", "score_trace", "score_requests", "models", "gpus", "nodes",
            "regions", "versions", "request_keys"]
 
+# What each keyword means, with its unit; its default is the signature's (api::Request's, checked by the tests).
+# None stands for api::Request's empty or absent value: the default the description names.
+_MEANING = {
+    "model": "bundled model id (llmco2.models()), Hugging Face repo id, a config.json path or a Hugging Face "
+             "snapshot folder; with model_config, the name the answer gives the model",
+    "model_config": "a config.json's content (a dict), used instead of the catalog",
+    "gpu": "GPU id (llmco2.gpus()), alias (h100), nvidia-smi name or a GPU JSON path",
+    "gpus": "number of GPUs, tensor parallel",
+    "batch": "sequences per batch",
+    "prompt": "prompt tokens per sequence",
+    "gen": "generated (output) tokens per sequence",
+    "dtype": "precision: bf16, fp16, fp8, int8, ... or per tensor class (w8a16kv16, wfp8afp8kvfp8); None: the "
+             "config's quantization_config, else its torch_dtype",
+    "flash": "fused flash attention; False: eager attention kernels",
+    "engine": "serving engine: vllm, vllm-eager, vllm-v0, sglang, trt-llm, tgi, llama.cpp, deepspeed, "
+              "hf-transformers",
+    "expert_parallel": "a mixture of experts over the GPUs with whole experts per GPU (vLLM's "
+                       "--enable-expert-parallel)",
+    "power_cap": "each GPU's power limit, W (nvidia-smi -pl), above its idle power; 0 = the TDP",
+    "scope": "energy counted: \"node\" (the server node at the wall, the used GPUs' share) or \"gpu\" (the GPU "
+             "boards, as NVML reads them)",
+    "node": "server node id (llmco2.nodes()) or a node JSON path, for scope=\"node\"; None: the GPU type's node",
+    "region": "grid region: a country code (USA, FRA), a cloud region (gcp:us-central1) or WORLD; None: WORLD "
+              "unless ci is given",
+    "ci": "grid carbon intensity, gCO2e/kWh; overrides the region's; None: the region's",
+    "pue": "data-centre PUE: a number (at least 1) or gcp, aws, azure, industry-average, public-cloud-average, "
+           "on-prem-average; None: the region's cloud provider, else 1.0",
+    "lifetime": "GPU lifetime over which its embodied carbon is spread, years; None: 5 (LLMCarbon's)",
+    "embodied_basis": "embodied carbon per GPU from \"llmcarbon\" (die area and memory) or \"vendor\" (product "
+                      "carbon footprints)",
+    "embodied_kg": "embodied carbon of one GPU, kgCO2e (your own figure); None: from embodied_basis",
+    "predictor": "sim (the calibrated simulator), llmco2 (the GNN), nnlqp, deepen or llmcarbon",
+    # compare's own keywords
+    "gpu_types": "GPU types to compare; None: every bundled GPU type the embodied basis can price",
+    "counts": "GPU counts to compare each type at (1 to 1024 each, at most 16)",
+    "slo_ms": "latency objective, ms: marks the lowest-carbon setup that meets it; None: none",
+    # score_trace's and score_requests' own keywords
+    "grid": "ratio between neighbouring token counts of the shape table (1: every distinct shape exactly)",
+    "bin_s": "timeline bin, s; 0: a minute, an hour for logs over 6 h",
+    "keep_time_outliers": "keep requests whose timestamps lie far outside the log's span",
+    "report_dir": "a folder to write the report into (plots, CSVs); None: none",
+    "by_request_csv": "a CSV file to write one row per request into; None: none",
+    # predict_many's own
+    "frame": "a pandas DataFrame whose columns are named as predict's keywords, or a dict of columns",
+    "threads": "threads predicting at once; 0: every core",
+    # score_trace's and score_requests' positional arguments
+    "path": "the request log: a CSV with ContextTokens and GeneratedTokens columns (Azure's format) and optional "
+            "TIMESTAMP",
+    "prompt_tokens": "prompt tokens of each request",
+    "gen_tokens": "generated tokens of each request",
+    "time_s": "arrival time of each request, seconds since 1970 (UTC); None: the log has no timestamps",
+    "source": "the log's name in messages and reports",
+}
 
-def predict(**request):
-    """One request -> dict equal to ``llmco2 predict --format json`` (plus "warnings")."""
-    return _predict(**request)
+
+def _documented(function):
+    """Appends a "Keywords" section to `function`'s docstring: every parameter with its default and meaning."""
+    lines = ["", "Keywords (a None default stands for the CLI's default, which the text names):"]
+    for name, p in inspect.signature(function).parameters.items():
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            lines.append(f"  **{name}: any other keyword is refused with llmco2.Error naming the nearest valid ones")
+            continue
+        default = "" if p.default is inspect.Parameter.empty else f" = {p.default!r}"
+        lines.append(f"  {name}{default}: {_MEANING[name]}")
+    function.__doc__ = inspect.cleandoc(function.__doc__ or "") + "\n" + "\n".join(lines) + "\n"
+    return function
 
 
-def predict_many(frame=None, threads=0, **columns):
-    """Many requests -> dict of numpy arrays (energy_j, energy_prefill_j, energy_decode_j, latency_s, ttft_s, tpot_s,
-    co2_operational_g, co2_embodied_g, co2_total_g), one value per row.
+def _given(arguments, rest):
+    """The keywords to hand to the core: None means the core's default, so it is left out."""
+    request = {k: v for k, v in arguments.items() if v is not None}
+    request.update(rest)
+    return request
+
+
+@_documented
+def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
+            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, scope="node", node=None,
+            region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
+            predictor="sim", **rest):
+    """One request -> dict equal to ``llmco2 predict --format json``, plus "warnings" (the notes the CLI prints).
+
+    The dict holds energy_j, energy_wh, latency_s and co2_g (operational, embodied, total), each split into prefill,
+    decode and total; ttft_s, tpot_s, output_tokens_per_s, energy_per_1k_output_tokens_j; energy_scope and node;
+    intervals (80%).
+    """
+    arguments = dict(locals())
+    rest = arguments.pop("rest")
+    return _core.predict(**_given(arguments, rest))
+
+
+@_documented
+def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=None, gpus=None, batch=None,
+                 prompt=None, gen=None, dtype=None, flash=None, engine=None, expert_parallel=None, power_cap=None,
+                 scope=None, node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis=None,
+                 embodied_kg=None, predictor=None, **rest):
+    """Many requests -> dict of numpy arrays, one value per row: energy_j, energy_prefill_j, energy_decode_j (J),
+    latency_s, ttft_s, tpot_s (s; NaN with one generated token), co2_operational_g, co2_embodied_g (NaN where the GPU
+    has no embodied figure), co2_total_g (g).
 
     The rows come from a pandas DataFrame (its columns named as the keywords of predict), from a dict of columns, or
-    from keyword columns; a scalar applies to every row. ``threads``: 0 uses every core. The GIL is released while the
-    core predicts. Each row is answered as predict would answer it.
+    from keyword columns; a scalar applies to every row, and a keyword given neither way takes predict's default
+    (see help(llmco2.predict): the units are the same). The GIL is released while the core predicts. Each row is
+    answered as predict would answer it; a bad row raises llmco2.Error naming it.
     """
+    arguments = dict(locals())
+    rest, frame, threads = arguments.pop("rest"), arguments.pop("frame"), arguments.pop("threads")
     table = {}
     if frame is not None:
         if hasattr(frame, "to_dict"):  # a pandas DataFrame
@@ -42,5 +137,53 @@ def predict_many(frame=None, threads=0, **columns):
         else:
             raise Error("predict_many: expected a pandas DataFrame or a dict of columns, got "
                         + type(frame).__name__)
-    table.update(columns)
-    return _predict_many(table, threads)
+    table.update(_given(arguments, rest))
+    return _core.predict_many(table, threads)
+
+
+@_documented
+def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
+            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, scope="node", node=None,
+            region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
+            predictor="sim", gpu_types=None, counts=(1, 2, 4, 8), slo_ms=None, **rest):
+    """The request on every GPU type and count -> dict equal to ``llmco2 compare --format json``.
+
+    Its "setups" hold one row per GPU type and count: gpu, gpus, dtype, notes, energy_scope, node, energy_j,
+    latency_s, co2_g (operational, embodied, total), meets_slo, best; a setup the model does not fit has
+    "unavailable" with the reason. gpu and gpus are the request's own setup (its data type and node defaults).
+    """
+    arguments = dict(locals())
+    rest = arguments.pop("rest")
+    if arguments["counts"] is not None:
+        arguments["counts"] = list(arguments["counts"])
+    return _core.compare(**_given(arguments, rest))
+
+
+@_documented
+def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
+                flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, scope="node", node=None, region=None,
+                ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim",
+                grid=1.1, bin_s=0.0, keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
+    """A request log file on one setup -> dict equal to ``llmco2 trace --format json``: totals of requests,
+    prompt_tokens, gen_tokens, energy_j, gpu_busy_s and co2_g, and their distribution. Each request's prompt and
+    generated tokens come from the log (no prompt or gen keyword); the other keywords are predict's.
+    """
+    arguments = dict(locals())
+    rest, path = arguments.pop("rest"), arguments.pop("path")
+    return _core.score_trace(path, **_given(arguments, rest))
+
+
+@_documented
+def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, model="llama-3.1-8b",
+                   model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None, flash=True, engine="vllm",
+                   expert_parallel=False, power_cap=0.0, scope="node", node=None, region=None, ci=None, pue=None,
+                   lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim", grid=1.1, bin_s=0.0,
+                   keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
+    """A request log held in memory (columns of prompt and generated tokens, one entry per request) on one setup ->
+    dict as score_trace answers it. Requests are scored one by one on a fixed token grid, so the totals of a log's
+    partitions add up to the whole log's.
+    """
+    arguments = dict(locals())
+    rest = arguments.pop("rest")
+    columns = [arguments.pop(k) for k in ("prompt_tokens", "gen_tokens", "time_s", "source")]
+    return _core.score_requests(*columns, **_given(arguments, rest))

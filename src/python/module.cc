@@ -205,11 +205,41 @@ py::dict compare(const py::kwargs& kwargs) {
   return to_python(result.json).cast<py::dict>();
 }
 
+// The defaults of api::Request, api::CompareOptions and api::TraceOptions under the keys the bindings take (an empty
+// string or an absent optional as None): the tests hold the Python signatures' defaults to them.
+py::dict defaults() {
+  const llmco2::api::Request r;
+  const auto optional = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
+  const auto text = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
+  const Json request = {{"model", r.model}, {"model_config", r.model_config ? *r.model_config : Json(nullptr)},
+                        {"gpu", r.gpu}, {"gpus", r.gpus}, {"batch", r.batch}, {"prompt", r.prompt_tokens},
+                        {"gen", r.gen_tokens}, {"dtype", text(r.dtype)}, {"flash", r.flash_attention},
+                        {"engine", r.engine}, {"expert_parallel", r.expert_parallel}, {"power_cap", r.power_cap_w},
+                        {"scope", r.scope}, {"node", text(r.node)}, {"region", text(r.region)},
+                        {"ci", optional(r.ci_g_per_kwh)}, {"pue", text(r.pue)},
+                        {"lifetime", optional(r.lifetime_years)},
+                        {"embodied_basis", r.embodied_basis}, {"embodied_kg", optional(r.embodied_kg)},
+                        {"predictor", r.predictor}};
+  const llmco2::api::CompareOptions c;
+  const Json compare = {{"gpu_types", c.gpu_types.empty() ? Json(nullptr) : Json(c.gpu_types)},
+                        {"counts", c.counts}, {"slo_ms", optional(c.slo_ms)}};
+  const llmco2::api::TraceOptions t;
+  const Json trace = {{"grid", t.grid_ratio}, {"bin_s", t.bin_s}, {"keep_time_outliers", t.keep_time_outliers},
+                      {"report_dir", text(t.report_dir)}, {"by_request_csv", text(t.by_request_csv)}};
+  py::dict out;
+  out["request"] = to_python(request);
+  out["compare"] = to_python(compare);
+  out["trace"] = to_python(trace);
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "llmco2's C++ core: energy, latency and CO2 of LLM inference requests (see the llmco2 package)";
   static py::exception<llmco2::Error> error(m, "Error", PyExc_ValueError);
+  error.attr("__doc__") = "Bad input (an unknown model or GPU, a value out of range, an unknown keyword...): a "
+                          "ValueError whose message is the one the CLI prints after 'llmco2: error: '.";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -226,10 +256,19 @@ PYBIND11_MODULE(_core, m) {
   m.def("score_trace", &score_trace, py::arg("path"), "a request log file on one setup -> dict (trace --format json)");
   m.def("score_requests", &score_requests, py::arg("prompt_tokens"), py::arg("gen_tokens"),
         py::arg("time_s") = py::none(), py::arg("source") = "columns", "a log held in memory -> dict");
-  m.def("models", [] { return to_python(session().models()); });
-  m.def("gpus", [] { return to_python(session().gpus()); });
-  m.def("nodes", [] { return to_python(session().nodes()); });
-  m.def("regions", [] { return to_python(session().regions()); });
-  m.def("versions", [] { return to_python(session().versions()); });
-  m.def("request_keys", [] { return llmco2::api::request_keys(); });
+  m.def("models", [] { return to_python(session().models()); },
+        "The bundled model architectures -> list of dicts (llmco2 models --format json): id, family, layers, ...");
+  m.def("gpus", [] { return to_python(session().gpus()); },
+        "The bundled GPU types -> list of dicts (llmco2 gpus --format json): id, name, dense peaks, memory, power");
+  m.def("nodes", [] { return to_python(session().nodes()); },
+        "The bundled server nodes -> list of dicts (llmco2 nodes --format json): host power, wall power idle and full");
+  m.def("regions", [] { return to_python(session().regions()); },
+        "The grid regions and PUE figures -> {\"regions\": [{id, kind, provider, name, ci_g_per_kwh (gCO2e/kWh), "
+        "year, source}, ...], \"pue\": [{id, pue, year, source}, ...]}");
+  m.def("versions", [] { return to_python(session().versions()); },
+        "llmco2's version and the FNV-1a checksums of its bundled data and of each predictor -> dict");
+  m.def("request_keys", [] { return llmco2::api::request_keys(); },
+        "The keywords a request takes (the CLI's flags, as api::request_from_json reads them) -> list of str");
+  m.def("_defaults", &defaults,
+        "api::Request's, CompareOptions' and TraceOptions' defaults by keyword (None: empty or absent) -> dict");
 }

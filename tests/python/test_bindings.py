@@ -111,3 +111,92 @@ def test_catalogs_list_the_bundled_files():
     fra = next(r for r in regions["regions"] if r["id"] == "FRA")
     assert 0 < fra["ci_g_per_kwh"] < 200  # France's grid is mostly nuclear and hydro
     assert set(llmco2.versions()) >= {"llmco2", "data", "predictors"}
+
+
+# The request keywords each public function takes: every request key, but a log's tokens come from the log.
+KEYWORD_FUNCTIONS = {"predict": set(), "predict_many": set(), "compare": set(), "score_trace": {"prompt", "gen"},
+                     "score_requests": {"prompt", "gen"}}
+UNITS = {"power_cap": "W", "ci": "gCO2e/kWh", "lifetime": "years", "embodied_kg": "kgCO2e", "prompt": "tokens",
+         "gen": "tokens"}
+
+
+def help_text(function):
+    import pydoc
+    return pydoc.render_doc(function, renderer=pydoc.plaintext)  # what help(function) prints
+
+
+def test_help_names_every_keyword_with_its_unit_and_default():
+    import inspect
+    import re
+    keys = llmco2.request_keys()
+    defaults = llmco2._core._defaults()
+    assert set(defaults["request"]) == set(keys)
+    for name, not_taken in KEYWORD_FUNCTIONS.items():
+        function = getattr(llmco2, name)
+        text = help_text(function)
+        parameters = inspect.signature(function).parameters
+        for key in keys:
+            if key in not_taken:
+                continue
+            assert key in parameters and parameters[key].kind is inspect.Parameter.KEYWORD_ONLY, (name, key)
+            line = re.search(rf"^ *{key}( = [^:]+)?: (.+)$", text, re.M)
+            assert line, f"help(llmco2.{name}) does not describe {key}:\n{text}"
+            if key in UNITS:
+                assert UNITS[key] in line.group(2), (name, key, line.group(0))
+            if name != "predict_many":  # predict_many's None: the column is absent, predict's default
+                assert parameters[key].default == defaults["request"][key], (name, key)
+                assert line.group(1) == f" = {parameters[key].default!r}", (name, key, line.group(0))
+        assert parameters["rest"].kind is inspect.Parameter.VAR_KEYWORD  # unknown keys reach the core's message
+    compare = inspect.signature(llmco2.compare).parameters
+    assert {k: compare[k].default for k in defaults["compare"]} == \
+        {**defaults["compare"], "counts": tuple(defaults["compare"]["counts"])}
+    for name in ("score_trace", "score_requests"):
+        parameters = inspect.signature(getattr(llmco2, name)).parameters
+        assert {k: parameters[k].default for k in defaults["trace"]} == defaults["trace"], name
+    for name in llmco2.__all__:
+        assert getattr(llmco2, name).__doc__, name
+    with pytest.raises(llmco2.Error, match=r"unknown key 'bacth' \(did you mean batch"):
+        llmco2.compare(bacth=4)
+
+
+def test_type_stubs_declare_every_public_function_as_the_package_defines_it():
+    import ast
+    import inspect
+    import pathlib
+    package = pathlib.Path(llmco2.__file__).parent
+    assert (package / "py.typed").is_file()
+    tree = ast.parse((package / "__init__.pyi").read_text())
+    declared = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    assert isinstance(declared["Error"], ast.ClassDef) and declared["Error"].bases[0].id == "ValueError"
+    stub_all = next(node.value for node in tree.body
+                    if isinstance(node, ast.Assign) and node.targets[0].id == "__all__")
+    assert ast.literal_eval(stub_all) == llmco2.__all__
+    for name in llmco2.__all__:
+        if name == "Error":
+            continue
+        stub = declared.get(name)
+        assert isinstance(stub, ast.FunctionDef), f"__init__.pyi does not declare {name}"
+        assert stub.returns is not None, name
+        a = stub.args
+        positional = a.posonlyargs + a.args
+        stub_parameters = [(p.arg, "POSITIONAL_OR_KEYWORD") for p in positional] + \
+                          [(p.arg, "KEYWORD_ONLY") for p in a.kwonlyargs] + \
+                          ([(a.kwarg.arg, "VAR_KEYWORD")] if a.kwarg else [])
+        stub_defaults = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults):],
+                                 map(ast.literal_eval, a.defaults)))
+        stub_defaults.update({p.arg: ast.literal_eval(d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d})
+        try:
+            signature = inspect.signature(getattr(llmco2, name))
+        except ValueError:  # a function of the extension: the stub says it takes nothing
+            assert stub_parameters == [], name
+            continue
+        assert stub_parameters == [(p.name, p.kind.name) for p in signature.parameters.values()], name
+        assert stub_defaults == {p.name: p.default for p in signature.parameters.values()
+                                 if p.default is not inspect.Parameter.empty}, name
+
+
+def test_keyword_defaults_answer_as_the_cli_defaults():
+    # Every default spelt out in the signature: the same answer as the CLI with no flags at all.
+    answer = llmco2.predict()
+    assert answer.pop("warnings") == []
+    assert answer == cli("predict", "--format", "json")
