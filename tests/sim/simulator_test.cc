@@ -248,6 +248,29 @@ TEST(Simulator, BlockScaledGemmsRunAtTheirShareOfTheEfficiencies) {
   EXPECT_NEAR(kernel_time_s(memory, roofs, e, {}), 1e9 / (3e12 * 0.45), 1e-12);
 }
 
+// Decode attention is not padded to a GEMM tile: a paged/split-KV kernel at batch 1 is the larger of reading its KV
+// cache at the memory roof and its FLOPs at the attention efficiency. By hand, one query row over a 120k-token cache
+// of Llama-3.1-8B on one layer (8 KV heads x 128 dims x 2 (K, V) x 2 bytes x 120,000 = 491.52 MB; 4 x 120,000 x 128
+// x 32 heads = 1.966 GFLOP) at 3.35 TB/s x 0.9 and 989.4 TFLOP/s x 0.3: 491.52e6 / 3.015e12 = 163.0 us against
+// 6.6 us of compute; a 36-row tile per query row made it 36 x 6.6 = 238.5 us, compute-bound.
+TEST(Simulator, DecodeAttentionReadsItsCacheWithoutTilePadding) {
+  KernelEfficiency e;
+  e.attention_efficiency = 0.3, e.memory_efficiency = 0.9, e.memory_half_bytes = 0, e.kernel_floor_s = 0;
+  e.gemm_tile_rows = 36;
+  const double bytes = 8.0 * 128 * 2 * 2 * 120000, ops = 4.0 * 120000 * 128 * 32;
+  const KernelWork attention{KernelClass::attention, ops, bytes, 0, 1, 989.4e12};
+  const DeviceRoofs roofs{3.35e12};
+  EXPECT_NEAR(kernel_time_s(attention, roofs, e, {}), bytes / (3.35e12 * 0.9), 1e-12);
+  // A narrower cache halves the read: an 8-bit KV cache decodes faster.
+  KernelWork kv8 = attention;
+  kv8.mem_bytes = bytes / 2;
+  EXPECT_NEAR(kernel_time_s(kv8, roofs, e, {}), bytes / 2 / (3.35e12 * 0.9), 1e-12);
+  // A GEMM of one row still pays its tile.
+  const KernelWork gemm{KernelClass::matrix, ops, 1e3, 0, 1, 989.4e12};
+  e.gemm_efficiency = 0.3;
+  EXPECT_NEAR(kernel_time_s(gemm, roofs, e, {}), 36 * ops / (989.4e12 * 0.3), 1e-12);
+}
+
 // The time a block-scaled GEMM loses against its 16-bit efficiency is CUDA-core work (block scales, FP32
 // accumulation), and draws power as such. OneSegmentByHand's GEMM at block_scaled_efficiency 0.5: 1e-5 + max(1e12 / (1e15 x 0.25),
 // 1e9 / (2e12 x 0.25)) = 4.01e-3 s a launch, 8.02e-3 s busy, 9.02e-3 s a step; its lost half, 2 x 4.01e-3 x 0.5 s,

@@ -18,14 +18,18 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
   if (w.kind == KernelClass::vector) {
     compute_s = w.ops > 0 ? w.ops / (w.peak_ops_per_s * e.vector_efficiency) : 0.0;
   } else {
-    // Tensor cores work on whole row tiles: fewer rows than a tile cost the tile.
+    // Tensor cores work on whole row tiles: fewer rows than a tile cost the tile. Attention on tensor cores is not
+    // padded: paged decode kernels (FlashDecoding's split-KV, FlashInfer, vLLM's paged attention) pack a KV head's
+    // query rows and split the context across the SMs, so a decode step at batch 1 reads its cache at the memory
+    // roof instead of paying a 36-row tile per query row.
     const bool simt = w.simt_efficiency > 0;
     const double efficiency = simt                             ? w.simt_efficiency
                               : w.kind == KernelClass::matrix ? e.gemm_efficiency * block
                                                               : e.attention_efficiency;
-    const double tile = simt ? simt_tile_rows(w.simt_efficiency, e.gemm_tile_rows)
-                        : w.dequant_ops > 0 ? kWeightOnlyTileRows
-                                            : e.gemm_tile_rows;
+    const double tile = simt                                ? simt_tile_rows(w.simt_efficiency, e.gemm_tile_rows)
+                        : w.kind == KernelClass::attention ? 1.0
+                        : w.dequant_ops > 0                ? kWeightOnlyTileRows
+                                                           : e.gemm_tile_rows;
     // rows >= tile: tile / rows <= 1, so the padding is 1 without dividing.
     const double padding = w.rows >= tile ? 1.0 : std::max(1.0, tile / std::max(w.rows, 1e-9));
     const double tensor_ops = std::max(0.0, w.ops - w.dequant_ops);
