@@ -58,8 +58,10 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   j["requests"] = {{"completed", t.completed}, {"rejected_too_long", t.rejected}, {"preemptions", t.preemptions},
                     {"log_lines_skipped", skipped_lines}};
   j["window_s"] = t.window_s;
-  j["latency_s"] = {{"queue", percentiles_json(l.queue_s)}, {"ttft", percentiles_json(l.ttft_s)},
-                    {"tpot", percentiles_json(l.tpot_s)}, {"e2e", percentiles_json(l.e2e_s)}};
+  // What each request saw, as distributions over the completed requests (trace's per_request likewise).
+  j["per_request"] = {{"queue_s", percentiles_json(l.queue_s)}, {"ttft_s", percentiles_json(l.ttft_s)},
+                      {"tpot_s", percentiles_json(l.tpot_s)}, {"e2e_s", percentiles_json(l.e2e_s)},
+                      {"energy_j", {{"mean", t.completed > 0 ? l.request_energy_j / t.completed : 0.0}}}};
   j["throughput"] = {{"output_tokens_per_s", t.window_s > 0 ? l.output_tokens / t.window_s : 0.0},
                      {"requests_per_s", t.window_s > 0 ? t.completed / t.window_s : 0.0}};
   if (f.slo_ttft_ms > 0 || f.slo_tpot_ms > 0)
@@ -67,21 +69,22 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
                     {"slo_ttft_ms", f.slo_ttft_ms}, {"slo_tpot_ms", f.slo_tpot_ms}};
   j["gpu_hours"] = gpu_hours;
   j["utilisation"] = t.window_s > 0 ? t.busy_gpu_s / (t.gpus_total * t.window_s) : 0.0;
-  j["energy_j"] = {{"total", total_j}, {"busy", t.busy_energy_j}, {"idle", t.idle_energy_j},
-                   {"idle_attributed_to_requests", t.attributed_idle_j},
-                   {"per_request", t.completed > 0 ? l.request_energy_j / t.completed : 0.0},
-                   {"per_1k_output_tokens", l.output_tokens > 0 ? 1000.0 * t.busy_energy_j / l.output_tokens : 0.0}};
-  j["co2_g"] = {{"operational", operational}};
-  if (carbon.embodied.known()) {
-    const double embodied = embodied_g(*carbon.embodied.kgco2e, t.window_s, carbon.lifetime_years, t.gpus_total);
-    j["co2_g"]["embodied"] = embodied;
-    j["co2_g"]["total"] = operational + embodied;
-  } else {
-    j["co2_g"]["embodied"] = carbon.embodied.unknown_label();
-    j["co2_g"]["total"] = operational;
-  }
-  j["carbon_inputs"] = carbon_inputs_json(carbon);
-  if (profile_g) j["carbon_inputs"]["ci_profile"] = f.ci_profile;
+  j["energy_j"] = total_json(total_j);
+  j["energy_j"].update({{"busy", t.busy_energy_j}, {"idle", t.idle_energy_j},
+                        {"idle_attributed_to_requests", t.attributed_idle_j}});
+  j["energy_per_1k_output_tokens_j"] = l.output_tokens > 0 ? 1000.0 * total_j / l.output_tokens : 0.0;
+  const std::optional<double> embodied =
+      carbon.embodied.known()
+          ? std::optional(embodied_g(*carbon.embodied.kgco2e, t.window_s, carbon.lifetime_years, t.gpus_total))
+          : std::nullopt;
+  j["co2_g"] = {{"operational", total_json(operational)},
+                {"embodied", embodied ? total_json(*embodied) : Json()},
+                {"total", total_json(operational + embodied.value_or(0))}};
+  if (!embodied) j["co2_note"] = "embodied CO2 " + carbon.embodied.unknown_label() + ": total is operational only";
+  const Json inputs = carbon_inputs_json(carbon);
+  for (const auto& [key, value] : inputs.items())
+    if (!j.contains(key)) j[key] = value;
+  if (profile_g) j["ci_profile"] = f.ci_profile;
   j["peaks"] = {{"running", t.peak_running}, {"waiting", t.peak_waiting}, {"kv_share", t.peak_kv_share}};
   j["simulation"] = {{"steps", t.steps}, {"step_shapes_simulated", t.distinct_shapes},
                      {"peak_requests_in_memory", t.peak_in_flight}};
@@ -100,7 +103,7 @@ std::string summary_text(const Json& j) {
                                 j["window_s"].get<double>());
   out += "  latency (ms)       mean      p50      p90      p95      p99\n";
   for (const char* name : {"queue", "ttft", "tpot", "e2e"}) {
-    const Json& p = j["latency_s"][name];
+    const Json& p = j["per_request"][std::string(name) + "_s"];
     out += fmt::format("  {:<12} {:>10} {:>8} {:>8} {:>8} {:>8}\n", name, ms(p, "mean"), ms(p, "p50"), ms(p, "p90"),
                        ms(p, "p95"), ms(p, "p99"));
   }
@@ -115,12 +118,12 @@ std::string summary_text(const Json& j) {
   out += fmt::format("  scope       {}\n", j["energy_scope_label"].get<std::string>());
   out += fmt::format("  energy      {:.1f} Wh ({:.1f} busy + {:.1f} idle), {:.1f} J per request, {:.1f} J per 1k output "
                      "tokens\n", e["total"].get<double>() / 3600, e["busy"].get<double>() / 3600,
-                     e["idle"].get<double>() / 3600, e["per_request"].get<double>(),
-                     e["per_1k_output_tokens"].get<double>());
+                     e["idle"].get<double>() / 3600, j["per_request"]["energy_j"]["mean"].get<double>(),
+                     j["energy_per_1k_output_tokens_j"].get<double>());
   const Json& c = j["co2_g"];
-  out += fmt::format("  CO2         {:.1f} g operational, embodied {}\n", c["operational"].get<double>(),
-                     c["embodied"].is_number() ? fmt::format("{:.1f} g", c["embodied"].get<double>())
-                                               : c["embodied"].get<std::string>());
+  out += fmt::format("  CO2         {:.1f} g operational, embodied {}\n", c["operational"]["total"].get<double>(),
+                     c["embodied"].is_object() ? fmt::format("{:.1f} g", c["embodied"]["total"].get<double>())
+                                               : j["co2_note"].get<std::string>());
   out += fmt::format("  peaks       {} running, {} waiting, {:.0f}% of the KV cache; {} preemptions\n",
                      j["peaks"]["running"].get<long>(), j["peaks"]["waiting"].get<long>(),
                      100.0 * j["peaks"]["kv_share"].get<double>(), j["requests"]["preemptions"].get<long>());

@@ -15,21 +15,19 @@ namespace llmco2::cli {
 namespace {
 
 struct SimulateOptions {
-  std::string format = "text";
+  std::string format = "table";
   std::string plan, out, params;
   int repeats = 1;
   uint64_t seed = 1;
 };
 
-Json phase_json(double prefill, double decode) {
-  return {{"prefill", prefill}, {"decode", decode}, {"total", prefill + decode}};
-}
 
 void print_one(const ResolvedRequest& r, const SimResult& s, const std::string& format) {
   if (format == "json") {
     Json j = request_json(r);
-    j["energy_j"] = phase_json(s.energy_j.prefill, s.energy_j.decode);
-    j["latency_s"] = phase_json(s.latency_s.prefill, s.latency_s.decode);
+    j.update(api::energy_scope_json(EnergyScope{}));  // the simulator meters the GPU boards, as NVML does
+    j["energy_j"] = quantity_json(PhaseValues{s.energy_j.prefill, s.energy_j.decode, s.energy_j.total()});
+    j["latency_s"] = quantity_json(PhaseValues{s.latency_s.prefill, s.latency_s.decode, s.latency_s.total()});
     j["mean_power_w_per_gpu"] = s.mean_power_w;
     std::cout << j.dump(2) << "\n";
     return;
@@ -63,7 +61,7 @@ void add_simulate_command(CLI::App& app) {
   auto flags = std::make_shared<api::Request>();
   auto o = std::make_shared<SimulateOptions>();
   add_request_flags(*command, *flags);
-  command->add_option("--format", o->format, "text or json")->check(CLI::IsMember({"text", "json"}))
+  command->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   command->add_option("--plan", o->plan, "plan CSV (model,gpu,gpus,batch,prompt,gen[,dtype,engine]) to label");
   command->add_option("--out", o->out, "dataset CSV written by --plan");

@@ -466,14 +466,14 @@ TEST(CliCompare, MarksTheLowestCarbonSetupMeetingTheObjective) {
   for (const auto& s : j["setups"]) {
     if (s.value("best", false)) {
       ++best;
-      best_co2 = s["co2_g"]["total"];
-      EXPECT_LE(s["latency_s"].get<double>(), 2.5);
+      best_co2 = s["co2_g"]["total"]["total"];
+      EXPECT_LE(s["latency_s"]["total"].get<double>(), 2.5);
     }
   }
   ASSERT_EQ(best, 1);
   for (const auto& s : j["setups"]) {
-    if (s.contains("latency_s") && s["latency_s"].get<double>() <= 2.5) {
-      EXPECT_GE(s["co2_g"]["total"].get<double>(), best_co2);
+    if (s.contains("latency_s") && s["latency_s"]["total"].get<double>() <= 2.5) {
+      EXPECT_GE(s["co2_g"]["total"]["total"].get<double>(), best_co2);
     }
   }
   EXPECT_TRUE(std::filesystem::exists(plots + "/co2-total.png"));
@@ -503,7 +503,7 @@ TEST(CliServeSim, ReplaysALogWithIdleGapsAndWritesEveryRequest) {
   EXPECT_LT(j["utilisation"].get<double>(), 0.1);
   const auto& e = j["energy_j"];
   EXPECT_NEAR(e["total"].get<double>(), e["busy"].get<double>() + e["idle"].get<double>(), 1e-6);
-  EXPECT_LE(j["latency_s"]["ttft"]["p50"].get<double>(), j["latency_s"]["ttft"]["p99"].get<double>());
+  EXPECT_LE(j["per_request"]["ttft_s"]["p50"].get<double>(), j["per_request"]["ttft_s"]["p99"].get<double>());
   std::ifstream csv(dir + "/requests.csv");
   EXPECT_EQ(std::count(std::istreambuf_iterator<char>(csv), std::istreambuf_iterator<char>(), '\n'), 4);
   for (const auto& entry : std::filesystem::directory_iterator(dir))  // no temporary file left behind
@@ -527,9 +527,9 @@ TEST(CliServeSim, PlotsTheTimelineChargesAnIntensityProfileAndRefusesAnUnsortedL
   // Only the first two seconds (before 19:00, at 500 g/kWh) emit: the rest of the window is at 0 g/kWh. They hold
   // the first request's iterations (under a second) and idle: at most 2 s at the TDP.
   const double first_two_s_max_j = 2.0 * 700;
-  EXPECT_GT(j["co2_g"]["operational"].get<double>(), 0.0);
-  EXPECT_LT(j["co2_g"]["operational"].get<double>(), first_two_s_max_j / 3.6e6 * 500 * 1.6 + 1e-9);
-  EXPECT_EQ(j["carbon_inputs"]["ci_profile"], dir + "/ci.csv");
+  EXPECT_GT(j["co2_g"]["operational"]["total"].get<double>(), 0.0);
+  EXPECT_LT(j["co2_g"]["operational"]["total"].get<double>(), first_two_s_max_j / 3.6e6 * 500 * 1.6 + 1e-9);
+  EXPECT_EQ(j["ci_profile"], dir + "/ci.csv");
   std::ifstream timeline(dir + "/plots/timeline.csv");
   const std::string header((std::istreambuf_iterator<char>(timeline)), std::istreambuf_iterator<char>());
   EXPECT_EQ(header.substr(0, header.find('\n')), "start_s,power_w,running,waiting,kv_share,busy_share");
@@ -622,7 +622,8 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
     EXPECT_LE(c["p95_ttft_s"].get<double>(), 2.0);
     EXPECT_LE(c["p95_tpot_s"].get<double>(), 0.060);
   }
-  EXPECT_LE(j["ranked_by_energy"][0]["energy_j"].get<double>(), j["ranked_by_energy"][1]["energy_j"].get<double>());
+  EXPECT_LE(j["ranked_by_energy"][0]["energy_j"]["total"].get<double>(),
+            j["ranked_by_energy"][1]["energy_j"]["total"].get<double>());
   EXPECT_TRUE(std::filesystem::exists(dir + "/plot/capacity.csv"));
   expect_clean_error("compare --trace " + dir + "/log.csv --slo-ttft-ms 100 --tp-degrees 0", "--tp-degrees");
   // The same log with one request dated 2031: dropped as a time outlier and named, so the plan is the same one.
@@ -637,7 +638,8 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
   const auto jo = nlohmann::json::parse(o.out);
   ASSERT_EQ(jo["ranked_by_energy"].size(), 2u);
   for (size_t i = 0; i < 2; ++i)
-    EXPECT_EQ(jo["ranked_by_energy"][i]["energy_j"].get<double>(), j["ranked_by_energy"][i]["energy_j"].get<double>());
+    EXPECT_EQ(jo["ranked_by_energy"][i]["energy_j"]["total"].get<double>(),
+              j["ranked_by_energy"][i]["energy_j"]["total"].get<double>());
 }
 
 // What `readelf -d` says of a program's dynamic section.
@@ -692,4 +694,62 @@ TEST(CliStartup, LlmcoTwoAndLlmcoTwoDynamicAnswerAlike) {
   }
   const Result help = run("measure --help");  // run by llmco2-dynamic, under llmco2's own name
   EXPECT_NE(help.out.find("Usage: " + std::string(LLMCO2_BIN) + " measure"), std::string::npos) << help.out;
+}
+
+// docs/schema.md: in every command's JSON a quantity is an object with a numeric total (phases a number or null),
+// the scope is stated, the carbon inputs are top-level keys and energy per token has one name.
+void expect_quantity(const nlohmann::json& q, const std::string& what) {
+  ASSERT_TRUE(q.is_object()) << what << ": " << q;
+  EXPECT_TRUE(q.at("total").is_number()) << what;
+  for (const char* phase : {"prefill", "decode"})
+    EXPECT_TRUE(q.contains(phase) && (q[phase].is_null() || q[phase].is_number())) << what << " " << phase;
+}
+
+void expect_result_schema(const nlohmann::json& j, const std::string& what) {
+  expect_quantity(j.at("energy_j"), what + ": energy_j");
+  EXPECT_TRUE(j.at("energy_scope") == "gpu" || j.at("energy_scope") == "node") << what;
+  EXPECT_TRUE(j.contains("node")) << what;
+  if (j.contains("latency_s")) expect_quantity(j["latency_s"], what + ": latency_s");
+  if (j.contains("co2_g"))
+    for (const char* part : {"operational", "total"}) expect_quantity(j["co2_g"].at(part), what + ": co2_g " + part);
+  for (const char* gone : {"energy_per_gen_token_j", "energy_per_token_j", "carbon_inputs"})
+    EXPECT_FALSE(j.contains(gone)) << what << ": " << gone;
+}
+
+TEST(CliSchema, EveryCommandWritesTheOneSchema) {
+  const std::string dir = testing::TempDir() + "/cli_schema";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/log.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,512,64\n"
+                                     "2023-11-16 18:00:02,256,32\n";
+  const std::string log = dir + "/log.csv", setup = " --model llama-3.1-8b --gpu h100-sxm --region FRA";
+  auto json_of = [](const std::string& args) {
+    const Result r = run(args + " --format json");
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    return nlohmann::json::parse(r.out.empty() ? "{}" : r.out);
+  };
+  for (const char* predictor : {"sim", "nnlqp"}) {
+    const auto j = json_of(std::string("predict --predictor ") + predictor + setup);
+    expect_result_schema(j, std::string("predict ") + predictor);
+    EXPECT_TRUE(j.at("energy_per_1k_output_tokens_j").is_number());
+    EXPECT_EQ(j.at("region"), "FRA");
+  }
+  for (const std::string& args : {"compare --gpu-types h100-sxm,l4 --counts 1,2" + setup,
+                                  "compare --trace " + log + " --gpu-types h100-sxm,l4 --counts 1 --quiet" + setup})
+    for (const auto& row : json_of(args).at("setups"))
+      if (!row.contains("unavailable")) {
+        expect_result_schema(row, args);
+        EXPECT_TRUE(row.at("energy_per_1k_output_tokens_j").is_number()) << args;
+      }
+  for (const auto& c : json_of("compare --trace " + log + " --gpu-types h100-sxm --tp-degrees 1 --slo-ttft-ms 5000 "
+                               "--quiet" + setup).at("ranked_by_energy"))
+    expect_quantity(c.at("energy_j"), "capacity");
+  const auto traced = json_of("trace " + log + " --quiet" + setup);
+  expect_result_schema(traced, "trace");
+  EXPECT_TRUE(traced.at("energy_per_1k_output_tokens_j").is_number());
+  EXPECT_EQ(traced.at("region"), "FRA");
+  const auto served = json_of("serve-sim " + log + " --quiet" + setup);
+  expect_result_schema(served, "serve-sim");
+  EXPECT_EQ(served.at("region"), "FRA");
+  EXPECT_TRUE(served.at("per_request").at("ttft_s").at("p50").is_number());
+  expect_result_schema(json_of("simulate --model llama-3.1-8b --gpu h100-sxm"), "simulate");
 }

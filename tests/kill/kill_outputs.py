@@ -189,8 +189,8 @@ class Trace(Command):
             if "requests.csv" in files:
                 rows = csv_rows(files["requests.csv"])
                 expect(len(rows) == requests, "requests.csv and summary.json disagree on the request count")
-                expect(close(summed(rows, "energy_j"), summary["energy_j"]), "requests.csv and summary.json energy")
-                expect(close(summed(rows, "co2_total_g"), summary["co2_g"]["total"]), "requests.csv and summary CO2")
+                expect(close(summed(rows, "energy_j"), summary["energy_j"]["total"]), "requests.csv and summary.json energy")
+                expect(close(summed(rows, "co2_total_g"), summary["co2_g"]["total"]["total"]), "requests.csv and summary CO2")
         if "report.md" in files:
             expect(f"\n| {requests} | " in open(files["report.md"]).read(), "report.md totals: request count")
         for dat, column in (("histogram.dat", 2), ("timeline.dat", 2)):

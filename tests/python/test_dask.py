@@ -18,8 +18,8 @@ def score_partition(part: pd.DataFrame) -> pd.DataFrame:
     import llmco2
     s = llmco2.score_requests(part["ContextTokens"].tolist(), part["GeneratedTokens"].tolist(), **SETUP)
     return pd.DataFrame([{"requests": s["requests"], "prompt_tokens": s["prompt_tokens"],
-                          "gen_tokens": s["gen_tokens"], "energy_j": s["energy_j"], "gpu_busy_s": s["gpu_busy_s"],
-                          "co2_g": s["co2_g"]["total"]}])
+                          "gen_tokens": s["gen_tokens"], "energy_j": s["energy_j"]["total"], "gpu_busy_s": s["gpu_busy_s"],
+                          "co2_g": s["co2_g"]["total"]["total"]}])
 
 
 def test_dask_totals_equal_the_cli_trace(tmp_path, azure_conv):
@@ -39,6 +39,6 @@ def test_dask_totals_equal_the_cli_trace(tmp_path, azure_conv):
     assert totals["requests"] == expected["requests"]
     assert totals["prompt_tokens"] == expected["prompt_tokens"]
     assert totals["gen_tokens"] == expected["gen_tokens"]
-    assert totals["energy_j"] == pytest.approx(expected["energy_j"], rel=1e-9)
+    assert totals["energy_j"] == pytest.approx(expected["energy_j"]["total"], rel=1e-9)
     assert totals["gpu_busy_s"] == pytest.approx(expected["gpu_busy_s"], rel=1e-9)
-    assert totals["co2_g"] == pytest.approx(expected["co2_g"]["total"], rel=1e-9)
+    assert totals["co2_g"] == pytest.approx(expected["co2_g"]["total"]["total"], rel=1e-9)

@@ -117,16 +117,17 @@ def check_chart(driver, running):
     assert [(b.get_attribute("data-gpu"), int(b.get_attribute("data-gpus"))) for b in bars] == \
         [(s["gpu"], s["gpus"]) for s in running]
     for bar, setup in zip(bars, running):
-        assert abs(float(bar.get_attribute("data-co2-g")) - setup["co2_g"]["total"]) <= 1e-9 * setup["co2_g"]["total"]
+        co2 = setup["co2_g"]["total"]["total"]
+        assert abs(float(bar.get_attribute("data-co2-g")) - co2) <= 1e-9 * co2
     values = [t.get_attribute("textContent") for t in driver.find_elements(By.CSS_SELECTOR, "#chart text.bar-value")]
     assert len(values) == len(running), values
     for text, setup in zip(values, running):
-        assert text.endswith(" g") and equal_as_shown(text[:-2], setup["co2_g"]["total"]), (text, setup["co2_g"])
+        assert text.endswith(" g") and equal_as_shown(text[:-2], setup["co2_g"]["total"]["total"]), (text, setup["co2_g"])
     ticks = [t.get_attribute("textContent") for t in driver.find_elements(By.CSS_SELECTOR, "#chart text.tick")]
     assert len(ticks) >= 2 and all(re.fullmatch(r"\d+(\.\d+)? g", t) for t in ticks), ticks
     numbers = [float(t[:-2]) for t in ticks]
     assert numbers == sorted(numbers) and numbers[0] == 0, ticks
-    assert numbers[-1] >= max(s["co2_g"]["total"] for s in running), (ticks, running)
+    assert numbers[-1] >= max(s["co2_g"]["total"]["total"] for s in running), (ticks, running)
     labels = {t.get_attribute("class"): t.get_attribute("textContent")
               for t in driver.find_elements(By.CSS_SELECTOR, "#chart .axis-label")}
     assert "CO₂" in labels["axis-label x"] and "(g)" in labels["axis-label x"], labels

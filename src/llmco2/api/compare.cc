@@ -111,6 +111,34 @@ std::string table(const Comparison& c, std::optional<double> slo_ms) {
   return out;
 }
 
+// The scope fields of a row: its node's id, or "gpu".
+Json row_scope_json(const std::string& scope) {
+  return {{"energy_scope", scope == "gpu" ? "gpu" : "node"}, {"node", scope == "gpu" ? Json() : Json(scope)}};
+}
+
+// A row's figures in the schema every result shares (docs/schema.md): one request's per phase, a log's totals
+// (latency_s.total: the log's 90th-percentile request latency).
+Json figures_json(const SetupRow& r) {
+  const double per_1k = r.output_tokens > 0 ? 1000 * r.energy_j / r.output_tokens : 0.0;
+  if (r.footprint) {
+    const Footprint& f = *r.footprint;
+    return {{"energy_j", quantity_json(f.energy_j)},
+            {"latency_s", quantity_json(f.latency_s)},
+            {"co2_g",
+             {{"operational", quantity_json(f.operational_g)},
+              {"embodied", f.embodied_unknown ? Json() : quantity_json(f.embodied_g)},
+              {"total", quantity_json(f.total_g)}}},
+            {"energy_per_1k_output_tokens_j", per_1k}};
+  }
+  return {{"energy_j", total_json(r.energy_j)},
+          {"latency_s", total_json(r.latency_s)},
+          {"co2_g",
+           {{"operational", total_json(r.operational_g)},
+            {"embodied", r.embodied_known ? total_json(r.embodied_g) : Json()},
+            {"total", total_json(r.total_g())}}},
+          {"energy_per_1k_output_tokens_j", per_1k}};
+}
+
 Json rows_json(const Comparison& c) {
   Json rows = Json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
@@ -120,15 +148,9 @@ Json rows_json(const Comparison& c) {
     if (!r.unavailable.empty()) {
       j["unavailable"] = r.unavailable;
     } else {
-      const Json embodied = r.embodied_known ? Json(r.embodied_g) : Json();
-      j.update({{"energy_scope", r.scope == "gpu" ? "gpu" : "node"},
-                {"node", r.scope == "gpu" ? Json() : Json(r.scope)},
-                {"energy_j", r.energy_j},
-                {"latency_s", r.latency_s},
-                {"co2_g", {{"operational", r.operational_g}, {"embodied", embodied}, {"total", r.total_g()}}},
-                {"co2_per_gpu_g", r.per_gpu_g()},
-                {"meets_slo", r.meets_slo},
-                {"best", c.best && *c.best == i}});
+      j.update(row_scope_json(r.scope));
+      j.update(figures_json(r));
+      j.update({{"co2_per_gpu_g", r.per_gpu_g()}, {"meets_slo", r.meets_slo}, {"best", c.best && *c.best == i}});
       if (!r.embodied_known)
         j["co2_note"] = "embodied CO2 unknown (no sourced embodied figure): total is operational only";
     }
@@ -158,10 +180,11 @@ Json capacity_json(const CapacityPlan& plan) {
       return j;
     }
     j.update({{"gpus", c.gpus()}, {"meets_slo", c.meets_slo}, {"completed", c.completed}, {"rejected", c.rejected},
-              {"p95_ttft_s", c.ttft_q_s}, {"p95_tpot_s", c.tpot_q_s}, {"energy_j", c.energy_j},
+              {"p95_ttft_s", c.ttft_q_s}, {"p95_tpot_s", c.tpot_q_s}, {"energy_j", total_json(c.energy_j)},
               {"gpu_hours", c.gpu_hours},
-              {"co2_g", {{"operational", c.operational_g}, {"embodied", c.embodied_known ? Json(c.embodied_g) : Json()},
-                         {"total", c.total_g()}}}});
+              {"co2_g", {{"operational", total_json(c.operational_g)},
+                         {"embodied", c.embodied_known ? total_json(c.embodied_g) : Json()},
+                         {"total", total_json(c.total_g())}}}});
     return j;
   };
   Json chosen = Json::array(), tried = Json::array();

@@ -8,13 +8,6 @@ namespace {
 
 constexpr double kJoulesPerWh = 3600.0;
 
-Json phases_json(const PhaseValues& v, double scale = 1.0) {
-  Json j = Json::object();
-  for (const auto& c : kPhaseMembers)
-    if (v.*c.value) j[c.name] = *(v.*c.value) * scale;
-  return j;
-}
-
 Json intervals_json(const PhaseIntervals& v, double scale = 1.0) {
   Json j = Json::object();
   for (const auto& c : kPhaseMembers)
@@ -82,13 +75,13 @@ Json carbon_inputs_json(const CarbonInputs& in) {
 
 Json footprint_json(const Footprint& f, double level) {
   Json j = {{"energy_scope", f.energy_scope},
-            {"energy_j", phases_json(f.energy_j)},
-            {"energy_wh", phases_json(f.energy_j, 1.0 / kJoulesPerWh)},
-            {"latency_s", phases_json(f.latency_s)},
+            {"energy_j", quantity_json(f.energy_j)},
+            {"energy_wh", quantity_json(f.energy_j, 1.0 / kJoulesPerWh)},
+            {"latency_s", quantity_json(f.latency_s)},
             {"co2_g",
-             {{"operational", phases_json(f.operational_g)},
-              {"embodied", f.embodied_unknown ? Json() : phases_json(f.embodied_g)},
-              {"total", phases_json(f.total_g)}}}};
+             {{"operational", quantity_json(f.operational_g)},
+              {"embodied", f.embodied_unknown ? Json() : quantity_json(f.embodied_g)},
+              {"total", quantity_json(f.total_g)}}}};
   if (f.embodied_unknown) j["co2_note"] = operational_only_note(f);
   if (f.has_intervals)
     j["intervals"] = {{"level", level},

@@ -80,7 +80,8 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
   const TraceAccount account = account_and_write_csv();
   const TraceContext context{source, format, setup_line(s.resolved), p.predictor->name(),
                              carbon_inputs_lines(s.resolved.carbon), p.bands_note, s.options, s.resolved.carbon.scope.name(),
-                             s.resolved.carbon.scope.node ? s.resolved.carbon.scope.node->id : ""};
+                             s.resolved.carbon.scope.node ? s.resolved.carbon.scope.node->id : "",
+                             carbon_inputs_json(s.resolved.carbon)};
   if (manifest) {
     const std::string warning = write_trace_report(account, context, o.report_dir);
     if (!warning.empty()) out.warnings.push_back(warning);

@@ -90,4 +90,11 @@ Footprint footprint(const Prediction& prediction, const CarbonInputs& in, const 
   return f;
 }
 
+Json quantity_json(const PhaseValues& v, double scale) {
+  const auto scaled = [scale](const std::optional<double>& x) { return x ? Json(*x * scale) : Json(); };
+  return {{"prefill", scaled(v.prefill)}, {"decode", scaled(v.decode)}, {"total", scaled(v.total_or_sum())}};
+}
+
+Json total_json(double total) { return quantity_json(PhaseValues{std::nullopt, std::nullopt, total}); }
+
 }  // namespace llmco2

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "carbon/embodied.h"
+#include "core/json_io.h"
 #include "hardware/host_power.h"
 #include "predictor/error_band.h"
 #include "predictor/predictor.h"
@@ -68,6 +69,12 @@ double operational_g(double energy_j, double pue, double ci_g_per_kwh);
 // The energy of each phase in `scope` for `gpus` GPUs: as predicted at GPU scope; at node scope the node's wall power
 // at the phase's mean GPU power, times the used GPUs' share and the phase's latency.
 PhaseValues scoped_energy_j(const Prediction& prediction, const EnergyScope& scope, int gpus);
+
+// A quantity as every JSON result writes it (docs/schema.md): {"prefill", "decode", "total"}, a phase null where it is
+// not known, the total the phases' sum where only they are. `scale` converts the unit (J to Wh).
+Json quantity_json(const PhaseValues& values, double scale = 1.0);
+// A total alone: {"prefill": null, "decode": null, "total": total}.
+Json total_json(double total);
 
 // The footprint of a prediction. `bands` may be null (no intervals).
 Footprint footprint(const Prediction& prediction, const CarbonInputs& inputs, const PredictorErrorBands* bands);

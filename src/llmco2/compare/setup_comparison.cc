@@ -92,6 +92,7 @@ void fill_log_row(SetupRow& row, const TraceAccount& a) {
   if (a.skipped_shapes > 0)
     row.unavailable = fmt::format("{} requests of the log are longer than it serves", a.skipped_shapes);
   row.energy_j = a.energy_j;
+  row.output_tokens = static_cast<double>(a.gen_tokens);
   row.latency_s = a.latency_per_request_s.p90;
   row.operational_g = a.operational_g;
   row.embodied_g = a.embodied_g;
@@ -111,6 +112,8 @@ Comparison compare_request(const Predictor& predictor, const std::vector<Gpu>& g
                            const std::vector<int>& counts, const SetupFor& setup_for, std::optional<double> slo_s) {
   Comparison c = for_each_setup(gpu_types, counts, setup_for, [&](SetupRow& row, const ComparedSetup& s) {
     const Footprint f = footprint(predictor.predict(s.config), s.carbon, nullptr);
+    row.footprint = f;
+    row.output_tokens = static_cast<double>(s.config.request.batch * s.config.request.gen_tokens);
     row.energy_j = f.energy_j.total_or_sum().value_or(0);
     row.latency_s = f.latency_s.total_or_sum().value_or(0);
     row.operational_g = f.operational_g.total_or_sum().value_or(0);

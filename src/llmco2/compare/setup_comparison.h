@@ -22,6 +22,8 @@ struct SetupRow {
   std::string dtype;               // the precision the setup runs, after its GPU's fallbacks
   std::vector<std::string> notes;  // the setup's own notes (fallbacks, waves, node)
   double energy_j = 0, latency_s = 0, operational_g = 0, embodied_g = 0;
+  double output_tokens = 0;          // generated tokens the energy paid for (the request's batch x gen, or the log's)
+  std::optional<Footprint> footprint;  // one request's, per phase (unset for a log)
   bool embodied_known = true;  // false: the GPU has no embodied figure, embodied_g is 0 and total_g() operational only
   double total_g() const { return operational_g + embodied_g; }
   double per_gpu_g() const { return total_g() / gpus; }

@@ -164,15 +164,14 @@ Json trace_summary_json(const TraceAccount& a, const TraceContext& c) {
             {"gen_tokens", a.gen_tokens},
             {"energy_scope", c.energy_scope},
             {"node", c.node.empty() ? Json() : Json(c.node)},
-            {"energy_j", a.energy_j},
+            {"energy_j", quantity_json(PhaseValues{a.energy_prefill_j, a.energy_decode_j, a.energy_j})},
             {"energy_kwh", a.energy_j / kJoulesPerKwh},
             {"gpu_busy_s", a.gpu_busy_s},
             {"co2_g",
-             {{"operational", a.operational_g},
-              {"embodied", a.embodied_unknown ? Json() : Json(a.embodied_g)},
-              {"total", a.total_g()}}},
-            {"energy_per_gen_token_j", per_token(a.energy_j, a.gen_tokens)},
-            {"energy_per_token_j", per_token(a.energy_j, a.prompt_tokens + a.gen_tokens)},
+             {{"operational", total_json(a.operational_g)},
+              {"embodied", a.embodied_unknown ? Json() : total_json(a.embodied_g)},
+              {"total", quantity_json(PhaseValues{a.co2_prefill_g, a.co2_decode_g, a.total_g()})}}},
+            {"energy_per_1k_output_tokens_j", 1000 * per_token(a.energy_j, a.gen_tokens)},
             {"per_request",
              {{"energy_j", distribution_json(a.energy_per_request_j)},
               {"co2_g", distribution_json(a.co2_per_request_g)},
@@ -189,6 +188,8 @@ Json trace_summary_json(const TraceAccount& a, const TraceContext& c) {
   for (const auto& b : a.hourly)
     hourly.push_back({{"hour_utc", utc(b.start_s)}, {"requests", b.requests}, {"energy_j", b.energy_j}, {"co2_g", b.co2_g}});
   j["hourly"] = hourly;
+  for (const auto& [key, value] : c.carbon_inputs.items())
+    if (!j.contains(key)) j[key] = value;
   return j;
 }
 

@@ -21,6 +21,7 @@ struct TraceContext {
   TraceOptions options;
   std::string energy_scope = "gpu";  // what the energies count: "gpu" or "node"
   std::string node;                  // the node id at node scope
+  Json carbon_inputs = Json::object();  // region, intensity, PUE, embodied figure and scope, as predict writes them
 };
 
 Json trace_summary_json(const TraceAccount& account, const TraceContext& context);

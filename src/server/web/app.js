@@ -237,7 +237,7 @@ function drawChart(comparison, request) {
   svg.setAttribute("width", width);
   svg.setAttribute("height", height);
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-  const maxG = Math.max(0, ...setups.map((s) => s.co2_g.total));
+  const maxG = Math.max(0, ...setups.map((s) => s.co2_g.total.total));
   const ticks = niceTicks(maxG, Math.max(2, Math.min(6, Math.floor((x1 - x0) / 60))));
   const domain = ticks.values[ticks.values.length - 1];
   const xOf = (g) => x0 + (g / domain) * (x1 - x0);
@@ -255,19 +255,20 @@ function drawChart(comparison, request) {
   setups.forEach((s, i) => {
     const y = top + i * rowH, mid = y + rowH / 2;
     const current = s.gpu === request.gpu && s.gpus === (request.gpus || 1);
-    const w = Math.max(xOf(s.co2_g.total) - x0, 0.5);
+    const w = Math.max(xOf(s.co2_g.total.total) - x0, 0.5);
     const bar = svgElement("rect", {x: x0, y: y + 3, width: w, height: rowH - 6, "data-gpu": s.gpu,
-                                    "data-gpus": s.gpus, "data-co2-g": s.co2_g.total,
+                                    "data-gpus": s.gpus, "data-co2-g": s.co2_g.total.total,
                                     class: `bar${s.best ? " best" : ""}${current ? " current" : ""}`});
     bar.appendChild(svgElement("title", {}, `${s.gpu} × ${s.gpus} (${s.dtype}, ${s.energy_scope} ${s.node}): ` +
-        `${shown(s.co2_g.total)} g CO₂ (operational ${shown(s.co2_g.operational)} g, embodied ` +
-        `${shown(s.co2_g.embodied)} g), ${shown(s.energy_j)} J, ${shown(s.latency_s)} s` +
+        `${shown(s.co2_g.total.total)} g CO₂ (operational ${shown(s.co2_g.operational.total)} g, embodied ` +
+        `${s.co2_g.embodied ? shown(s.co2_g.embodied.total) : "unknown"} g), ${shown(s.energy_j.total)} J, ` +
+        `${shown(s.latency_s.total)} s` +
         `${s.meets_slo === false ? ", misses the latency objective" : ""}` +
         `${(s.notes || []).length ? `; ${s.notes.join("; ")}` : ""}`));
     items.push(svgElement("text", {x: x0 - 6, y: mid + 4, "text-anchor": "end", class: "setup"},
                           `${s.gpu} × ${s.gpus}`),
                bar,
-               svgElement("text", {x: x0 + w + 4, y: mid + 4, class: "bar-value"}, `${shown(s.co2_g.total)} g`));
+               svgElement("text", {x: x0 + w + 4, y: mid + 4, class: "bar-value"}, `${shown(s.co2_g.total.total)} g`));
   });
   svg.replaceChildren(...items);
   $("chart-scope").textContent = comparison.energy_scope === "gpu"
