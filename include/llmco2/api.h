@@ -24,7 +24,7 @@ using Json = nlohmann::json;
 // One inference request on one setup, and how its carbon is counted. The defaults are the CLI's.
 struct Request {
   // What runs.
-  std::string model = "llama-3.1-8b";  // bundled id or HF repo id; where paths are allowed, a config.json or folder
+  std::string model = "llama-3.1-8b";  // bundled id or its HF repo id; where paths are allowed, a config.json or folder
   std::optional<Json> model_config;    // a config.json's content, used instead of the catalog (`model` names it)
   std::string gpu = "h100-sxm";        // GPU id, alias or nvidia-smi name; where paths are allowed, a GPU JSON file
   int gpus = 1;                        // tensor parallelism

@@ -12,7 +12,7 @@ namespace llmco2::cli {
 
 void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
   c.add_option("--model", r.model,
-               "bundled model id, HF repo id, a config.json, or a Hugging Face snapshot folder (write ./NAME for the "
+               "bundled model id or its HF repo id, a config.json, or a Hugging Face snapshot folder (write ./NAME for the "
                "path when NAME is also a bundled id)")
       ->capture_default_str();
   c.add_option("--gpu", r.gpu, "GPU id, alias, nvidia-smi name or path of a GPU JSON file")->capture_default_str();

@@ -28,6 +28,27 @@ bool is_unknown_command(const CLI::App& app, int argc, char** argv) {
   return std::find(names.begin(), names.end(), argv[1]) == names.end();
 }
 
+// For an unexpected option ("--batc"), the nearest options of the command ("did you mean --batch?"), or "".
+std::string option_suggestion(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return "";
+  const CLI::App* command = nullptr;
+  for (const auto* c : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (c->get_name() == argv[1]) command = c;
+  if (!command) return "";
+  std::vector<std::string> options;
+  for (const auto* option : command->get_options())
+    for (const auto& name : option->get_lnames()) options.push_back("--" + name);
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (!arg.starts_with("--")) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(options.begin(), options.end(), arg) != options.end()) continue;
+    const auto nearest = nearest_names(arg, options, 2);
+    if (!nearest.empty()) return " (did you mean " + join_or(nearest) + "?)";
+  }
+  return "";
+}
+
 }  // namespace
 
 int run_app(CLI::App& app, const char* program, int argc, char** argv) {
@@ -45,6 +66,9 @@ int run_app(CLI::App& app, const char* program, int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::RuntimeError& e) {  // a command's own non-zero exit, already explained on stdout/stderr
     return e.get_exit_code();
+  } catch (const CLI::ExtrasError& e) {
+    std::cerr << program << ": error: " << e.what() << option_suggestion(app, argc, argv) << "\n";
+    return kUsageOrInputError;
   } catch (const CLI::ParseError& e) {
     std::cerr << program << ": error: " << e.what() << "\n";
     return kUsageOrInputError;

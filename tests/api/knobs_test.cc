@@ -103,5 +103,22 @@ TEST(Knobs, WavesReportWhatOneSequenceSees) {
   EXPECT_NEAR(two.ttft_s, one.ttft_s + wave_s / 2, 1e-9 * wave_s);
 }
 
+// compare --node names the node of its own GPU type; every other type is metered at its own default node, said in
+// its row (it was refused as "that node holds h100-sxm GPUs" for 26 of 27 GPU types).
+TEST(Knobs, CompareMetersEachGpuTypeAtItsOwnNode) {
+  Request r;
+  r.node = "hgx-h100-xe9680";
+  CompareOptions o;
+  o.gpu_types = {"h100-sxm", "a100-80gb-sxm"};
+  o.counts = {1};
+  const Json rows = Session().compare(r, o).json["setups"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["node"], "hgx-h100-xe9680");
+  EXPECT_EQ(rows[1]["node"], "dgx-a100");
+  ASSERT_EQ(rows[1]["notes"].size(), 1u);
+  EXPECT_NE(rows[1]["notes"][0].get<std::string>().find("--node hgx-h100-xe9680 holds h100-sxm GPUs"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace llmco2::api

@@ -77,6 +77,7 @@ TEST(Cli, CatalogListings) {
 
 TEST(Cli, BadInputIsOneLineAndExitCode2) {
   expect_clean_error("graph --model llama-3.1-9b", "did you mean llama-3.1-8b");
+  expect_clean_error("predict --batc 4", "did you mean --batch");
   expect_clean_error("graph --gpu h1000", "unknown GPU 'h1000'");
   expect_clean_error("graph --model " + std::string(LLMCO2_TESTDATA) + "/configs/missing_hidden.json",
                      "missing_hidden.json: missing key 'hidden_size'");
@@ -478,6 +479,10 @@ TEST(CliCompare, MarksTheLowestCarbonSetupMeetingTheObjective) {
   }
   EXPECT_TRUE(std::filesystem::exists(plots + "/co2-total.png"));
   EXPECT_TRUE(std::filesystem::exists(plots + "/co2-per-gpu.png"));
+  // The plots cover what the table shows: every setup, one line each in setups.csv.
+  EXPECT_TRUE(std::filesystem::exists(plots + "/setups.png"));
+  std::ifstream setups(plots + "/setups.csv");
+  EXPECT_EQ(std::count(std::istreambuf_iterator<char>(setups), std::istreambuf_iterator<char>(), '\n'), 9);
   expect_clean_error("compare --slo-ms -3", "--slo-ms");
   expect_clean_error("compare --gpu-types nosuchgpu", "nosuchgpu");
 }
@@ -714,6 +719,22 @@ void expect_result_schema(const nlohmann::json& j, const std::string& what) {
     for (const char* part : {"operational", "total"}) expect_quantity(j["co2_g"].at(part), what + ": co2_g " + part);
   for (const char* gone : {"energy_per_gen_token_j", "energy_per_token_j", "carbon_inputs"})
     EXPECT_FALSE(j.contains(gone)) << what << ": " << gone;
+}
+
+// compare and trace write files only when asked (--plot DIR): nothing appears in the working directory otherwise.
+TEST(CliOutputs, NoFilesUnlessAsked) {
+  const std::string dir = testing::TempDir() + "/cli_no_files";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/log.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,512,64\n";
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const std::string trace = "trace " + dir + "/log.csv --quiet";
+  for (const std::string& args : {std::string("compare --gpu-types l4 --counts 1 --quiet"), trace})
+    EXPECT_EQ(run(args).exit_code, 0) << args;
+  std::filesystem::current_path(cwd);
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"log.csv"});
 }
 
 TEST(CliSchema, EveryCommandWritesTheOneSchema) {

@@ -201,7 +201,7 @@ class Trace(Command):
 
 class Compare(Command):
     name = "compare"
-    outputs = {"sweep.csv", "co2-per-gpu.png", "co2-total.png"}
+    outputs = {"sweep.csv", "co2-per-gpu.png", "co2-total.png", "setups.csv", "setups.png"}
 
     def setup(self):
         self.manifest = os.path.join(self.root, "plots", "manifest.json")

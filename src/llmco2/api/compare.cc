@@ -367,8 +367,10 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
     RunManifest manifest(manifest_in_folder(o.plot_dir));
     const std::string warning =
         write_sweep(sweep, fmt::format("{} on {}, gen {}", model.id, plotted.id, request.gen_tokens), o.plot_dir);
+    const std::string setups_warning = write_setups_plot(c, subject, o.plot_dir);
     manifest.commit();
-    if (!warning.empty()) out.warnings.push_back(warning);
+    for (const std::string& w : {warning, setups_warning})
+      if (!w.empty()) out.warnings.push_back(w);
   }
   const std::string unknown_note = unknown_embodied_note(c);
   out.json = {{"subject", subject}, {"predictor", p.predictor->name()}, {"latency", c.latency_meaning},
@@ -401,8 +403,8 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
   if (!scope_note.empty()) t += "  " + scope_note + "\n";
   for (const auto& n : distinct_notes(c)) t += "  note: " + n + "\n";
   if (!o.plot_dir.empty())
-    t += "  plots: " + o.plot_dir + "/co2-per-gpu.png, " + o.plot_dir + "/co2-total.png (GPU counts on " +
-         plotted.id + ")\n";
+    t += "  plots: " + o.plot_dir + "/setups.png (every setup above), " + o.plot_dir + "/co2-per-gpu.png, " +
+         o.plot_dir + "/co2-total.png (GPU counts on " + plotted.id + ")\n";
   return out;
 }
 

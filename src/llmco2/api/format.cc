@@ -19,7 +19,7 @@ std::string cell(const PhaseValues& v, const PhaseIntervals& iv, const PhaseMemb
   if (!(v.*c.value)) return "-";
   std::string text = fmt::format("{:.4g}", *(v.*c.value) * scale);
   if (intervals && (iv.*c.interval))
-    text += fmt::format(" [{:.3g}-{:.3g}]", (iv.*c.interval)->low * scale, (iv.*c.interval)->high * scale);
+    text += fmt::format(" [{:.3g}, {:.3g}]", (iv.*c.interval)->low * scale, (iv.*c.interval)->high * scale);
   return text;
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/json_io.h"
 #include "core/plot.h"
@@ -170,6 +171,35 @@ std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const std::
                           operational + embodied, embodied, !f.embodied_unknown});
       }
   return points;
+}
+
+std::string write_setups_plot(const Comparison& c, const std::string& title, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::string csv = "gpu,gpus,dtype,energy_scope,energy_j,latency_s,co2_total_g,embodied_known,meets_slo,best,unavailable\n";
+  std::string data;
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const SetupRow& r = c.rows[i];
+    const bool best = c.best && *c.best == i;
+    if (!r.unavailable.empty()) {
+      csv += fmt::format("{},{},,,,,,,,,{}\n", r.gpu, r.gpus, csv_escape(r.unavailable));
+      continue;
+    }
+    csv += fmt::format("{},{},{},{},{:.6g},{:.6g},{:.6g},{},{},{},\n", r.gpu, r.gpus, r.dtype, r.scope, r.energy_j,
+                       r.latency_s, r.total_g(), r.embodied_known ? "yes" : "no", r.meets_slo ? "yes" : "no",
+                       best ? "yes" : "no");
+    data += fmt::format("\"{} x{}{}\" {:.6g} {:.6g}\n", gnuplot_text(r.gpu), r.gpus, best ? " *" : "", r.total_g(),
+                        r.latency_s);
+  }
+  write_file_atomic(dir / "setups.csv", csv);
+  if (data.empty()) return "no setup can serve the request: no plot";
+  std::string script = fmt::format(
+      "{}set termoption noenhanced\nset multiplot layout 2,1 title \"{} (* lowest carbon)\"\n"
+      "set style data histograms\nset style fill solid 0.8 border -1\nset boxwidth 0.7\nset grid ytics\n"
+      "set yrange [0:*]\nunset key\nset xtics rotate by -45 font ',8'\n",
+      gnuplot_datablock("d", data), gnuplot_text(title));
+  script += "set ylabel 'total CO2 (g)'\nplot $d using 2:xtic(1) lc 1\n";
+  script += "set ylabel '" + c.latency_meaning + " (s)'\nplot $d using 3:xtic(1) lc 2\nunset multiplot\n";
+  return plot_to_file(script, dir / "setups.png", 1400, 900);
 }
 
 std::string write_sweep(const std::vector<SweepPoint>& points, const std::string& title,

@@ -78,6 +78,11 @@ std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const std::
                                          const std::vector<long>& prompts, const std::vector<int>& counts,
                                          const SweepSetupFor& setup_for);
 
+// Writes the comparison as the table shows it: setups.csv (every row, those that cannot serve with the reason) and
+// setups.png (total CO2 and latency of each setup that serves, the lowest-carbon one marked) into `dir`; returns "" or
+// a warning about the plot.
+std::string write_setups_plot(const Comparison& comparison, const std::string& title, const std::filesystem::path& dir);
+
 // Writes the two plots (operational CO2 per GPU and total CO2 against GPU count, one line per batch/prompt) and the
 // data as CSV into `dir`; returns "" or a warning about the plots.
 std::string write_sweep(const std::vector<SweepPoint>& points, const std::string& title,

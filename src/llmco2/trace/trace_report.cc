@@ -34,7 +34,7 @@ std::string optional_cell(const std::optional<double>& v, const char* format = "
 
 std::string with_interval(double value, const std::optional<Interval>& iv, double scale) {
   std::string s = fmt::format("{:.4g}", value * scale);
-  if (iv) s += fmt::format(" [{:.3g}-{:.3g}]", iv->low * scale, iv->high * scale);
+  if (iv) s += fmt::format(" [{:.3g}, {:.3g}]", iv->low * scale, iv->high * scale);
   return s;
 }
 
