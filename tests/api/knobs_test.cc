@@ -1,5 +1,8 @@
 // Every knob an interface offers works as offered or is refused with why: predictors, engines, power caps, context
 // windows; and requests that resolve to the same setup share the predictors' prepared state.
+#include <algorithm>
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "api/resolve.h"
@@ -118,6 +121,53 @@ TEST(Knobs, CompareMetersEachGpuTypeAtItsOwnNode) {
   ASSERT_EQ(rows[1]["notes"].size(), 1u);
   EXPECT_NE(rows[1]["notes"][0].get<std::string>().find("--node hgx-h100-xe9680 holds h100-sxm GPUs"),
             std::string::npos);
+}
+
+// A power cap acts as the GPU does (sim/simulator.cc, throttled_power_w: clocks drop as the cube root of the power
+// over the limit, compute-bound kernels stretch, memory-bound ones keep their pace).
+Result capped(Request r, double cap_w) {
+  r.scope = "gpu", r.power_cap_w = cap_w;
+  return Session().predict(r);
+}
+
+double phase_power_w(const Result& r, const char* phase) {
+  return r.json["energy_j"][phase].get<double>() / r.json["latency_s"][phase].get<double>();
+}
+
+TEST(Knobs, ACapAboveWhatTheRequestDrawsChangesNothing) {
+  Request r;
+  const Result free = capped(r, 0);
+  const double draw_w = std::max(phase_power_w(free, "prefill"), phase_power_w(free, "decode"));
+  const Result above = capped(r, std::min(1.05 * draw_w + 1, 700.0));
+  EXPECT_DOUBLE_EQ(above.figures.energy_j, free.figures.energy_j);
+  EXPECT_DOUBLE_EQ(above.figures.latency_s, free.figures.latency_s);
+}
+
+// A compute-bound prefill (8 x 4,096 tokens) whose dynamic power is halved by the cap runs at cbrt(1/2) = 0.79 of its
+// clocks: at most 1 / 0.79 = 1.26 x as long, and longer than uncapped.
+TEST(Knobs, ACapThatHalvesComputePowerLengthensAComputeBoundPrefill) {
+  Request r;
+  r.batch = 8, r.prompt_tokens = 4096, r.gen_tokens = 2;
+  const Gpu h100 = GpuCatalog::bundled().resolve("h100-sxm");
+  const Result free = capped(r, 0);
+  const double prefill_w = phase_power_w(free, "prefill");
+  ASSERT_GT(prefill_w, 0.6 * h100.tdp_w);
+  const double cap_w = std::max(*h100.min_power_limit_w, h100.idle_w + (prefill_w - h100.idle_w) / 2);
+  const Result half = capped(r, cap_w);
+  const double t0 = free.json["latency_s"]["prefill"], t1 = half.json["latency_s"]["prefill"];
+  EXPECT_GT(t1, 1.05 * t0);
+  EXPECT_LE(t1, t0 / std::cbrt(0.5) + 1e-9);
+  EXPECT_LE(phase_power_w(half, "prefill"), cap_w + 1e-6);
+}
+
+// A memory-bound decode (batch 1) under a moderate cap keeps its bandwidth: its time per token stays.
+TEST(Knobs, AMemoryBoundDecodeUnderAModerateCapKeepsItsPace) {
+  Request r;
+  const Result free = capped(r, 0);
+  const Result moderate = capped(r, 300);
+  ASSERT_TRUE(free.figures.tpot_s && moderate.figures.tpot_s);
+  EXPECT_NEAR(*moderate.figures.tpot_s, *free.figures.tpot_s, 0.02 * *free.figures.tpot_s);
+  EXPECT_LE(moderate.figures.energy_decode_j, free.figures.energy_decode_j);
 }
 
 }  // namespace

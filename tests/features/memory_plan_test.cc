@@ -38,6 +38,22 @@ TEST(MemoryPlan, Llama31_8bWeightsAtEachPrecision) {
                    16060522496.0 / 2);
 }
 
+// TensorRT-LLM gives the KV cache 0.9 of the memory the weights and activations leave free; vLLM gives weights + KV
+// 0.9 of the whole GPU. llama-3.1-70b at TP 4 on 40 GB A100s: 35.3 GB of bf16 weights per GPU leave too little for
+// vLLM's 4 GB reserve plus activations, while TensorRT-LLM runs it with 0.9 of the rest as its cache.
+TEST(MemoryPlan, TensorRtLlmSizesTheKvCacheFromTheMemoryLeftFree) {
+  const ModelSpec m = model("llama-3.1-70b");
+  const Gpu a100 = gpu("a100-40gb-sxm");
+  Request r = request(m, 1, 1024, 128, 4);
+  EXPECT_FALSE(plan_memory(m, r, a100).weights_fit);
+  r.engine = "trt-llm";
+  const MemoryPlan trt = plan_memory(m, r, a100);
+  ASSERT_TRUE(trt.runs()) << trt.note;
+  const double free_bytes = a100.memory_bytes - trt.weight_bytes_per_gpu - activation_peak_bytes_per_gpu(m, r);
+  EXPECT_NEAR(trt.kv_capacity_bytes_per_gpu, 0.9 * free_bytes, 1e-6 * free_bytes);
+  EXPECT_NO_THROW(check_memory_fit(m, r, a100));
+}
+
 TEST(MemoryPlan, KvPerSequenceUsesGqaHeadsPerGpuAndTheKvDtype) {
   const ModelSpec m = model("llama-3.1-8b");  // 32 layers, 8 KV heads of 128
   // Per token and layer: 2 (K, V) x 8 heads x 128 x 2 bytes = 4096 bytes.

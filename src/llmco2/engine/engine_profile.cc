@@ -122,6 +122,7 @@ EngineProfile profile_from_json(const std::string& id, const Json& j, const std:
   if (auto v = r.optional_bool("casts_bf16_to_fp16")) p.casts_bf16_to_fp16 = *v;
   if (auto v = r.optional_bool("prefill_stalls_decode")) p.prefill_stalls_decode = *v;
   if (auto v = r.optional_bool("custom_allreduce")) p.custom_allreduce = *v;
+  if (auto v = r.optional_bool("kv_share_of_free")) p.kv_share_of_free = *v;
   if (auto v = r.optional_string("attention_kernel")) p.attention_kernel = *v;
   if (auto v = r.optional_number("graph_max_tokens")) p.graph_max_tokens = static_cast<long>(check_range(*v, 1, 1e6, where, "graph_max_tokens"));
   for (const ParamRange& bound : kEngineBounds) {

@@ -57,6 +57,10 @@ struct EngineProfile {
   // kernel launches per routed graph node per loaded expert. 0: fused MoE kernels, one launch per routed node.
   double expert_loop_launches = 0;
   double memory_utilization = 0.9;    // share of GPU memory given to weights + KV cache (the rest: activations, context)
+  // memory_utilization is the KV cache's share of the memory left free after the weights and activations
+  // (TensorRT-LLM's KvCacheConfig.free_gpu_memory_fraction), not of the whole GPU (vLLM's gpu_memory_utilization,
+  // SGLang's mem_fraction_static).
+  bool kv_share_of_free = false;
   long graph_max_tokens = 512;        // steps with more tokens than this run eagerly even with cuda_graphs
   std::string attention_kernel = "flash";
   std::map<std::string, std::pair<double, double>> ranges;  // numeric field -> range a calibration may move it in

@@ -121,15 +121,25 @@ double state_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
 
 namespace {
 
+// How an engine shares out memory: `share` of the whole GPU for weights + KV, or (of_free) of what the weights and
+// activations leave free for the KV cache.
+struct EngineShare {
+  double share = 0.9;
+  bool of_free = false;
+};
+
 // The plan from what the request occupies per GPU: weights, the engine's share of memory, the activation peak and
 // one sequence's KV cache.
-MemoryPlan plan_from(const Gpu& gpu, const Request& r, double weight_bytes_per_gpu, double usable_share,
+MemoryPlan plan_from(const Gpu& gpu, const Request& r, double weight_bytes_per_gpu, EngineShare share,
                      double activation_bytes, double kv_bytes_per_sequence) {
   MemoryPlan p;
   p.memory_bytes_per_gpu = gpu.memory_bytes;
   p.weight_bytes_per_gpu = weight_bytes_per_gpu;
-  // The engine's share of memory for weights + KV (vLLM 0.9; HF allocates as it goes: 1.0), then activations.
-  p.reserve_bytes_per_gpu = (1.0 - usable_share) * gpu.memory_bytes + activation_bytes;
+  // The engine's share of memory for weights + KV (vLLM 0.9; HF allocates as it goes: 1.0), then activations; or
+  // (TensorRT-LLM) the KV cache's share of what the weights and activations leave free.
+  const double free_bytes = std::max(0.0, gpu.memory_bytes - weight_bytes_per_gpu - activation_bytes);
+  p.reserve_bytes_per_gpu = share.of_free ? activation_bytes + (1.0 - share.share) * free_bytes
+                                          : (1.0 - share.share) * gpu.memory_bytes + activation_bytes;
   p.kv_bytes_per_sequence_per_gpu = kv_bytes_per_sequence;
   const double left = gpu.memory_bytes - p.weight_bytes_per_gpu - p.reserve_bytes_per_gpu;
   p.weights_fit = left > 0;
@@ -147,7 +157,10 @@ MemoryPlan plan_from(const Gpu& gpu, const Request& r, double weight_bytes_per_g
   return p;
 }
 
-double usable_share(const Request& r) { return EngineCatalog::bundled().get(r.engine).memory_utilization; }
+EngineShare usable_share(const Request& r) {
+  const EngineProfile& engine = EngineCatalog::bundled().get(r.engine);
+  return {engine.memory_utilization, engine.kv_share_of_free};
+}
 
 }  // namespace
 
@@ -160,9 +173,10 @@ MemoryPlanner::MemoryPlanner(const ModelSpec& model, const Request& setup, const
     : model_(model),
       gpu_(gpu),
       weight_bytes_per_gpu_(model.weight_bytes(setup.precision) / setup.gpus),
-      usable_share_(usable_share(setup)),
+      usable_share_(usable_share(setup).share),
       kv_bytes_(dtype_bytes(setup.precision.kv_cache)),
       state_bytes_(state_bytes_per_sequence_per_gpu(model, setup)) {
+  share_of_free_ = usable_share(setup).of_free;
   const ActivationWidth width = activation_width(model, setup);
   activation_elements_per_row_ = width.elements_per_row;
   activation_bytes_ = width.bytes;
@@ -193,7 +207,8 @@ double MemoryPlanner::kv_bytes_per_sequence(const Request& r) const {
 
 MemoryPlan MemoryPlanner::plan(const Request& r) const {
   const ActivationWidth width{activation_elements_per_row_, activation_bytes_, profiles_};
-  return plan_from(gpu_, r, weight_bytes_per_gpu_, usable_share_, activation_peak_bytes(width, model_, r),
+  return plan_from(gpu_, r, weight_bytes_per_gpu_, {usable_share_, share_of_free_},
+                   activation_peak_bytes(width, model_, r),
                    kv_bytes_per_sequence(r));
 }
 

@@ -56,6 +56,7 @@ class MemoryPlanner {
   const ModelSpec& model_;
   const Gpu& gpu_;
   double weight_bytes_per_gpu_, usable_share_, kv_bytes_, state_bytes_;
+  bool share_of_free_ = false;  // usable_share_ is the KV cache's share of the memory left free (TensorRT-LLM)
   double activation_elements_per_row_ = 0, activation_bytes_ = 2;
   bool profiles_ = true;
   std::vector<CacheGroup> groups_;
