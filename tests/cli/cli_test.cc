@@ -737,6 +737,18 @@ TEST(CliOutputs, NoFilesUnlessAsked) {
   EXPECT_EQ(left, std::vector<std::string>{"log.csv"});
 }
 
+// A one-request log has one CO2 value: its histogram still draws (gnuplot refused the empty range and the warning
+// blamed a missing gnuplot).
+TEST(CliOutputs, AOneRequestLogDrawsItsReport) {
+  const std::string dir = testing::TempDir() + "/cli_one_request";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/log.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,512,64\n";
+  const Result r = run("trace " + dir + "/log.csv --plot " + dir + "/report --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("gnuplot"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report/histogram.png"));
+}
+
 TEST(CliSchema, EveryCommandWritesTheOneSchema) {
   const std::string dir = testing::TempDir() + "/cli_schema";
   std::filesystem::create_directories(dir);

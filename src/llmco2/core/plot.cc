@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include <sys/wait.h>
+
 #include "core/atomic_file.h"
 #include "core/error.h"
 
@@ -10,10 +12,14 @@ namespace llmco2 {
 
 std::string run_gnuplot(const std::string& script) {
   FILE* gnuplot = popen("gnuplot 2>/dev/null", "w");
-  if (!gnuplot) return "gnuplot not found: plots not written";
+  if (!gnuplot) return "gnuplot could not be started: plots not written";
   std::fputs((script + "\n").c_str(), gnuplot);
-  if (pclose(gnuplot) != 0) return "gnuplot failed or is not installed: plots not written (install gnuplot-nox)";
-  return "";
+  const int status = pclose(gnuplot);
+  if (status == 0) return "";
+  // The shell exits 127 when it finds no gnuplot; any other failure is gnuplot refusing the plot.
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    return "gnuplot is not installed: plots not written (install gnuplot-nox)";
+  return "gnuplot could not draw a plot: it was not written";
 }
 
 namespace {

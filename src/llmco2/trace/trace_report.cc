@@ -69,6 +69,7 @@ std::string histogram(const std::vector<WeightedValue>& co2_g, const std::filesy
       high = std::max(high, v.value);
     }
   if (!(high > 0)) return "no positive CO2 to plot";
+  if (high <= low * 1.0001) low /= 1.5, high *= 1.5;  // one value (a one-request log): a range around it
   constexpr int kBins = 40;
   const double l0 = std::log10(low), span = std::max(std::log10(high) - l0, 1e-9);
   std::vector<long> counts(kBins, 0);
