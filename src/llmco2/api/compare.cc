@@ -92,7 +92,7 @@ std::string short_reason(std::string reason) {
 }
 
 std::string table(const Comparison& c, std::optional<double> slo_ms) {
-  std::string out = fmt::format("  {:<16} {:>4} {:<14} {:<18} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu",
+  std::string out = fmt::format("  {:<16} {:>4} {:<14} {:<26} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu",
                                 "gpus", "dtype", "energy scope", "energy_j", "latency_s", "co2_oper_g", "co2_emb_g", "co2_total_g", "co2_per_gpu",
                                 slo_ms ? "  slo" : "");
   for (size_t i = 0; i < c.rows.size(); ++i) {
@@ -104,7 +104,7 @@ std::string table(const Comparison& c, std::optional<double> slo_ms) {
     }
     const std::string embodied = r.embodied_known ? fmt::format("{:.4g}", r.embodied_g) : "unknown";
     const std::string total = fmt::format("{}{:.4g}", r.embodied_known ? "" : "~", r.total_g());
-    out += fmt::format("{} {:<16} {:>4} {:<14} {:<18} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark,
+    out += fmt::format("{} {:<16} {:>4} {:<14} {:<26} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark,
                        r.gpu, r.gpus, r.dtype, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total, r.per_gpu_g(),
                        slo_ms ? (r.meets_slo ? "  yes" : "  no") : "");
   }
