@@ -73,6 +73,16 @@ def test_predict_many_over_a_dataframe_equals_predict_row_by_row():
         llmco2.predict_many({"gpu": ["h100-sxm", "nope"]})
 
 
+def test_compare_rows_equal_predict_on_every_kind_of_gpu():
+    # One request, one answer through Python: compare's row is predict's answer for that GPU type and count.
+    for gpu, gpus in [("h100-sxm", 1), ("v100-sxm2-32gb", 1), ("t4", 2), ("gaudi3", 1), ("mi300x", 1)]:
+        request = {**REQUEST, "gpu": gpu, "gpus": gpus}
+        predicted = llmco2.predict(**request)
+        row = llmco2.compare(**request, gpu_types=[gpu], counts=[gpus])["setups"][0]
+        for key in ("energy_j", "latency_s", "co2_g", "dtype", "energy_scope", "node"):
+            assert row[key] == predicted[key], (gpu, key)
+
+
 def test_compare_equals_the_cli(tmp_path):
     answer = llmco2.compare(**REQUEST, gpu_types=["h100-sxm", "a100-80gb-sxm"], counts=[1, 2], slo_ms=5000)
     expected = cli("compare", *FLAGS, "--gpu-types", "h100-sxm,a100-80gb-sxm", "--counts", "1,2", "--slo-ms", "5000",

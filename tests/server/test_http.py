@@ -76,6 +76,18 @@ class Endpoints(unittest.TestCase):
         status, _, body = self.post("/v1/predict/batch", {"requests": [{}, {"gpu": "no-such-gpu"}]})
         self.assertTrue(self.assert_error(status, body, 400).startswith("requests[1]: "), body)
 
+    def test_compare_rows_equal_predict_on_every_kind_of_gpu(self):
+        # One request, one answer: /v1/compare's row of a GPU type and count is /v1/predict's answer for it
+        # (fallbacks per GPU: bf16 on a V100 runs as fp16, a T4 needs two boards, Gaudi 3 has its own node).
+        for gpu, gpus in [("h100-sxm", 1), ("v100-sxm2-32gb", 1), ("t4", 2), ("gaudi3", 1), ("mi300x", 1)]:
+            request = {**REQUEST, "gpu": gpu, "gpus": gpus}
+            _, _, predicted = self.post("/v1/predict", request)
+            status, _, compared = self.post("/v1/compare", {"request": request, "gpu_types": [gpu], "counts": [gpus]})
+            self.assertEqual(status, 200, compared)
+            row = compared["setups"][0]
+            for key in ("energy_j", "latency_s", "co2_g", "dtype", "energy_scope", "node"):
+                self.assertEqual(row[key], predicted[key], f"{gpu}: {key}")
+
     def test_compare_equals_cli(self):
         with tempfile.TemporaryDirectory() as plots:
             expected = cli_json("compare", *request_flags(REQUEST), "--gpu-types", "h100-sxm,a100-80gb-sxm,l4",
