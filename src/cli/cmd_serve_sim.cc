@@ -81,9 +81,7 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
                 {"embodied", embodied ? total_json(*embodied) : Json()},
                 {"total", total_json(operational + embodied.value_or(0))}};
   if (!embodied) j["co2_note"] = "embodied CO2 " + carbon.embodied.unknown_label() + ": total is operational only";
-  const Json inputs = carbon_inputs_json(carbon);
-  for (const auto& [key, value] : inputs.items())
-    if (!j.contains(key)) j[key] = value;
+  j.update(carbon_inputs_json(carbon));  // as predict writes them (its scope fields are those above)
   if (profile_g) j["ci_profile"] = f.ci_profile;
   j["peaks"] = {{"running", t.peak_running}, {"waiting", t.peak_waiting}, {"kv_share", t.peak_kv_share}};
   j["simulation"] = {{"steps", t.steps}, {"step_shapes_simulated", t.distinct_shapes},

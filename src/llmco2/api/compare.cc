@@ -93,8 +93,8 @@ std::string short_reason(std::string reason) {
 
 std::string table(const Comparison& c, std::optional<double> slo_ms) {
   std::string out = fmt::format("  {:<16} {:>4} {:<14} {:<26} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu",
-                                "gpus", "dtype", "energy scope", "energy_j", "latency_s", "co2_oper_g", "co2_emb_g", "co2_total_g", "co2_per_gpu",
-                                slo_ms ? "  slo" : "");
+                                "gpus", "dtype", "energy scope", "energy_j", "latency_s", "co2_oper_g", "co2_emb_g",
+                                "co2_total_g", "co2_per_gpu", slo_ms ? "  slo" : "");
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
     const char* mark = c.best && *c.best == i ? "*" : " ";
@@ -105,8 +105,8 @@ std::string table(const Comparison& c, std::optional<double> slo_ms) {
     const std::string embodied = r.embodied_known ? fmt::format("{:.4g}", r.embodied_g) : "unknown";
     const std::string total = fmt::format("{}{:.4g}", r.embodied_known ? "" : "~", r.total_g());
     out += fmt::format("{} {:<16} {:>4} {:<14} {:<26} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark,
-                       r.gpu, r.gpus, r.dtype, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total, r.per_gpu_g(),
-                       slo_ms ? (r.meets_slo ? "  yes" : "  no") : "");
+                       r.gpu, r.gpus, r.dtype, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total,
+                       r.per_gpu_g(), slo_ms ? (r.meets_slo ? "  yes" : "  no") : "");
   }
   return out;
 }
@@ -203,20 +203,12 @@ std::string ranking(const CapacityPlan& plan, double (*figure)(const CapacityCan
   return fmt::format("{}", fmt::join(names, " < "));
 }
 
-Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Request& request, const SetupFor& setup_for,
-                    const CarbonFor& carbon, const std::vector<Gpu>& gpus, const std::string& params) {
+Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Request& request,
+                    const DeploymentFor& deployment_for, const CarbonFor& carbon, const std::vector<Gpu>& gpus,
+                    const std::string& params) {
   if (o.slo_ttft_ms < 0 || o.slo_tpot_ms < 0) fail("--slo-ttft-ms and --slo-tpot-ms must not be negative");
   Result out;
   const RequestLog log = read_trace(o, out.warnings);
-  const DeploymentFor deployment_for = [&](const Gpu& gpu, int tp) {
-    const ComparedSetup s = setup_for(gpu, tp);
-    Deployment d;
-    d.model = *s.config.model, d.gpu = *s.config.gpu, d.setup = s.config.request;
-    d.setup.batch = 1;
-    d.scope = s.carbon.scope;
-    d.power_cap_w = s.config.scenario.power_cap_w;
-    return d;
-  };
   ServingSlo slo;
   slo.ttft_s = o.slo_ttft_ms / 1000, slo.tpot_s = o.slo_tpot_ms / 1000;
   CapacitySearch search;
@@ -282,18 +274,31 @@ Request row_request(const Request& request, const std::optional<Node>& asked_nod
   return r;
 }
 
-// Each row's setup, resolved on its own by the one resolver, then checked: for one request, that request fits; for a
+// One row's setup, resolved on its own by the one resolver, then checked: for one request, that request fits; for a
 // log, that the setup serves its shortest request.
+ResolvedRequest resolve_row(const Request& request, const ModelSpec& model, const std::optional<Node>& asked_node,
+                            const Gpu& gpu, int gpus, bool for_log, bool paths) {
+  std::vector<std::string> node_notes;
+  ResolvedRequest r = resolve_setup(row_request(request, asked_node, gpu, node_notes), model, gpu, gpus, paths);
+  if (for_log) check_serves_log(r);
+  else check_request(r);
+  r.notes.insert(r.notes.end(), node_notes.begin(), node_notes.end());
+  return r;
+}
+
 SetupFor setup_resolver(const Request& request, const ModelSpec& model, const std::optional<Node>& asked_node,
                         bool for_log, bool paths) {
   return [=, &model](const Gpu& gpu, int gpus) {
-    std::vector<std::string> node_notes;
-    const Request asked = row_request(request, asked_node, gpu, node_notes);
-    ResolvedRequest r = resolve_setup(asked, model, gpu, gpus, paths);
-    if (for_log) check_serves_log(r);
-    else check_request(r);
-    r.notes.insert(r.notes.end(), node_notes.begin(), node_notes.end());
+    const ResolvedRequest r = resolve_row(request, model, asked_node, gpu, gpus, for_log, paths);
     return ComparedSetup{sim_config(r), r.carbon, r.notes};
+  };
+}
+
+// Each GPU type's carbon inputs at a GPU count, metered at the row's node.
+CarbonFor carbon_resolver(const Request& request, const std::optional<Node>& asked_node, bool paths) {
+  return [=](const Gpu& gpu, int gpus) {
+    std::vector<std::string> unused;
+    return resolve_carbon(row_request(request, asked_node, gpu, unused), gpu, gpus, paths);
   };
 }
 
@@ -321,20 +326,19 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
     asked_node = NodeCatalog::resolve_bundled(request.node);
   }
   std::string note, scope_note;
-  const CarbonFor row_carbon = [&](const Gpu& gpu, int n) {
-    std::vector<std::string> unused;
-    return resolve_carbon(row_request(request, asked_node, gpu, unused), gpu, n, paths);
-  };
-  const std::vector<Gpu> gpus = gpu_types(o, row_carbon, note, paths);
+  const std::vector<Gpu> gpus = gpu_types(o, carbon_resolver(request, asked_node, paths), note, paths);
   const Request cf = comparable_scope(request, gpus, scope_note);
   const CarbonInputs example = resolve_carbon(cf, plotted, 1, paths);
+  if (!o.trace.empty() && (o.slo_ttft_ms > 0 || o.slo_tpot_ms > 0)) {
+    const DeploymentFor deployment_for = [&](const Gpu& gpu, int tp) {
+      Deployment d = deployment(resolve_row(cf, model, asked_node, gpu, tp, true, paths));
+      d.setup.batch = 1;  // the scheduler forms the batches
+      return d;
+    };
+    return run_capacity(o, model, cf, deployment_for, carbon_resolver(cf, asked_node, paths), gpus,
+                        impl_->settings.params);
+  }
   const SetupFor setup_for = setup_resolver(cf, model, asked_node, !o.trace.empty(), paths);
-  const CarbonFor carbon = [&](const Gpu& gpu, int n) {  // a deployment's carbon inputs at its whole GPU count
-    std::vector<std::string> unused;
-    return resolve_carbon(row_request(cf, asked_node, gpu, unused), gpu, n, paths);
-  };
-  if (!o.trace.empty() && (o.slo_ttft_ms > 0 || o.slo_tpot_ms > 0))
-    return run_capacity(o, model, cf, setup_for, carbon, gpus, impl_->settings.params);
   const LoadedPredictor& p = impl_->predictor(request.predictor);
   for (int count : o.counts)
     if (count < 1 || count > 64) fail("--counts: expected GPU counts between 1 and 64, got {}", count);

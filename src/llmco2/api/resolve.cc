@@ -83,7 +83,8 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
   r.expert_parallel = f.expert_parallel;
   validate_setup(r, model);
   out.notes = std::move(precision.notes);
-  if (r.expert_parallel && r.gpus == 1) out.notes.push_back("--expert-parallel on one GPU: every expert is on it already");
+  if (r.expert_parallel && r.gpus == 1)
+    out.notes.push_back("--expert-parallel on one GPU: every expert is on it already");
   out.carbon = resolve_carbon(f, gpu, gpus, allow_paths);
   return out;
 }

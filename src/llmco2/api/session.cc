@@ -58,9 +58,10 @@ ServingFigures per_sequence_figures(const ResolvedRequest& r, const Prediction& 
       const long sequences = k + 1 < r.waves ? r.sequences_per_wave : r.last_wave_sequences;
       waiting_s += static_cast<double>(sequences) * static_cast<double>(k) * (prefill_s + decode_s);
     }
-    s.ttft_s = prefill_s + (r.waves > 1 ? waiting_s / static_cast<double>(r.request.batch) : 0.0);
+    s.ttft_s = prefill_s + waiting_s / static_cast<double>(r.request.batch);
   }
-  if (p.latency_s.decode && r.request.gen_tokens > 1) s.tpot_s = decode_s / static_cast<double>(r.request.gen_tokens - 1);
+  if (p.latency_s.decode && r.request.gen_tokens > 1)
+    s.tpot_s = decode_s / static_cast<double>(r.request.gen_tokens - 1);
   return s;
 }
 
@@ -191,7 +192,8 @@ Json Session::gpus() const {
                     {"dense_peak_ops_per_s", peaks}, {"memory_bytes", gpu.memory_bytes},
                     {"memory_bandwidth_bytes_per_s", gpu.memory_bandwidth_bytes_per_s}, {"tdp_w", gpu.tdp_w},
                     {"idle_w", gpu.idle_w},
-                    {"min_power_limit_w", gpu.min_power_limit_w ? Json(*gpu.min_power_limit_w) : Json()}, {"link", link.kind},
+                    {"min_power_limit_w", gpu.min_power_limit_w ? Json(*gpu.min_power_limit_w) : Json()},
+                    {"link", link.kind},
                     {"link_bytes_per_s_per_direction", link.bandwidth_bytes_per_s}, {"source", gpu.source}});
   }
   return list;

@@ -79,7 +79,8 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
   if (!o.report_dir.empty()) manifest.emplace(manifest_in_folder(o.report_dir));
   const TraceAccount account = account_and_write_csv();
   const TraceContext context{source, format, setup_line(s.resolved), p.predictor->name(),
-                             carbon_inputs_lines(s.resolved.carbon), p.bands_note, s.options, s.resolved.carbon.scope.name(),
+                             carbon_inputs_lines(s.resolved.carbon), p.bands_note, s.options,
+                             s.resolved.carbon.scope.name(),
                              s.resolved.carbon.scope.node ? s.resolved.carbon.scope.node->id : "",
                              carbon_inputs_json(s.resolved.carbon)};
   if (manifest) {

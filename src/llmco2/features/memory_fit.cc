@@ -121,13 +121,6 @@ double state_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
 
 namespace {
 
-// How an engine shares out memory: `share` of the whole GPU for weights + KV, or (of_free) of what the weights and
-// activations leave free for the KV cache.
-struct EngineShare {
-  double share = 0.9;
-  bool of_free = false;
-};
-
 // The plan from what the request occupies per GPU: weights, the engine's share of memory, the activation peak and
 // one sequence's KV cache.
 MemoryPlan plan_from(const Gpu& gpu, const Request& r, double weight_bytes_per_gpu, EngineShare share,
@@ -173,10 +166,9 @@ MemoryPlanner::MemoryPlanner(const ModelSpec& model, const Request& setup, const
     : model_(model),
       gpu_(gpu),
       weight_bytes_per_gpu_(model.weight_bytes(setup.precision) / setup.gpus),
-      usable_share_(usable_share(setup).share),
+      share_(usable_share(setup)),
       kv_bytes_(dtype_bytes(setup.precision.kv_cache)),
       state_bytes_(state_bytes_per_sequence_per_gpu(model, setup)) {
-  share_of_free_ = usable_share(setup).of_free;
   const ActivationWidth width = activation_width(model, setup);
   activation_elements_per_row_ = width.elements_per_row;
   activation_bytes_ = width.bytes;
@@ -207,8 +199,7 @@ double MemoryPlanner::kv_bytes_per_sequence(const Request& r) const {
 
 MemoryPlan MemoryPlanner::plan(const Request& r) const {
   const ActivationWidth width{activation_elements_per_row_, activation_bytes_, profiles_};
-  return plan_from(gpu_, r, weight_bytes_per_gpu_, {usable_share_, share_of_free_},
-                   activation_peak_bytes(width, model_, r),
+  return plan_from(gpu_, r, weight_bytes_per_gpu_, share_, activation_peak_bytes(width, model_, r),
                    kv_bytes_per_sequence(r));
 }
 

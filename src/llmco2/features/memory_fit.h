@@ -36,6 +36,13 @@ struct MemoryPlan {
 
 MemoryPlan plan_memory(const ModelSpec& model, const Request& request, const Gpu& gpu);
 
+// How an engine shares out memory: `share` of the whole GPU for weights + KV (vLLM's gpu_memory_utilization), or
+// (`of_free`, TensorRT-LLM) of what the weights and activations leave free, for the KV cache.
+struct EngineShare {
+  double share = 0.9;
+  bool of_free = false;
+};
+
 // plan_memory for many requests of one setup (model, GPU, GPU count, precision, engine): the weights, the engine's
 // share and the layers' cache shapes (grouped by kind) worked out once; plan(request) equals plan_memory's plan.
 // The model and GPU must outlive it.
@@ -55,8 +62,9 @@ class MemoryPlanner {
 
   const ModelSpec& model_;
   const Gpu& gpu_;
-  double weight_bytes_per_gpu_, usable_share_, kv_bytes_, state_bytes_;
-  bool share_of_free_ = false;  // usable_share_ is the KV cache's share of the memory left free (TensorRT-LLM)
+  double weight_bytes_per_gpu_;
+  EngineShare share_;
+  double kv_bytes_, state_bytes_;
   double activation_elements_per_row_ = 0, activation_bytes_ = 2;
   bool profiles_ = true;
   std::vector<CacheGroup> groups_;

@@ -49,8 +49,8 @@ using DeploymentFor = std::function<Deployment(const Gpu& gpu, int tensor_parall
 // For each GPU type and tensor-parallel degree whose weights fit, the fewest replicas meeting `slo` (a doubling then
 // a bisection over replicas: the latency quantiles fall as replicas are added). The cheapest of a GPU type is the one
 // with the fewest GPUs, then the least energy.
-CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types, const DeploymentFor& deployment_for,
-                           const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
+CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types,
+                           const DeploymentFor& deployment_for, const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
                            const CapacitySearch& search);
 
 // Writes a bar chart of the chosen deployments' energy, GPU-hours and CO2 (one group per GPU type) and its data as CSV

@@ -189,8 +189,7 @@ Json trace_summary_json(const TraceAccount& a, const TraceContext& c) {
   for (const auto& b : a.hourly)
     hourly.push_back({{"hour_utc", utc(b.start_s)}, {"requests", b.requests}, {"energy_j", b.energy_j}, {"co2_g", b.co2_g}});
   j["hourly"] = hourly;
-  for (const auto& [key, value] : c.carbon_inputs.items())
-    if (!j.contains(key)) j[key] = value;
+  j.update(c.carbon_inputs);  // the scope fields it repeats hold the same values
   return j;
 }
 
