@@ -36,6 +36,7 @@ struct Request {
   std::string engine = "vllm";
   bool expert_parallel = false;        // MoE over several GPUs: whole experts per GPU (vLLM --enable-expert-parallel)
   double power_cap_w = 0;              // GPU power limit; 0: the TDP
+  double clock_mhz = 0;                // locked SM clock (nvidia-smi -lgc); 0: not locked
   // How its carbon is counted.
   std::string scope = "node";          // node: the node's wall energy, the GPUs' share; gpu: the GPU boards' energy
   std::string node;                    // node id (a node JSON file where paths are allowed); empty: the GPU's default
@@ -43,7 +44,7 @@ struct Request {
   std::optional<double> ci_g_per_kwh;  // grid intensity, overrides the region's
   std::string pue;                     // a number or a provider id; empty: the region's provider, else 1.0
   std::optional<double> lifetime_years;
-  std::string embodied_basis = "llmcarbon";  // llmcarbon or vendor
+  std::string embodied_basis = "llmcarbon";  // llmcarbon, or vendor where a GPU file has a product carbon footprint
   std::optional<double> embodied_kg;         // per GPU, the user's own figure
   // Which predictor answers. The default is the calibrated simulator: on sources held out of every fit it is closer
   // to the measurements than the GNN (docs/predictor.md, "Which predictor is the default").
@@ -51,7 +52,7 @@ struct Request {
 };
 
 // A request from its JSON form, the one the HTTP API and the Python bindings take: the keys are the CLI's flags
-// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, scope, node, region, ci, pue, lifetime,
+// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, clock_mhz, scope, node, region, ci, pue, lifetime,
 // embodied_basis, embodied_kg, predictor), plus model_config (an object). Missing keys keep `defaults`' values.
 // Throws Error naming `where` and the key for an unknown key or a value of the wrong type.
 Request request_from_json(const Json& json, const std::string& where = "request", const Request& defaults = {});

@@ -2,7 +2,7 @@
 
 The same C++ core as the ``llmco2`` command line and its HTTP server (include/llmco2/api.h): every answer here equals
 the CLI's ``--format json`` for the same request. Keywords are the CLI's flags (model, gpu, gpus, batch, prompt, gen,
-dtype, flash, engine, expert_parallel, power_cap, scope, node, region, ci, pue, lifetime, embodied_basis,
+dtype, flash, engine, expert_parallel, power_cap, clock_mhz, scope, node, region, ci, pue, lifetime, embodied_basis,
 embodied_kg, predictor) plus model_config (a config.json as a dict); ``help(llmco2.predict)`` lists each with its
 unit and default. Bad input raises llmco2.Error (a ValueError) with the CLI's message.
 
@@ -40,6 +40,7 @@ _MEANING = {
     "expert_parallel": "a mixture of experts over the GPUs with whole experts per GPU (vLLM's "
                        "--enable-expert-parallel)",
     "power_cap": "each GPU's power limit, W (nvidia-smi -pl), above its idle power; 0 = the TDP",
+    "clock_mhz": "each GPU's locked SM clock, MHz (nvidia-smi -lgc), at most its maximum; 0 = not locked",
     "scope": "energy counted: \"node\" (the server node at the wall, the used GPUs' share) or \"gpu\" (the GPU "
              "boards, as NVML reads them)",
     "node": "server node id (llmco2.nodes()) or a node JSON path, for scope=\"node\"; None: the GPU type's node",
@@ -49,8 +50,8 @@ _MEANING = {
     "pue": "data-centre PUE: a number (at least 1) or gcp, aws, azure, industry-average, public-cloud-average, "
            "on-prem-average; None: the region's cloud provider, else 1.0",
     "lifetime": "GPU lifetime over which its embodied carbon is spread, years; None: 5 (LLMCarbon's)",
-    "embodied_basis": "embodied carbon per GPU from \"llmcarbon\" (die area and memory) or \"vendor\" (product "
-                      "carbon footprints)",
+    "embodied_basis": "embodied carbon per GPU from \"llmcarbon\" (die area and memory); \"vendor\" (a GPU "
+                      "file's product carbon footprint) once a GPU file carries one, which no bundled one does",
     "embodied_kg": "embodied carbon of one GPU, kgCO2e (your own figure); None: from embodied_basis",
     "predictor": "sim (the calibrated simulator), llmco2 (the GNN), nnlqp, deepen or llmcarbon",
     # compare's own keywords
@@ -98,7 +99,7 @@ def _given(arguments, rest):
 
 @_documented
 def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
-            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, scope="node", node=None,
+            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None,
             region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
             predictor="sim", **rest):
     """One request -> dict equal to ``llmco2 predict --format json``, plus "warnings" (the notes the CLI prints).
@@ -114,7 +115,7 @@ def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, 
 
 @_documented
 def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=None, gpus=None, batch=None,
-                 prompt=None, gen=None, dtype=None, flash=None, engine=None, expert_parallel=None, power_cap=None,
+                 prompt=None, gen=None, dtype=None, flash=None, engine=None, expert_parallel=None, power_cap=None, clock_mhz=None,
                  scope=None, node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis=None,
                  embodied_kg=None, predictor=None, **rest):
     """Many requests -> dict of numpy arrays, one value per row: energy_j, energy_prefill_j, energy_decode_j (J),
@@ -143,7 +144,7 @@ def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=No
 
 @_documented
 def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
-            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, scope="node", node=None,
+            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None,
             region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
             predictor="sim", gpu_types=None, counts=(1, 2, 4, 8), slo_ms=None, **rest):
     """The request on every GPU type and count -> dict equal to ``llmco2 compare --format json``.
@@ -161,7 +162,7 @@ def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, 
 
 @_documented
 def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
-                flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, scope="node", node=None, region=None,
+                flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None, region=None,
                 ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim",
                 grid=1.1, bin_s=0.0, keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
     """A request log file on one setup -> dict equal to ``llmco2 trace --format json``: totals of requests,
@@ -176,7 +177,7 @@ def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm"
 @_documented
 def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, model="llama-3.1-8b",
                    model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None, flash=True, engine="vllm",
-                   expert_parallel=False, power_cap=0.0, scope="node", node=None, region=None, ci=None, pue=None,
+                   expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None, region=None, ci=None, pue=None,
                    lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim", grid=1.1, bin_s=0.0,
                    keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
     """A request log held in memory (columns of prompt and generated tokens, one entry per request) on one setup ->

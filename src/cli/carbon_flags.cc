@@ -1,6 +1,11 @@
 // cli/carbon_flags.cc - carbon flags.
 #include "cli/carbon_flags.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "carbon/embodied.h"
+
 namespace llmco2::cli {
 
 void add_carbon_flags(CLI::App& c, api::Request& r) {
@@ -19,7 +24,9 @@ void add_carbon_flags(CLI::App& c, api::Request& r) {
                "data-centre PUE: a number, or gcp, aws, azure, industry-average, public-cloud-average, on-prem-average "
                "(default: the cloud region's provider, else 1.0)");
   c.add_option("--lifetime", r.lifetime_years, "GPU lifetime in years for embodied carbon (default 5, LLMCarbon's)");
-  c.add_option("--embodied-basis", r.embodied_basis, "llmcarbon (die area x carbon per area + memory) or vendor (PCF)")
+  c.add_option("--embodied-basis", r.embodied_basis,
+               "embodied carbon per GPU: " + fmt::format("{}", fmt::join(offered_embodied_bases(), ", ")) +
+                   " (llmcarbon: die area x carbon per area + memory; vendor: a GPU file's product carbon footprint)")
       ->capture_default_str();
   c.add_option("--embodied-kg", r.embodied_kg, "embodied carbon of one GPU in kgCO2e (your own figure)");
 }

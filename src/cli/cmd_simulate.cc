@@ -77,7 +77,7 @@ void add_simulate_command(CLI::App& app) {
     }
     const ResolvedRequest r = resolve_request(*flags);
     SimScenario scenario;
-    scenario.power_cap_w = r.power_cap_w;
+    scenario.power = r.power;
     print_one(r, simulate(r.model, r.gpu, r.request, scenario, params), o->format);
   });
 }

@@ -29,6 +29,8 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
       ->capture_default_str();
   c.add_option("--power-cap", r.power_cap_w, "each GPU's power limit in W (nvidia-smi -pl), above its idle power and "
                                             "at most its TDP; default: the TDP");
+  c.add_option("--clock-mhz", r.clock_mhz, "each GPU's locked SM clock in MHz (nvidia-smi -lgc), at most its maximum; "
+                                          "default: not locked");
   c.add_flag("--expert-parallel", r.expert_parallel,
              "mixture of experts over --gpus: each GPU holds whole experts (vLLM --enable-expert-parallel), not a "
              "slice of every expert");

@@ -215,6 +215,7 @@ py::dict defaults() {
                         {"gpu", r.gpu}, {"gpus", r.gpus}, {"batch", r.batch}, {"prompt", r.prompt_tokens},
                         {"gen", r.gen_tokens}, {"dtype", text(r.dtype)}, {"flash", r.flash_attention},
                         {"engine", r.engine}, {"expert_parallel", r.expert_parallel}, {"power_cap", r.power_cap_w},
+                        {"clock_mhz", r.clock_mhz},
                         {"scope", r.scope}, {"node", text(r.node)}, {"region", text(r.region)},
                         {"ci", optional(r.ci_g_per_kwh)}, {"pue", text(r.pue)},
                         {"lifetime", optional(r.lifetime_years)},

@@ -17,7 +17,7 @@ using testing_support::error_of;
 TEST(ApiRequest, KeysAreTheCliFlags) {
   const Request r = request_from_json(Json::parse(
       R"({"model":"qwen2-0.5b","gpu":"a100-80gb-sxm","gpus":2,"batch":4,"prompt":512,"gen":64,"dtype":"fp16",
-          "flash":false,"engine":"sglang","expert_parallel":true,"power_cap":300,"scope":"gpu","region":"FRA","ci":50,"pue":1.2,
+          "flash":false,"engine":"sglang","expert_parallel":true,"power_cap":300,"clock_mhz":1200,"scope":"gpu","region":"FRA","ci":50,"pue":1.2,
           "lifetime":4,"embodied_basis":"vendor","embodied_kg":100,"predictor":"sim"})"));
   EXPECT_EQ(r.model, "qwen2-0.5b");
   EXPECT_EQ(r.gpu, "a100-80gb-sxm");
@@ -30,6 +30,7 @@ TEST(ApiRequest, KeysAreTheCliFlags) {
   EXPECT_EQ(r.engine, "sglang");
   EXPECT_TRUE(r.expert_parallel);
   EXPECT_EQ(r.power_cap_w, 300);
+  EXPECT_EQ(r.clock_mhz, 1200);
   EXPECT_EQ(r.scope, "gpu");
   EXPECT_EQ(r.region, "FRA");
   EXPECT_EQ(*r.ci_g_per_kwh, 50);
@@ -38,7 +39,7 @@ TEST(ApiRequest, KeysAreTheCliFlags) {
   EXPECT_EQ(r.embodied_basis, "vendor");
   EXPECT_EQ(*r.embodied_kg, 100);
   EXPECT_EQ(r.predictor, "sim");
-  EXPECT_EQ(request_keys().size(), 21u);  // the 20 flags above and model_config
+  EXPECT_EQ(request_keys().size(), 22u);  // the 21 flags above and model_config
 }
 
 TEST(ApiRequest, BadKeysAndTypesAreNamed) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "api/resolve.h"
@@ -123,10 +124,10 @@ TEST(Knobs, CompareMetersEachGpuTypeAtItsOwnNode) {
             std::string::npos);
 }
 
-// A power cap acts as the GPU does (sim/simulator.cc, throttled_power_w: clocks drop as the cube root of the power
-// over the limit, compute-bound kernels stretch, memory-bound ones keep their pace).
-Result capped(Request r, double cap_w) {
-  r.scope = "gpu", r.power_cap_w = cap_w;
+// A power cap acts as the GPU does (sim/simulator.cc, throttled_power_w: clocks drop until the step draws the limit,
+// compute-bound kernels stretch, memory-bound ones keep their pace).
+Result capped(Request r, double cap_w, double clock_mhz = 0) {
+  r.scope = "gpu", r.power_cap_w = cap_w, r.clock_mhz = clock_mhz;
   return Session().predict(r);
 }
 
@@ -168,6 +169,79 @@ TEST(Knobs, AMemoryBoundDecodeUnderAModerateCapKeepsItsPace) {
   ASSERT_TRUE(free.figures.tpot_s && moderate.figures.tpot_s);
   EXPECT_NEAR(*moderate.figures.tpot_s, *free.figures.tpot_s, 0.02 * *free.figures.tpot_s);
   EXPECT_LE(moderate.figures.energy_decode_j, free.figures.energy_decode_j);
+}
+
+// A locked SM clock is one the board can run at: up to the maximum its peaks are quoted at (nvidia-smi -lgc clamps to
+// it), down to the lowest share the power model covers; a board without a sourced maximum cannot relate one.
+TEST(Knobs, ALockedClockOutsideTheBoardsRangeIsRefusedNamingIt) {
+  const Gpu h100 = GpuCatalog::bundled().resolve("h100-sxm");
+  ASSERT_TRUE(h100.max_sm_clock_mhz);
+  const double max_mhz = *h100.max_sm_clock_mhz;
+  Request r;
+  r.clock_mhz = max_mhz + 1;
+  const std::string why = error_of([&] { Session().predict(r); });
+  EXPECT_NE(why.find(fmt::format("to {:g} MHz (its maximum)", max_mhz)), std::string::npos) << why;
+  r.clock_mhz = 0.2 * *h100.tensor_peak_clock_mhz;
+  EXPECT_NE(error_of([&] { Session().predict(r); }).find("the lowest llmco2's power model covers"), std::string::npos);
+  r.clock_mhz = -5;
+  EXPECT_NE(error_of([&] { Session().predict(r); }).find("expected a locked SM clock in MHz"), std::string::npos);
+  for (const Gpu& gpu : GpuCatalog::bundled().gpus()) {
+    if (gpu.max_sm_clock_mhz) continue;
+    r.gpu = gpu.id, r.clock_mhz = 1000;
+    EXPECT_NE(error_of([&] { Session().predict(r); }).find("has no sourced maximum SM clock"), std::string::npos)
+        << gpu.id;
+  }
+}
+
+// Locked at or above the clock its tensor peaks are quoted at (the H100 SXM's 1830 MHz; 1980 MHz is its maximum),
+// a board runs as unlocked.
+TEST(Knobs, AClockLockedAtThePeaksClockOrAboveChangesNothing) {
+  const Gpu h100 = GpuCatalog::bundled().resolve("h100-sxm");
+  ASSERT_TRUE(h100.tensor_peak_clock_mhz);
+  EXPECT_NEAR(132 * 4096 * *h100.tensor_peak_clock_mhz * 1e6, h100.matrix_peak(DType::bf16).ops_per_s, 1e-3 * 989.4e12);
+  Request r;
+  const Result free = capped(r, 0);
+  for (double mhz : {*h100.tensor_peak_clock_mhz, *h100.max_sm_clock_mhz}) {
+    const Result locked = capped(r, 0, mhz);
+    EXPECT_DOUBLE_EQ(locked.figures.energy_j, free.figures.energy_j) << mhz;
+    EXPECT_DOUBLE_EQ(locked.figures.latency_s, free.figures.latency_s) << mhz;
+  }
+}
+
+// A compute-bound prefill (8 x 4,096 tokens) at half the clock: its tensor-core kernels take twice as long, its
+// memory-bound ones (norms, activations) as long as before, so the phase takes between 1.5x (at least three
+// quarters of it compute-bound) and 2x as long. Its operations cost a quarter of their dynamic energy (C V^2 with V
+// following f), so the phase's dynamic energy falls although it runs longer.
+TEST(Knobs, HalfTheClockStretchesAComputeBoundPrefillUpToTwice) {
+  Request r;
+  r.batch = 8, r.prompt_tokens = 4096, r.gen_tokens = 2;
+  const Gpu h100 = GpuCatalog::bundled().resolve("h100-sxm");
+  const Result free = capped(r, 0), half = capped(r, 0, *h100.tensor_peak_clock_mhz / 2);
+  const double t0 = free.json["latency_s"]["prefill"], t1 = half.json["latency_s"]["prefill"];
+  EXPECT_GE(t1, 1.5 * t0);
+  EXPECT_LE(t1, 2 * t0 + 1e-12);
+  const double dynamic0_j = free.json["energy_j"]["prefill"].get<double>() - h100.idle_w * t0;
+  const double dynamic1_j = half.json["energy_j"]["prefill"].get<double>() - h100.idle_w * t1;
+  EXPECT_LT(dynamic1_j, dynamic0_j);
+}
+
+// A memory-bound decode (batch 1) at a locked clock keeps its pace (HBM has its own clock) and draws less: the
+// saving is bounded by what measurements find. On an H200, locked SM clocks saved at most 32% of decode energy
+// (arXiv 2605.11999, a sweep of locked clocks on vLLM decode); here at 0.55 of the maximum clock it must save energy
+// and no more than a third.
+TEST(Knobs, ALockedClockKeepsAMemoryBoundDecodesPaceAndSavesAtMostAThird) {
+  Request r;
+  r.gpu = "h200";
+  const Gpu h200 = GpuCatalog::bundled().resolve("h200");
+  ASSERT_TRUE(h200.tensor_peak_clock_mhz);
+  const Result free = capped(r, 0), locked = capped(r, 0, std::round(0.55 * *h200.tensor_peak_clock_mhz));
+  ASSERT_TRUE(free.figures.tpot_s && locked.figures.tpot_s);
+  EXPECT_NEAR(*locked.figures.tpot_s, *free.figures.tpot_s, 0.03 * *free.figures.tpot_s);
+  const double saving = 1 - locked.figures.energy_decode_j / free.figures.energy_decode_j;
+  EXPECT_GT(saving, 0.0);
+  EXPECT_LE(saving, 1.0 / 3.0);
+  EXPECT_TRUE(std::any_of(locked.warnings.begin(), locked.warnings.end(),
+                          [](const std::string& w) { return w.find("SM clock locked at") != std::string::npos; }));
 }
 
 }  // namespace

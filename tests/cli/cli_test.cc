@@ -316,7 +316,8 @@ TEST(CliCarbon, BadCarbonInputIsOneLine) {
   expect_clean_error("predict " + kRequest + " --pue lots", "--pue");
   expect_clean_error("predict " + kRequest + " --ci -5", "--ci");
   expect_clean_error("predict " + kRequest + " --lifetime 0", "--lifetime");
-  expect_clean_error("predict " + kRequest + " --embodied-basis vendor", "no vendor product carbon footprint");
+  expect_clean_error("predict " + kRequest + " --embodied-basis vendor",
+                     "no GPU file in the catalog carries a sourced vendor product carbon footprint");
 }
 
 // A GPU without a sourced embodied figure still predicts: energy, latency and operational CO2, embodied unknown.

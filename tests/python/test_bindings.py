@@ -126,7 +126,7 @@ def test_catalogs_list_the_bundled_files():
 # The request keywords each public function takes: every request key, but a log's tokens come from the log.
 KEYWORD_FUNCTIONS = {"predict": set(), "predict_many": set(), "compare": set(), "score_trace": {"prompt", "gen"},
                      "score_requests": {"prompt", "gen"}}
-UNITS = {"power_cap": "W", "ci": "gCO2e/kWh", "lifetime": "years", "embodied_kg": "kgCO2e", "prompt": "tokens",
+UNITS = {"power_cap": "W", "clock_mhz": "MHz", "ci": "gCO2e/kWh", "lifetime": "years", "embodied_kg": "kgCO2e", "prompt": "tokens",
          "gen": "tokens"}
 
 

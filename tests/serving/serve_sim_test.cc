@@ -125,7 +125,7 @@ TEST(ServeSim, APowerCapHoldsSaturatedPowerAtTheCapAndSlowsTheRun) {
   Deployment free = h100_deployment();
   free.max_num_seqs = 256;
   Deployment capped = free;
-  capped.power_cap_w = 300;
+  capped.power.cap_w = 300;
   LoadTest test;
   test.requests = 600, test.prompt_tokens = 1024, test.gen_mean = 64;
   const SteadyState a = run_load_test(free, default_sim_params(), test),
@@ -218,7 +218,7 @@ TEST(ServeSim, ABeamSearchStepCostsTheDecodeOfEveryBeam) {
   options.on_step = [&](const StepRecord& s) { if (!s.idle) steps.push_back(s); };
   const Replayed beam = run_log(log, d, options);
   ASSERT_EQ(steps.size(), 3u);
-  StepCostModel costs(d.model, effective_gpu(d), d.setup, default_sim_params(), d.sampling);
+  StepCostModel costs(d.model, d.gpu, d.setup, default_sim_params(), d.sampling, d.power);
   auto energy_j = [&](const MixedStep& m) { const StepCost c = costs.cost(m); return c.power_w * c.time_s; };
   const double expected_j = energy_j({0, 1, 100, 1, 0, 1}) + energy_j({4, 101, 0, 0, 0, 4}) +
                             energy_j({4, 102, 0, 0, 0, 4});

@@ -99,7 +99,7 @@ TEST(SetupSimulator, OtherScenariosAsSimulateDoes) {
   Request setup;
   setup.precision = model.precision_for("");
   SimScenario capped;
-  capped.power_cap_w = 250, capped.data_parallel = 2;
+  capped.power.cap_w = 250, capped.data_parallel = 2;
   SimScenario steady;
   steady.measures = Measures::steady_state, steady.gen_tokens_cv = 0.5;
   SimScenario no_cache;

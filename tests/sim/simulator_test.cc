@@ -359,32 +359,59 @@ TEST(Simulator, PowerNeverExceedsTheTdpOrTheCap) {
   EXPECT_NEAR(run_workload(w, p).mean_power_w, 400.0, 1e-9);
 }
 
+// The dynamic power of the one-GEMM step below at a share f of its clocks (sim/simulator.cc dynamic_power_w): its
+// `gemm_s` of compute-bound GEMM stretch by s = gemm_s (1/f - 1); the cycles (active x busy time) draw f^3 per
+// second, the operations (compute and CUDA-core work at the peaks) f^2 of their energy, the bytes the same.
+double one_gemm_power_w(double f, double busy_s, double time_s, double gemm_s, double simt_s, const PowerParams& p) {
+  const double s = gemm_s * (1 / f - 1);
+  return 600 * (p.active * f * f * f * (busy_s + s) + f * f * (p.compute * 1.0 + p.simt * simt_s) + p.memory * 5e-7) /
+         (time_s + s);
+}
+
 // A compute-bound step whose work would draw more than the board allows runs at lower clocks. One GEMM of 1e15
 // operations at 0.5 of a 1e15 op/s peak: 2 s (+ 10 us floor) busy, 1 ms host, 2.00101 s. With active 0.4 and compute
-// 1.4 the load is (0.4 x 2.00001 + 1.4 x 1.0 + 1.0 x 5e-7) / 2.00101 = 1.09945, a demand of 659.7 W over a 600 W
-// headroom: the clocks drop to (600 / 659.7)^(1/3) = 0.9689 and the 2 s of GEMM stretch to 2 / 0.9689 = 2.0642 s,
-// at the TDP. A 400 W cap (300 W headroom) stretches them to 2 x (659.7 / 300)^(1/3) = 2.6012 s.
+// 1.4 it would draw 600 W x (0.4 x 2.00001 + 1.4 x 1.0 + 1.0 x 5e-7) / 2.00101 = 659.7 W over a 600 W headroom: the
+// clocks drop to where the step draws the headroom, f = 0.9689 (one_gemm_power_w = 600 W, solved by bisection by
+// hand), and the 2 s of GEMM stretch to 2 / f, at the TDP. A 400 W cap (300 W headroom): f =
+// 0.7690.
 TEST(Simulator, WorkBeyondThePowerLimitRunsAtLowerClocks) {
   SimWorkload w = one_gemm_workload(1, 1e15, 1e6, 1);
   SimParams p = hand_params();
   p.power = {0.4, 1.4, 1.0, 0.0};
-  const double load = (0.4 * 2.00001 + 1.4 * 1.0 + 1.0 * 5e-7) / 2.00101;
-  const double clock = std::cbrt(600 / (600 * load));
+  EXPECT_NEAR(one_gemm_power_w(1.0, 2.00001, 2.00101, 2, 0, p.power), 659.7, 0.05);
   SimResult r = run_workload(w, p);
-  EXPECT_NEAR(r.latency_s.prefill, 2.00101 + 2.0 * (1 / clock - 1), 1e-9);
-  EXPECT_NEAR(clock, 0.9689, 1e-4);
+  const auto clock_of = [](double time_s) { return 2.0 / (time_s - 2.00101 + 2.0); };
+  EXPECT_NEAR(clock_of(r.latency_s.prefill), 0.9689, 1e-4);
+  EXPECT_NEAR(one_gemm_power_w(clock_of(r.latency_s.prefill), 2.00001, 2.00101, 2, 0, p.power), 600, 1e-6);
   EXPECT_NEAR(r.mean_power_w, 700, 1e-9);
   w.tdp_w = 400;
   w.die.dynamic_w = 600;  // the die's range stays 600 W: only the limit falls
   r = run_workload(w, p);
-  EXPECT_NEAR(r.latency_s.prefill, 2.00101 + 2.0 * (std::cbrt(600 * load / 300) - 1), 1e-9);
+  EXPECT_NEAR(clock_of(r.latency_s.prefill), 0.7690, 1e-4);
+  EXPECT_NEAR(one_gemm_power_w(clock_of(r.latency_s.prefill), 2.00001, 2.00101, 2, 0, p.power), 300, 1e-6);
   EXPECT_NEAR(r.mean_power_w, 400, 1e-9);
+}
+
+// A locked clock below what the limit allows: the step runs at it and draws less than the limit. The GEMM above at
+// f = 0.5 under no cap takes 2.00101 + 2 = 4.00101 s and draws 100 W + one_gemm_power_w(0.5) = 100 + 600 x (0.4 x
+// 0.125 x 4.00001 + 0.25 x 1.4 + 5e-7) / 4.00101 = 182.5 W: the cycles at an eighth of their power per second, the
+// operations at a quarter of their energy, and 730 J in all against 1,446 J unlocked at the TDP.
+TEST(Simulator, ALockedClockRunsTheStepAtItBelowTheLimit) {
+  SimWorkload w = one_gemm_workload(1, 1e15, 1e6, 1);
+  w.clock_share = 0.5;
+  SimParams p = hand_params();
+  p.power = {0.4, 1.4, 1.0, 0.0};
+  const SimResult r = run_workload(w, p);
+  EXPECT_NEAR(r.latency_s.prefill, 4.00101, 1e-9);
+  const double expected_w = 100 + 600 * (0.4 * 0.125 * 4.00001 + 0.25 * 1.4 + 5e-7) / 4.00101;
+  EXPECT_NEAR(r.mean_power_w, expected_w, 1e-9);
+  EXPECT_LT(r.mean_power_w * r.latency_s.prefill, 700 * 2.06524);  // less energy than at the limit unlocked
 }
 
 // Throttling stretches a block-scaled GEMM at its own efficiency. The GEMM of WorkBeyondThePowerLimitRunsAtLowerClocks,
 // block-scaled at 0.5: 1e15 / (1e15 x 0.5 x 0.5) = 4 s (+ 10 us floor), 4.00101 s a step; its lost 2.000005 s count
-// as CUDA-core work. With active 0.4, compute 1.4, memory 1.0, simt 1.4 the load is (0.4 x 4.00001 + 1.4 x 1.0 +
-// 1.0 x 5e-7 + 1.4 x 2.000005) / 4.00101 = 1.4497: the clocks drop to 1.4497^(-1/3) = 0.8836 and all 4 s of GEMM
+// as CUDA-core work. With active 0.4, compute 1.4, memory 1.0, simt 1.4 it would draw 600 W x (0.4 x 4.00001 + 1.4 x
+// 1.0 + 1.0 x 5e-7 + 1.4 x 2.000005) / 4.00101 = 1.4497 x 600 W: the clocks drop to f = 0.8836 and all 4 s of GEMM
 // stretch (not the 2 s it would take at the 16-bit efficiency).
 TEST(Simulator, ThrottlingStretchesBlockScaledGemmsAtTheirOwnEfficiency) {
   SimWorkload w = one_gemm_workload(1, 1e15, 1e6, 1);
@@ -392,11 +419,11 @@ TEST(Simulator, ThrottlingStretchesBlockScaledGemmsAtTheirOwnEfficiency) {
   SimParams p = hand_params();
   p.block_scaled_efficiency = 0.5;
   p.power = {0.4, 1.4, 1.0, 0.0, 1.4};
-  const double load = (0.4 * 4.00001 + 1.4 * 1.0 + 1.0 * 5e-7 + 1.4 * 2.000005) / 4.00101;
-  const double clock = std::cbrt(1 / load);
-  EXPECT_NEAR(clock, 0.8836, 1e-4);
+  EXPECT_NEAR(one_gemm_power_w(1.0, 4.00001, 4.00101, 4, 2.000005, p.power) / 600, 1.4497, 1e-4);
   const SimResult r = run_workload(w, p);
-  EXPECT_NEAR(r.latency_s.prefill, 4.00101 + 4.0 * (1 / clock - 1), 1e-9);
+  const double clock = 4.0 / (r.latency_s.prefill - 4.00101 + 4.0);
+  EXPECT_NEAR(clock, 0.8836, 1e-4);
+  EXPECT_NEAR(one_gemm_power_w(clock, 4.00001, 4.00101, 4, 2.000005, p.power), 600, 1e-6);
   EXPECT_NEAR(r.mean_power_w, 700, 1e-9);
 }
 

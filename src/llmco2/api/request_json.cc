@@ -77,6 +77,7 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
       {"engine", [](Request& r, const Reader& v) { r.engine = v.text(); }},
       {"expert_parallel", [](Request& r, const Reader& v) { r.expert_parallel = v.boolean(); }},
       {"power_cap", [](Request& r, const Reader& v) { r.power_cap_w = v.number(); }},
+      {"clock_mhz", [](Request& r, const Reader& v) { r.clock_mhz = v.number(); }},
       {"scope", [](Request& r, const Reader& v) { r.scope = v.text(); }},
       {"node", [](Request& r, const Reader& v) { r.node = v.text(); }},
       {"region", [](Request& r, const Reader& v) { r.region = v.text(); }},

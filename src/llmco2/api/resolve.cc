@@ -14,6 +14,7 @@
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/node.h"
+#include "hardware/power_setting.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
 
@@ -23,22 +24,6 @@ namespace {
 double check_range(double value, double low, double high, const char* field, const char* what) {
   if (!(value >= low && value <= high)) fail("{}: expected {} between {} and {}, got {}", field, what, low, high, value);
   return value;
-}
-
-// A power limit inside what the board can be set to: from its minimum limit (nvidia-smi -q's Min Power Limit; where
-// the catalog has none, above its idle power: a cap at idle leaves nothing to run on) to its TDP (nvidia-smi -pl
-// refuses more than the board's maximum). 0: the TDP.
-double checked_power_cap_w(double cap_w, const Gpu& gpu) {
-  if (!std::isfinite(cap_w) || cap_w < 0)
-    fail("--power-cap: expected a GPU power limit in W (0: the TDP), got {}", cap_w);
-  if (cap_w == 0) return cap_w;
-  if (gpu.min_power_limit_w && !(cap_w >= *gpu.min_power_limit_w && cap_w <= gpu.tdp_w))
-    fail("--power-cap {:g}: {} takes a power limit from {:g} W (its minimum) to {:g} W (its TDP)", cap_w, gpu.id,
-         *gpu.min_power_limit_w, gpu.tdp_w);
-  if (!(cap_w > gpu.idle_w && cap_w <= gpu.tdp_w))
-    fail("--power-cap {:g}: {} takes a power limit above its idle {:g} W and at most its TDP {:g} W", cap_w, gpu.id,
-         gpu.idle_w, gpu.tdp_w);
-  return cap_w;
 }
 
 }  // namespace
@@ -68,7 +53,8 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
   const auto& engines = offered_engines();
   if (std::find(engines.begin(), engines.end(), f.engine) == engines.end())
     fail("--engine '{}' is unknown (expected {})", f.engine, join_or(engines));
-  ResolvedRequest out{model, gpu, {}, {}, checked_power_cap_w(f.power_cap_w, gpu), {}, 1, f.batch, f.batch};
+  ResolvedRequest out{model, gpu, {}, {}, checked_power_setting(gpu, f.power_cap_w, f.clock_mhz), {}, 1, f.batch,
+                      f.batch};
   llmco2::Request& r = out.request;
   r.batch = f.batch;
   r.prompt_tokens = f.prompt_tokens;
@@ -85,6 +71,11 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
   out.notes = std::move(precision.notes);
   if (r.expert_parallel && r.gpus == 1)
     out.notes.push_back("--expert-parallel on one GPU: every expert is on it already");
+  if (out.power.clock_share < 1)
+    out.notes.push_back(fmt::format("SM clock locked at {:g} MHz, {:.2f} of the {:g} MHz the peaks are quoted at: "
+                                    "compute-bound kernels slow by that share, memory-bound ones keep their pace",
+                                    f.clock_mhz, out.power.clock_share,
+                                    gpu.tensor_peak_clock_mhz.value_or(*gpu.max_sm_clock_mhz)));
   out.carbon = resolve_carbon(f, gpu, gpus, allow_paths);
   return out;
 }
@@ -133,7 +124,7 @@ ResolvedRequest resolve_log_setup(const Request& f, bool allow_paths) {
 
 SimConfig sim_config(const ResolvedRequest& r) {
   SimConfig config = config_for_request(r.model, r.gpu, r.request);
-  config.scenario.power_cap_w = r.power_cap_w;
+  config.scenario.power = r.power;
   return config;
 }
 
@@ -141,7 +132,7 @@ Deployment deployment(const ResolvedRequest& r) {
   Deployment d;
   d.model = r.model, d.gpu = r.gpu, d.setup = r.request;
   d.scope = r.carbon.scope;
-  d.power_cap_w = r.power_cap_w;
+  d.power = r.power;
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include "carbon/footprint.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
+#include "hardware/power_setting.h"
 #include "llmco2/api.h"
 #include "model/model_spec.h"
 #include "predictor/error_band.h"
@@ -22,14 +23,14 @@
 namespace llmco2::api {
 
 // A request's setup as it runs on one GPU type and count: the model, the GPU, the engine's precision after that GPU's
-// fallbacks, the energy scope and node, the carbon inputs and the power cap, with a sentence for every change the
+// fallbacks, the energy scope and node, the carbon inputs and the power limit and clock, with a sentence for every change the
 // user should know about. Batch and tokens ride along in `request` as asked; they are not part of the setup.
 struct ResolvedRequest {
   ModelSpec model;
   Gpu gpu;
   llmco2::Request request;         // GPUs, precision, engine, attention; batch and tokens as asked
   CarbonInputs carbon;             // energy scope and node, region, intensity, PUE, the GPU's embodied figure
-  double power_cap_w = 0;          // each GPU's power limit; 0: its TDP
+  PowerSetting power;              // each GPU's power limit and locked SM clock
   std::vector<std::string> notes;  // the model's source, precision fallbacks, memory waves, ...
   // How the batch runs (check_request sets them): in `waves` one after the other when its KV cache does not fit at
   // once, `sequences_per_wave` at a time, the last wave `last_wave_sequences`.

@@ -1,11 +1,15 @@
 // carbon/embodied.cc - embodied carbon per GPU and its amortisation over the hardware lifetime.
 #include "carbon/embodied.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "core/json_io.h"
 #include "core/paths.h"
+#include "hardware/gpu_catalog.h"
 
 namespace llmco2 {
 
@@ -18,10 +22,22 @@ std::string_view embodied_basis_name(EmbodiedBasis basis) {
   return "?";
 }
 
+std::vector<std::string> offered_embodied_bases() {
+  std::vector<std::string> bases = {"llmcarbon"};
+  const auto& gpus = GpuCatalog::bundled().gpus();
+  if (std::any_of(gpus.begin(), gpus.end(), [](const Gpu& gpu) { return gpu.vendor_pcf_kgco2e.has_value(); }))
+    bases.emplace_back("vendor");
+  return bases;
+}
+
 EmbodiedBasis parse_embodied_basis(std::string_view name) {
-  for (auto basis : {EmbodiedBasis::llmcarbon, EmbodiedBasis::vendor, EmbodiedBasis::user})
-    if (embodied_basis_name(basis) == name) return basis;
-  fail("--embodied-basis: expected llmcarbon or vendor, got '{}'", name);
+  const std::vector<std::string> offered = offered_embodied_bases();
+  if (std::find(offered.begin(), offered.end(), name) != offered.end())
+    return name == "vendor" ? EmbodiedBasis::vendor : EmbodiedBasis::llmcarbon;
+  if (name == "vendor")
+    fail("--embodied-basis vendor: no GPU file in the catalog carries a sourced vendor product carbon footprint "
+         "(embodied.vendor_pcf_kgco2e); use llmcarbon, or give your own figure with --embodied-kg");
+  fail("--embodied-basis: expected {}, got '{}'", fmt::format("{}", fmt::join(offered, " or ")), name);
 }
 
 EmbodiedParams read_embodied_params(const std::filesystem::path& path) {

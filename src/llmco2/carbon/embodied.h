@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hardware/gpu.h"
 
@@ -16,7 +17,10 @@ namespace llmco2 {
 // user:      a figure the user gives (--embodied-kg), e.g. from a PCF under NDA.
 enum class EmbodiedBasis { llmcarbon, vendor, user };
 std::string_view embodied_basis_name(EmbodiedBasis basis);
-EmbodiedBasis parse_embodied_basis(std::string_view name);  // throws Error
+// The bases --embodied-basis offers: llmcarbon, and vendor once a GPU file of the catalog carries a sourced product
+// carbon footprint (none of the bundled ones does yet; user is what --embodied-kg sets).
+std::vector<std::string> offered_embodied_bases();
+EmbodiedBasis parse_embodied_basis(std::string_view name);  // throws Error naming the offered bases
 
 // data/carbon/embodied.json: LLMCarbon's lifetime and memory carbon per GB.
 struct EmbodiedParams {

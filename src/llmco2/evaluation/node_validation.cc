@@ -27,7 +27,7 @@ Deployment deployment_for(const DatasetRow& row, const SimConfig& config) {
   d.setup.batch = 1;
   d.sampling = config.scenario.sampling;
   d.scope.node = NodeCatalog::bundled().resolve(row.note("node"));
-  if (const std::string cap = row.note("power_cap_w"); !cap.empty()) d.power_cap_w = std::stod(cap);
+  if (const std::string cap = row.note("power_cap_w"); !cap.empty()) d.power.cap_w = std::stod(cap);
   if (row.max_batch) d.max_num_seqs = std::lround(*row.max_batch / std::max(1, row.data_parallel));  // per engine
   if (const std::string tokens = row.note("max_tokens"); !tokens.empty()) d.max_batched_tokens = std::stol(tokens);
   return d;
@@ -48,7 +48,7 @@ NodeValidationRow replay_node_row(const DatasetRow& row, size_t index, const Sim
   out.gpu = row.gpu, out.model = row.model;
   out.tensor_parallel = config.request.gpus, out.replicas = std::max(1, row.data_parallel);
   const Deployment d = deployment_for(row, config);
-  out.power_cap_w = d.power_cap_w;
+  out.power_cap_w = d.power.cap_w;
   const long max_seqs = scheduler_limits(d).max_num_seqs;
   LoadTest test;
   test.requests = std::max(2000L, 4 * max_seqs);

@@ -49,6 +49,10 @@ struct Gpu {
   double tdp_w = 0;
   double idle_w = 0;
   std::optional<double> min_power_limit_w;  // the lowest power limit the board accepts (nvidia-smi -q), where sourced
+  std::optional<double> max_sm_clock_mhz;   // the highest SM clock it runs at (nvidia-smi's Max Clocks), where sourced
+  // The SM clock its tensor peaks are quoted at, where below the maximum (H100 SXM: 1830 of 1980 MHz); else the
+  // maximum. tensor_peak_clock() gives it.
+  std::optional<double> tensor_peak_clock_mhz;
   std::optional<double> die_area_mm2;
   std::string process;
   std::optional<double> process_nm;

@@ -31,8 +31,9 @@ void check_sources(const JsonReader& r) {
     if (!sources.has(field)) fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
   if (r.has("gpu_link") && !sources.has("gpu_link"))
     fail("{}: sources has no entry for 'gpu_link' (every value names its source)", r.source());
-  if (r.has("min_power_limit_w") && !sources.has("min_power_limit_w"))
-    fail("{}: sources has no entry for 'min_power_limit_w' (every value names its source)", r.source());
+  for (const char* field : {"min_power_limit_w", "max_sm_clock_mhz", "tensor_peak_clock_mhz"})
+    if (r.has(field) && !sources.has(field))
+      fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
   if (r.has("embodied") && JsonReader(r.at("embodied"), r.source()).has("vendor_pcf_kgco2e") &&
       !sources.has("embodied.vendor_pcf_kgco2e"))
     fail("{}: sources has no entry for 'embodied.vendor_pcf_kgco2e' (every value names its source)", r.source());
@@ -44,6 +45,8 @@ constexpr ParamRange kRanges[] = {
     {"tdp_w", 10, 2000, "W: a 70 W inference card (T4) to a 1200 W GPU (GB200), with headroom both ways"},
     {"idle_w", 1, 2000, "W, and below tdp_w: a powered board never draws 0 (T4 idles at 9 W, Gaudi 3 at 226 W)"},
     {"min_power_limit_w", 1, 2000, "W, above idle_w and at most tdp_w: nvidia-smi's Min Power Limit (L4 40 W, H100 200 W)"},
+    {"max_sm_clock_mhz", 300, 4000, "MHz: nvidia-smi's Max Clocks, 1410 (A100) to 3105 (RTX 6000 Ada)"},
+    {"tensor_peak_clock_mhz", 300, 4000, "MHz: the clock of the tensor peaks, 1545 (H100 NVL) to 2505 (RTX 6000 Ada)"},
     {"memory_gb", 1, 1024, "GB: 16 GB (T4, V100) to 256 GB (MI325X); a TB or more is a node, not one GPU"},
     {"memory_bandwidth_gb_per_s", 50, 20000, "GB/s: 300 GB/s (L4) to 8000 GB/s (B200); below 50 is host DRAM"},
     {"dense_peak_tflops", 0.1, 20000, "TFLOP/s (TOPS for integers), dense: 8.1 (T4 fp32) to 10000 (GB200 fp4)"},
@@ -133,6 +136,11 @@ void read_power(const JsonReader& r, Gpu& gpu) {
   if (gpu.min_power_limit_w && !(*gpu.min_power_limit_w > gpu.idle_w && *gpu.min_power_limit_w <= gpu.tdp_w))
     fail("{}: min_power_limit_w = {} is not above idle_w = {} and at most tdp_w = {}", r.source(),
          *gpu.min_power_limit_w, gpu.idle_w, gpu.tdp_w);
+  gpu.max_sm_clock_mhz = optional_in_range(r, r.source(), "max_sm_clock_mhz", "max_sm_clock_mhz");
+  gpu.tensor_peak_clock_mhz = optional_in_range(r, r.source(), "tensor_peak_clock_mhz", "tensor_peak_clock_mhz");
+  if (gpu.tensor_peak_clock_mhz && !(gpu.max_sm_clock_mhz && *gpu.tensor_peak_clock_mhz <= *gpu.max_sm_clock_mhz))
+    fail("{}: tensor_peak_clock_mhz = {} needs a max_sm_clock_mhz at least as high", r.source(),
+         *gpu.tensor_peak_clock_mhz);
 }
 
 void read_embodied(const JsonReader& r, Gpu& gpu) {

@@ -163,7 +163,7 @@ std::string clamp_energy(std::optional<double>& energy_j, const std::optional<do
 
 Prediction bound_to_power_envelope(const SimConfig& c, Prediction p) {
   const int gpus = gpus_drawing_power(c);
-  const double tdp_w = c.scenario.power_cap_w > 0 ? std::min(c.scenario.power_cap_w, c.gpu->tdp_w) : c.gpu->tdp_w;
+  const double tdp_w = power_limit_w(c.scenario.power, *c.gpu);
   const double idle_w = c.gpu->idle_w;
   // Data-parallel and fractional batches: latency is one replica's wall time, energy covers row.batch requests.
   const double scale = c.batch_scale;

@@ -33,12 +33,6 @@ bool large_gpu(const Gpu& gpu) {
 
 }  // namespace
 
-Gpu effective_gpu(const Deployment& d) {
-  Gpu gpu = d.gpu;
-  if (d.power_cap_w > 0) gpu.tdp_w = std::clamp(d.power_cap_w, gpu.idle_w + 1.0, gpu.tdp_w);
-  return gpu;
-}
-
 SchedulerLimits scheduler_limits(const Deployment& d) {
   SchedulerLimits limits;
   limits.max_num_seqs = d.max_num_seqs > 0 ? d.max_num_seqs : (large_gpu(d.gpu) ? 1024 : 256);
@@ -115,7 +109,7 @@ class Replay {
   Replay(const RequestSource& source, const Deployment& d, const SimParams& params, const ReplayOptions& o,
          const RequestSink& on_request)
       : source_(source), d_(d), options_(o), on_request_(on_request),
-        costs_(d.model, effective_gpu(d), d.setup, params, d.sampling), limits_(scheduler_limits(d)) {
+        costs_(d.model, d.gpu, d.setup, params, d.sampling, d.power), limits_(scheduler_limits(d)) {
     if (d.replicas < 1) fail("--replicas must be at least 1, got {}", d.replicas);
     if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) fail("--rate-scale must be positive, got {}", o.rate_scale);
     for (int i = 0; i < d.replicas; ++i) replicas_.emplace_back(limits_);

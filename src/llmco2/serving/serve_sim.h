@@ -14,6 +14,7 @@
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "hardware/host_power.h"
+#include "hardware/power_setting.h"
 #include "model/model_spec.h"
 #include "serving/scheduler.h"
 #include "sim/sim_params.h"
@@ -35,12 +36,8 @@ struct Deployment {
   double gpu_memory_utilization = 0;    // 0: the engine's profile (vLLM 0.9)
   SamplingMode sampling;                // the sampler's work per sampled sequence (penalties: extra vocabulary passes)
   EnergyScope scope;                    // energy metered: the GPUs' (unset node) or the nodes' at the wall
-  double power_cap_w = 0;               // > 0: each GPU's power limit (nvidia-smi -pl), below its TDP
+  PowerSetting power;                   // each GPU's power limit (nvidia-smi -pl) and locked SM clock (-lgc)
 };
-
-// The deployment's GPU as it runs: its power limit lowered to the cap (clamped to [idle, TDP]) when one is set. The
-// die's power figures stay the reference board's, so a capped GPU throttles its clocks (sim/simulator.h).
-Gpu effective_gpu(const Deployment& deployment);
 
 // One stretch of a replica's timeline as a power meter sees it: an iteration, or an idle gap before the next one.
 struct StepRecord {

@@ -32,8 +32,9 @@ double step_grid_value(long cell);
 class StepCostModel {
  public:
   // `setup`: GPUs (tensor parallel), precision, engine and attention kernel of one replica; `sampling`: the sampler's
-  // work per sampled sequence (penalties add passes over the vocabulary).
-  StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params, SamplingMode sampling = {});
+  // work per sampled sequence (penalties add passes over the vocabulary); `power`: each GPU's cap and locked clock.
+  StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params, SamplingMode sampling = {},
+                PowerSetting power = {});
   ~StepCostModel();
   StepCostModel(const StepCostModel&) = delete;  // steps_ refers to its members
   StepCostModel& operator=(const StepCostModel&) = delete;
@@ -49,6 +50,8 @@ class StepCostModel {
   Request setup_;
   SimParams params_;
   SamplingMode sampling_;
+  PowerSetting power_;  // each GPU's power limit and locked clock
+  long graph_max_tokens_;  // the largest step the engine replays as a CUDA graph
   // The setup's prepared steps and parameters; null steps_: the setup is invalid, and every step goes through
   // mixed_step_workload, which says why.
   std::unique_ptr<MixedStepWorkloads> steps_;

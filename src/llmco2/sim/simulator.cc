@@ -20,9 +20,6 @@
 namespace llmco2 {
 namespace {
 
-// The lowest clock share power throttling goes to (a GPU at its limit still runs at ~0.3-0.4 of its boost clock).
-constexpr double kMinThrottleClock = 0.3;
-
 KernelClass kernel_class(KernelType type) {
   switch (type) {
     case KernelType::linear: case KernelType::router: case KernelType::lm_head: return KernelClass::matrix;
@@ -240,30 +237,68 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
   return c;
 }
 
-// Dynamic power one working GPU would draw over a step at full clocks (may exceed the board's limit).
-double demanded_dynamic_w(const StepCost& c, const SimWorkload& w, const PowerParams& power) {
-  const DiePower& d = w.die;
-  // Work measured against the reference board's roofs: the same operations and bytes draw the same power.
-  const double wait_s = std::max(0.0, c.time_s - c.busy_s);
-  const double load = (power.active * d.clock_ratio * c.busy_s + power.wait * d.clock_ratio * wait_s +
-                       power.compute * d.clock_ratio * c.compute_s + power.simt * d.clock_ratio * c.simt_s +
-                       power.memory * d.bandwidth_ratio * c.memory_s) /
-                      c.time_s;
-  const double dynamic_w = d.dynamic_w > 0 ? d.dynamic_w : w.tdp_w - w.idle_w;
-  return dynamic_w * std::clamp(load, 0.0, 1.0 / kMinThrottleClock);
-}
+// The time a step's compute-bound kernels gain at a share `clock` of the maximum SM clock: they slow with it;
+// memory-bound work keeps its pace (the HBM runs on its own clock), and so do the waits on the host.
+double stretch_s(const StepCost& c, double clock) { return c.compute_bound_s * (1.0 / clock - 1.0); }
 
-// A step whose work would draw more than the board's limit (TDP or cap) runs at lower clocks: dynamic CMOS power
-// C V^2 f with the voltage following the clock goes as f^3, so the clocks drop to (headroom / demand)^(1/3) and the
-// compute-bound kernels stretch by the inverse; memory-bound work keeps its pace. The GPU then draws its limit.
-// Returns the step's power per working GPU (between idle and the limit) and stretches `c` when throttled.
+// A step's dynamic power on one working GPU as a function of the share f of its maximum SM clock it runs at. Dynamic
+// CMOS power is C V^2 f, and over the DVFS range the voltage follows the clock, so the parts that toggle every cycle
+// (clock tree, instruction issue: `active` while kernels run, `wait` while the host works) draw f^3 per second,
+// while an operation switches its gates once at C V^2, so the step's operations cost f^2 of their energy at the
+// maximum clock. A byte moved to or from HBM costs the same at any SM clock. Work is measured against the reference
+// board's roofs: the same operations and bytes draw the same power.
+struct ClockedPower {
+  double cycled_w = 0;      // per second of kernels running, at the maximum clock
+  double waited_j = 0;      // the host waits inside the step
+  double operations_j = 0;  // tensor-core and CUDA-core operations
+  double memory_j = 0;      // HBM traffic
+  double busy_s = 0, time_s = 0, compute_bound_s = 0;
+
+  ClockedPower(const StepCost& c, const SimWorkload& w, const PowerParams& power) {
+    const DiePower& d = w.die;
+    const double dynamic_w = d.dynamic_w > 0 ? d.dynamic_w : w.tdp_w - w.idle_w;
+    cycled_w = dynamic_w * d.clock_ratio * power.active;
+    waited_j = dynamic_w * d.clock_ratio * power.wait * std::max(0.0, c.time_s - c.busy_s);
+    operations_j = dynamic_w * d.clock_ratio * (power.compute * c.compute_s + power.simt * c.simt_s);
+    memory_j = dynamic_w * d.bandwidth_ratio * power.memory * c.memory_s;
+    busy_s = c.busy_s, time_s = c.time_s, compute_bound_s = c.compute_bound_s;
+  }
+  double at(double f) const {  // the dynamic power at f (may exceed the board's limit)
+    const double extra_s = compute_bound_s * (1.0 / f - 1.0);
+    const double energy_j = f * f * (f * (cycled_w * (busy_s + extra_s) + waited_j) + operations_j) + memory_j;
+    return std::max(0.0, energy_j / (time_s + extra_s));
+  }
+  // The clock below `from` at which the step draws `limit_w`, where at(from) > limit_w. at(f) = limit_w times f is
+  // the quartic q(f) = c4 f^4 + c3 f^3 + c1 f + c0 with c4, c3 >= 0 and c0 <= 0 (busy_s >= compute_bound_s), convex
+  // for f > 0, so Newton's steps from `from` fall monotonically onto its largest root. Returns 0 when there is none.
+  double clock_at(double limit_w, double from) const {
+    const double c4 = cycled_w * (busy_s - compute_bound_s) + waited_j, c3 = cycled_w * compute_bound_s + operations_j;
+    const double c1 = memory_j - limit_w * (time_s - compute_bound_s), c0 = -limit_w * compute_bound_s;
+    double f = from;
+    for (int i = 0; i < 60 && f > 0; ++i) {
+      const double q = ((c4 * f + c3) * f * f + c1) * f + c0, slope = (4 * c4 * f + 3 * c3) * f * f + c1;
+      if (!(slope > 0)) return 0.0;
+      const double next = f - q / slope;
+      if (std::abs(next - f) <= 1e-13 * f) return next;
+      f = next;
+    }
+    return std::max(0.0, f);
+  }
+};
+
+// The step at the workload's SM clock (locked, or the maximum), lowered further where its work would draw more than
+// the board's limit (TDP or cap): the clock drops to where the step draws the limit, down to kMinClockShare (where
+// it draws the limit, as a GPU that cannot go lower would), and the compute-bound kernels stretch by its inverse.
+// Returns the step's power per working GPU (between idle and the limit) and stretches `c` to the clock it runs at.
 double throttled_power_w(StepCost& c, const SimWorkload& w, const PowerParams& power) {
-  const double headroom_w = w.tdp_w - w.idle_w, demand_w = demanded_dynamic_w(c, w, power);
-  if (demand_w <= headroom_w) return w.idle_w + demand_w;
-  const double clock = std::max(kMinThrottleClock, std::cbrt(headroom_w / demand_w));
-  const double extra_s = c.compute_bound_s * (1.0 / clock - 1.0);
+  const double headroom_w = w.tdp_w - w.idle_w;
+  const ClockedPower clocked(c, w, power);
+  double clock = w.clock_share, dynamic_w = clocked.at(clock);
+  if (dynamic_w > headroom_w)
+    clock = std::max(kMinClockShare, clocked.clock_at(headroom_w, clock)), dynamic_w = headroom_w;
+  const double extra_s = stretch_s(c, clock);
   c.time_s += extra_s, c.busy_s += extra_s;
-  return w.tdp_w;
+  return w.idle_w + dynamic_w;
 }
 
 double dense_peak(const Gpu& gpu) {
@@ -358,7 +393,8 @@ void set_device(SimWorkload& w, const Gpu& gpu, const Request& request, const Si
   w.steady_state = sc.measures == Measures::steady_state;
   w.sampling = sc.sampling;
   w.idle_w = gpu.idle_w;
-  w.tdp_w = sc.power_cap_w > 0 ? std::clamp(sc.power_cap_w, gpu.idle_w, gpu.tdp_w) : gpu.tdp_w;
+  w.tdp_w = std::clamp(power_limit_w(sc.power, gpu), gpu.idle_w, gpu.tdp_w);
+  w.clock_share = sc.power.clock_share;
   w.die = die_power(gpu);
 }
 
@@ -426,10 +462,12 @@ void fill_mixed_step(SimSegment& s, const ModelSpec& model, const ModelSpec& unb
 }
 
 // The device half of a serving step's workload: a steady state with the engine's `sampling`.
-void set_step_device(SimWorkload& w, const Gpu& gpu, const Request& setup, const SamplingMode& sampling) {
+void set_step_device(SimWorkload& w, const Gpu& gpu, const Request& setup, const SamplingMode& sampling,
+                     const PowerSetting& power) {
   SimScenario scenario;
   scenario.measures = Measures::steady_state;
   scenario.sampling = sampling;
+  scenario.power = power;
   set_device(w, gpu, setup, scenario);
 }
 
@@ -498,13 +536,13 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
 }
 
 SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
-                                const SamplingMode& sampling) {
+                                const SamplingMode& sampling, const PowerSetting& power) {
   ModelSpec unbounded = model;
   unbounded.max_positions.reset();
   SimWorkload w;
   fill_mixed_step(w.decode.emplace_back(), model, unbounded, gpu, device_features(gpu, setup), setup, step,
                   [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); });
-  set_step_device(w, gpu, setup, sampling);
+  set_step_device(w, gpu, setup, sampling, power);
   return w;
 }
 
@@ -640,7 +678,7 @@ SimResult SetupSimulator::simulate(const Request& request) {
 }
 
 MixedStepWorkloads::MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup,
-                                       const SamplingMode& sampling)
+                                       const SamplingMode& sampling, const PowerSetting& power)
     : model_(model),
       unbounded_(model),
       gpu_(gpu),
@@ -649,7 +687,7 @@ MixedStepWorkloads::MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, c
       graph_(model, with_unit_counts(setup)) {
   unbounded_.max_positions.reset();
   workload_.decode.resize(1);
-  set_step_device(workload_, gpu, setup, sampling);
+  set_step_device(workload_, gpu, setup, sampling, power);
 }
 
 MixedStepWorkloads::~MixedStepWorkloads() = default;

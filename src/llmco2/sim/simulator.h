@@ -14,6 +14,7 @@
 #include "graph/kernel_graph.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
+#include "hardware/power_setting.h"
 #include "model/model_spec.h"
 #include "engine/engine_profile.h"
 #include "sim/sim_params.h"
@@ -28,7 +29,7 @@ struct SimScenario {
   int layer_split_gpus = 1;  // layer_split: GPUs the layers are spread over (request.gpus must be 1)
   int data_parallel = 1;     // independent replicas, each serving batch / data_parallel
   bool kv_cache = true;      // false: every decode step recomputes the whole sequence (HF use_cache=False)
-  double power_cap_w = 0;    // 0: the board's TDP
+  PowerSetting power;        // each GPU's power limit and locked SM clock (default: its TDP, not locked)
   // steady_state: coefficient of variation of the generated tokens per request (0: all alike). Sampling the running
   // batch at a random step finds request i with probability proportional to its length (the inspection paradox), so
   // its sequences sit at a mean context of prompt + E[G^2] / (2 E[G]) = prompt + gen (1 + cv^2) / 2, not gen / 2.
@@ -79,6 +80,7 @@ struct SimWorkload {
   bool steady_state = false;
   SamplingMode sampling;
   double tdp_w = 0, idle_w = 0;  // per GPU; tdp_w is the power cap when one is set
+  double clock_share = 1;        // the locked SM clock over the board's maximum (1: not locked)
   DiePower die;                  // the die's power figures, shared by every board with this die
 };
 
@@ -128,16 +130,17 @@ struct MixedStep {
 // precision, engine and attention kernel; `sampling` what the engine's sampler does per sampled sequence. Throws Error
 // when the step is empty.
 SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
-                                const SamplingMode& sampling = {});
+                                const SamplingMode& sampling = {}, const PowerSetting& power = {});
 
 // mixed_step_workload for the steps of one setup (GPUs, precision, engine, attention kernel, sampling): the setup's
 // graph built once as a template and re-costed for each part of a step, its device features and the workload's device
-// half once, the kernels' storage reused. workload(step) equals mixed_step_workload(model, gpu, setup, step, sampling)
-// bit for bit (tests/sim/setup_simulator_test.cc). Not thread-safe; the model and GPU must outlive it.
+// half once, the kernels' storage reused. workload(step) equals mixed_step_workload(model, gpu, setup, step, sampling,
+// power) bit for bit (tests/sim/setup_simulator_test.cc). Not thread-safe; the model and GPU must outlive it.
 class MixedStepWorkloads {
  public:
   // Throws Error when the setup is invalid for the model (validate_request).
-  MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SamplingMode& sampling = {});
+  MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SamplingMode& sampling = {},
+                     const PowerSetting& power = {});
   ~MixedStepWorkloads();
   MixedStepWorkloads(const MixedStepWorkloads&) = delete;
   MixedStepWorkloads& operator=(const MixedStepWorkloads&) = delete;

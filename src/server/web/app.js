@@ -13,7 +13,7 @@ const LABELS = {
   "prompt": "Prompt tokens", "gen": "Generated tokens", "dtype": "Data type", "engine": "Engine", "region": "Region",
   "ci": "Grid intensity", "pue": "PUE",
   // Not on the form, but the API may name them.
-  "flash": "Flash attention", "expert-parallel": "Expert parallelism", "power-cap": "GPU power cap",
+  "flash": "Flash attention", "expert-parallel": "Expert parallelism", "power-cap": "GPU power cap", "clock-mhz": "Locked SM clock",
   "scope": "Energy scope", "node": "Server node", "lifetime": "GPU lifetime", "embodied-basis": "Embodied basis",
   "embodied-kg": "Embodied CO2 per GPU", "predictor": "Predictor", "gpu-types": "Compared GPU types",
   "counts": "Compared GPU counts", "slo-ms": "Latency objective",
