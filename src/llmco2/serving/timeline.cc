@@ -18,8 +18,8 @@ Timeline::Timeline(double bin_s, int replicas) : bin_s_(bin_s), replicas_(std::m
 
 void Timeline::coarsen() {
   for (size_t i = 0; i < bins_.size(); ++i) {
-    const TimelineBin b = bins_[i];
-    TimelineBin& merged = bins_[i / 2];
+    const ReplayBin b = bins_[i];
+    ReplayBin& merged = bins_[i / 2];
     if (i % 2 == 0) merged = b;
     else merged = {merged.energy_j + b.energy_j, merged.busy_s + b.busy_s, merged.running_s + b.running_s,
                    merged.waiting_s + b.waiting_s, merged.kv_share_s + b.kv_share_s};
@@ -37,7 +37,7 @@ void Timeline::add(const StepRecord& s) {
     const double span_s = until - t;
     if (span_s <= 0) break;
     if (index >= bins_.size()) bins_.resize(index + 1);
-    TimelineBin& b = bins_[index];
+    ReplayBin& b = bins_[index];
     b.energy_j += s.time_s > 0 ? s.energy_j * span_s / s.time_s : 0.0;
     if (!s.idle) {
       b.busy_s += span_s;
@@ -52,7 +52,7 @@ void Timeline::add(const StepRecord& s) {
 std::string Timeline::csv() const {
   std::string out = "start_s,power_w,running,waiting,kv_share,busy_share\n";
   for (size_t i = 0; i < bins_.size(); ++i) {
-    const TimelineBin& b = bins_[i];
+    const ReplayBin& b = bins_[i];
     out += fmt::format("{:.3f},{:.2f},{:.3f},{:.3f},{:.4f},{:.4f}\n", static_cast<double>(i) * bin_s_,
                        b.energy_j / bin_s_, b.running_s / bin_s_, b.waiting_s / bin_s_,
                        b.kv_share_s / (bin_s_ * replicas_), b.busy_s / (bin_s_ * replicas_));

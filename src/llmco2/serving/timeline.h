@@ -11,7 +11,8 @@
 
 namespace llmco2 {
 
-struct TimelineBin {
+// One bin of a replay's timeline (a trace's timeline bins are trace/trace_account.h's TimelineBin).
+struct ReplayBin {
   double energy_j = 0;      // all GPUs
   double busy_s = 0;        // replica-seconds in iterations
   double running_s = 0;     // integral of running requests (all replicas) over time
@@ -28,7 +29,7 @@ class Timeline {
   Timeline(double bin_s, int replicas);
   void add(const StepRecord& step);  // spreads the record over the bins it spans (bin_s() may double)
   double bin_s() const { return bin_s_; }
-  const std::vector<TimelineBin>& bins() const { return bins_; }
+  const std::vector<ReplayBin>& bins() const { return bins_; }
   // CSV: bin start, mean power (W, all GPUs), mean running, mean waiting, mean KV share (per replica), busy share.
   std::string csv() const;
 
@@ -36,7 +37,7 @@ class Timeline {
   void coarsen();  // merges bins in pairs, doubling bin_s_
   double bin_s_;
   int replicas_;
-  std::vector<TimelineBin> bins_;
+  std::vector<ReplayBin> bins_;
 };
 
 struct LatencyHistograms {
