@@ -3,7 +3,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 BIN    := $(BUILD)/src/cli/llmco2
 
-.PHONY: setup configure build demo test bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
+.PHONY: setup configure build demo test test-fast bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
 
 setup:
 	@bash scripts/setup.sh
@@ -25,6 +25,11 @@ demo: build
 test: build
 	ctest --preset $(PRESET) -j2
 	$(MAKE) fuzz-ci
+
+# The edit loop: the tests labelled fast (unit, CLI, Python, docs links; ~17 s on 2 cores). The other labels: slow
+# (the full kernel fit, the kill test), server, browser, fuzz (the corpus replays).
+test-fast: build
+	ctest --preset $(PRESET) -j2 -L fast
 
 # Fuzzing (docs/reliability.md): the libFuzzer harnesses of fuzz/ built with clang, ASan and UBSan in build/fuzz.
 # make fuzz runs each for FUZZ_SECONDS, one at a time; make fuzz-ci (part of make test) replays each seed corpus.
