@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/run_app.h"
 #include "core/dynamic_loading.h"
+#include "llmco2/api.h"
 
 namespace {
 
@@ -103,6 +104,14 @@ const Command* named_command(int argc, char** argv) {
 // options cost predict about a third of its start-up); otherwise all are, for --help and the unknown-command message.
 int main(int argc, char** argv) {
   if (const char* program = sibling_program(argc, argv)) return exec_sibling(program, argv);
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {  // llmco2's version and what its answers rest on
+    const llmco2::api::Json v = llmco2::api::Session().versions();
+    std::cout << "llmco2 " << v["llmco2"].get<std::string>() << "\ndata " << v["data"].get<std::string>() << " ("
+              << v["checksum"].get<std::string>() << " of data/)\n";
+    for (const auto& [name, checksum] : v["predictors"].items())
+      std::cout << "predictor " << name << " " << checksum.get<std::string>() << "\n";
+    return 0;
+  }
   CLI::App app{"llmco2: energy, latency and carbon of an LLM inference request, before it runs"};
   app.require_subcommand(1);
   if (const Command* command = named_command(argc, argv)) {

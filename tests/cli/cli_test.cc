@@ -663,6 +663,16 @@ std::string dynamic_section(const std::string& program) {
 // llmco2-dynamic, and the HTTP server's libraries only by llmco2-serve. llmco2 is static (no dynamic section) or
 // needs neither; llmco2-dynamic needs neither (no DT_NEEDED entry), the GNN predicts with the library unloadable,
 // and DeepEn then says what is missing in one line.
+// --version prints the project's version (CMake's PROJECT_VERSION) and the checksums the answers rest on, as the API's
+// versions() gives them.
+TEST(CliStartup, VersionPrintsTheProjectVersionAndTheDataChecksum) {
+  const Result r = run("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind(std::string("llmco2 ") + LLMCO2_PROJECT_VERSION + "\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\ndata "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predictor llmco2 "), std::string::npos) << r.out;
+}
+
 TEST(CliStartup, XgboostIsLoadedOnlyForTreePredictors) {
   const std::string llmco2 = dynamic_section(LLMCO2_BIN), dynamic = dynamic_section(LLMCO2_DYNAMIC_BIN);
   EXPECT_TRUE(llmco2.find("There is no dynamic section") != std::string::npos ||
