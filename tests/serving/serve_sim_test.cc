@@ -11,7 +11,7 @@
 #include "model/model_catalog.h"
 #include "core/error.h"
 #include "evaluation/serving_validation.h"
-#include "serving/capacity.h"
+#include "compare/capacity.h"
 #include "serving/serve_sim.h"
 #include "serving/step_cost.h"
 #include "sim/simulator.h"

@@ -15,7 +15,7 @@
 #include "core/output_manifest.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/node.h"
-#include "serving/capacity.h"
+#include "compare/capacity.h"
 
 namespace llmco2::api {
 namespace {

@@ -1,5 +1,5 @@
-// serving/capacity.cc - the replica search per GPU type and tensor-parallel degree, and its plot.
-#include "serving/capacity.h"
+// compare/capacity.cc - the replica search per GPU type and tensor-parallel degree, and its plot.
+#include "compare/capacity.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// serving/capacity.h - capacity planning: per GPU type, the smallest deployment (tensor-parallel degree x replicas)
+// compare/capacity.h - capacity planning: per GPU type, the smallest deployment (tensor-parallel degree x replicas)
 // whose replay of a log meets latency objectives at the 95th percentile, and its energy, GPU-hours and CO2.
 #pragma once
 
