@@ -14,6 +14,13 @@ unit and default. Bad input raises llmco2.Error (a ValueError) with the CLI's me
 from __future__ import annotations
 
 import inspect
+import os as _os
+
+# An installed package (pip install .) carries the bundled catalogs beside it; a build folder's package reads the
+# repository's data/, compiled in. LLMCO2_DATA_DIR, where set, wins either way.
+_DATA = _os.path.join(_os.path.dirname(__file__), "data")
+if _os.path.isdir(_DATA) and not _os.environ.get("LLMCO2_DATA_DIR"):
+    _os.environ["LLMCO2_DATA_DIR"] = _DATA
 
 from ._core import Error, gpus, models, nodes, regions, request_keys, versions
 from . import _core
