@@ -3,32 +3,49 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 BIN    := $(BUILD)/src/cli/llmco2
 
-.PHONY: setup configure build demo test test-fast bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
+.PHONY: setup setup-demo configure build demo test test-fast bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
 
+# What each part needs (CMakeLists.txt options): the demo builds the CLI alone; the tests everything.
+DEMO_OPTIONS := -DLLMCO2_BUILD_TESTS=OFF -DLLMCO2_BUILD_BENCH=OFF -DLLMCO2_BUILD_PYTHON=OFF \
+                -DLLMCO2_WITH_TRAINING=OFF -DLLMCO2_WITH_SERVER=OFF
+FULL_OPTIONS := -DLLMCO2_BUILD_TESTS=ON -DLLMCO2_BUILD_BENCH=ON -DLLMCO2_BUILD_PYTHON=ON \
+                -DLLMCO2_WITH_TRAINING=ON -DLLMCO2_WITH_SERVER=ON
+
+# Debian packages: setup installs all of them (build, test, train, serve, fuzz), setup-demo those of the CLI.
 setup:
 	@bash scripts/setup.sh
+setup-demo:
+	@bash scripts/setup.sh demo
 
-$(BUILD)/build.ninja: | setup
+# build only builds (no package is installed): a first configure takes every part.
+$(BUILD)/build.ninja:
 	cmake --preset $(PRESET) >/dev/null
 
 configure: $(BUILD)/build.ninja
 
-build: setup configure
+build: configure
 	cmake --build --preset $(PRESET)
 
-demo: build
+# The demo installs and builds the CLI alone (a build folder configured before keeps its parts).
+demo: setup-demo
+	@test -f $(BUILD)/CMakeCache.txt || cmake --preset $(PRESET) $(DEMO_OPTIONS) >/dev/null
+	cmake --build --preset $(PRESET) --target llmco2
 	@echo "== llmco2 predict --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128 --region USA"
 	@$(BIN) predict --model llama-3.1-8b --gpu h100-sxm --batch 1 --prompt 1024 --gen 128 --region USA
 	@echo; echo "== llmco2 compare --model llama-3.1-8b --batch 1 --prompt 1024 --gen 128 --region USA --slo-ms 2000 --plot build/demo-compare"
 	@$(BIN) compare --model llama-3.1-8b --batch 1 --prompt 1024 --gen 128 --region USA --slo-ms 2000 --plot build/demo-compare
 
-test: build
+test: setup
+	cmake --preset $(PRESET) $(FULL_OPTIONS) >/dev/null
+	cmake --build --preset $(PRESET)
 	ctest --preset $(PRESET) -j2
 	$(MAKE) fuzz-ci
 
 # The edit loop: the tests labelled fast (unit, CLI, Python, docs links; ~17 s on 2 cores). The other labels: slow
 # (the full kernel fit, the kill test), server, browser, fuzz (the corpus replays).
-test-fast: build
+test-fast: setup
+	cmake --preset $(PRESET) $(FULL_OPTIONS) >/dev/null
+	cmake --build --preset $(PRESET)
 	ctest --preset $(PRESET) -j2 -L fast
 
 # Fuzzing (docs/reliability.md): the libFuzzer harnesses of fuzz/ built with clang, ASan and UBSan in build/fuzz.

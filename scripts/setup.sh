@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# scripts/setup.sh - install the Debian 12 packages llmco2 needs to build and test (see docs/dependencies.md).
+# scripts/setup.sh - install the Debian 12 packages llmco2 needs (see docs/dependencies.md): `setup.sh demo` those
+# of the CLI alone (make demo), `setup.sh` everything to build, test, train, serve and fuzz (make test, make setup).
 # Installs only what is missing; uses sudo when not root. Safe to run repeatedly.
 set -euo pipefail
 
+# The CLI (llmco2 predict, compare, trace, ...): a C++ toolchain, the header libraries it compiles against, and
+# gnuplot for the plots of --plot.
+demo_packages=(
+  build-essential cmake ninja-build pkg-config
+  nlohmann-json3-dev libcli11-dev libfmt-dev libeigen3-dev gnuplot-nox
+)
 packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libeigen3-dev
@@ -18,6 +25,12 @@ packages=(
 # libcpp-httplib-dev: the HTTP server of `llmco2 serve` and its load benchmark; python3-pytest, python3-selenium,
 # chromium and chromium-driver: the server's HTTP tests and the web calculator's browser test (tests/server).
 # Never libopenblas-dev/libopenblas0: their pthread BLAS wins the alternatives and fights libtorch's OpenMP.
+
+case "${1:-all}" in
+  demo) packages=("${demo_packages[@]}") ;;
+  all) ;;
+  *) echo "setup.sh: expected 'demo' or nothing (all packages), got '$1'" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -60,7 +60,7 @@ int exec_sibling(const char* program, char** argv) {
   if (std::string_view(program) != "llmco2-dynamic") argv[0] = const_cast<char*>("llmco2");
   execv(path.c_str(), argv);
   std::cerr << "llmco2: error: '" << argv[1] << "' needs " << path.string()
-            << ", which could not be run (build it with make build)\n";
+            << ", which could not be run (make test builds it; make demo builds the CLI alone)\n";
   return llmco2::cli::kUsageOrInputError;
 }
 

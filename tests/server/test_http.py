@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import pathlib
+import re
 import socket
 import tempfile
 import time
@@ -41,7 +42,9 @@ class Endpoints(unittest.TestCase):
         _, _, versions = self.server.call("/v1/versions")
         self.assertEqual(health["versions"], versions)
         self.assertEqual(json.loads(headers["X-Llmco2-Versions"]), versions)
-        self.assertEqual(versions["llmco2"], "0.1.0")  # the project's version in CMakeLists.txt
+        cmake = (pathlib.Path(__file__).resolve().parents[2] / "CMakeLists.txt").read_text()
+        project_version = re.search(r"project\(llmco2 VERSION ([0-9.]+)", cmake).group(1)
+        self.assertEqual(versions["llmco2"], project_version)  # the project's version in CMakeLists.txt
         self.assertIn("llmco2", versions["predictors"])  # data/predictors/llmco2.model is bundled
 
     def test_predict_equals_cli(self):
