@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh - runs the libFuzzer harnesses of build/fuzz (make fuzz-build) one at a time.
 #   scripts/fuzz.sh ci             each harness over its seed corpus fuzz/corpus/<name> once (-runs=0): fails on any
-#                                  crash, leak, UB report or uncaught exception (make test runs this)
+#                                  crash, leak, UB report or uncaught exception; then the unit tests built with the
+#                                  same sanitizers (tests/unit_tests.cmake), but the slow one (make test runs this)
 #   scripts/fuzz.sh run SECONDS    each harness for SECONDS (one process, in turn), new inputs kept in
 #                                  build/fuzz/corpus/<name>, crashes in build/fuzz/findings/<name>; prints a table
 #   scripts/fuzz.sh run SECONDS NAME...   only these harnesses
@@ -30,6 +31,19 @@ if [ "$mode" = ci ]; then
       echo "fuzz-ci: $name FAILED (log: $log)"; tail -30 "$log"; status=1
     fi
   done
+  if [ $# -eq 0 ]; then
+    slow=$(sed -n 's/^set(LLMCO2_SLOW_UNIT_TESTS "\(.*\)")$/\1/p' tests/unit_tests.cmake)
+    log=build/fuzz/logs/unit_tests.ci.log
+    mkdir -p build/fuzz/tmp
+    start=$(date +%s)
+    if TEST_TMPDIR=$PWD/build/fuzz/tmp "$bin/llmco2_unit_tests_sanitized" --gtest_filter="-$slow" >"$log" 2>&1; then
+      echo "fuzz-ci: unit tests under ASan and UBSan: $(grep -o '[0-9]* tests\? from [0-9]* test suites ran' "$log" |
+        head -1), passed in $(( $(date +%s) - start )) s"
+    else
+      echo "fuzz-ci: unit tests under ASan and UBSan FAILED (log: $log)"; grep -B2 -A20 'FAILED\|ERROR: \|runtime error' "$log" | head -60
+      status=1
+    fi
+  fi
   exit $status
 fi
 

@@ -134,8 +134,11 @@ std::vector<Knob> engine_knobs(const CalibrationSet& set, const std::vector<size
       if (range == profile.ranges.end() || !(range->second.first > 0) || range->second.first >= range->second.second)
         continue;
       const std::string name = field;
-      knobs.push_back({[engine, name](SimParams& p) -> double& { return engine_field(p.engines.at(engine), name); },
-                       range->second.first, range->second.second, true, "engines." + engine + "." + name});
+      // engine = engine: clang before 16 cannot capture a structured binding itself.
+      auto field_of = [engine = engine, name](SimParams& p) -> double& {
+        return engine_field(p.engines.at(engine), name);
+      };
+      knobs.push_back({field_of, range->second.first, range->second.second, true, "engines." + engine + "." + name});
     }
   }
   return knobs;

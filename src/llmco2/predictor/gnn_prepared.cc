@@ -142,6 +142,7 @@ PreparedGnnPass::PreparedGnnPass(const GnnWeights& w, const SageWeightsByInput& 
 
 bool PreparedGnnPass::fits(const EncodedGraph& g) const {
   if (g.nodes != nodes_ || g.edges != edges_ || g.x.size() != x_.size()) return false;
+  if (fixed_ == 0) return true;  // no fixed columns (and memcmp may not be given the empty vector's null data)
   for (int i = 0; i < nodes_; ++i)
     if (std::memcmp(g.x.data() + i * width_, fixed_x_.data() + i * fixed_, sizeof(float) * fixed_) != 0) return false;
   return true;
