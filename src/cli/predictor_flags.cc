@@ -2,11 +2,14 @@
 #include "cli/predictor_flags.h"
 
 #include "api/resolve.h"
+#include "core/names.h"
 
 namespace llmco2::cli {
 
 void add_predictor_flags(CLI::App& c, api::Request& r, api::Settings& s) {
-  c.add_option("--predictor", r.predictor, "sim (default: the calibrated simulator), llmco2 (the GNN), nnlqp, deepen or llmcarbon")
+  c.add_option("--predictor", r.predictor,
+               "which predictor answers: " + join_or(api::predictor_names()) +
+                   " (sim, the calibrated simulator, is the default; docs/predictor.md)")
       ->check(CLI::IsMember(api::predictor_names()))
       ->capture_default_str();
   c.add_option("--model-file", s.model_file, "a model file written by llmco2 train (overrides --predictor)");

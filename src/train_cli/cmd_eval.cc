@@ -13,17 +13,25 @@
 #include "core/paths.h"
 #include "evaluation/report.h"
 #include "predictor/error_band.h"
+#include "predictor/registry.h"
 #include "sampling/focused_sampling.h"
 #include "train_cli/commands.h"
 
 namespace llmco2::cli {
 namespace {
 
+// Every registered predictor (predictor/registry.h), in the registry's order: the baselines, the GNNs, the simulator.
+std::vector<std::string> every_predictor() {
+  std::vector<std::string> names;
+  for (const PredictorInfo& p : predictor_registry()) names.emplace_back(p.name);
+  return names;
+}
+
 struct EvalOptions {
   long train_count = 50000, test_count = 5000;
   std::string held_out = "mlenergy-v2", measured_dir, report = "docs/accuracy.md", plots = "docs/accuracy";
   std::string error_bands = default_error_bands_path().string();
-  std::vector<std::string> predictors = {"llmcarbon", "deepen", "nnlqp", "phases", "llmco2-log", "llmco2", "sim"};
+  std::vector<std::string> predictors = every_predictor();  // the registry's, in its order
   int max_evaluations = 1500, repeats = 5;
   TrainSettings train;
 };

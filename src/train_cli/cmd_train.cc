@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/names.h"
+#include "predictor/registry.h"
 #include "train_cli/commands.h"
 #include "training/baselines_fit.h"
 #include "training/gnn_trainer.h"
@@ -27,19 +29,14 @@ std::vector<const Example*> pointers(const ExampleSet& set) {
 
 }  // namespace
 
-PredictorRecipe recipe_for(const std::string& predictor) {
-  if (predictor == "llmco2") return {FeatureSet::llmco2, TargetScaling::sim_ratio, true};
-  if (predictor == "llmco2-log") return {FeatureSet::llmco2, TargetScaling::log, true};
-  if (predictor == "nnlqp") return {FeatureSet::merged, TargetScaling::log, false};
-  if (predictor == "phases") return {FeatureSet::phases, TargetScaling::log, true};
-  fail("unknown GNN predictor '{}' (expected llmco2, llmco2-log, nnlqp or phases)", predictor);
-}
-
 ModelFile train_predictor(const std::string& predictor, const std::vector<DatasetRow>& rows, const SimParams& params,
                           const TrainSettings& s) {
-  if (predictor == "llmcarbon" || predictor == "deepen") {
+  const PredictorInfo& info = predictor_info(predictor);
+  if (info.family == PredictorFamily::simulator)
+    fail("--predictor sim: the simulator has no model to train (llmco2 calibrate fits its parameters)");
+  if (info.family != PredictorFamily::gnn) {
     const ExampleSet set = make_examples(rows, FeatureSet::merged, params, s.progress);
-    if (predictor == "llmcarbon") return llmcarbon_model_file(fit_llmcarbon_utilisation(pointers(set)));
+    if (info.family == PredictorFamily::analytic) return llmcarbon_model_file(fit_llmcarbon_utilisation(pointers(set)));
     DeepEnOptions o;
     o.trees = s.trees;
     o.max_depth = s.depth;
@@ -47,7 +44,7 @@ ModelFile train_predictor(const std::string& predictor, const std::vector<Datase
     o.threads = s.threads;
     return fit_deepen(pointers(set), o);
   }
-  PredictorRecipe recipe = recipe_for(predictor);
+  GnnRecipe recipe = info.recipe;
   if (s.features) recipe.features = *s.features;
   if (s.scaling) recipe.scaling = *s.scaling;
   const ExampleSet set = make_examples(rows, recipe.features, params, s.progress);
@@ -74,7 +71,10 @@ void add_train_command(CLI::App& app) {
   command->add_option("--data", o->data, "dataset CSVs (llmco2 simulate --plan, llmco2 import)")->required()
       ->delimiter(',');
   command->add_option("--out", o->out, "model file to write")->required();
-  command->add_option("--predictor", o->predictor, "llmco2, llmco2-log, phases, nnlqp, deepen or llmcarbon")
+  std::vector<std::string> trainable;  // every registered predictor but the simulator (predictor/registry.h)
+  for (const PredictorInfo& p : predictor_registry())
+    if (p.family != PredictorFamily::simulator) trainable.emplace_back(p.name);
+  command->add_option("--predictor", o->predictor, join_or(trainable))
       ->capture_default_str();
   command->add_option("--features", o->features, "GNN features: llmco2, phases or merged (default: the predictor's)");
   command->add_option("--scaling", o->scaling, "GNN target: log or sim_ratio (default: the predictor's)");

@@ -13,13 +13,6 @@
 
 namespace llmco2::cli {
 
-// What a named GNN predictor is made of.
-struct PredictorRecipe {
-  FeatureSet features;
-  TargetScaling scaling;
-  bool phase_outputs;
-};
-PredictorRecipe recipe_for(const std::string& predictor);  // throws Error for a non-GNN name
 
 struct TrainSettings {
   std::optional<FeatureSet> features;
@@ -30,7 +23,7 @@ struct TrainSettings {
   bool progress = true;
 };
 
-// Fits `predictor` (llmco2, llmco2-log, phases, nnlqp, deepen, llmcarbon) on `rows`.
+// Fits `predictor` (a registered one but the simulator: predictor/registry.h) on `rows`.
 ModelFile train_predictor(const std::string& predictor, const std::vector<DatasetRow>& rows, const SimParams& params,
                           const TrainSettings& settings);
 

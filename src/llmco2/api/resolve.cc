@@ -17,6 +17,7 @@
 #include "hardware/power_setting.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
+#include "predictor/registry.h"
 
 namespace llmco2::api {
 namespace {
@@ -199,10 +200,9 @@ CarbonInputs resolve_carbon(const Request& f, const Gpu& gpu, int gpus, bool all
 }
 
 const std::vector<std::string>& predictor_names() {
-  // The bundled predictors (data/predictors) and the simulator; llmco2 train makes the others (llmco2-log, phases),
-  // which --model-file then reads.
-  static const std::vector<std::string> names = {"llmco2", "nnlqp", "deepen", "llmcarbon", "sim"};
-  return names;
+  // The bundled predictors (data/predictors) and the simulator (predictor/registry.h); llmco2 train makes the others
+  // (llmco2-log, phases), which --model-file then reads.
+  return offered_predictor_names();
 }
 
 namespace {
