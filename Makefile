@@ -3,7 +3,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 BIN    := $(BUILD)/src/cli/llmco2
 
-.PHONY: setup setup-demo configure build demo test test-fast bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
+.PHONY: setup setup-demo configure build demo test test-fast tsan bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
 
 # What each part needs (CMakeLists.txt options): the demo builds the CLI alone; the tests everything.
 DEMO_OPTIONS := -DLLMCO2_BUILD_TESTS=OFF -DLLMCO2_BUILD_BENCH=OFF -DLLMCO2_BUILD_PYTHON=OFF \
@@ -40,6 +40,7 @@ test: setup
 	cmake --build --preset $(PRESET)
 	ctest --preset $(PRESET) -j2
 	$(MAKE) fuzz-ci
+	$(MAKE) tsan
 
 # The edit loop: the tests labelled fast (unit, CLI, Python, docs links; ~17 s on 2 cores). The other labels: slow
 # (the full kernel fit, the kill test), server, browser, fuzz (the corpus replays).
@@ -47,6 +48,18 @@ test-fast: setup
 	cmake --preset $(PRESET) $(FULL_OPTIONS) >/dev/null
 	cmake --build --preset $(PRESET)
 	ctest --preset $(PRESET) -j2 -L fast
+
+# ThreadSanitizer over the threaded code (docs/reliability.md): concurrent Session calls and predict_many, the trace
+# stream's workers, the server's bounded pool, and the real server (its worker pool under test_http.py's concurrent
+# clients). A build of its own (build/tsan, gcc -O1 -fsanitize=thread: the libraries, the CLI and server, and only the
+# threaded tests); make test runs it last.
+TSAN_UNIT_TESTS := ApiSession.*:TraceStream.*:LogScanner.*
+tsan: setup
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan
+	TSAN_OPTIONS=halt_on_error=1 TEST_TMPDIR=$(CURDIR)/build/tsan build/tsan/tests/llmco2_threaded_tests --gtest_filter='$(TSAN_UNIT_TESTS)'
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/llmco2_server_tests
+	TSAN_OPTIONS=halt_on_error=1 LLMCO2_BIN=build/tsan/src/cli/llmco2 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/server/test_http.py
 
 # Fuzzing (docs/reliability.md): the libFuzzer harnesses of fuzz/ built with clang, ASan and UBSan in build/fuzz.
 # make fuzz runs each for FUZZ_SECONDS, one at a time; make fuzz-ci (part of make test) replays each seed corpus.
