@@ -201,22 +201,31 @@ class Endpoints(unittest.TestCase):
             silent.settimeout(0)
 
 
+def await_status(server, wanted, deadline_s=10):
+    """Calls /health until it answers `wanted` (the server's own signal that its pool reached that state), at most
+    `deadline_s`; returns the last answer."""
+    end = time.monotonic() + deadline_s
+    while True:
+        answer = server.call("/health", timeout_s=deadline_s)
+        if answer[0] == wanted or time.monotonic() > end:
+            return answer
+        time.sleep(0.02)
+
+
 class Limits(unittest.TestCase):
     def test_queue_full_answers_503(self):
         server = Server("--threads", "1", "--queue", "1", "--timeout-s", "3")
         try:
-            holders = []
-            for _ in range(2):  # one holds the worker, one the queue slot: both send nothing
-                holders.append(socket.create_connection(("127.0.0.1", server.port)))
-                time.sleep(0.3)
-            status, headers, body = server.call("/health", timeout_s=10)
+            # One connection holds the worker, one the queue slot; both send nothing. The pool is full once the
+            # server has accepted both, which it says by answering 503 (no fixed wait for the accepts).
+            holders = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
+            status, headers, body = await_status(server, 503)
             self.assertEqual(status, 503, body)
             self.assertEqual(body["status"], 503)
             self.assertIn("busy", body["error"])
             for h in holders:
                 h.close()
-            time.sleep(0.3)
-            self.assertEqual(server.call("/health", timeout_s=10)[0], 200)
+            self.assertEqual(await_status(server, 200)[0], 200)  # freed once the closed holders are noticed
         finally:
             server.stop()
 
