@@ -118,6 +118,25 @@ struct LogColumns {
   std::string source = "columns";  // names the log in messages and reports
 };
 
+// Replaying a request log through a deployment in virtual time (`llmco2 serve-sim`): replicas of a continuous-
+// batching engine, each on the request's GPU type and count; the log gives the tokens and arrival times. The
+// per-request CSV and the plots are written only when their paths are set.
+struct ServeSimOptions {
+  std::string log;  // Azure's TIMESTAMP,ContextTokens,GeneratedTokens or a dataset CSV
+  int replicas = 1;
+  std::string router = "round-robin";  // or least-loaded
+  long max_num_seqs = 0, max_batched_tokens = 0;  // per replica; 0: the engine's defaults for the GPU
+  long block_size = 16;                            // tokens per KV-cache block
+  double gpu_memory_utilization = 0;               // share for weights + KV cache; 0: the engine's
+  double rate_scale = 1, duration_s = 0;           // arrivals this many times faster; seconds replayed (0: all)
+  double slo_ttft_ms = 0, slo_tpot_ms = 0;         // goodput objectives; 0: none
+  std::string ci_profile;                          // CSV of timestamp,g_per_kwh replacing the region's mean
+  bool attribute_idle = false, keep_time_outliers = false, progress = false;
+  std::string requests_csv;                        // one row per request, written atomically at the end
+  std::string plot_dir;                            // timeline.png, latency-cdf.png, timeline.csv
+  double bin_s = 60;                               // seconds per point of the timeline
+};
+
 // Where the predictors come from and what a session may read.
 struct Settings {
   std::string model_file;    // a model file written by llmco2 train, instead of the bundled predictor
@@ -143,6 +162,10 @@ class Session {
   // The same for a log held in memory. Requests are scored one by one (on a fixed token grid), so the totals of a
   // log's partitions add up to the whole log's: requests, prompt_tokens, gen_tokens, energy_j, gpu_busy_s and co2_g.
   Result score_requests(const LogColumns& log, const Request& setup, const TraceOptions& options) const;
+  // A request log replayed through a deployment of the request's setup (`llmco2 serve-sim`): its batch must be 1
+  // (the engine's scheduler batches); the JSON of docs/schema.md and the CLI's table. Reads a file: refused where
+  // paths are not allowed.
+  Result serve_sim(const Request& request, const ServeSimOptions& options) const;
 
   // The catalogs, as `llmco2 models|gpus|nodes --format json` list them, and the regions with their intensity.
   Json models() const;

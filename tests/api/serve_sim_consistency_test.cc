@@ -7,6 +7,9 @@
 // close to linear in the context, so they agree to 0.5% on energy, latency, time to first token and time per output
 // token. (Before the representative kept its side, a 512-token prefill on a B200 was priced as 524 tokens of eager
 // launches: its time to first token came out 1.9x predict's.)
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "api/resolve.h"
@@ -60,6 +63,32 @@ TEST(OneRequestOneAnswer, ServeSimOfOneRequestGivesPredictsFiguresOnEveryGpu) {
     }
   }
   EXPECT_GE(compared, 27 * 2 * 3);  // every GPU type in both scopes for at least three of the four models
+}
+
+// The same through the public API (Session::serve_sim, what the serve-sim command calls): a one-request log file.
+TEST(OneRequestOneAnswer, SessionServeSimOfOneRequestGivesPredictsFigures) {
+  const auto path = std::filesystem::path(testing::TempDir()) / "serve-sim-one-request.csv";
+  std::ofstream(path) << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,512,64\n";
+  const Session session;
+  for (const std::string gpu : {"h100-sxm", "l4"}) {
+    for (const std::string scope : {"gpu", "node"}) {
+      Request r;
+      r.gpu = gpu, r.scope = scope, r.prompt_tokens = 512, r.gen_tokens = 64;
+      const Figures predicted = session.predict(r).figures;
+      ServeSimOptions o;
+      o.log = path.string();
+      const Result served = session.serve_sim(r, o);
+      EXPECT_NEAR(served.json["energy_j"]["total"].get<double>() / predicted.energy_j, 1.0, 0.005) << gpu << scope;
+      EXPECT_NEAR(served.json["per_request"]["ttft_s"]["mean"].get<double>() / predicted.ttft_s, 1.0, 0.005) << gpu;
+      EXPECT_EQ(served.json["energy_scope"], scope);
+      EXPECT_NE(served.text.find("latency (ms)"), std::string::npos);
+    }
+  }
+  Settings no_paths;
+  no_paths.allow_paths = false;
+  ServeSimOptions o;
+  o.log = path.string();
+  EXPECT_THROW(Session(no_paths).serve_sim(Request{}, o), Error);
 }
 
 }  // namespace

@@ -1,0 +1,221 @@
+// api/serve_sim.cc - a request log replayed through a deployment in virtual time (Session::serve_sim, `llmco2
+// serve-sim`): latency percentiles, throughput, goodput, energy with idle, CO2; the per-request CSV and the plots
+// when asked.
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "api/format.h"
+#include "api/session_impl.h"
+#include "carbon/ci_profile.h"
+#include "carbon/embodied.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/log_histogram.h"
+#include "serving/serve_sim.h"
+#include "serving/timeline.h"
+
+namespace llmco2::api {
+namespace {
+
+// Latencies of the finished requests (bounded memory: histograms), and what the summary adds up.
+struct Latencies : LatencyHistograms {
+  long output_tokens = 0, good = 0;
+  double request_energy_j = 0;
+};
+
+Json percentiles_json(const LogHistogram& h) {
+  Json j = Json::object();
+  if (h.count() == 0) return j;
+  j["mean"] = h.mean();
+  for (auto [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p95", 0.95}, {"p99", 0.99}}) j[name] = h.quantile(q);
+  return j;
+}
+
+Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs& carbon, const Deployment& d,
+                  const SchedulerLimits& limits, const ServeSimOptions& f, std::optional<double> profile_g,
+                  long skipped_lines) {
+  const double total_j = t.busy_energy_j + t.idle_energy_j;
+  const double gpu_hours = t.gpus_total * t.window_s / 3600.0;
+  const double operational = profile_g.value_or(operational_g(total_j, carbon.pue, carbon.ci_g_per_kwh));
+  Json j;
+  j.update(energy_scope_json(carbon.scope));
+  j["deployment"] = {{"model", d.model.id}, {"gpu", d.gpu.id}, {"tensor_parallel", d.setup.gpus},
+                     {"replicas", d.replicas}, {"engine", d.setup.engine}, {"dtype", d.setup.precision.to_string()},
+                     {"router", f.router}, {"max_num_seqs", limits.max_num_seqs},
+                     {"max_batched_tokens", limits.max_batched_tokens}, {"block_size", limits.block_size},
+                     {"kv_blocks_per_replica", limits.kv_blocks}};
+  j["requests"] = {{"completed", t.completed}, {"rejected_too_long", t.rejected}, {"preemptions", t.preemptions},
+                    {"log_lines_skipped", skipped_lines}};
+  j["window_s"] = t.window_s;
+  // What each request saw, as distributions over the completed requests (trace's per_request likewise).
+  j["per_request"] = {{"queue_s", percentiles_json(l.queue_s)}, {"ttft_s", percentiles_json(l.ttft_s)},
+                      {"tpot_s", percentiles_json(l.tpot_s)}, {"e2e_s", percentiles_json(l.e2e_s)},
+                      {"energy_j", {{"mean", t.completed > 0 ? l.request_energy_j / t.completed : 0.0}}}};
+  j["throughput"] = {{"output_tokens_per_s", t.window_s > 0 ? l.output_tokens / t.window_s : 0.0},
+                     {"requests_per_s", t.window_s > 0 ? t.completed / t.window_s : 0.0}};
+  if (f.slo_ttft_ms > 0 || f.slo_tpot_ms > 0)
+    j["goodput"] = {{"requests_meeting_slo", l.good}, {"requests_per_s", t.window_s > 0 ? l.good / t.window_s : 0.0},
+                    {"slo_ttft_ms", f.slo_ttft_ms}, {"slo_tpot_ms", f.slo_tpot_ms}};
+  j["gpu_hours"] = gpu_hours;
+  j["utilisation"] = t.window_s > 0 ? t.busy_gpu_s / (t.gpus_total * t.window_s) : 0.0;
+  j["energy_j"] = total_json(total_j);
+  j["energy_j"].update({{"busy", t.busy_energy_j}, {"idle", t.idle_energy_j},
+                        {"idle_attributed_to_requests", t.attributed_idle_j}});
+  j["energy_per_1k_output_tokens_j"] = l.output_tokens > 0 ? 1000.0 * total_j / l.output_tokens : 0.0;
+  const std::optional<double> embodied =
+      carbon.embodied.known()
+          ? std::optional(embodied_g(*carbon.embodied.kgco2e, t.window_s, carbon.lifetime_years, t.gpus_total))
+          : std::nullopt;
+  j["co2_g"] = {{"operational", total_json(operational)},
+                {"embodied", embodied ? total_json(*embodied) : Json()},
+                {"total", total_json(operational + embodied.value_or(0))}};
+  if (!embodied) j["co2_note"] = "embodied CO2 " + carbon.embodied.unknown_label() + ": total is operational only";
+  j.update(carbon_inputs_json(carbon));  // as predict writes them (its scope fields are those above)
+  if (profile_g) j["ci_profile"] = f.ci_profile;
+  j["peaks"] = {{"running", t.peak_running}, {"waiting", t.peak_waiting}, {"kv_share", t.peak_kv_share}};
+  j["simulation"] = {{"steps", t.steps}, {"step_shapes_simulated", t.distinct_shapes},
+                     {"peak_requests_in_memory", t.peak_in_flight}};
+  return j;
+}
+
+std::string ms(const Json& p, const char* key) {
+  return p.contains(key) ? fmt::format("{:.1f}", p[key].get<double>() * 1000.0) : "-";
+}
+
+std::string summary_text(const Json& j) {
+  std::string out = fmt::format("{} on {} x {} x {} replicas ({}), {} requests over {:.1f} s\n",
+                                j["deployment"]["model"].get<std::string>(),
+                                j["deployment"]["tensor_parallel"].get<int>(),
+                                j["deployment"]["gpu"].get<std::string>(), j["deployment"]["replicas"].get<int>(),
+                                j["deployment"]["engine"].get<std::string>(), j["requests"]["completed"].get<long>(),
+                                j["window_s"].get<double>());
+  out += "  latency (ms)       mean      p50      p90      p95      p99\n";
+  for (const char* name : {"queue", "ttft", "tpot", "e2e"}) {
+    const Json& p = j["per_request"][std::string(name) + "_s"];
+    out += fmt::format("  {:<12} {:>10} {:>8} {:>8} {:>8} {:>8}\n", name, ms(p, "mean"), ms(p, "p50"), ms(p, "p90"),
+                       ms(p, "p95"), ms(p, "p99"));
+  }
+  out += fmt::format("  throughput  {:.1f} output tokens/s, {:.3f} requests/s\n",
+                     j["throughput"]["output_tokens_per_s"].get<double>(),
+                     j["throughput"]["requests_per_s"].get<double>());
+  if (j.contains("goodput"))
+    out += fmt::format("  goodput     {} requests within the SLOs, {:.3f} requests/s\n",
+                       j["goodput"]["requests_meeting_slo"].get<long>(), j["goodput"]["requests_per_s"].get<double>());
+  out += fmt::format("  GPU-hours   {:.3f}, utilisation {:.1f}%\n", j["gpu_hours"].get<double>(),
+                     100.0 * j["utilisation"].get<double>());
+  const Json& e = j["energy_j"];
+  out += fmt::format("  scope       {}\n", j["energy_scope_label"].get<std::string>());
+  out += fmt::format("  energy      {:.1f} Wh ({:.1f} busy + {:.1f} idle), {:.1f} J per request, {:.1f} J per 1k "
+                     "output tokens\n", e["total"].get<double>() / 3600, e["busy"].get<double>() / 3600,
+                     e["idle"].get<double>() / 3600, j["per_request"]["energy_j"]["mean"].get<double>(),
+                     j["energy_per_1k_output_tokens_j"].get<double>());
+  const Json& c = j["co2_g"];
+  out += fmt::format("  CO2         {:.1f} g operational, embodied {}\n", c["operational"]["total"].get<double>(),
+                     c["embodied"].is_object() ? fmt::format("{:.1f} g", c["embodied"]["total"].get<double>())
+                                               : j["co2_note"].get<std::string>());
+  out += fmt::format("  peaks       {} running, {} waiting, {:.0f}% of the KV cache; {} preemptions\n",
+                     j["peaks"]["running"].get<long>(), j["peaks"]["waiting"].get<long>(),
+                     100.0 * j["peaks"]["kv_share"].get<double>(), j["requests"]["preemptions"].get<long>());
+  return out;
+}
+
+Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Settings& settings) {
+  if (rf.batch != 1)
+    fail("--batch {}: serve-sim batches the log's requests as the engine's scheduler does; bound the running batch "
+         "with --max-num-seqs", rf.batch);
+  if (!settings.allow_paths) fail("serve-sim reads a log file: not offered where paths are not allowed");
+  const ResolvedRequest r = resolve_log_setup(rf, true);
+  Deployment d = deployment(r);
+  d.replicas = f.replicas, d.router = parse_router(f.router);
+  d.max_num_seqs = f.max_num_seqs, d.max_batched_tokens = f.max_batched_tokens, d.block_size = f.block_size;
+  d.gpu_memory_utilization = f.gpu_memory_utilization;
+  const SchedulerLimits limits = scheduler_limits(d);
+  const CarbonInputs& carbon = r.carbon;
+  const SimParams params = load_sim_params_or_default(settings.params);
+  RequestLogReader reader(f.log);  // streamed: memory follows the requests in flight, not the log's length
+  std::optional<LoggedRequest> first = reader.next();
+  if (!first) reader.fail_nothing_read();
+  const RequestSource source = [&] { return first ? std::exchange(first, std::nullopt) : reader.next(); };
+  ReplayOptions options;
+  options.source_name = reader.source();
+  options.expected_requests = std::max(0L, reader.lines_in_file() - 1);
+  options.rate_scale = f.rate_scale, options.duration_s = f.duration_s, options.progress = f.progress;
+  options.attribute_idle = f.attribute_idle;
+  options.keep_time_outliers = f.keep_time_outliers;
+  // A time-varying intensity: virtual time 0 is the log's first arrival (or the profile's first row for a log
+  // without timestamps); each meter reading is charged at the intensity of the hours it spans.
+  std::optional<CiProfile> profile;
+  double origin_s = 0, profile_g = 0;
+  if (!f.ci_profile.empty()) {
+    profile = CiProfile::read(f.ci_profile);
+    origin_s = first->time_s.value_or(profile->first_s());
+  }
+  std::optional<Timeline> timeline;
+  if (!f.plot_dir.empty()) timeline.emplace(f.bin_s, f.replicas);
+  if (profile || timeline)
+    options.on_step = [&](const StepRecord& step) {
+      if (timeline) timeline->add(step);
+      if (profile)
+        profile_g += profile->operational_g(step.energy_j, origin_s + step.start_s,
+                                            origin_s + step.start_s + step.time_s, carbon.pue);
+    };
+  std::unique_ptr<AtomicFile> csv;
+  if (!f.requests_csv.empty()) {
+    csv = std::make_unique<AtomicFile>(f.requests_csv);
+    csv->stream() << "line,arrival_s,prompt_tokens,gen_tokens,replica,queue_s,ttft_s,tpot_s,e2e_s,energy_j,co2_g,"
+                     "preemptions,status\n";
+  }
+  Latencies l;
+  const auto g_per_j = [&](double at_s) {  // a request's CO2: its energy at the intensity in force when it finishes
+    return operational_g(1.0, carbon.pue, profile ? profile->at(origin_s + at_s) : carbon.ci_g_per_kwh);
+  };
+  const RequestSink sink = [&](const ServedRequest& q) {
+    const bool done = q.finish_s >= 0;
+    if (done) {
+      l.queue_s.add(q.scheduled_s - q.arrival_s);
+      l.ttft_s.add(q.ttft_s());
+      if (q.gen_tokens > 1) l.tpot_s.add(q.tpot_s());
+      l.e2e_s.add(q.finish_s - q.arrival_s);
+      l.output_tokens += q.gen_tokens;
+      l.request_energy_j += q.energy_j;
+      const bool ttft_ok = f.slo_ttft_ms <= 0 || q.ttft_s() * 1000 <= f.slo_ttft_ms;
+      const bool tpot_ok = f.slo_tpot_ms <= 0 || q.tpot_s() * 1000 <= f.slo_tpot_ms;
+      if (ttft_ok && tpot_ok) ++l.good;
+    }
+    if (!csv) return;
+    if (done)
+      csv->stream() << fmt::format("{},{:.6f},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.6f},{},completed\n", q.id,
+                                   q.arrival_s, q.prompt_tokens, q.gen_tokens, q.replica, q.scheduled_s - q.arrival_s,
+                                   q.ttft_s(), q.tpot_s(), q.finish_s - q.arrival_s, q.energy_j,
+                                   q.energy_j * g_per_j(q.finish_s), q.preemptions);
+    else
+      csv->stream() << fmt::format("{},{:.6f},{},{},,,,,,,,0,rejected_longer_than_kv_cache\n", q.id, q.arrival_s,
+                                   q.prompt_tokens, q.gen_tokens);
+  };
+  const ReplayTotals totals = replay(source, d, params, options, sink);
+  if (csv) csv->commit();
+  Result result;
+  result.json = summary_json(totals, l, carbon, d, limits, f, profile ? std::optional<double>(profile_g) : std::nullopt,
+                             reader.skipped());
+  result.text = summary_text(result.json);
+  if (timeline) {
+    const std::string title = fmt::format("{}: {} on {} x {} x {} replicas",
+                                          std::filesystem::path(f.log).filename().string(), d.model.id, d.setup.gpus,
+                                          d.gpu.id, d.replicas);
+    const std::string warning = write_serving_plots(*timeline, l, title, f.plot_dir);
+    if (!warning.empty()) result.warnings.push_back(warning);
+    else result.text += fmt::format("  plots: {0}/timeline.png, {0}/latency-cdf.png\n", f.plot_dir);
+  }
+  return result;
+}
+
+}  // namespace
+
+Result Session::serve_sim(const Request& request, const ServeSimOptions& options) const {
+  return serve_sim_result(options, request, impl_->settings);
+}
+
+}  // namespace llmco2::api
