@@ -1,11 +1,6 @@
 // cli/carbon_flags.cc - carbon flags.
 #include "cli/carbon_flags.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "carbon/embodied.h"
-
 namespace llmco2::cli {
 
 void add_carbon_flags(CLI::App& c, api::Request& r) {
@@ -24,9 +19,11 @@ void add_carbon_flags(CLI::App& c, api::Request& r) {
                "data-centre PUE: a number, or gcp, aws, azure, industry-average, public-cloud-average, on-prem-average "
                "(default: the cloud region's provider, else 1.0)");
   c.add_option("--lifetime", r.lifetime_years, "GPU lifetime in years for embodied carbon (default 5, LLMCarbon's)");
+  // The help names vendor without asking the catalog whether a GPU file offers it (that reads every GPU file, at the
+  // start-up of every command); parse_embodied_basis refuses it, saying why, while none does.
   c.add_option("--embodied-basis", r.embodied_basis,
-               "embodied carbon per GPU: " + fmt::format("{}", fmt::join(offered_embodied_bases(), ", ")) +
-                   " (llmcarbon: die area x carbon per area + memory; vendor: a GPU file's product carbon footprint)")
+               "embodied carbon per GPU: llmcarbon (die area x carbon per area + memory); vendor (a GPU file's product "
+               "carbon footprint) once a GPU file carries one, which no bundled one does")
       ->capture_default_str();
   c.add_option("--embodied-kg", r.embodied_kg, "embodied carbon of one GPU in kgCO2e (your own figure)");
 }

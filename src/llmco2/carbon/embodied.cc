@@ -31,9 +31,9 @@ std::vector<std::string> offered_embodied_bases() {
 }
 
 EmbodiedBasis parse_embodied_basis(std::string_view name) {
+  if (name == "llmcarbon") return EmbodiedBasis::llmcarbon;  // the default: no need to read every GPU file
   const std::vector<std::string> offered = offered_embodied_bases();
-  if (std::find(offered.begin(), offered.end(), name) != offered.end())
-    return name == "vendor" ? EmbodiedBasis::vendor : EmbodiedBasis::llmcarbon;
+  if (std::find(offered.begin(), offered.end(), name) != offered.end()) return EmbodiedBasis::vendor;
   if (name == "vendor")
     fail("--embodied-basis vendor: no GPU file in the catalog carries a sourced vendor product carbon footprint "
          "(embodied.vendor_pcf_kgco2e); use llmcarbon, or give your own figure with --embodied-kg");

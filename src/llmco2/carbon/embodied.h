@@ -18,7 +18,7 @@ namespace llmco2 {
 enum class EmbodiedBasis { llmcarbon, vendor, user };
 std::string_view embodied_basis_name(EmbodiedBasis basis);
 // The bases --embodied-basis offers: llmcarbon, and vendor once a GPU file of the catalog carries a sourced product
-// carbon footprint (none of the bundled ones does yet; user is what --embodied-kg sets).
+// carbon footprint (none of the bundled ones does yet; user is what --embodied-kg sets). Reads every GPU file.
 std::vector<std::string> offered_embodied_bases();
 EmbodiedBasis parse_embodied_basis(std::string_view name);  // throws Error naming the offered bases
 
