@@ -75,8 +75,7 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
   if (out.power.clock_share < 1)
     out.notes.push_back(fmt::format("SM clock locked at {:g} MHz, {:.2f} of the {:g} MHz the peaks are quoted at: "
                                     "compute-bound kernels slow by that share, memory-bound ones keep their pace",
-                                    f.clock_mhz, out.power.clock_share,
-                                    gpu.tensor_peak_clock_mhz.value_or(*gpu.max_sm_clock_mhz)));
+                                    f.clock_mhz, out.power.clock_share, *gpu.tensor_peak_clock()));
   out.carbon = resolve_carbon(f, gpu, gpus, allow_paths);
   return out;
 }

@@ -53,6 +53,9 @@ struct Gpu {
   // The SM clock its tensor peaks are quoted at, where below the maximum (H100 SXM: 1830 of 1980 MHz); else the
   // maximum. tensor_peak_clock() gives it.
   std::optional<double> tensor_peak_clock_mhz;
+  std::optional<double> tensor_peak_clock() const {
+    return tensor_peak_clock_mhz ? tensor_peak_clock_mhz : max_sm_clock_mhz;
+  }
   std::optional<double> die_area_mm2;
   std::string process;
   std::optional<double> process_nm;

@@ -237,9 +237,9 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
   return c;
 }
 
-// The time a step's compute-bound kernels gain at a share `clock` of the maximum SM clock: they slow with it;
-// memory-bound work keeps its pace (the HBM runs on its own clock), and so do the waits on the host.
-double stretch_s(const StepCost& c, double clock) { return c.compute_bound_s * (1.0 / clock - 1.0); }
+// The time a step's `compute_bound_s` of compute-bound kernels gain at a share `clock` of the maximum SM clock: they
+// slow with it; memory-bound work keeps its pace (the HBM runs on its own clock), and so do the waits on the host.
+double stretch_s(double compute_bound_s, double clock) { return compute_bound_s * (1.0 / clock - 1.0); }
 
 // A step's dynamic power on one working GPU as a function of the share f of its maximum SM clock it runs at. Dynamic
 // CMOS power is C V^2 f, and over the DVFS range the voltage follows the clock, so the parts that toggle every cycle
@@ -264,7 +264,7 @@ struct ClockedPower {
     busy_s = c.busy_s, time_s = c.time_s, compute_bound_s = c.compute_bound_s;
   }
   double at(double f) const {  // the dynamic power at f (may exceed the board's limit)
-    const double extra_s = compute_bound_s * (1.0 / f - 1.0);
+    const double extra_s = stretch_s(compute_bound_s, f);
     const double energy_j = f * f * (f * (cycled_w * (busy_s + extra_s) + waited_j) + operations_j) + memory_j;
     return std::max(0.0, energy_j / (time_s + extra_s));
   }
@@ -296,7 +296,7 @@ double throttled_power_w(StepCost& c, const SimWorkload& w, const PowerParams& p
   double clock = w.clock_share, dynamic_w = clocked.at(clock);
   if (dynamic_w > headroom_w)
     clock = std::max(kMinClockShare, clocked.clock_at(headroom_w, clock)), dynamic_w = headroom_w;
-  const double extra_s = stretch_s(c, clock);
+  const double extra_s = stretch_s(c.compute_bound_s, clock);
   c.time_s += extra_s, c.busy_s += extra_s;
   return w.idle_w + dynamic_w;
 }
