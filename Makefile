@@ -3,7 +3,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 BIN    := $(BUILD)/src/cli/llmco2
 
-.PHONY: setup setup-demo configure build demo test test-fast tsan bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
+.PHONY: setup setup-demo configure build build-full demo test test-fast tsan bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
 
 # What each part needs (CMakeLists.txt options): the demo builds the CLI alone; the tests everything.
 DEMO_OPTIONS := -DLLMCO2_BUILD_TESTS=OFF -DLLMCO2_BUILD_BENCH=OFF -DLLMCO2_BUILD_PYTHON=OFF \
@@ -35,18 +35,19 @@ demo: setup-demo
 	@echo; echo "== llmco2 compare --model llama-3.1-8b --batch 1 --prompt 1024 --gen 128 --region USA --slo-ms 2000 --plot build/demo-compare"
 	@$(BIN) compare --model llama-3.1-8b --batch 1 --prompt 1024 --gen 128 --region USA --slo-ms 2000 --plot build/demo-compare
 
-test: setup
+# Every part configured ON and built (what the tests need; a build folder made by the demo gains the rest).
+build-full: setup
 	cmake --preset $(PRESET) $(FULL_OPTIONS) >/dev/null
 	cmake --build --preset $(PRESET)
+
+test: build-full
 	ctest --preset $(PRESET) -j2
 	$(MAKE) fuzz-ci
 	$(MAKE) tsan
 
 # The edit loop: the tests labelled fast (unit, CLI, Python, docs links; ~17 s on 2 cores). The other labels: slow
 # (the full kernel fit, the kill test), server, browser, fuzz (the corpus replays).
-test-fast: setup
-	cmake --preset $(PRESET) $(FULL_OPTIONS) >/dev/null
-	cmake --build --preset $(PRESET)
+test-fast: build-full
 	ctest --preset $(PRESET) -j2 -L fast
 
 # ThreadSanitizer over the threaded code (docs/reliability.md): concurrent Session calls and predict_many, the trace

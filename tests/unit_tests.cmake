@@ -15,6 +15,15 @@ set(LLMCO2_UNIT_TEST_SOURCES
 list(TRANSFORM LLMCO2_UNIT_TEST_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 set(LLMCO2_UNIT_TEST_LIBRARIES llmco2_features llmco2_calibration llmco2_measured llmco2_sampling llmco2_predictor
     llmco2_evaluation llmco2_compare llmco2_serving llmco2_measure llmco2_api)
+# A unit-test program of `sources` (paths under tests/), linked, defined and included as every unit-test program is:
+# llmco2_tests, llmco2_threaded_tests (tsan) and llmco2_unit_tests_sanitized (fuzz).
+function(llmco2_add_unit_test_program name)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE ${LLMCO2_UNIT_TEST_LIBRARIES} GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE LLMCO2_TESTDATA="${PROJECT_SOURCE_DIR}/tests/testdata"
+                                             LLMCO2_FUZZ_CORPUS="${PROJECT_SOURCE_DIR}/fuzz/corpus")
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+endfunction()
 # The one slow unit test (the full kernel fit of the committed profiles, ~25 s): ctest label slow; skipped under the
 # sanitizers.
 set(LLMCO2_SLOW_UNIT_TESTS "KernelProfile.CommittedFitReproducesReportedHeldOutAccuracy")
