@@ -106,8 +106,8 @@ def _given(arguments, rest):
 
 @_documented
 def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
-            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None,
-            region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
+            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node",
+            node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
             predictor="sim", **rest):
     """One request -> dict equal to ``llmco2 predict --format json``, plus "warnings" (the notes the CLI prints).
 
@@ -122,9 +122,9 @@ def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, 
 
 @_documented
 def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=None, gpus=None, batch=None,
-                 prompt=None, gen=None, dtype=None, flash=None, engine=None, expert_parallel=None, power_cap=None, clock_mhz=None,
-                 scope=None, node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis=None,
-                 embodied_kg=None, predictor=None, **rest):
+                 prompt=None, gen=None, dtype=None, flash=None, engine=None, expert_parallel=None, power_cap=None,
+                 clock_mhz=None, scope=None, node=None, region=None, ci=None, pue=None, lifetime=None,
+                 embodied_basis=None, embodied_kg=None, predictor=None, **rest):
     """Many requests -> dict of numpy arrays, one value per row: energy_j, energy_prefill_j, energy_decode_j (J),
     latency_s, ttft_s, tpot_s (s; NaN with one generated token), co2_operational_g, co2_embodied_g (NaN where the GPU
     has no embodied figure), co2_total_g (g).
@@ -151,8 +151,8 @@ def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=No
 
 @_documented
 def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
-            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None,
-            region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
+            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node",
+            node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
             predictor="sim", gpu_types=None, counts=(1, 2, 4, 8), slo_ms=None, **rest):
     """The request on every GPU type and count -> dict equal to ``llmco2 compare --format json``.
 
@@ -169,9 +169,10 @@ def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, 
 
 @_documented
 def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
-                flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None, region=None,
-                ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim",
-                grid=1.1, bin_s=0.0, keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
+                flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node",
+                node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
+                predictor="sim", grid=1.1, bin_s=0.0, keep_time_outliers=False, report_dir=None, by_request_csv=None,
+                **rest):
     """A request log file on one setup -> dict equal to ``llmco2 trace --format json``: totals of requests,
     prompt_tokens, gen_tokens, energy_j, gpu_busy_s and co2_g, and their distribution. Each request's prompt and
     generated tokens come from the log (no prompt or gen keyword); the other keywords are predict's.
@@ -184,9 +185,9 @@ def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm"
 @_documented
 def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, model="llama-3.1-8b",
                    model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None, flash=True, engine="vllm",
-                   expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None, region=None, ci=None, pue=None,
-                   lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim", grid=1.1, bin_s=0.0,
-                   keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
+                   expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None, region=None, ci=None,
+                   pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim", grid=1.1,
+                   bin_s=0.0, keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
     """A request log held in memory (columns of prompt and generated tokens, one entry per request) on one setup ->
     dict as score_trace answers it. Requests are scored one by one on a fixed token grid, so the totals of a log's
     partitions add up to the whole log's.

@@ -1,6 +1,7 @@
 # python/llmco2/__init__.pyi - the types of the llmco2 package (python/llmco2/__init__.py, over the extension
 # llmco2._core). Defaults are api::Request's (include/llmco2/api.h); None stands for its empty or absent value.
-# Units: power_cap W (0: the TDP), clock_mhz MHz (0: not locked), ci gCO2e/kWh, lifetime years, embodied_kg kgCO2e per GPU, slo_ms ms, bin_s s;
+# Units: power_cap W (0: the TDP), clock_mhz MHz (0: not locked), ci gCO2e/kWh, lifetime years,
+# embodied_kg kgCO2e per GPU, slo_ms ms, bin_s s;
 # prompt and gen are tokens per sequence. tests/python/test_bindings.py checks that this file declares every public
 # function with the parameters the package's own functions have.
 from collections.abc import Mapping, Sequence
@@ -21,7 +22,8 @@ class Error(ValueError):
 
 def predict(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm",
             gpus: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128, dtype: str | None = None,
-            flash: bool = True, engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0, clock_mhz: float = 0.0,
+            flash: bool = True, engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0,
+            clock_mhz: float = 0.0,
             scope: str = "node", node: str | None = None, region: str | None = None, ci: float | None = None,
             pue: float | str | None = None, lifetime: float | None = None, embodied_basis: str = "llmcarbon",
             embodied_kg: float | None = None, predictor: str = "sim", **rest: Any) -> Json: ...
@@ -29,14 +31,16 @@ def predict(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | No
 def predict_many(frame: Any = None, threads: int = 0, *, model: Column = None, model_config: Column = None,
                  gpu: Column = None, gpus: Column = None, batch: Column = None, prompt: Column = None,
                  gen: Column = None, dtype: Column = None, flash: Column = None, engine: Column = None,
-                 expert_parallel: Column = None, power_cap: Column = None, clock_mhz: Column = None, scope: Column = None, node: Column = None,
+                 expert_parallel: Column = None, power_cap: Column = None, clock_mhz: Column = None,
+                 scope: Column = None, node: Column = None,
                  region: Column = None, ci: Column = None, pue: Column = None, lifetime: Column = None,
                  embodied_basis: Column = None, embodied_kg: Column = None, predictor: Column = None,
                  **rest: Column) -> dict[str, npt.NDArray[np.float64]]: ...
 
 def compare(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm",
             gpus: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128, dtype: str | None = None,
-            flash: bool = True, engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0, clock_mhz: float = 0.0,
+            flash: bool = True, engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0,
+            clock_mhz: float = 0.0,
             scope: str = "node", node: str | None = None, region: str | None = None, ci: float | None = None,
             pue: float | str | None = None, lifetime: float | None = None, embodied_basis: str = "llmcarbon",
             embodied_kg: float | None = None, predictor: str = "sim", gpu_types: Sequence[str] | None = None,
@@ -44,8 +48,8 @@ def compare(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | No
 
 def score_trace(path: str, *, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | None = None,
                 gpu: str = "h100-sxm", gpus: int = 1, batch: int = 1, dtype: str | None = None, flash: bool = True,
-                engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0, clock_mhz: float = 0.0, scope: str = "node",
-                node: str | None = None, region: str | None = None, ci: float | None = None,
+                engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0, clock_mhz: float = 0.0,
+                scope: str = "node", node: str | None = None, region: str | None = None, ci: float | None = None,
                 pue: float | str | None = None, lifetime: float | None = None, embodied_basis: str = "llmcarbon",
                 embodied_kg: float | None = None, predictor: str = "sim", grid: float = 1.1, bin_s: float = 0.0,
                 keep_time_outliers: bool = False, report_dir: str | None = None, by_request_csv: str | None = None,
