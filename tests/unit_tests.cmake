@@ -11,10 +11,11 @@ set(LLMCO2_UNIT_TEST_SOURCES
   sampling/focused_sampling_test.cc evaluation/report_test.cc
   carbon/carbon_test.cc trace/trace_test.cc trace/trace_stream_test.cc compare/compare_test.cc calibration/kernel_profiles_test.cc calibration/screening_test.cc
   invariants/physics_invariants_test.cc serving/serve_sim_test.cc reliability/input_bounds_test.cc
-  api/api_test.cc api/consistency_test.cc api/knobs_test.cc api/serve_sim_consistency_test.cc)
+  api/api_test.cc api/consistency_test.cc api/knobs_test.cc api/serve_sim_consistency_test.cc
+  research/research_test.cc)
 list(TRANSFORM LLMCO2_UNIT_TEST_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 set(LLMCO2_UNIT_TEST_LIBRARIES llmco2_features llmco2_calibration llmco2_measured llmco2_sampling llmco2_predictor
-    llmco2_evaluation llmco2_compare llmco2_serving llmco2_measure llmco2_api)
+    llmco2_evaluation llmco2_compare llmco2_serving llmco2_measure llmco2_api llmco2_research)
 # A unit-test program of `sources` (paths under tests/), linked, defined and included as every unit-test program is:
 # llmco2_tests, llmco2_threaded_tests (tsan) and llmco2_unit_tests_sanitized (fuzz).
 function(llmco2_add_unit_test_program name)

@@ -62,6 +62,12 @@ Json parse_json(std::string_view text, const std::string& source);
 
 // The keys request_from_json accepts, in the order above.
 const std::vector<std::string>& request_keys();
+// The names Request::predictor may take, and the engines Request::engine may name.
+const std::vector<std::string>& predictor_names();
+const std::vector<std::string>& engine_names();
+// Whether answering with the predictor `name` loads libxgboost with dlopen (DeepEn's forests), which a statically
+// linked program cannot do.
+bool predictor_loads_library(std::string_view name);
 
 // The key figures of a prediction, for code that wants numbers rather than the JSON document.
 struct Figures {

@@ -28,8 +28,4 @@ void add_carbon_flags(CLI::App& c, api::Request& r) {
   c.add_option("--embodied-kg", r.embodied_kg, "embodied carbon of one GPU in kgCO2e (your own figure)");
 }
 
-CarbonInputs resolve_carbon(const api::Request& request, const Gpu& gpu, int gpus) {
-  return api::resolve_carbon(request, gpu, gpus, true);
-}
-
 }  // namespace llmco2::cli

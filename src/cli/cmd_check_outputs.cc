@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "core/output_manifest.h"
+#include "llmco2/research.h"
 
 namespace llmco2::cli {
 
@@ -15,7 +15,7 @@ void add_check_outputs_command(CLI::App& app) {
   auto manifest = std::make_shared<std::string>();
   command->add_option("manifest", *manifest, "the run's manifest")->required();
   command->callback([manifest] {
-    const std::vector<std::string> stale = stale_outputs(*manifest);
+    const std::vector<std::string> stale = research::check_outputs(*manifest);
     for (const auto& line : stale) std::cout << "not from this run: " << line << "\n";
     if (stale.empty()) std::cout << fmt::format("{}: every output is as the run wrote it\n", *manifest);
     if (!stale.empty()) throw CLI::RuntimeError(1);

@@ -3,11 +3,13 @@
 // lowest-carbon setup meeting the latency objective; plots of CO2 against GPU count (the paper's figures 12-14).
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "cli/carbon_flags.h"
 #include "cli/commands.h"
 #include "cli/predictor_flags.h"
 #include "cli/request_flags.h"
-#include "core/error.h"
+#include "llmco2/error.h"
 
 namespace llmco2::cli {
 
@@ -52,7 +54,8 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   command->callback([=] {
     if (request->gpus != 1)
-      fail("--gpus {}: compare tries every GPU count of --counts (give --counts {})", request->gpus, request->gpus);
+      throw Error(fmt::format("--gpus {}: compare tries every GPU count of --counts (give --counts {})", request->gpus,
+                              request->gpus));
     api::CompareOptions options = *f;
     options.progress = !*quiet;
     const api::Result result = api::Session(*settings).compare(*request, options);

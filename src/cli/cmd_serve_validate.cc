@@ -1,202 +1,35 @@
-// cli/cmd_serve_validate.cc - `llmco2 serve-validate`: the measured steady-state load tests (ML.ENERGY v3) replayed
-// through serve-sim as their harness ran them; energy per request and median inter-token latency against the
-// measured ones, per GPU and model, as a Markdown table (docs/serving.md).
-#include <algorithm>
-#include <functional>
+// cli/cmd_serve_validate.cc - `llmco2 serve-validate`: binds the flags to research::serve_validate (measured load
+// tests replayed through serve-sim as their harness ran them) and prints its table and the skipped rows.
 #include <iostream>
-#include <map>
-
-#include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "core/atomic_file.h"
-#include "core/error.h"
-#include "calibration/calibration.h"
-#include "core/paths.h"
-#include "dataset/dataset_csv.h"
-#include "evaluation/node_validation.h"
-#include "evaluation/serving_validation.h"
+#include "llmco2/research.h"
 
 namespace llmco2::cli {
-namespace {
-
-struct ValidateFlags {
-  std::string data, source = "mlenergy-v3", params, rows_out, markdown_out, held_out = "source";
-  bool quiet = false;
-};
-
-std::string table_line(const std::string& gpu, const std::string& model, const std::vector<ServingValidationRow>& rows) {
-  const Accuracy e = serving_energy_accuracy(rows), l = serving_itl_accuracy(rows);
-  return fmt::format("| {} | {} | {} | {:.1f} | x{:.2f} | {:.1f} | x{:.2f} |\n", gpu, model, rows.size(), 100 * e.mape,
-                     e.bias, 100 * l.mape, l.bias);
-}
-
-std::string markdown(const ServingValidation& v, const std::string& source, const std::string& how) {
-  std::map<std::pair<std::string, std::string>, std::vector<ServingValidationRow>> groups;
-  std::map<std::string, std::vector<ServingValidationRow>> by_gpu;
-  for (const auto& r : v.rows) {
-    groups[{r.gpu, r.model}].push_back(r);
-    by_gpu[r.gpu].push_back(r);
-  }
-  std::string out = fmt::format(
-      "Simulated vs measured, {} steady-state rows ({} replayed, {} skipped) under {}; MAPE in %, bias as the "
-      "geometric mean of simulated / measured.\n\n| GPU | model | rows | energy/request MAPE | bias | median ITL MAPE | bias |\n"
-      "|---|---|---:|---:|---:|---:|---:|\n",
-      source, v.rows.size(), v.skipped.size(), how);
-  for (const auto& [key, rows] : groups) out += table_line(key.first, key.second, rows);
-  for (const auto& [gpu, rows] : by_gpu) out += table_line(gpu, "**all**", rows);
-  out += table_line("**all**", "**all**", v.rows);
-  return out;
-}
-
-void write_rows(const ServingValidation& v, const std::vector<DatasetRow>& rows, const std::string& path) {
-  AtomicFile file(path);
-  file.stream() << "source_ref,model,gpu,task,tensor_parallel,data_parallel,max_num_seqs,measured_batch,simulated_batch,"
-                   "measured_energy_per_request_j,simulated_energy_per_request_j,measured_itl_ms,simulated_itl_ms\n";
-  for (const auto& r : v.rows)
-    file.stream() << fmt::format("{},{},{},{},{},{},{},{:.2f},{:.2f},{:.3f},{:.3f},{:.4f},{:.4f}\n",
-                                 rows[r.row].source_ref, r.model, r.gpu, r.task, r.tensor_parallel, r.data_parallel,
-                                 r.max_num_seqs, r.measured_batch, r.simulated_batch, r.measured_energy_per_request_j,
-                                 r.simulated_energy_per_request_j, 1000 * r.measured_itl_s, 1000 * r.simulated_itl_s);
-  file.commit();
-}
-
-// Leave one GPU type out: for each GPU type of the validated source's rows, parameters fitted without any row of
-// that type (every source), then `replay(chosen rows, params)` of the source's rows of that type; results joined.
-template <class Validation, class Replay>
-Validation per_gpu_held_out(const std::vector<DatasetRow>& rows, const CalibrationSet& set,
-                            const std::function<bool(const DatasetRow&)>& of_source, const Replay& replay) {
-  std::vector<std::string> gpus;
-  for (const DatasetRow& r : rows)
-    if (of_source(r) && std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
-  Validation all;
-  for (const std::string& gpu : gpus) {
-    const auto of_gpu = [&](const DatasetRow& r) { return r.gpu == gpu; };
-    const SimParams params = fit_params_without(set, of_gpu, default_sim_params(), FitOptions{});
-    const std::function<bool(const DatasetRow&)> chosen = [&](const DatasetRow& r) { return of_source(r) && of_gpu(r); };
-    Validation v = replay(chosen, params);
-    all.rows.insert(all.rows.end(), v.rows.begin(), v.rows.end());
-    all.skipped.insert(all.skipped.end(), v.skipped.begin(), v.skipped.end());
-  }
-  return all;
-}
-
-// The replays under parameters that never saw the rows they replay: fitted without the validated source
-// (--held-out source), without each GPU type in turn (gpu), or the shipped parameters (none: a description, not a
-// prediction, since they were fitted on these rows too).
-ServingValidation replay(const std::vector<DatasetRow>& rows, const ValidateFlags& f, const CalibrationSet& set,
-                         const std::function<bool(const DatasetRow&)>& of_source, std::string& how) {
-  if (f.held_out == "none") {
-    how = f.params.empty() ? "the shipped parameters (fitted on these rows too)" : "the parameters of " + f.params;
-    return validate_serving(rows, of_source, load_sim_params_or_default(f.params), !f.quiet);
-  }
-  const FitOptions fit;
-  if (f.held_out == "source") {
-    how = fmt::format("parameters fitted without {} (leave one source out)", f.source);
-    const SimParams params = fit_params_without(set, of_source, default_sim_params(), fit);
-    return validate_serving(rows, of_source, params, !f.quiet);
-  }
-  how = "parameters fitted without the row's GPU type, on every source (leave one GPU type out)";
-  return per_gpu_held_out<ServingValidation>(rows, set, of_source, [&](const auto& chosen, const SimParams& params) {
-    return validate_serving(rows, chosen, params, !f.quiet);
-  });
-}
-
-// The source's rows that calibration screens out as not GPU-bound (calibration/screening.h) are not replayed either,
-// since no deployment of their GPUs explains them: they join the skipped rows with the reason.
-ServingValidation validate(const std::vector<DatasetRow>& rows, const ValidateFlags& f, std::string& how) {
-  const CalibrationSet set = prepare_calibration(rows);  // once, for every held-out fit
-  std::map<std::string, const SkippedRow*> screened;     // by source_ref
-  for (const SkippedRow& s : set.skipped)
-    if (s.not_gpu_bound && rows[s.row].source == f.source) screened[rows[s.row].source_ref] = &s;
-  const std::function<bool(const DatasetRow&)> of_source = [&](const DatasetRow& r) {
-    return r.source == f.source && !screened.count(r.source_ref);
-  };
-  ServingValidation v = replay(rows, f, set, of_source, how);
-  for (const auto& [ref, s] : screened) v.skipped.emplace_back(s->row, s->reason);
-  return v;
-}
-
-void write_node_rows(const NodeValidation& v, const std::vector<DatasetRow>& rows, const std::string& path) {
-  AtomicFile file(path);
-  file.stream() << "source_ref,node,gpu,model,benchmark,scenario,tensor_parallel,replicas,power_cap_w,"
-                   "measured_energy_per_token_j,simulated_energy_per_token_j,measured_tokens_per_s,"
-                   "simulated_tokens_per_s,measured_node_w,simulated_node_w\n";
-  for (const auto& r : v.rows)
-    file.stream() << fmt::format("{},{},{},{},{},{},{},{},{:.0f},{:.4f},{:.4f},{:.1f},{:.1f},{:.0f},{:.0f}\n",
-                                 rows[r.row].source_ref, r.node, r.gpu, r.model, r.benchmark, r.scenario,
-                                 r.tensor_parallel, r.replicas, r.power_cap_w, r.measured_energy_per_token_j,
-                                 r.simulated_energy_per_token_j, r.measured_tokens_per_s, r.simulated_tokens_per_s,
-                                 r.measured_node_w, r.simulated_node_w);
-  file.commit();
-}
-
-// Node-scope rows are never fitted, so every parameter set is held out from their source; `gpu` refits without
-// each GPU type in turn (hardware the simulator was not fitted on), `none` replays --params as given.
-NodeValidation validate_nodes(const std::vector<DatasetRow>& rows, const ValidateFlags& f, std::string& how) {
-  const auto of_source = [&](const DatasetRow& r) { return r.source == f.source; };
-  if (f.held_out != "gpu") {
-    how = f.params.empty() ? "the shipped parameters (fitted on the GPU-scope sources)" : "the parameters of " + f.params;
-    return validate_node_rows(rows, of_source, load_sim_params_or_default(f.params), !f.quiet);
-  }
-  how = "parameters fitted without the run's GPU type, on every source (leave one GPU type out)";
-  return per_gpu_held_out<NodeValidation>(rows, prepare_calibration(rows), of_source,
-                                          [&](const auto& chosen, const SimParams& params) {
-                                            return validate_node_rows(rows, chosen, params, !f.quiet);
-                                          });
-}
-
-void run_node_validate(const ValidateFlags& f, const std::vector<DatasetRow>& rows, const std::string& dir) {
-  std::string how;
-  const NodeValidation v = validate_nodes(rows, f, how);
-  if (v.rows.empty()) fail("{}: no {} node-scope row could be replayed", dir, f.source);
-  const std::string table = node_validation_markdown(v, f.source, how);
-  if (!f.rows_out.empty()) write_node_rows(v, rows, f.rows_out);
-  if (!f.markdown_out.empty()) write_file_atomic(f.markdown_out, table);
-  std::cout << table;
-  for (const auto& [row, reason] : v.skipped) std::cerr << fmt::format("skipped {}: {}\n", rows[row].source_ref, reason);
-}
-
-void run_validate(const ValidateFlags& f) {
-  const std::filesystem::path dir = f.data.empty() ? data_dir() / "measured" : std::filesystem::path(f.data);
-  const DatasetReadResult read = read_dataset_folder(dir);
-  if (std::any_of(read.rows.begin(), read.rows.end(), [&](const DatasetRow& r) {
-        return r.source == f.source && r.has_caveat("node_wall_power");
-      }))
-    return run_node_validate(f, read.rows, dir.string());
-  std::string how;
-  const ServingValidation v = validate(read.rows, f, how);
-  if (v.rows.empty()) fail("{}: no {} steady-state row could be replayed", dir.string(), f.source);
-  const std::string table = markdown(v, f.source, how);
-  if (!f.rows_out.empty()) write_rows(v, read.rows, f.rows_out);
-  if (!f.markdown_out.empty()) write_file_atomic(f.markdown_out, table);
-  std::cout << table;
-  std::map<std::string, int> reasons;  // the skipped rows, one line per reason
-  for (const auto& [row, reason] : v.skipped) {  // one line per reason; the screening's specifics left out
-    const bool screened = reason.find("not GPU-bound (") != std::string::npos;
-    ++reasons[reason.substr(0, reason.find(screened ? " (" : " (did you mean"))];
-  }
-  for (const auto& [reason, count] : reasons) std::cerr << fmt::format("skipped {} rows: {}\n", count, reason);
-}
-
-}  // namespace
 
 void add_serve_validate_command(CLI::App& app) {
   auto* command = app.add_subcommand(
       "serve-validate", "replay measured steady-state load tests (ML.ENERGY v3) through serve-sim as their harness ran "
                         "them and score energy per request and inter-token latency");
-  auto f = std::make_shared<ValidateFlags>();
-  command->add_option("--data", f->data, "folder of dataset CSVs (default: data/measured)");
-  command->add_option("--source", f->source, "rows of this source")->capture_default_str();
-  command->add_option("--params", f->params, "simulator parameters (default: data/sim/params.json)");
-  command->add_option("--rows-out", f->rows_out, "per-row CSV of measured and simulated figures");
-  command->add_option("--markdown-out", f->markdown_out, "the table as a Markdown file");
-  command->add_option("--held-out", f->held_out, "source (fit without the validated source), gpu (without each "
+  auto o = std::make_shared<research::ServeValidateOptions>();
+  auto quiet = std::make_shared<bool>(false);
+  command->add_option("--data", o->data_dir, "folder of dataset CSVs (default: data/measured)");
+  command->add_option("--source", o->source, "rows of this source")->capture_default_str();
+  command->add_option("--params", o->params, "simulator parameters (default: data/sim/params.json)");
+  command->add_option("--rows-out", o->rows_out, "per-row CSV of measured and simulated figures");
+  command->add_option("--markdown-out", o->markdown_out, "the table as a Markdown file");
+  command->add_option("--held-out", o->held_out, "source (fit without the validated source), gpu (without each "
                       "GPU type in turn) or none (--params as given)")
       ->check(CLI::IsMember({"source", "gpu", "none"}))
       ->capture_default_str();
-  command->add_flag("--quiet", f->quiet, "no progress line");
-  command->callback([=] { run_validate(*f); });
+  command->add_flag("--quiet", *quiet, "no progress line");
+  command->callback([=] {
+    research::ServeValidateOptions options = *o;
+    options.progress = !*quiet;
+    const api::Result result = research::serve_validate(options);
+    std::cout << result.text;
+    for (const auto& line : result.warnings) std::cerr << line << "\n";
+  });
 }
 
 }  // namespace llmco2::cli

@@ -14,19 +14,19 @@
 #include "cli/run_app.h"
 #include "core/dynamic_loading.h"
 #include "llmco2/api.h"
-#include "predictor/registry.h"
 
 namespace {
 
-// Whether the command loads a library with dlopen: NVML (measure) or libxgboost (a --predictor the registry says
-// loads it, predictor/registry.h, and --model-file, whose file may hold forests). An argument that only looks like one costs a detour, not an error.
+// Whether the command loads a library with dlopen: NVML (measure) or libxgboost (a --predictor that loads it, as
+// api::predictor_loads_library says, and --model-file, whose file may hold forests). An argument that only looks
+// like one costs a detour, not an error.
 bool needs_dlopen(int argc, char** argv) {
   if (std::string_view(argv[1]) == "measure") return true;
   for (int i = 2; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--model-file" || arg.starts_with("--model-file=")) return true;
-    if (arg.starts_with("--predictor=") && llmco2::predictor_loads_xgboost(arg.substr(12))) return true;
-    if (arg == "--predictor" && i + 1 < argc && llmco2::predictor_loads_xgboost(argv[i + 1])) return true;
+    if (arg.starts_with("--predictor=") && llmco2::api::predictor_loads_library(arg.substr(12))) return true;
+    if (arg == "--predictor" && i + 1 < argc && llmco2::api::predictor_loads_library(argv[i + 1])) return true;
   }
   return false;
 }

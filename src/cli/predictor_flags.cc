@@ -1,14 +1,14 @@
 // cli/predictor_flags.cc - predictor selection shared by predict, trace and compare.
 #include "cli/predictor_flags.h"
 
-#include "api/resolve.h"
-#include "core/names.h"
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace llmco2::cli {
 
 void add_predictor_flags(CLI::App& c, api::Request& r, api::Settings& s) {
   c.add_option("--predictor", r.predictor,
-               "which predictor answers: " + join_or(api::predictor_names()) +
+               "which predictor answers: " + fmt::format("{}", fmt::join(api::predictor_names(), ", ")) +
                    " (sim, the calibrated simulator, is the default; docs/predictor.md)")
       ->check(CLI::IsMember(api::predictor_names()))
       ->capture_default_str();

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "graph/request.h"
 
 namespace llmco2::cli {
 
@@ -25,7 +24,7 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
   c.add_option("--dtype", r.dtype, "precision: bf16, fp16, fp8, int8, ... or per class, e.g. w8a16kv16, "
                                    "wfp8-afp8-kvbf16-blk (block-scaled fp8) (default: the checkpoint's own)");
   c.add_flag("--flash,!--no-flash", r.flash_attention, "fused flash attention (default) or eager attention kernels");
-  c.add_option("--engine", r.engine, "serving engine: " + fmt::format("{}", fmt::join(offered_engines(), ", ")))
+  c.add_option("--engine", r.engine, "serving engine: " + fmt::format("{}", fmt::join(api::engine_names(), ", ")))
       ->capture_default_str();
   c.add_option("--power-cap", r.power_cap_w, "each GPU's power limit in W (nvidia-smi -pl), above its idle power and "
                                             "at most its TDP; default: the TDP");
@@ -38,18 +37,6 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
 
 void print_warnings(const std::vector<std::string>& lines) {
   for (const auto& line : lines) std::cerr << "llmco2: note: " << line << "\n";
-}
-
-ResolvedRequest resolve_request(const api::Request& request) {
-  ResolvedRequest r = api::resolve_request(request, true);
-  print_warnings(r.notes);
-  return r;
-}
-
-ResolvedRequest resolve_log_setup(const api::Request& request) {
-  ResolvedRequest r = api::resolve_log_setup(request, true);
-  print_warnings(r.notes);
-  return r;
 }
 
 }  // namespace llmco2::cli

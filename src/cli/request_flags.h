@@ -8,24 +8,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include "api/format.h"
-#include "api/resolve.h"
 #include "llmco2/api.h"
 
 namespace llmco2::cli {
 
-using api::ResolvedRequest;
-using api::request_json;
-using api::request_line;
-
 // `with_tokens`: also --prompt and --gen (commands that take tokens from a file leave them out).
 void add_request_flags(CLI::App& command, api::Request& request, bool with_tokens = true);
-
-// For the commands outside the public API (simulate, graph, serve-sim): resolves the request (paths allowed) and
-// prints its notes on stderr. Throws Error.
-ResolvedRequest resolve_request(const api::Request& request);
-// The same for a setup that serves a log (serve-sim): its tokens come from the log.
-ResolvedRequest resolve_log_setup(const api::Request& request);
 
 // The notes and warnings of an API result, each as one "llmco2: note: ..." line on stderr.
 void print_warnings(const std::vector<std::string>& lines);

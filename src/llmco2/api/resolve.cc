@@ -204,6 +204,10 @@ const std::vector<std::string>& predictor_names() {
   return offered_predictor_names();
 }
 
+const std::vector<std::string>& engine_names() { return offered_engines(); }
+
+bool predictor_loads_library(std::string_view name) { return predictor_loads_xgboost(name); }
+
 namespace {
 
 std::unique_ptr<Predictor> choose_predictor(const std::string& name, const Settings& s, const SimParams& params,

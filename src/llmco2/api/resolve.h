@@ -86,7 +86,4 @@ struct LoadedPredictor {
 // The bundled model of `name` (or `settings.model_file`), bounded to the power envelope. Throws Error.
 LoadedPredictor load_predictor(const std::string& name, const Settings& settings);
 
-// The predictor names request.predictor may take.
-const std::vector<std::string>& predictor_names();
-
 }  // namespace llmco2::api

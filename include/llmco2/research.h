@@ -1,0 +1,162 @@
+// llmco2/research.h - the research side of llmco2 as library calls: the kernel graph of a request, the reference
+// simulator on one request or a whole plan, focused sampling of plans, importing public measurements, calibrating
+// the simulator with its held-out scores, replaying measured load tests, measuring on this machine's GPUs, and
+// checking a run's outputs. The CLI commands of these names only bind their flags to these options and print what
+// these calls return, so a script, a notebook or another tool gets exactly the CLI's work.
+//
+// Every call throws llmco2::Error (llmco2/error.h) for bad input, with the file, line or key and what was expected.
+// Calls that write files write them atomically (a unique temporary file, then a rename) with a manifest of the run
+// (`check_outputs` reads it back). Progress lines, where asked for, go to stderr while the call runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "llmco2/api.h"
+#include "llmco2/error.h"
+
+namespace llmco2::research {
+
+using api::Json;
+
+// ---- One request (`llmco2 graph`, `llmco2 simulate`) ----
+
+// The kernel graph of one layer of the request with its prefill and decode features: format "json" (the document),
+// "dot" (Graphviz, of `phase`: "prefill" or "decode") or "summary" (a table). Result::text holds it; json too for
+// "json"; warnings holds the request's notes.
+api::Result kernel_graph(const api::Request& request, const std::string& format = "json",
+                         const std::string& phase = "prefill");
+
+// What an NVML measurement of the request would read, by the reference simulator under `params_path` (empty:
+// data/sim/params.json): energy of the GPU boards and latency per phase, mean power per GPU. Result::json and
+// Result::text (the CLI's table) both hold it.
+api::Result simulate(const api::Request& request, const std::string& params_path = "");
+
+// ---- Plans and datasets (`llmco2 sample`, `llmco2 simulate --plan`, `llmco2 import`) ----
+
+// Focused sampling from the bundled Azure traces (the paper's section 3.3).
+struct SampleOptions {
+  long count = 1000;
+  uint64_t seed = 1;
+  std::vector<std::string> models = {"paper"};  // "paper" (its 17 LLMs), "all" (the catalog) or model ids
+  std::vector<std::string> gpus = {"l4", "a100-80gb-sxm", "h100-sxm"};
+  int max_gpus = 4;                              // counts run from the fewest that fit up to this
+  std::vector<double> batch_weights = {0.4, 0.3, 0.15, 0.15};  // P(batch = 1, 2, ...)
+  double int8_share = 0;                         // share of configurations with int8 weights and activations
+  std::string out;                               // plan CSV to write (required)
+};
+// Draws the plan and writes it; returns the number of configurations written.
+long sample(const SampleOptions& options);
+
+// Labelling a plan with the reference simulator (a dataset CSV of what NVML would have read).
+struct LabelOptions {
+  std::string plan, out;   // plan CSV (model,gpu,gpus,batch,prompt,gen[,dtype,engine]); dataset CSV to write
+  int repeats = 1;         // noisy repeats per configuration (mean and spread in the row)
+  uint64_t seed = 1;       // of the noise model
+  std::string params;      // simulator parameters; empty: data/sim/params.json
+  bool progress = false;   // forced on for plans of 5000 rows or more
+};
+struct LabelSummary {
+  long rows_written = 0;
+  std::vector<std::string> rejects;  // one line per plan row that could not be labelled: file, line, why
+};
+LabelSummary label_plan(const LabelOptions& options);
+
+// The public measurement sources `import` knows, each with one line on what it measured (and, for those that
+// cannot be imported, why).
+struct SourceInfo {
+  std::string id, folder, summary;
+  bool importable = true;
+};
+std::vector<SourceInfo> measurement_sources();
+
+struct ImportOptions {
+  std::string from = "../shared/data/measured";  // folder holding the sources' folders
+  std::string out_dir;                            // where <id>.csv and <id>.rejects.csv go; empty: data/measured
+};
+struct ImportSummary {
+  std::string id, written;  // the CSV written ("" when the source is not importable)
+  long rows = 0, rejected = 0;
+  std::vector<std::pair<std::string, long>> reject_reasons;  // reason classes, most frequent first
+};
+// Converts one source (an id of measurement_sources()) into the dataset format. Throws Error for an unknown id or a
+// missing source folder; a source that cannot be imported returns an empty summary with `written` empty.
+ImportSummary import_source(const std::string& id, const ImportOptions& options);
+
+// ---- Calibration (`llmco2 calibrate`, `llmco2 calibrate --kernels`) ----
+
+struct CalibrateOptions {
+  std::string data_dir;                       // dataset CSVs; empty: data/measured
+  std::string params_out;                     // fitted parameters; empty: data/sim/params.json
+  std::string report = "docs/calibration.md";  // Markdown report; plots go to <its folder>/calibration/
+  std::string rows_out;                       // optional CSV of every simulatable row (measured, fitted, held out)
+  int max_evaluations = 2500;                 // objective evaluations per fit
+  bool fit_only = false;                      // fit on all sources only: no held-out fits, no report
+  unsigned threads = 0;                       // parallel held-out fits; 0: every core
+};
+struct CalibrateSummary {
+  std::string params_written, report_written;  // report_written empty with fit_only
+  long rows = 0, simulatable = 0, skipped = 0;
+  double seconds = 0;
+  std::vector<std::string> warnings;           // plots that could not be drawn
+};
+// Fits the simulator's parameters on the measurements, with leave-one-source-out and leave-one-GPU-out fits for the
+// report (progress lines on stderr: each held-out fit takes seconds to minutes).
+CalibrateSummary calibrate(const CalibrateOptions& options);
+
+struct KernelFitOptions {
+  std::string vidur_dir;                      // Vidur's operator profiles; empty: data/measured/vidur
+  std::string kernels_out;                    // empty: data/sim/kernels.json
+  std::string report = "docs/kernel-fit.md";  // plot in <its folder>/kernel-fit/held_out.png
+};
+struct KernelFitSummary {
+  std::string kernels_written, report_written;
+  long compute_samples = 0, network_samples = 0;
+  double seconds = 0;
+  std::vector<std::string> warnings;
+};
+// The kernel-time parameters fitted on Vidur's per-operator latencies (docs/kernel-fit.md).
+KernelFitSummary fit_kernels(const KernelFitOptions& options);
+
+// ---- Validation (`llmco2 serve-validate`) ----
+
+struct ServeValidateOptions {
+  std::string data_dir;                // dataset CSVs; empty: data/measured
+  std::string source = "mlenergy-v3";  // the rows replayed
+  std::string params;                  // simulator parameters for held_out "none"; empty: data/sim/params.json
+  std::string held_out = "source";     // source (fit without it), gpu (without each GPU type in turn) or none
+  std::string rows_out, markdown_out;  // optional per-row CSV and the table as a file
+  bool progress = false;
+};
+// The source's steady-state load tests (or whole-node MLPerf runs, for a node-scope source) replayed through the
+// serving simulation as their harness ran them: Result::text is the Markdown table of simulated against measured
+// (energy per request or token, inter-token latency or throughput); warnings holds the skipped rows, one line per
+// reason. Throws Error when no row of the source can be replayed.
+api::Result serve_validate(const ServeValidateOptions& options);
+
+// ---- Measuring (`llmco2 measure`) and checking outputs (`llmco2 check-outputs`) ----
+
+struct MeasureOptions {
+  std::string plan, out;       // plan CSV; dataset CSV the measured rows are appended to (resumes when it exists)
+  std::string runner;          // the runner's command line, e.g. 'python3 tools/runners/hf_transformers.py'
+  int repeats = 5, warmup = 1;
+  std::vector<int> devices;    // NVML indices; empty: 0 .. gpus-1 of each configuration
+  std::string nvml_library = "libnvidia-ml.so.1";
+  double idle_s = 5, timeout_s = 1800;
+  std::string source = "nvml";
+  int sample_interval_ms = 20;  // power sampling, for GPUs without an energy counter
+  bool progress = true;
+};
+struct MeasureSummary {
+  long planned = 0, already_done = 0, measured = 0, failed = 0, rejected_plan_rows = 0;
+  std::vector<double> idle_w;  // per device used, before the campaign (not subtracted)
+  std::string failures;        // where failed configurations are listed (re-running retries them)
+};
+// A measurement campaign on this machine's NVIDIA GPUs through NVML and a runner process (docs/measure.md).
+MeasureSummary measure(const MeasureOptions& options);
+
+// The outputs a run's manifest (manifest.json or <file>.manifest.json) lists that are no longer as that run
+// finished them (missing, or size or checksum changed), one line each; empty when all are.
+std::vector<std::string> check_outputs(const std::string& manifest_path);
+
+}  // namespace llmco2::research

@@ -1,0 +1,160 @@
+// research/calibrate.cc - fitting the simulator (`llmco2 calibrate`): its parameters on the measurements with
+// leave-one-source-out and leave-one-GPU-out scores, and its kernel-time parameters on Vidur's operator profiles.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "calibration/kernel_profiles.h"
+#include "calibration/report.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/output_manifest.h"
+#include "core/paths.h"
+#include "evaluation/node_validation.h"
+#include "llmco2/research.h"
+
+namespace llmco2::research {
+namespace {
+
+// The folder an output goes into, created when missing ("params.json" has none to create).
+void create_parent(const std::filesystem::path& output) {
+  if (!output.parent_path().empty()) std::filesystem::create_directories(output.parent_path());
+}
+
+// Fits one parameter set per held-out group (in parallel) and fills the held-out predictions: `group_of` names the
+// group of a sample (its source, or its GPU type).
+void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsigned threads,
+                         const std::function<std::string(size_t)>& group_of, std::vector<SimEstimate>& out) {
+  std::vector<std::string> sources;
+  for (size_t s = 0; s < set.samples.size(); ++s)
+    if (std::find(sources.begin(), sources.end(), group_of(s)) == sources.end()) sources.push_back(group_of(s));
+  std::vector<std::thread> pool;
+  std::atomic<size_t> next{0}, done{0};
+  auto worker = [&] {
+    for (size_t k; (k = next++) < sources.size();) {
+      std::vector<size_t> train, test;
+      for (size_t s = 0; s < set.samples.size(); ++s)
+        (group_of(s) == sources[k] ? test : train).push_back(s);
+      const SimParams params = fit_params(set, train, default_sim_params(), fit);
+      for (size_t s : test) out[s] = predict(set.samples[s], params);
+      std::cerr << fmt::format("calibrate: held out {} ({} rows), {}/{} sources done\n", sources[k], test.size(),
+                               ++done, sources.size());
+    }
+  };
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& thread : pool) thread.join();
+}
+
+// The whole-node runs (MLPerf power: node_wall_power rows, never fitted) replayed under the shipped parameters, each
+// source's table as a report section: every figure in it is held out from its source by construction.
+std::string node_section(const std::vector<DatasetRow>& rows, const SimParams& params) {
+  std::vector<std::string> sources;
+  for (const DatasetRow& r : rows)
+    if (r.has_caveat("node_wall_power") && std::find(sources.begin(), sources.end(), r.source) == sources.end())
+      sources.push_back(r.source);
+  std::string out =
+      "## Whole-node energy at the wall (leave one source out by construction)\n\nRows measured at the wall of a whole "
+      "server are never fitted (the fit is on GPU energy); they are replayed through the serving simulation at node "
+      "scope (docs/node-energy.md) with the parameters fitted above. Energy per output token, and for Offline runs "
+      "throughput; MAPE and bias (geometric mean of simulated / measured) per GPU and benchmark.\n\n";
+  for (const std::string& source : sources) {
+    std::cerr << fmt::format("calibrate: replaying the {} runs at node scope\n", source);
+    const NodeValidation v =
+        validate_node_rows(rows, [&](const DatasetRow& r) { return r.source == source; }, params, true);
+    out += "### " + source + "\n\n" +
+           node_validation_markdown(v, source, "the parameters fitted above (on all GPU-scope sources)") + "\n";
+  }
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+CalibrateSummary calibrate(const CalibrateOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::filesystem::path dir = o.data_dir.empty() ? data_dir() / "measured" : std::filesystem::path(o.data_dir);
+  CalibrationReport report;
+  DatasetReadResult read = read_dataset_folder(dir);
+  report.read_rejects = std::move(read.rejects);
+  const CalibrationSet set = prepare_calibration(std::move(read.rows));
+  CalibrateSummary summary;
+  summary.rows = static_cast<long>(set.rows.size());
+  summary.simulatable = static_cast<long>(set.samples.size());
+  summary.skipped = static_cast<long>(set.skipped.size());
+  std::cerr << fmt::format("calibrate: {} rows, {} simulatable, {} skipped\n", set.rows.size(), set.samples.size(),
+                           set.skipped.size());
+  FitOptions fit;
+  fit.max_evaluations = o.max_evaluations;
+  const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  report.set = &set;
+  if (!o.fit_only) {
+    report.leave_one_out.resize(set.samples.size());
+    leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].source; },
+                        report.leave_one_out);
+    report.leave_one_gpu_out.resize(set.samples.size());
+    leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].gpu; },
+                        report.leave_one_gpu_out);
+  }
+  std::vector<size_t> all(set.samples.size());
+  for (size_t s = 0; s < all.size(); ++s) all[s] = s;
+  report.params = fit_params(set, all, default_sim_params(), fit);
+  report.at_bounds = params_at_bounds(report.params, set, all, fit);
+  for (const auto& sample : set.samples) report.fit.push_back(predict(sample, report.params));
+  report.import_rejects = read_import_rejects(dir);
+  if (!o.fit_only) report.appendix.push_back(node_section(set.rows, report.params));
+  const auto params_path = o.params_out.empty() ? default_sim_params_path() : std::filesystem::path(o.params_out);
+  const std::filesystem::path md = o.report, plots = md.parent_path() / "calibration";
+  create_parent(params_path);
+  RunManifest manifest(o.fit_only ? manifest_beside(params_path) : manifest_in_folder(plots));
+  write_file_atomic(params_path, sim_params_to_json(report.params).dump(2) + "\n");
+  summary.params_written = params_path.string();
+  report.seconds = seconds_since(start);
+  report.command = "llmco2 calibrate";
+  if (!o.rows_out.empty()) write_calibration_rows(report, o.rows_out);
+  if (!o.fit_only) {
+    const std::string warning = write_calibration_report(report, md, plots);
+    if (!warning.empty()) summary.warnings.push_back(warning);
+    summary.report_written = md.string();
+  }
+  manifest.commit();
+  summary.seconds = seconds_since(start);
+  return summary;
+}
+
+KernelFitSummary fit_kernels(const KernelFitOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::filesystem::path dir = o.vidur_dir.empty() ? default_vidur_dir() : std::filesystem::path(o.vidur_dir);
+  const KernelProfileSet set = read_vidur_profiles(dir);
+  KernelFitSummary summary;
+  summary.compute_samples = static_cast<long>(set.compute.size());
+  summary.network_samples = static_cast<long>(set.network.size());
+  std::cerr << fmt::format("calibrate --kernels: {} operator and {} all-reduce samples from {}\n", set.compute.size(),
+                           set.network.size(), dir.string());
+  const KernelFit fit = fit_kernel_params(set);
+  const auto out = o.kernels_out.empty() ? default_kernel_params_path() : std::filesystem::path(o.kernels_out);
+  const std::filesystem::path md = o.report;
+  const std::filesystem::path png = md.parent_path() / "kernel-fit" / "held_out.png";
+  create_parent(out);
+  std::filesystem::create_directories(png.parent_path());
+  RunManifest manifest(manifest_in_folder(png.parent_path()));
+  write_file_atomic(out, kernel_fit_json(set, fit).dump(2) + "\n");
+  const std::string warning = plot_kernel_fit(set, fit, png);
+  if (!warning.empty()) summary.warnings.push_back(warning);
+  const std::string plot = warning.empty() ? "kernel-fit/held_out.png" : "";
+  write_file_atomic(md, kernel_fit_markdown(set, fit, plot, "llmco2 calibrate --kernels"));
+  manifest.commit();
+  summary.kernels_written = out.string();
+  summary.report_written = md.string();
+  summary.seconds = seconds_since(start);
+  return summary;
+}
+
+}  // namespace llmco2::research
