@@ -95,8 +95,10 @@ TEST(CatalogIndex, DefaultNodesAreTheWholeCatalogs) {
     const Node* whole = NodeCatalog::bundled().default_for(gpu.id);
     const auto lazy = NodeCatalog::bundled_default_for(gpu.id);
     ASSERT_EQ(whole != nullptr, lazy.has_value()) << gpu.id;
-    if (whole) EXPECT_EQ(lazy->source, whole->source) << gpu.id;
-    if (whole) EXPECT_EQ(lazy->design_power_w, whole->design_power_w) << gpu.id;
+    if (whole) {
+      EXPECT_EQ(lazy->source, whole->source) << gpu.id;
+      EXPECT_EQ(lazy->design_power_w, whole->design_power_w) << gpu.id;
+    }
   }
   for (const Node& node : NodeCatalog::bundled().nodes())
     EXPECT_EQ(NodeCatalog::resolve_bundled(node.id).source, node.source);

@@ -47,32 +47,33 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
                      {"router", f.router}, {"max_num_seqs", limits.max_num_seqs},
                      {"max_batched_tokens", limits.max_batched_tokens}, {"block_size", limits.block_size},
                      {"kv_blocks_per_replica", limits.kv_blocks}};
+  const double completed = static_cast<double>(t.completed), output_tokens = static_cast<double>(l.output_tokens);
+  const double good = static_cast<double>(l.good);
   j["requests"] = {{"completed", t.completed}, {"rejected_too_long", t.rejected}, {"preemptions", t.preemptions},
                     {"log_lines_skipped", skipped_lines}};
   j["window_s"] = t.window_s;
   // What each request saw, as distributions over the completed requests (trace's per_request likewise).
   j["per_request"] = {{"queue_s", percentiles_json(l.queue_s)}, {"ttft_s", percentiles_json(l.ttft_s)},
                       {"tpot_s", percentiles_json(l.tpot_s)}, {"e2e_s", percentiles_json(l.e2e_s)},
-                      {"energy_j", {{"mean", t.completed > 0 ? l.request_energy_j / t.completed : 0.0}}}};
-  j["throughput"] = {{"output_tokens_per_s", t.window_s > 0 ? l.output_tokens / t.window_s : 0.0},
-                     {"requests_per_s", t.window_s > 0 ? t.completed / t.window_s : 0.0}};
+                      {"energy_j", {{"mean", completed > 0 ? l.request_energy_j / completed : 0.0}}}};
+  j["throughput"] = {{"output_tokens_per_s", t.window_s > 0 ? output_tokens / t.window_s : 0.0},
+                     {"requests_per_s", t.window_s > 0 ? completed / t.window_s : 0.0}};
   if (f.slo_ttft_ms > 0 || f.slo_tpot_ms > 0)
-    j["goodput"] = {{"requests_meeting_slo", l.good}, {"requests_per_s", t.window_s > 0 ? l.good / t.window_s : 0.0},
+    j["goodput"] = {{"requests_meeting_slo", l.good}, {"requests_per_s", t.window_s > 0 ? good / t.window_s : 0.0},
                     {"slo_ttft_ms", f.slo_ttft_ms}, {"slo_tpot_ms", f.slo_tpot_ms}};
   j["gpu_hours"] = gpu_hours;
   j["utilisation"] = t.window_s > 0 ? t.busy_gpu_s / (t.gpus_total * t.window_s) : 0.0;
   j["energy_j"] = total_json(total_j);
   j["energy_j"].update({{"busy", t.busy_energy_j}, {"idle", t.idle_energy_j},
                         {"idle_attributed_to_requests", t.attributed_idle_j}});
-  j["energy_per_1k_output_tokens_j"] = l.output_tokens > 0 ? 1000.0 * total_j / l.output_tokens : 0.0;
-  const std::optional<double> embodied =
-      carbon.embodied.known()
-          ? std::optional(embodied_g(*carbon.embodied.kgco2e, t.window_s, carbon.lifetime_years, t.gpus_total))
-          : std::nullopt;
+  j["energy_per_1k_output_tokens_j"] = output_tokens > 0 ? 1000.0 * total_j / output_tokens : 0.0;
+  const bool embodied_known = carbon.embodied.known();
+  const double embodied =
+      embodied_known ? embodied_g(*carbon.embodied.kgco2e, t.window_s, carbon.lifetime_years, t.gpus_total) : 0.0;
   j["co2_g"] = {{"operational", total_json(operational)},
-                {"embodied", embodied ? total_json(*embodied) : Json()},
-                {"total", total_json(operational + embodied.value_or(0))}};
-  if (!embodied) j["co2_note"] = "embodied CO2 " + carbon.embodied.unknown_label() + ": total is operational only";
+                {"embodied", embodied_known ? total_json(embodied) : Json()},
+                {"total", total_json(operational + embodied)}};
+  if (!embodied_known) j["co2_note"] = "embodied CO2 " + carbon.embodied.unknown_label() + ": total is operational only";
   j.update(carbon_inputs_json(carbon));  // as predict writes them (its scope fields are those above)
   if (profile_g) j["ci_profile"] = f.ci_profile;
   j["peaks"] = {{"running", t.peak_running}, {"waiting", t.peak_waiting}, {"kv_share", t.peak_kv_share}};

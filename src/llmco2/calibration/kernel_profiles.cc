@@ -552,7 +552,8 @@ std::string values_table(const std::map<std::string, Struct>& entries,
       const std::string note = entry == "default" || std::string(name) == "attention_efficiency"
                                    ? ""
                                    : bound_note(name, value.*field);
-      md += " " + value_text(value.*field) + (note.empty() ? "" : " (" + note + ")") + " |";
+      const bool noted = !note.empty();
+      md += fmt::format(" {}{}{}{} |", value_text(value.*field), noted ? " (" : "", note, noted ? ")" : "");
     }
     md += "\n";
   }

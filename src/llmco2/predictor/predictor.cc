@@ -195,11 +195,11 @@ std::vector<Prediction> Predictor::predict_all(const std::vector<SimConfig>& con
 }
 
 Prediction phase_prediction(double e_pre, double e_dec, double t_pre, double t_dec) {
-  return {{e_pre, e_dec, e_pre + e_dec}, {t_pre, t_dec, t_pre + t_dec}};
+  return {{e_pre, e_dec, e_pre + e_dec}, {t_pre, t_dec, t_pre + t_dec}, false, {}};
 }
 
 Prediction total_prediction(double energy_j, double latency_s) {
-  return {{std::nullopt, std::nullopt, energy_j}, {std::nullopt, std::nullopt, latency_s}};
+  return {{std::nullopt, std::nullopt, energy_j}, {std::nullopt, std::nullopt, latency_s}, false, {}};
 }
 
 std::unique_ptr<Predictor> make_sim_predictor(const SimParams& params) { return std::make_unique<SimPredictor>(params); }

@@ -135,7 +135,7 @@ Prediction ShapeTable::at(const Shape& s) const {
   const double wp = log_weight(s.prompt_tokens, p.low, p.high), wg = log_weight(s.gen_tokens, g.low, g.high);
   const PhaseValues* energy[4] = {&c[0]->energy_j, &c[1]->energy_j, &c[2]->energy_j, &c[3]->energy_j};
   const PhaseValues* latency[4] = {&c[0]->latency_s, &c[1]->latency_s, &c[2]->latency_s, &c[3]->latency_s};
-  Prediction out{blend(energy, wp, wg), blend(latency, wp, wg)};
+  Prediction out{blend(energy, wp, wg), blend(latency, wp, wg), false, {}};
   for (PhaseValues* v : {&out.energy_j, &out.latency_s})
     if (v->prefill && v->decode) v->total = *v->prefill + *v->decode;  // phases and total stay consistent
   return out;
