@@ -46,7 +46,7 @@ const char* sibling_program(int argc, char** argv) {
 
 // libgomp's threads (libtorch's intra-op threads in llmco2-train) spin 300,000 rounds at each barrier before they
 // sleep. On a machine shared with other jobs a spinning thread burns the CPU share that the thread it waits for
-// needs: `train --threads 2` took 10x the wall time of --threads 1 at load 10 (docs/performance.md, Training). A
+// needs: `train --threads 2` took 10x the wall time of --threads 1 at load 10 (docs/history/performance-log.md, Training). A
 // short spin keeps an idle machine's barriers quick. The user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
 void shorten_openmp_spinning() {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "10000", 0);
