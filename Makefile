@@ -3,7 +3,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 BIN    := $(BUILD)/src/cli/llmco2
 
-.PHONY: setup setup-demo configure build build-full demo test test-fast tsan bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
+.PHONY: setup setup-demo configure build build-full demo test test-fast tsan odr-check bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
 
 # What each part needs (CMakeLists.txt options): the demo builds the CLI alone; the tests everything.
 DEMO_OPTIONS := -DLLMCO2_BUILD_TESTS=OFF -DLLMCO2_BUILD_BENCH=OFF -DLLMCO2_BUILD_PYTHON=OFF \
@@ -45,8 +45,24 @@ build-full: setup
 
 test: build-full
 	ctest --preset $(PRESET) -j2
+	$(MAKE) odr-check
 	$(MAKE) fuzz-ci
 	$(MAKE) tsan
+
+# The One Definition Rule across the library (docs/reliability.md): every translation unit of src/llmco2 compiled
+# at -O0 to GCC's intermediate form (build/odr) and linked whole into one program with -flto -Werror=odr, which
+# fails on a type defined twice with different layouts (~2 min on 2 cores). Then its self-test: a probe with one
+# type in two layouts must fail to link, naming the rule.
+ODR_OPTIONS := -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_FLAGS=-O0 -DLLMCO2_ODR_CHECK=ON -DLLMCO2_BUILD_TESTS=OFF \
+               -DLLMCO2_BUILD_BENCH=OFF -DLLMCO2_BUILD_PYTHON=OFF -DLLMCO2_WITH_TRAINING=OFF -DLLMCO2_WITH_SERVER=OFF
+odr-check: setup
+	cmake -S . -B build/odr -G Ninja $(ODR_OPTIONS) >/dev/null
+	cmake --build build/odr --target llmco2_odr_check
+	@if cmake --build build/odr --target llmco2_odr_probe >build/odr/probe.log 2>&1; then \
+	  echo "odr-check: the self-test's probe linked: the check would miss a type defined twice"; exit 1; \
+	elif grep -q "One Definition Rule" build/odr/probe.log; then \
+	  echo "odr-check: no type of src/llmco2 is defined twice with different layouts; the self-test's probe fails as it must"; \
+	else cat build/odr/probe.log; echo "odr-check: the self-test's probe failed for another reason"; exit 1; fi
 
 # The edit loop: the tests labelled fast (unit, CLI, Python, docs links; ~17 s on 2 cores). The other labels: slow
 # (the full kernel fit, the kill test), server, browser, fuzz (the corpus replays).
