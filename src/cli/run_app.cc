@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -74,6 +75,10 @@ int run_app(CLI::App& app, const char* program, int argc, char** argv) {
     return kUsageOrInputError;
   } catch (const Error& e) {
     std::cerr << program << ": error: " << e.what() << "\n";
+    return kUsageOrInputError;
+  } catch (const std::filesystem::filesystem_error& e) {  // an output folder that cannot be made or written: the
+    // user's path, not llmco2's fault
+    std::cerr << program << ": error: " << e.path1().string() << ": " << e.code().message() << "\n";
     return kUsageOrInputError;
   } catch (const std::exception& e) {
     std::cerr << program << ": internal error: " << e.what() << "\n";

@@ -797,3 +797,58 @@ TEST(CliSchema, EveryCommandWritesTheOneSchema) {
   EXPECT_TRUE(served.at("per_request").at("ttft_s").at("p50").is_number());
   expect_result_schema(json_of("simulate --model llama-3.1-8b --gpu h100-sxm"), "simulate");
 }
+
+namespace {
+
+std::string temp_folder(const std::string& name) {
+  const std::string dir = testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+const char* kTinyLog =
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,512,32\n2023-11-16 18:15:47.10,256,16\n";
+
+}  // namespace
+
+// Issue 41: an output that names one of the run's inputs is refused with exit 2 and the input is left as it was.
+TEST(CliOutputs, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
+  const std::string dir = temp_folder("cli_output_input");
+  std::ofstream(dir + "/log.csv") << kTinyLog;
+  std::ofstream(dir + "/plan.csv") << "model,gpu,gpus,batch,prompt,gen\nllama-3.1-8b,h100-sxm,1,1,128,16\n";
+  expect_clean_error("trace " + dir + "/log.csv --by-request " + dir + "/./log.csv", "refusing to overwrite an input");
+  expect_clean_error("serve-sim " + dir + "/log.csv --requests-out " + dir + "/log.csv", "is also this run's request log");
+  expect_clean_error("simulate --plan " + dir + "/plan.csv --out " + dir + "/plan.csv", "is also this run's plan");
+  EXPECT_EQ(file_text(dir + "/log.csv"), kTinyLog);
+  EXPECT_EQ(file_text(dir + "/plan.csv"), "model,gpu,gpus,batch,prompt,gen\nllama-3.1-8b,h100-sxm,1,1,128,16\n");
+}
+
+// An output folder that cannot be made (a regular file stands where a folder should be) is the user's path: exit 2
+// with the path and the reason, not an internal error.
+TEST(CliOutputs, AnOutputFolderThatCannotBeMadeIsExit2WithThePath) {
+  const std::string dir = temp_folder("cli_output_folder");
+  std::ofstream(dir + "/log.csv") << kTinyLog;
+  std::ofstream(dir + "/file") << "x";
+  expect_clean_error("serve-sim " + dir + "/log.csv --plot " + dir + "/file/plots", dir + "/file/plots: Not a directory");
+}
+
+// serve-sim lists its outputs in a manifest like every other command: check-outputs accepts a finished run and names
+// a per-request CSV changed since.
+TEST(CliOutputs, ServeSimWritesAManifest) {
+  const std::string dir = temp_folder("cli_serve_sim_manifest");
+  std::ofstream(dir + "/log.csv") << kTinyLog;
+  const Result r = run("serve-sim " + dir + "/log.csv --requests-out " + dir + "/requests.csv --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Result ok = run("check-outputs " + dir + "/requests.csv.manifest.json");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  std::ofstream(dir + "/requests.csv", std::ios::app) << "1,0,1,1,0,,,,,,,0,completed\n";
+  const Result stale = run("check-outputs " + dir + "/requests.csv.manifest.json");
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_NE(stale.out.find("requests.csv: differs from the manifest"), std::string::npos) << stale.out;
+}

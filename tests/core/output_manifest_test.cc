@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,6 +139,90 @@ TEST(Plot, AFailedPlotLeavesNoTemporaryFile) {
   const std::string warning = plot_to_file("plot $nosuchblock using 1:2", dir / "p.png");
   EXPECT_FALSE(warning.empty());
   EXPECT_TRUE(names_in(dir).empty());
+}
+
+
+// Issue 41: an output is written as a new regular file, so a path that is something else (a link, a FIFO, a
+// folder) is refused, naming what it is, and left as it was.
+TEST(AtomicFile, RefusesToReplaceWhatIsNotARegularFile) {
+  const fs::path dir = fresh_dir("atomic_not_regular");
+  std::ofstream(dir / "target.csv") << "kept\n";
+  fs::create_symlink(dir / "target.csv", dir / "link.csv");
+  ASSERT_EQ(mkfifo((dir / "fifo.csv").c_str(), 0600), 0);
+  fs::create_directory(dir / "folder.csv");
+  const std::pair<const char*, const char*> cases[] = {
+      {"link.csv", "a symbolic link"}, {"fifo.csv", "a FIFO"}, {"folder.csv", "a folder"}};
+  for (const auto& [name, kind] : cases) {
+    std::string message;
+    try {
+      AtomicFile file(dir / name);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find(std::string("exists and is ") + kind), std::string::npos) << name << ": " << message;
+  }
+  EXPECT_TRUE(fs::is_symlink(dir / "link.csv"));
+  EXPECT_TRUE(fs::is_fifo(dir / "fifo.csv"));
+  AtomicFile regular(dir / "target.csv");  // a regular file, and an absent path, are outputs as before
+  regular.stream() << "new\n";
+  regular.commit();
+  AtomicFile fresh(dir / "absent.csv");
+  fresh.commit();
+  EXPECT_EQ(fs::file_size(dir / "target.csv"), 4u);
+}
+
+// The same file under two spellings (./, .., a linked folder) is an input the output would overwrite.
+TEST(AtomicFile, AnOutputThatIsAnInputIsRefused) {
+  const fs::path dir = fresh_dir("atomic_input");
+  std::ofstream(dir / "log.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  fs::create_directory(dir / "sub");
+  fs::create_directory_symlink(dir, dir / "sub" / "up");
+  for (const fs::path& output : {dir / "log.csv", dir / "." / "log.csv", dir / "sub" / ".." / "log.csv",
+                                 dir / "sub" / "up" / "log.csv"}) {
+    std::string message;
+    try {
+      refuse_output_over_input(output, "--by-request", dir / "log.csv", "request log");
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find("is also this run's request log"), std::string::npos) << output << ": " << message;
+  }
+  EXPECT_NO_THROW(refuse_output_over_input(dir / "requests.csv", "--by-request", dir / "log.csv", "request log"));
+  EXPECT_NO_THROW(refuse_output_over_input("", "--by-request", dir / "log.csv", "request log"));
+}
+
+// check-outputs never opens what is not a regular file named relative to the manifest: a device named absolutely or
+// through "..", and a FIFO beside the manifest (which would block for ever) are listed unread.
+TEST(RunManifest, CheckReadsOnlyRegularFilesNamedRelatively) {
+  const fs::path dir = fresh_dir("manifest_hostile");
+  ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);
+  std::string up;
+  for (const auto& part : fs::absolute(dir)) if (part != "/") up += "../";
+  std::ofstream(dir / "manifest.json")
+      << R"({"schema": "llmco2-run-manifest/1", "run_id": "x", "command": [], "written_utc": "", "outputs": [)"
+      << R"({"name": "/dev/zero", "size_bytes": 1, "fnv1a64": "0"},)"
+      << R"({"name": ")" << up << R"(dev/zero", "size_bytes": 1, "fnv1a64": "0"},)"
+      << R"({"name": "fifo", "size_bytes": 1, "fnv1a64": "0"}]})";
+  const std::vector<std::string> stale = stale_outputs(dir / "manifest.json");
+  ASSERT_EQ(stale.size(), 3u);
+  EXPECT_NE(stale[0].find("not a name relative to the manifest's folder"), std::string::npos) << stale[0];
+  EXPECT_NE(stale[1].find("not a regular file (not read)"), std::string::npos) << stale[1];
+  EXPECT_NE(stale[2].find("not a regular file (not read)"), std::string::npos) << stale[2];
+}
+
+// A PNG ends with its 12-byte IEND chunk and an SVG with its closing tag; an image cut off by a full disk does not.
+TEST(Plot, ACutOffImageIsNotWhole) {
+  const fs::path dir = fresh_dir("plot_whole");
+  const std::string signature("\x89PNG\r\n\x1a\n", 8), iend("\0\0\0\0IEND\xae\x42\x60\x82", 12);
+  std::ofstream(dir / "whole.png", std::ios::binary) << signature << std::string(100, 'x') << iend;
+  std::ofstream(dir / "cut.png", std::ios::binary) << signature << std::string(100, 'x') << iend.substr(0, 7);
+  std::ofstream(dir / "whole.svg") << "<svg>\n</svg>\n\n";
+  std::ofstream(dir / "cut.svg") << "<svg>\n<path d=\"M 0 0";
+  EXPECT_TRUE(image_is_whole(dir / "whole.png", false));
+  EXPECT_FALSE(image_is_whole(dir / "cut.png", false));
+  EXPECT_TRUE(image_is_whole(dir / "whole.svg", true));
+  EXPECT_FALSE(image_is_whole(dir / "cut.svg", true));
+  EXPECT_FALSE(image_is_whole(dir / "absent.png", false));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // when asked.
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/log_histogram.h"
+#include "core/output_manifest.h"
 #include "serving/serve_sim.h"
 #include "serving/timeline.h"
 
@@ -128,6 +130,17 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
     fail("--batch {}: serve-sim batches the log's requests as the engine's scheduler does; bound the running batch "
          "with --max-num-seqs", rf.batch);
   if (!settings.allow_paths) fail("serve-sim reads a log file: not offered where paths are not allowed");
+  refuse_output_over_input(f.requests_csv, "--requests-out", f.log, "request log");
+  refuse_output_over_input(f.requests_csv, "--requests-out", f.ci_profile, "carbon-intensity profile");
+  // The run's outputs listed last, as every command's are (docs/reliability.md): in the plot folder, else beside
+  // the per-request CSV.
+  std::optional<RunManifest> manifest;
+  if (!f.plot_dir.empty()) {
+    std::filesystem::create_directories(f.plot_dir);
+    manifest.emplace(manifest_in_folder(f.plot_dir));
+  } else if (!f.requests_csv.empty()) {
+    manifest.emplace(manifest_beside(f.requests_csv));
+  }
   const ResolvedRequest r = resolve_log_setup(rf, true);
   Deployment d = deployment(r);
   d.replicas = f.replicas, d.router = parse_router(f.router);
@@ -210,6 +223,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
     if (!warning.empty()) result.warnings.push_back(warning);
     else result.text += fmt::format("  plots: {0}/timeline.png, {0}/latency-cdf.png\n", f.plot_dir);
   }
+  if (manifest) manifest->commit();
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include "api/format.h"
 #include "api/resolve.h"
 #include "api/session_impl.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/output_manifest.h"
 #include "dataset/log_scanner.h"
@@ -103,6 +104,7 @@ Result Session::score_trace(const std::string& path, const Request& setup, const
   file_options.threads = o.threads;
   file_options.keep_time_outliers = o.keep_time_outliers;
   file_options.requests_csv = o.by_request_csv;
+  refuse_output_over_input(o.by_request_csv, "--by-request", path, "request log");
   const std::string format = LogScanner(path).layout().format;  // an unreadable log fails before any output
   return scored(s, o, path, format, [&] {
     return account_trace_file(path, *s.predictor->predictor,

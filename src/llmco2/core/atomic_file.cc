@@ -47,6 +47,34 @@ void remove_abandoned_temporaries(const std::filesystem::path& path) {
   }
 }
 
+// What a path that is not a regular file is, for the message refusing to replace it.
+const char* file_kind(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::symlink: return "a symbolic link";
+    case std::filesystem::file_type::directory: return "a folder";
+    case std::filesystem::file_type::fifo: return "a FIFO";
+    case std::filesystem::file_type::character: return "a character device";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+void refuse_non_regular(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(path, ec);
+  if (!ec && std::filesystem::exists(status) && status.type() != std::filesystem::file_type::regular)
+    fail("{}: exists and is {}: refusing to replace it with an output (give a new file name)", path.string(),
+         file_kind(status.type()));
+}
+
+// The path with links and ".." resolved as far as it exists; empty when that fails.
+std::filesystem::path resolved(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto out = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? std::filesystem::path() : out;
+}
+
 }  // namespace
 
 std::filesystem::path unique_temporary_path(const std::filesystem::path& path) {
@@ -55,7 +83,18 @@ std::filesystem::path unique_temporary_path(const std::filesystem::path& path) {
   return path.string() + fmt::format(".tmp-{}-{:x}", static_cast<long>(::getpid()), salt);
 }
 
+void refuse_output_over_input(const std::filesystem::path& output, const std::string& output_flag,
+                              const std::filesystem::path& input, const std::string& input_role) {
+  if (output.empty() || input.empty()) return;
+  std::error_code ec;
+  const std::filesystem::path a = resolved(output), b = resolved(input);
+  if (std::filesystem::equivalent(output, input, ec) || (!a.empty() && a == b))
+    fail("{} {}: is also this run's {} ({}): refusing to overwrite an input", output_flag, output.string(), input_role,
+         input.string());
+}
+
 AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)), tmp_(unique_temporary_path(path_)) {
+  refuse_non_regular(path_);
   remove_abandoned_temporaries(path_);
   out_.open(tmp_, std::ios::binary | std::ios::trunc);
   if (!out_) fail("{}: cannot write file", path_.string());

@@ -10,8 +10,9 @@ namespace llmco2 {
 
 class AtomicFile {
  public:
-  // Throws Error when the temporary file cannot be created. Removes the temporary files of `path` that killed runs
-  // left (their process no longer exists).
+  // Throws Error when `path` exists and is not a regular file (a symlink, FIFO, device or folder: replacing it with a
+  // regular file would lose what it is) or when the temporary file cannot be created. Removes the temporary files of
+  // `path` that killed runs left (their process no longer exists).
   explicit AtomicFile(std::filesystem::path path);
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -29,6 +30,11 @@ class AtomicFile {
   std::ofstream out_;
   bool committed_ = false;
 };
+
+// Throws Error "<output>: is also this run's <input_role> (<input>): refusing to overwrite an input" when the two name
+// the same file (any spelling, links followed); nothing when `output` or `input` is empty.
+void refuse_output_over_input(const std::filesystem::path& output, const std::string& output_flag,
+                              const std::filesystem::path& input, const std::string& input_role);
 
 // "<path>.tmp-<pid>-<random>": a temporary name no other run picks, beside `path`.
 std::filesystem::path unique_temporary_path(const std::filesystem::path& path);

@@ -118,9 +118,23 @@ std::vector<std::string> stale_outputs(const std::filesystem::path& manifest_pat
   for (const Json& output : manifest["outputs"]) {
     JsonReader entry(output, manifest_path.string() + ": outputs");
     const std::string name = entry.string("name");
-    const std::filesystem::path file = manifest_path.parent_path() / name;
-    if (!std::filesystem::exists(file)) {
+    // Only regular files named relative to the manifest's folder are read (a run's outputs may sit beside its
+    // folder: trace's --by-request CSV next to its report folder is "../requests.csv"): an absolute name, or one
+    // naming a device, FIFO, folder or link (which could never end, or lead anywhere), is stale, not opened.
+    const std::filesystem::path relative = std::filesystem::path(name).lexically_normal();
+    if (name.empty() || relative.is_absolute()) {
+      stale.push_back(name + ": not a name relative to the manifest's folder (not read)");
+      continue;
+    }
+    const std::filesystem::path file = manifest_path.parent_path() / relative;
+    std::error_code ec;
+    const auto status = std::filesystem::symlink_status(file, ec);
+    if (ec || !std::filesystem::exists(status)) {
       stale.push_back(name + ": missing");
+      continue;
+    }
+    if (status.type() != std::filesystem::file_type::regular) {
+      stale.push_back(name + ": not a regular file (not read)");
       continue;
     }
     const FileDigest digest = digest_file(file);

@@ -56,7 +56,9 @@ std::filesystem::path manifest_in_folder(const std::filesystem::path& dir);
 std::filesystem::path manifest_beside(const std::filesystem::path& file);
 
 // The outputs a manifest lists that are missing, or whose size or checksum differ from the listing (files of another,
-// unfinished run), as "name: why". Throws Error naming the manifest when it is not one.
+// unfinished run), as "name: why". Only regular files named relative to the manifest's folder are read: an absolute
+// name, or one naming anything but a regular file (a device, FIFO, folder or link), is listed, unread. Throws Error
+// naming the manifest when it is not one.
 std::vector<std::string> stale_outputs(const std::filesystem::path& manifest_path);
 
 }  // namespace llmco2

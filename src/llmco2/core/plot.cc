@@ -1,7 +1,10 @@
 // core/plot.cc - gnuplot through a pipe.
 #include "core/plot.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include <sys/wait.h>
 
@@ -22,6 +25,19 @@ std::string run_gnuplot(const std::string& script) {
   return "gnuplot could not draw a plot: it was not written";
 }
 
+bool image_is_whole(const std::filesystem::path& image, bool svg) {
+  std::ifstream in(image, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  const std::streamoff size = in.tellg();
+  // A PNG ends with its IEND chunk (length 0, type, CRC); an SVG with its closing tag and, from gnuplot, a newline.
+  const std::string end = svg ? std::string("</svg>") : std::string("\0\0\0\0IEND\xae\x42\x60\x82", 12);
+  const std::streamoff tail = static_cast<std::streamoff>(end.size()) + (svg ? 8 : 0);
+  if (size < static_cast<std::streamoff>(end.size())) return false;
+  in.seekg(std::max<std::streamoff>(0, size - tail));
+  const std::string last((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return svg ? last.find(end) != std::string::npos : last == end;
+}
+
 namespace {
 
 std::string plot_atomically(const std::string& script, const std::filesystem::path& image, int width, int height) {
@@ -33,6 +49,11 @@ std::string plot_atomically(const std::string& script, const std::filesystem::pa
                              file.temporary_path().string() + "'\n";
   const std::string warning = run_gnuplot(header + script + "\nset output\n");
   if (!warning.empty()) return warning;  // the temporary file goes with `file`
+  if (!image_is_whole(file.temporary_path(), svg)) {
+    std::error_code ec;
+    fail("{}: gnuplot wrote a cut-off image ({} bytes, no end marker; is the disk full?): not written", image.string(),
+         std::filesystem::file_size(file.temporary_path(), ec));
+  }
   file.commit();
   return "";
 }
@@ -40,11 +61,7 @@ std::string plot_atomically(const std::string& script, const std::filesystem::pa
 }  // namespace
 
 std::string plot_to_file(const std::string& script, const std::filesystem::path& image, int width, int height) {
-  try {
-    return plot_atomically(script, image, width, height);
-  } catch (const Error& e) {  // a plot that cannot be written is a warning, as a missing gnuplot is
-    return e.what();
-  }
+  return plot_atomically(script, image, width, height);
 }
 
 std::string gnuplot_datablock(const std::string& name, const std::string& rows) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/output_manifest.h"
 #include "core/paths.h"
@@ -51,6 +52,7 @@ long sample(const SampleOptions& o) {
 
 LabelSummary label_plan(const LabelOptions& o) {
   if (o.out.empty()) fail("simulate --plan needs --out FILE for the labelled dataset");
+  refuse_output_over_input(o.out, "--out", o.plan, "plan");
   const SimParams params = load_sim_params_or_default(o.params);
   PlanReadResult plan = read_plan(o.plan);
   const bool progress = o.progress || plan.rows.size() >= 5000;

@@ -1,5 +1,6 @@
 // research/measure.cc - a measurement campaign on this machine's GPUs (`llmco2 measure`) and the check of a run's
 // outputs against its manifest (`llmco2 check-outputs`).
+#include "core/atomic_file.h"
 #include "core/output_manifest.h"
 #include "llmco2/research.h"
 #include "measure/campaign.h"
@@ -7,6 +8,7 @@
 namespace llmco2::research {
 
 MeasureSummary measure(const MeasureOptions& o) {
+  refuse_output_over_input(o.out, "--out", o.plan, "plan");
   CampaignOptions c;
   c.plan = o.plan;
   c.out = o.out;
