@@ -36,7 +36,7 @@ void add_compare_command(CLI::App& app) {
   command->add_option("--tp-degrees", f->tp_degrees, "capacity planning: GPUs per replica to try")->delimiter(',')
       ->capture_default_str();
   command->add_option("--max-replicas", f->max_replicas, "capacity planning: most replicas to try")
-      ->capture_default_str();
+      ->check(CLI::Range(1, 1024))->capture_default_str();
   command->add_flag("--keep-time-outliers", f->keep_time_outliers,
                     "keep requests more than 30 days from the rest of the --trace log (dropped by default)");
   command->add_flag("--quiet", *quiet, "no progress lines");

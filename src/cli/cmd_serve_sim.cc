@@ -41,7 +41,7 @@ void add_serve_sim_command(CLI::App& app) {
   add_request_flags(*command, *rf, false);
   add_carbon_flags(*command, *rf);
   command->add_option("--replicas", f->options.replicas,
-                      "data-parallel replicas, each on --gpus GPUs")->capture_default_str();
+                      "data-parallel replicas, each on --gpus GPUs")->check(CLI::Range(1, 1024))->capture_default_str();
   command->add_option("--router", f->options.router, "round-robin or least-loaded")->capture_default_str();
   command->add_option("--max-num-seqs", f->options.max_num_seqs,
                       "running requests per replica (default: vLLM's for the GPU)");

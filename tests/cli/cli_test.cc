@@ -823,7 +823,8 @@ TEST(CliOutputs, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
   std::ofstream(dir + "/log.csv") << kTinyLog;
   std::ofstream(dir + "/plan.csv") << "model,gpu,gpus,batch,prompt,gen\nllama-3.1-8b,h100-sxm,1,1,128,16\n";
   expect_clean_error("trace " + dir + "/log.csv --by-request " + dir + "/./log.csv", "refusing to overwrite an input");
-  expect_clean_error("serve-sim " + dir + "/log.csv --requests-out " + dir + "/log.csv", "is also this run's request log");
+  expect_clean_error("serve-sim " + dir + "/log.csv --requests-out " + dir + "/log.csv",
+                     "is also this run's request log");
   expect_clean_error("simulate --plan " + dir + "/plan.csv --out " + dir + "/plan.csv", "is also this run's plan");
   EXPECT_EQ(file_text(dir + "/log.csv"), kTinyLog);
   EXPECT_EQ(file_text(dir + "/plan.csv"), "model,gpu,gpus,batch,prompt,gen\nllama-3.1-8b,h100-sxm,1,1,128,16\n");
@@ -835,7 +836,8 @@ TEST(CliOutputs, AnOutputFolderThatCannotBeMadeIsExit2WithThePath) {
   const std::string dir = temp_folder("cli_output_folder");
   std::ofstream(dir + "/log.csv") << kTinyLog;
   std::ofstream(dir + "/file") << "x";
-  expect_clean_error("serve-sim " + dir + "/log.csv --plot " + dir + "/file/plots", dir + "/file/plots: Not a directory");
+  expect_clean_error("serve-sim " + dir + "/log.csv --plot " + dir + "/file/plots",
+                     dir + "/file/plots: Not a directory");
 }
 
 // serve-sim lists its outputs in a manifest like every other command: check-outputs accepts a finished run and names
@@ -851,4 +853,20 @@ TEST(CliOutputs, ServeSimWritesAManifest) {
   const Result stale = run("check-outputs " + dir + "/requests.csv.manifest.json");
   EXPECT_EQ(stale.exit_code, 1);
   EXPECT_NE(stale.out.find("requests.csv: differs from the manifest"), std::string::npos) << stale.out;
+}
+
+// Issue 41: counts have ranges (one replay scans every replica at each event), and a log of which no request can be
+// served is an error, not a run of zeros.
+TEST(CliBounds, ReplicaCountsHaveRangesAndAnUnservableLogIsExit2) {
+  const std::string dir = temp_folder("cli_bounds");
+  std::ofstream(dir + "/log.csv") << kTinyLog;
+  expect_clean_error("serve-sim " + dir + "/log.csv --replicas 1025", "--replicas: Value 1025 not in range 1 to 1024");
+  expect_clean_error("compare --trace " + dir + "/log.csv --slo-ttft-ms 500 --max-replicas 1000000",
+                     "--max-replicas: Value 1000000 not in range 1 to 1024");
+  // 2 and 3 million prompt tokens: more than an H100's whole KV cache for Llama 3.1 8B (26,211 blocks of 16 tokens).
+  std::ofstream(dir + "/long.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,2000000,32\n"
+                                      "2023-11-16 18:15:47.10,3000000,16\n";
+  expect_clean_error("serve-sim " + dir + "/long.csv --quiet --requests-out " + dir + "/requests.csv",
+                     "none of its 2 requests fits a replica's KV cache");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/requests.csv"));
 }

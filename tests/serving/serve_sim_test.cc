@@ -50,6 +50,21 @@ Replayed run_log(const RequestLog& log, const Deployment& d, ReplayOptions optio
   return r;
 }
 
+// Issue 41: the library bounds the replicas a replay simulates (the API and Python reach it without the CLI's check).
+TEST(ServeSim, ReplicasBeyondTheBoundAreRefused) {
+  const RequestLog log = log_of({{0, 128, 8}});
+  for (int replicas : {0, kMaxReplicas + 1}) {
+    std::string message;
+    try {
+      run_log(log, h100_deployment(replicas));
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find("--replicas must be 1 to 1024"), std::string::npos) << replicas << ": " << message;
+  }
+  EXPECT_EQ(run_log(log, h100_deployment(kMaxReplicas)).totals.completed, 1);
+}
+
 TEST(ServeSim, OneRequestInAnEmptySystemCostsWhatPredictSays) {
   const Deployment d = h100_deployment();
   const Replayed one = run_log(log_of({{0, 374, 44}}), d);

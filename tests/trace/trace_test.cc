@@ -48,6 +48,17 @@ TEST(RequestLog, ParsesAzureTimestamps) {
     EXPECT_FALSE(parse_timestamp(bad).has_value()) << bad;
 }
 
+// Issue 41: a day the month has not is not the next month's. February has 29 days in 2024 and 2000 (divisible by 4;
+// by 400), 28 in 2023 and 1900 (a century not divisible by 400); April 30.
+TEST(RequestLog, DatesTheCalendarHasNotAreRefused) {
+  for (const char* bad : {"2023-02-30 00:00:00", "2023-02-29 00:00:00", "1900-02-29 00:00:00", "2023-04-31 12:00:00"})
+    EXPECT_FALSE(parse_timestamp(bad).has_value()) << bad;
+  // 2024-02-29 is 2024-03-01 less a day: 1709251200 (2024-03-01T00:00:00Z, 19783 days after 1970-01-01) - 86400.
+  EXPECT_NEAR(*parse_timestamp("2024-02-29 00:00:00"), 1709251200.0 - 86400.0, 1e-9);
+  EXPECT_NEAR(*parse_timestamp("2000-02-29T00:00:00"), 951782400.0, 1e-9);  // 11016 days after 1970-01-01
+  EXPECT_TRUE(parse_timestamp("2023-12-31 23:59:59").has_value());
+}
+
 TEST(RequestLog, SkipsAndNamesBadLinesAndKeepsTheGoodOnes) {
   const auto path = write_temp("log.csv",
                                "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"

@@ -87,7 +87,8 @@ bool cheaper(const CapacityCandidate& a, const CapacityCandidate& b) {
 CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types,
                            const DeploymentFor& deployment_for, const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
                            const CapacitySearch& search) {
-  if (search.max_replicas < 1) fail("--max-replicas must be at least 1, got {}", search.max_replicas);
+  if (search.max_replicas < 1 || search.max_replicas > kMaxReplicas)
+    fail("--max-replicas must be 1 to {}, got {}", kMaxReplicas, search.max_replicas);
   if (!(slo.quantile > 0 && slo.quantile < 1)) fail("the SLO quantile must be in (0, 1), got {}", slo.quantile);
   CapacityPlan plan;
   Planner planner(log, params, slo, carbon);

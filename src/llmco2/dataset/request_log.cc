@@ -108,6 +108,14 @@ long days_of(long y, long m, long d) {
   return last_days;
 }
 
+// Days in month `m` of year `y` (the Gregorian calendar: February has 29 in years divisible by 4, except centuries
+// not divisible by 400).
+long days_in_month(long y, long m) {
+  static constexpr long kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
 }  // namespace
 
 std::optional<double> parse_timestamp(std::string_view s) {
@@ -118,7 +126,8 @@ std::optional<double> parse_timestamp(std::string_view s) {
     if (!rest.empty() && rest.back() == 'Z') rest.remove_suffix(1);
     const auto sec = parse_double(rest);
     if (!y || !mo || !d || !h || !mi || !sec) return std::nullopt;
-    if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *sec < 0 || *sec >= 61) return std::nullopt;
+    if (*mo < 1 || *mo > 12 || *d < 1 || *d > days_in_month(*y, *mo) || *h > 23 || *mi > 59 || *sec < 0 || *sec >= 61)
+      return std::nullopt;
     return in_calendar(static_cast<double>(days_of(*y, *mo, *d)) * 86400.0 +
                        static_cast<double>(*h * 3600 + *mi * 60) + *sec);
   }

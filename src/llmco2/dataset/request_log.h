@@ -119,7 +119,8 @@ long drop_time_outliers(RequestLog& log);
 inline constexpr double kMaxTimestamp_s = 253402300799;  // 9999-12-31 23:59:59 UTC
 
 // Parses "2023-11-16 18:17:03.9799600" (or with 'T', or plain seconds) into seconds since 1970-01-01 UTC; nullopt
-// for anything else, or a time before 1970 or after kMaxTimestamp_s.
+// for anything else: a date the calendar has not (2023-02-30, 2023-02-29, 2023-04-31), or a time before 1970 or
+// after kMaxTimestamp_s.
 std::optional<double> parse_timestamp(std::string_view text);
 
 }  // namespace llmco2

@@ -110,7 +110,9 @@ class Replay {
          const RequestSink& on_request)
       : source_(source), d_(d), options_(o), on_request_(on_request),
         costs_(d.model, d.gpu, d.setup, params, d.sampling, d.power), limits_(scheduler_limits(d)) {
-    if (d.replicas < 1) fail("--replicas must be at least 1, got {}", d.replicas);
+    if (d.replicas < 1 || d.replicas > kMaxReplicas)
+      fail("--replicas must be 1 to {} (one replay scans every replica at each event), got {}", kMaxReplicas,
+           d.replicas);
     if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) fail("--rate-scale must be positive, got {}", o.rate_scale);
     for (int i = 0; i < d.replicas; ++i) replicas_.emplace_back(limits_);
     totals_.gpus_total = d.replicas * d.setup.gpus;

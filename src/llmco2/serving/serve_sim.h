@@ -24,6 +24,10 @@ namespace llmco2 {
 enum class Router { round_robin, least_loaded };
 Router parse_router(const std::string& name);  // throws Error naming the accepted values
 
+// The most replicas one replay simulates: the event loop scans every replica at each event, so the cost of a replay
+// grows with replicas x events (docs/reliability.md, "Bounds").
+inline constexpr int kMaxReplicas = 1024;
+
 struct Deployment {
   ModelSpec model;
   Gpu gpu;
