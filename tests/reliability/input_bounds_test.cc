@@ -9,10 +9,13 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/json_io.h"
+#include "core/names.h"
 #include "core/paths.h"
 #include "carbon/region_catalog.h"
 #include "sim/sim_params.h"
 #include "dataset/request_log.h"
+#include "hardware/gpu_catalog.h"
+#include "hardware/node.h"
 #include "measure/runner_process.h"
 #include "model/hf_config.h"
 #include "predictor/deepen.h"
@@ -168,6 +171,40 @@ TEST(CatalogRanges, NotFiniteOrNegativeValuesAreErrorsNamingFileLineAndKey) {
   const auto path = write_temp("params.json", params.dump());
   EXPECT_NE(error_of([&] { load_sim_params(path); }).find("params.json: engines.deepspeed.step_host_s = -0.5 is outside"),
             std::string::npos);
+}
+
+// Issue 41: ids are printed and written into file names and JSON, so a GPU or node file whose id holds '/', a
+// newline or a terminal escape is refused, and the message shows those bytes escaped, on one line.
+TEST(CatalogIds, IdsHoldOnlyNameCharactersAndAreShownEscaped) {
+  for (const char* good : {"h100-sxm", "a100-80gb-sxm", "mi300x", "gb200-nvl72", "rtx-6000-ada", "l40s+"})
+    EXPECT_NO_THROW(check_catalog_id(good, "x.json")) << good;
+  for (const std::string& bad : {std::string(""), std::string("../h100"), std::string("-h100"), std::string(65, 'a'),
+                                std::string("h100\n"), std::string("h100 sxm")})
+    EXPECT_NE(error_of([&] { check_catalog_id(bad, "x.json"); }).find("x.json: key 'id' must be"), std::string::npos)
+        << bad;
+  Json gpu = read_json_file(data_dir() / "gpus" / "h100-sxm.json");
+  gpu["id"] = "h100\n\x1b[2J";
+  const std::string message = error_of([&] { gpu_from_json(gpu, "gpu.json"); });
+  EXPECT_NE(message.find("found 'h100\\x0a\\x1b[2J'"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+}
+
+// A node file's lists are short: NIC kinds and supply curve points, at most 64 (the bundled files hold at most 4).
+TEST(CatalogIds, ANodeFileWithThousandsOfNicsIsRefused) {
+  Json node = read_json_file(data_dir() / "nodes" / "dgx-h100.json");
+  node["nics"] = Json::array();
+  for (int i = 0; i < 1000; ++i) node["nics"].push_back({{"model", "x"}, {"count", 1}, {"typical_w", 10}});
+  EXPECT_NE(error_of([&] { node_from_json(node, "node.json"); }).find("node.json: key 'nics' lists 1000 kinds"),
+            std::string::npos);
+}
+
+// `engines: []` is not the fitted engines' object: refused, not read as "no engine fitted" (which changed answers).
+TEST(CatalogRanges, ParamsWhoseEnginesAreNotAnObjectAreRefused) {
+  Json params = read_json_file(default_sim_params_path());
+  params["engines"] = Json::array();
+  const auto path = write_temp("params-engines.json", params.dump());
+  EXPECT_NE(error_of([&] { load_sim_params(path); }).find("key 'engines' must be an object"), std::string::npos);
 }
 
 TEST(ForestCheck, CraftedCorpusModelsAreErrorsNotHangs) {

@@ -5,6 +5,10 @@
 #include <cctype>
 #include <numeric>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
+
 namespace llmco2 {
 namespace {
 
@@ -57,6 +61,24 @@ std::string join_or(const std::vector<std::string>& names) {
     out += names[i];
   }
   return out;
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
+    else out += fmt::format("\\x{:02x}", c);
+  }
+  return out;
+}
+
+void check_catalog_id(std::string_view id, const std::string& source) {
+  const auto allowed = [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '+' || c == '-'; };
+  const bool ok = !id.empty() && id.size() <= 64 && std::isalnum(static_cast<unsigned char>(id[0])) &&
+                  std::all_of(id.begin(), id.end(), [&](char c) { return allowed(static_cast<unsigned char>(c)); });
+  if (!ok)
+    fail("{}: key 'id' must be 1 to 64 characters, a letter or digit then letters, digits, '.', '_', '+' or '-', "
+         "found '{}'", source, printable(id));
 }
 
 }  // namespace llmco2

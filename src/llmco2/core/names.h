@@ -17,4 +17,12 @@ std::vector<std::string> nearest_names(std::string_view name, const std::vector<
 // "a, b or c"
 std::string join_or(const std::vector<std::string>& names);
 
+// `text` safe to print on a terminal or in a one-line message: bytes outside printable ASCII as \xNN.
+std::string printable(std::string_view text);
+
+// Throws Error "<source>: key 'id' must be 1 to 64 characters, ... found '<printable id>'" unless `id` starts with a
+// letter or digit and holds only letters, digits, '.', '_', '+' and '-': ids are printed in tables and messages and
+// written into file names and JSON, so a '/', a newline or a terminal escape in one could mislead or break them.
+void check_catalog_id(std::string_view id, const std::string& source);
+
 }  // namespace llmco2

@@ -80,9 +80,16 @@ void read_memory(const JsonReader& file, Node& n) {
          n.dimm_idle_w);
 }
 
+// The longest list a node file may hold (NIC kinds, supply efficiency points): a few are real, 64 is generous.
+constexpr size_t kMaxListEntries = 64;
+
 void read_nics(const JsonReader& file, Node& n) {
   const Json& nics = file.at("nics");
   if (!nics.is_array()) fail("{}: key 'nics' must be a list of {{model, count, typical_w}}", file.source());
+  // A node holds a few kinds of card (the DGX B200's file lists 3); a list of thousands is not a node.
+  if (nics.size() > kMaxListEntries)
+    fail("{}: key 'nics' lists {} kinds of card, more than the {} a node file may hold", file.source(), nics.size(),
+         kMaxListEntries);
   for (const Json& nic : nics) {
     const JsonReader r(nic, file.source() + ": nics");
     r.string("model");
@@ -111,6 +118,9 @@ void read_psu(const JsonReader& file, Node& n) {
   n.psu_capacity_w = active * ranged(r, "rated_w", "psu.rated_w");
   n.psu_standard = r.optional_string("standard").value_or("");
   const Json& curve = r.at("efficiency");
+  if (curve.is_array() && curve.size() > kMaxListEntries)
+    fail("{}: psu.efficiency has {} points, more than the {} a node file may hold", file.source(), curve.size(),
+         kMaxListEntries);
   for (const Json& point : curve) {
     if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_number())
       fail("{}: psu.efficiency must list [load fraction, efficiency] pairs", file.source());
@@ -166,6 +176,7 @@ Node node_from_json(const Json& json, const std::string& source) {
   Node n;
   n.source = source;
   n.id = r.string("id");
+  check_catalog_id(n.id, source);
   if (n.id != normalize_name(n.id)) fail("{}: key 'id' must be lower-case with '-', found '{}'", source, n.id);
   n.name = r.string("name");
   n.gpu = r.string("gpu");

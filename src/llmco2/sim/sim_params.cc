@@ -78,6 +78,9 @@ SimParams sim_params_from_json(const Json& j, const std::string& source, KernelP
   for (const SimField& f : sim_fields())
     f.ref(p) = check_range(shared.number(f.range.name), f.range, source, "shared." + std::string(f.range.name));
   if (!top.has("engines")) return p;
+  if (!top.at("engines").is_object())
+    fail("{}: key 'engines' must be an object of the fitted engines by id (as llmco2 calibrate writes it), found {}",
+         source, top.at("engines").type_name());
   for (const auto& [id, body] : top.at("engines").items()) {
     JsonReader r(body, source + ": engines." + id);
     std::vector<std::pair<std::string, double>> fitted;
