@@ -145,7 +145,12 @@ def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=No
         else:
             raise Error("predict_many: expected a pandas DataFrame or a dict of columns, got "
                         + type(frame).__name__)
-    table.update(_given(arguments, rest))
+    given = _given(arguments, rest)
+    twice = sorted(set(table) & set(given))
+    if twice:  # a keyword would replace the frame's column, and with it the frame's row count
+        raise Error("predict_many: " + ", ".join(repr(k) for k in twice)
+                    + " given both as a column of the frame and as a keyword; give each once")
+    table.update(given)
     return _core.predict_many(table, threads)
 
 

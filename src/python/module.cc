@@ -17,6 +17,17 @@ using llmco2::api::Json;
 
 namespace {
 
+// A str as UTF-8. A lone surrogate ('\ud800') has no UTF-8 form: llmco2.Error naming `where`, not a RuntimeError.
+std::string utf8(const py::handle& text, const std::string& where) {
+  Py_ssize_t size = 0;
+  const char* bytes = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (bytes == nullptr) {
+    PyErr_Clear();
+    throw llmco2::Error(where + ": a string that is not valid Unicode (a lone surrogate has no UTF-8 form)");
+  }
+  return std::string(bytes, static_cast<size_t>(size));
+}
+
 // A Python value (None, bool, int, float, str, list, tuple, dict; numpy scalars through their Python value) as JSON,
 // at most 64 levels deep (the depth every JSON text the API reads is held to).
 Json to_json(const py::handle& value, const std::string& key, int depth = 0) {
@@ -35,10 +46,10 @@ Json to_json(const py::handle& value, const std::string& key, int depth = 0) {
     throw llmco2::Error(key + ": an integer beyond 64 bits");
   }
   if (py::isinstance<py::float_>(value)) return value.cast<double>();
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::str>(value)) return utf8(value, key);
   if (py::isinstance<py::dict>(value)) {
     Json j = Json::object();
-    for (const auto& [k, v] : value.cast<py::dict>()) j[py::str(k).cast<std::string>()] = to_json(v, key, depth + 1);
+    for (const auto& [k, v] : value.cast<py::dict>()) j[utf8(py::str(k), key)] = to_json(v, key, depth + 1);
     return j;
   }
   if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
@@ -59,7 +70,7 @@ py::object to_python(const Json& j) {
 Json kwargs_json(const py::kwargs& kwargs, const char* where) {
   Json j = Json::object();
   for (const auto& [key, value] : kwargs) {
-    const std::string name = py::str(key).cast<std::string>();
+    const std::string name = utf8(py::str(key), std::string(where) + ": a key");
     j[name] = to_json(value, std::string(where) + ": key '" + name + "'");
   }
   return j;
@@ -100,7 +111,7 @@ std::vector<llmco2::api::Request> requests_from_columns(const py::dict& columns)
   std::vector<Column> table;
   std::optional<size_t> rows;
   for (const auto& [key, value] : columns) {
-    Column c{py::str(key).cast<std::string>(), py::reinterpret_borrow<py::object>(value), true};
+    Column c{utf8(py::str(key), "predict_many: a column name"), py::reinterpret_borrow<py::object>(value), true};
     c.scalar = py::isinstance<py::str>(c.values) || py::isinstance<py::dict>(c.values) || !py::hasattr(c.values, "__len__");
     if (!c.scalar) {
       c.values = py::list(c.values);

@@ -210,3 +210,20 @@ def test_keyword_defaults_answer_as_the_cli_defaults():
     answer = llmco2.predict()
     assert answer.pop("warnings") == []
     assert answer == cli("predict", "--format", "json")
+
+
+def test_a_lone_surrogate_is_an_llmco2_error_naming_the_key():
+    # Issue 41: '\ud800' has no UTF-8 form; it was a RuntimeError from the string conversion.
+    with pytest.raises(llmco2.Error, match="key 'model'.*not valid Unicode"):
+        llmco2.predict(model="\ud800")
+    with pytest.raises(llmco2.Error, match="not valid Unicode"):
+        llmco2.predict_many({"model": ["\ud800"]})
+
+
+def test_a_keyword_that_is_also_a_column_of_the_frame_is_refused():
+    # Issue 41: batch=8 replaced the frame's only column, and the three rows became one answer.
+    frame = pd.DataFrame({"batch": [1, 2, 3]})
+    with pytest.raises(llmco2.Error, match="'batch' given both as a column of the frame and as a keyword"):
+        llmco2.predict_many(frame, batch=8)
+    # A keyword that is not a column applies to every row of the frame: three answers.
+    assert len(llmco2.predict_many(frame, gpu="a100")["energy_j"]) == 3
