@@ -96,6 +96,12 @@ httplib::Server::HandlerResponse fill_error(const httplib::Request& req, httplib
     message = fmt::format("{} {}: method not allowed (use {})", req.method, req.path, fmt::join(methods, " or "));
   } else if (res.status == 404) {
     message = fmt::format("{} {}: no such endpoint (see /openapi.json)", req.method, req.path);
+  } else if (res.status == 413 && req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded")) {
+    // cpp-httplib holds a form-encoded body (what `curl -d` sends by default) to its own, smaller limit.
+    message = fmt::format("a form-encoded body (Content-Type: application/x-www-form-urlencoded, what curl -d sends) "
+                          "is limited to {} bytes by the HTTP library; send Content-Type: application/json (curl -H "
+                          "'Content-Type: application/json') for bodies up to {} bytes",
+                          CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH, max_body);
   } else if (res.status == 413) {
     message = fmt::format("request body over {} bytes (--max-body-bytes)", max_body);
   } else if (res.status == 400) {

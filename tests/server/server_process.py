@@ -34,11 +34,11 @@ class Server:
         self.log.seek(0)
         return code, rest, self.log.read()
 
-    def call(self, path, body=None, method=None, raw=None, timeout_s=60):
+    def call(self, path, body=None, method=None, raw=None, timeout_s=60, content_type="application/json"):
         """(status, headers, parsed JSON or text) of one request; `raw` posts bytes as they are."""
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
+                                         headers={"Content-Type": content_type})
         try:
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 return response.status, response.headers, decoded(response)

@@ -154,6 +154,20 @@ class Endpoints(unittest.TestCase):
         status, _, body = self.server.call("/v1/predict", raw=b" " * 200001)
         self.assertIn("200000 bytes", self.assert_error(status, body, 413))
 
+    def test_a_form_encoded_body_over_its_limit_names_the_limit_and_the_fix(self):
+        # Issue 41: curl -d sends application/x-www-form-urlencoded, which cpp-httplib caps at 8192 bytes; the 413
+        # said "over 200000 bytes". A small form-encoded body is still read as JSON.
+        padded = json.dumps(REQUEST).encode() + b" " * 9000
+        status, _, body = self.server.call("/v1/predict", raw=padded,
+                                           content_type="application/x-www-form-urlencoded")
+        message = self.assert_error(status, body, 413)
+        self.assertIn("limited to 8192 bytes", message)
+        self.assertIn("Content-Type: application/json", message)
+        self.assertIn("up to 200000 bytes", message)
+        status, _, answer = self.server.call("/v1/predict", raw=json.dumps(REQUEST).encode(),
+                                             content_type="application/x-www-form-urlencoded")
+        self.assertEqual(status, 200, answer)
+
     def test_unknown_key_is_named(self):
         status, _, body = self.post("/v1/predict", {**REQUEST, "bacth": 4})
         message = self.assert_error(status, body, 400)
