@@ -168,6 +168,13 @@ class Endpoints(unittest.TestCase):
                                              content_type="application/x-www-form-urlencoded")
         self.assertEqual(status, 200, answer)
 
+    def test_an_unknown_gpu_type_in_compare_says_what_a_gpu_is_here(self):
+        # Issue 41: /v1/compare's gpu_types answered "a GPU JSON file path also works", which the server refuses.
+        status, _, body = self.post("/v1/compare", {"request": REQUEST, "gpu_types": ["nope"]})
+        message = self.assert_error(status, body, 400)
+        self.assertIn("here a GPU is a catalog id", message)
+        self.assertNotIn("JSON file", message)
+
     def test_unknown_key_is_named(self):
         status, _, body = self.post("/v1/predict", {**REQUEST, "bacth": 4})
         message = self.assert_error(status, body, 400)

@@ -55,7 +55,7 @@ std::vector<Gpu> gpu_types(const CompareOptions& o, const CarbonFor& carbon, std
   if (!o.gpu_types.empty()) {
     for (const auto& name : o.gpu_types) {
       refuse_file(name, "--gpu-types", allow_paths);
-      out.push_back(GpuCatalog::bundled().resolve(name));
+      out.push_back(GpuCatalog::bundled().resolve(name, allow_paths));
     }
     return out;
   }
