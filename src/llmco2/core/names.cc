@@ -73,12 +73,12 @@ std::string printable(std::string_view text) {
 }
 
 void check_catalog_id(std::string_view id, const std::string& source) {
-  const auto allowed = [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '+' || c == '-'; };
-  const bool ok = !id.empty() && id.size() <= 64 && std::isalnum(static_cast<unsigned char>(id[0])) &&
-                  std::all_of(id.begin(), id.end(), [&](char c) { return allowed(static_cast<unsigned char>(c)); });
+  const auto lower_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  const auto allowed = [&](char c) { return lower_or_digit(c) || c == '.' || c == '+' || c == '-'; };
+  const bool ok = !id.empty() && id.size() <= 64 && lower_or_digit(id[0]) && std::all_of(id.begin(), id.end(), allowed);
   if (!ok)
-    fail("{}: key 'id' must be 1 to 64 characters, a letter or digit then letters, digits, '.', '_', '+' or '-', "
-         "found '{}'", source, printable(id));
+    fail("{}: key 'id' must be 1 to 64 characters, a lower-case letter or digit then lower-case letters, digits, '.', "
+         "'+' or '-', found '{}'", source, printable(id));
 }
 
 }  // namespace llmco2

@@ -21,8 +21,9 @@ std::string join_or(const std::vector<std::string>& names);
 std::string printable(std::string_view text);
 
 // Throws Error "<source>: key 'id' must be 1 to 64 characters, ... found '<printable id>'" unless `id` starts with a
-// letter or digit and holds only letters, digits, '.', '_', '+' and '-': ids are printed in tables and messages and
-// written into file names and JSON, so a '/', a newline or a terminal escape in one could mislead or break them.
+// lower-case letter or digit and holds only lower-case letters, digits, '.', '+' and '-' (so it is its own
+// normalize_name, as look-ups compare): ids are printed in tables and messages and written into file names and JSON,
+// so a '/', a newline or a terminal escape in one could mislead or break them.
 void check_catalog_id(std::string_view id, const std::string& source);
 
 }  // namespace llmco2

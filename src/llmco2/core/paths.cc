@@ -10,4 +10,8 @@ std::filesystem::path data_dir() {
   return LLMCO2_DEFAULT_DATA_DIR;
 }
 
+std::filesystem::path measured_dir(const std::string& chosen) {
+  return chosen.empty() ? data_dir() / "measured" : std::filesystem::path(chosen);
+}
+
 }  // namespace llmco2

@@ -38,9 +38,7 @@ bool image_is_whole(const std::filesystem::path& image, bool svg) {
   return svg ? last.find(end) != std::string::npos : last == end;
 }
 
-namespace {
-
-std::string plot_atomically(const std::string& script, const std::filesystem::path& image, int width, int height) {
+std::string plot_to_file(const std::string& script, const std::filesystem::path& image, int width, int height) {
   const bool svg = image.extension() == ".svg";
   AtomicFile file(image);
   file.stream().close();  // gnuplot writes the temporary file itself
@@ -56,12 +54,6 @@ std::string plot_atomically(const std::string& script, const std::filesystem::pa
   }
   file.commit();
   return "";
-}
-
-}  // namespace
-
-std::string plot_to_file(const std::string& script, const std::filesystem::path& image, int width, int height) {
-  return plot_atomically(script, image, width, height);
 }
 
 std::string gnuplot_datablock(const std::string& name, const std::string& rows) {

@@ -7,6 +7,10 @@
 
 namespace llmco2 {
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 Progress::Progress(std::string what, long total, bool enabled)
     : what_(std::move(what)), total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()), last_(start_) {}
 
@@ -23,7 +27,7 @@ void Progress::finish() {
 }
 
 void Progress::print(long done, bool final) {
-  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed_s = seconds_since(start_);
   const double done_d = static_cast<double>(done), total_d = static_cast<double>(total_);
   const double rate = elapsed_s > 0 ? done_d / elapsed_s : 0.0;
   const double eta_s = rate > 0 ? (total_d - done_d) / rate : 0.0;

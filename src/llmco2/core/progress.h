@@ -6,6 +6,9 @@
 
 namespace llmco2 {
 
+// Seconds of wall time since `start` (steady clock).
+double seconds_since(std::chrono::steady_clock::time_point start);
+
 class Progress {
  public:
   Progress(std::string what, long total, bool enabled = true);

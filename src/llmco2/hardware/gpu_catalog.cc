@@ -160,7 +160,6 @@ Gpu gpu_from_json(const Json& json, const std::string& source) {
   gpu.source = source;
   gpu.id = r.string("id");
   check_catalog_id(gpu.id, source);
-  if (gpu.id != normalize_name(gpu.id)) fail("{}: key 'id' must be lower-case with '-', found '{}'", source, gpu.id);
   gpu.name = r.string("name");
   gpu.nvidia_smi_names = r.strings("nvidia_smi_names");
   gpu.aliases = r.strings("aliases");

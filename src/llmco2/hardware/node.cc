@@ -177,7 +177,6 @@ Node node_from_json(const Json& json, const std::string& source) {
   n.source = source;
   n.id = r.string("id");
   check_catalog_id(n.id, source);
-  if (n.id != normalize_name(n.id)) fail("{}: key 'id' must be lower-case with '-', found '{}'", source, n.id);
   n.name = r.string("name");
   n.gpu = r.string("gpu");
   n.gpus = static_cast<int>(ranged(r, "gpus", "gpus"));

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/output_manifest.h"
 #include "core/paths.h"
+#include "core/progress.h"
 #include "evaluation/node_validation.h"
 #include "llmco2/research.h"
 
@@ -72,15 +73,11 @@ std::string node_section(const std::vector<DatasetRow>& rows, const SimParams& p
   return out;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 CalibrateSummary calibrate(const CalibrateOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  const std::filesystem::path dir = o.data_dir.empty() ? data_dir() / "measured" : std::filesystem::path(o.data_dir);
+  const std::filesystem::path dir = measured_dir(o.data_dir);
   CalibrationReport report;
   DatasetReadResult read = read_dataset_folder(dir);
   report.read_rejects = std::move(read.rejects);

@@ -82,7 +82,7 @@ ImportSummary import_source(const std::string& id, const ImportOptions& o) {
   if (!std::filesystem::is_directory(folder))
     fail("{}: source folder {} not found (set --from to ../shared/data/measured)", importer.id, folder.string());
   const ImportResult result = importer.run(folder);
-  const std::filesystem::path out_dir = o.out_dir.empty() ? data_dir() / "measured" : std::filesystem::path(o.out_dir);
+  const std::filesystem::path out_dir = measured_dir(o.out_dir);
   std::filesystem::create_directories(out_dir);
   write_dataset(out_dir / (importer.id + ".csv"), result.rows);
   write_import_rejects(out_dir / (importer.id + ".rejects.csv"), result.rejects);

@@ -171,7 +171,7 @@ api::Result node_result(const ServeValidateOptions& f, const std::vector<Dataset
 api::Result serve_validate(const ServeValidateOptions& f) {
   if (f.held_out != "source" && f.held_out != "gpu" && f.held_out != "none")
     fail("serve-validate: held_out '{}' (expected source, gpu or none)", f.held_out);
-  const std::filesystem::path dir = f.data_dir.empty() ? data_dir() / "measured" : std::filesystem::path(f.data_dir);
+  const std::filesystem::path dir = measured_dir(f.data_dir);
   const DatasetReadResult read = read_dataset_folder(dir);
   if (std::any_of(read.rows.begin(), read.rows.end(), [&](const DatasetRow& r) {
         return r.source == f.source && r.has_caveat("node_wall_power");

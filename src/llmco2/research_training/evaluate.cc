@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/output_manifest.h"
 #include "core/paths.h"
+#include "core/progress.h"
 #include "evaluation/report.h"
 #include "predictor/error_band.h"
 #include "predictor/registry.h"
@@ -22,10 +23,6 @@
 
 namespace llmco2::research {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::vector<DatasetRow> label(const std::vector<PlanRow>& plan, const SimParams& params, const EvalOptions& o,
                               uint64_t seed, const std::string& name) {
@@ -174,8 +171,7 @@ EvalSummary evaluate(const EvalOptions& options) {
   a.description = test_a_description(o, a.rows.size());
   report.tests.push_back(std::move(a));
 
-  const std::filesystem::path dir =
-      o.measured_dir.empty() ? data_dir() / "measured" : std::filesystem::path(o.measured_dir);
+  const std::filesystem::path dir = measured_dir(o.measured_dir);
   std::vector<DatasetRow> measured = read_datasets([&] {
     std::vector<std::string> paths;
     for (const auto& f : dataset_files(dir)) paths.push_back(f.string());

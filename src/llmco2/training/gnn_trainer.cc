@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "training/graph_batch.h"
 
 namespace llmco2 {
@@ -348,7 +349,7 @@ GnnWeights train_gnn(const std::vector<const Example*>& examples, FeatureSet fea
       best_epoch = epoch;
       best_params = snapshot(net);
     }
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed = seconds_since(start);
     const bool stop = epoch - best_epoch >= o.patience || epoch == o.max_epochs;
     print_epoch(o, epoch, loss, mape, best, elapsed, stop);
     if (stop) break;
