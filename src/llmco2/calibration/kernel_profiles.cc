@@ -43,23 +43,11 @@ KernelWork vector_work(double ops, double bytes, double rows, const Gpu& gpu) {
   return w;
 }
 
-double cell_number(const CsvTable& table, const CsvTable::Record& record, std::string_view column) {
-  const std::string& text = record.cells.at(table.column(column));
-  const auto value = parse_double(text);
-  if (!value) fail("{}:{}: column '{}' = '{}' is not a number", table.source, record.line, column, text);
-  return *value;
-}
-
 int cell_int(const CsvTable& table, const CsvTable::Record& record, std::string_view column) {
   const double value = cell_number(table, record, column);
   if (value != std::floor(value) || value < 0)
     fail("{}:{}: column '{}' = {} is not a whole number", table.source, record.line, column, value);
   return static_cast<int>(value);
-}
-
-void check_record_width(const CsvTable& table, const CsvTable::Record& record) {
-  if (record.cells.size() != table.header.size())
-    fail("{}:{}: {} cells, the header has {}", table.source, record.line, record.cells.size(), table.header.size());
 }
 
 VidurModelShape read_shape(const CsvTable& table, const CsvTable::Record& r) {

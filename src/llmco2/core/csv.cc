@@ -203,4 +203,16 @@ void append_csv_record(std::string& out, const std::vector<std::string>& cells) 
   out += '\n';
 }
 
+double cell_number(const CsvTable& table, const CsvTable::Record& record, std::string_view column) {
+  const std::string& text = record.cells.at(table.column(column));
+  const auto value = parse_double(text);
+  if (!value) fail("{}:{}: column '{}' = '{}' is not a number", table.source, record.line, column, text);
+  return *value;
+}
+
+void check_record_width(const CsvTable& table, const CsvTable::Record& record) {
+  if (record.cells.size() != table.header.size())
+    fail("{}:{}: {} cells, the header has {}", table.source, record.line, record.cells.size(), table.header.size());
+}
+
 }  // namespace llmco2

@@ -58,6 +58,11 @@ CsvTable parse_csv(std::string_view text, std::string source);
 std::optional<CsvTable> parse_csv_row(std::string_view text, std::string source, std::string_view first_cell);
 // Reads and parses a CSV file; throws Error naming the file when it cannot be read.
 CsvTable read_csv_file(const std::filesystem::path& path);
+// The number in `column` of `record`; throws Error "<source>:<line>: column '<column>' = '<text>' is not a number"
+// (or naming the missing column).
+double cell_number(const CsvTable& table, const CsvTable::Record& record, std::string_view column);
+// Throws Error "<source>:<line>: N cells, the header has M" unless the record is as wide as the header.
+void check_record_width(const CsvTable& table, const CsvTable::Record& record);
 
 // Quotes a cell when it needs it (comma, quote, newline, leading/trailing space).
 std::string csv_escape(std::string_view cell);

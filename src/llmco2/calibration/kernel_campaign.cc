@@ -1,0 +1,168 @@
+// calibration/kernel_campaign.cc - our own kernel campaign's CSVs as kernel samples with the simulator's work.
+#include "calibration/kernel_campaign.h"
+
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/csv.h"
+#include "core/error.h"
+#include "core/json_io.h"
+#include "hardware/gpu_catalog.h"
+
+namespace llmco2 {
+
+namespace {
+
+constexpr double kActivationBytes = 2;  // bf16 queries, outputs and GEMM outputs
+
+const std::string& cell(const CsvTable& table, const CsvTable::Record& record, std::string_view column) {
+  return record.cells.at(table.column(column));
+}
+
+// A positive measured value, in seconds.
+double positive(const CsvTable& table, const CsvTable::Record& record, std::string_view column) {
+  const double value = cell_number(table, record, column);
+  if (!(value > 0)) fail("{}:{}: column '{}' = {} is not positive", table.source, record.line, column, value);
+  return value;
+}
+
+KernelSample sample_of(const Gpu& gpu, std::string op, std::string group, double tokens, const KernelWork& work,
+                       double measured_s) {
+  KernelSample s;
+  s.gpu_id = gpu.id;
+  s.generation = gpu_generation(gpu);
+  s.group = std::move(group);
+  s.op = std::move(op);
+  s.tokens = static_cast<int>(tokens);
+  s.work = work;
+  s.roofs = {gpu.memory_bandwidth_bytes_per_s, 0, 1};
+  s.measured_s = measured_s;
+  return s;
+}
+
+// Rows of `file` that ran (an empty error cell), each checked for width; the others counted in `skipped`.
+std::vector<const CsvTable::Record*> ran(const CsvTable& table, int* skipped) {
+  std::vector<const CsvTable::Record*> out;
+  for (const auto& record : table.records) {
+    check_record_width(table, record);
+    if (!cell(table, record, "error").empty()) {
+      if (skipped) ++*skipped;
+      continue;
+    }
+    out.push_back(&record);
+  }
+  return out;
+}
+
+void read_gemms(const CsvTable& t, const Gpu& gpu, std::vector<KernelSample>& out, int* skipped) {
+  for (const auto* r : ran(t, skipped)) {
+    const std::string& dtype = cell(t, *r, "dtype");
+    if (dtype != "bf16" && dtype != "fp8") fail("{}:{}: dtype '{}' (expected bf16 or fp8)", t.source, r->line, dtype);
+    const double m = positive(t, *r, "m"), n = positive(t, *r, "n"), k = positive(t, *r, "k");
+    out.push_back(sample_of(gpu, "gemm " + dtype, cell(t, *r, "name"), m, campaign_gemm_work(m, n, k, dtype, gpu),
+                            positive(t, *r, "time_s")));
+  }
+}
+
+void read_attention(const CsvTable& t, const Gpu& gpu, std::vector<KernelSample>& out, int* skipped) {
+  for (const auto* r : ran(t, skipped)) {
+    const std::string& phase = cell(t, *r, "phase");
+    const std::string& kv = cell(t, *r, "kv_dtype");
+    if (kv != "bf16" && kv != "fp8") fail("{}:{}: kv_dtype '{}' (expected bf16 or fp8)", t.source, r->line, kv);
+    const double batch = positive(t, *r, "batch"), context = positive(t, *r, "context");
+    const std::string group = fmt::format("b={} ctx={}", batch, context);
+    const double time_s = positive(t, *r, "time_s");
+    if (phase == "decode") {
+      const std::string op = kv == "bf16" ? "decode attention bf16" : "decode attention fp8 via bf16 copy";
+      out.push_back(sample_of(gpu, op, group, batch,
+                              campaign_decode_attention_work(batch, context, kv == "fp8" ? 1.0 : 2.0, gpu), time_s));
+    } else if (phase == "prefill") {
+      out.push_back(sample_of(gpu, "prefill attention bf16", group, context,
+                              campaign_prefill_attention_work(context, gpu), time_s));
+    } else {
+      fail("{}:{}: phase '{}' (expected decode or prefill)", t.source, r->line, phase);
+    }
+  }
+}
+
+}  // namespace
+
+KernelWork campaign_gemm_work(double m, double n, double k, const std::string& dtype, const Gpu& gpu) {
+  const double input_bytes = dtype == "fp8" ? 1.0 : 2.0;
+  KernelWork w;
+  w.kind = KernelClass::matrix;
+  w.ops = 2 * m * n * k;
+  w.mem_bytes = (m * k + n * k) * input_bytes + m * n * kActivationBytes;
+  w.rows = m;
+  w.peak_ops_per_s = gpu.matrix_peak(dtype == "fp8" ? DType::fp8 : DType::bf16).ops_per_s;
+  return w;
+}
+
+KernelWork campaign_decode_attention_work(double batch, double context, double kv_bytes, const Gpu& gpu, int heads,
+                                          int kv_heads, int head_dim) {
+  KernelWork w;
+  w.kind = KernelClass::attention;
+  w.ops = batch * heads * context * (4.0 * head_dim + kCampaignSoftmaxOps);
+  const double query_bytes = batch * heads * head_dim * kActivationBytes;
+  w.mem_bytes = 2 * query_bytes + 2 * batch * context * kv_heads * head_dim * kv_bytes;
+  w.rows = batch;
+  w.peak_ops_per_s = gpu.matrix_peak(DType::bf16).ops_per_s;
+  return w;
+}
+
+KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int heads, int kv_heads, int head_dim) {
+  KernelWork w;
+  w.kind = KernelClass::attention;
+  w.ops = heads * tokens * (tokens + 1) / 2 * (4.0 * head_dim + kCampaignSoftmaxOps);
+  w.mem_bytes = (2.0 * heads + 2.0 * kv_heads) * tokens * head_dim * kActivationBytes;  // Q, O; K, V
+  w.rows = tokens;
+  w.peak_ops_per_s = gpu.matrix_peak(DType::bf16).ops_per_s;
+  return w;
+}
+
+Gpu campaign_gpu(const std::filesystem::path& dir) {
+  const auto path = dir / "env.json";
+  const Json env = read_json_file(path);
+  if (!env.is_object() || !env.contains("device") || !env["device"].is_string())
+    fail("{}: expected an object with \"device\" (the GPU's name as nvidia-smi prints it)", path.string());
+  return GpuCatalog::bundled().resolve(env["device"].get<std::string>(), false);
+}
+
+std::vector<KernelSample> read_campaign_kernels(const std::filesystem::path& dir, const Gpu& gpu, int* skipped) {
+  std::vector<KernelSample> out;
+  read_gemms(read_csv_file(dir / "gemm.csv"), gpu, out, skipped);
+  read_attention(read_csv_file(dir / "attention.csv"), gpu, out, skipped);
+  return out;
+}
+
+std::vector<CampaignClosedLoop> read_campaign_closed_loop(const std::filesystem::path& dir) {
+  const CsvTable t = read_csv_file(dir / "closed_loop.csv");
+  std::map<int, CampaignClosedLoop> by_clients;
+  for (const auto* r : ran(t, nullptr)) {
+    if (cell_number(t, *r, "warmup") != 0) continue;
+    const int clients = static_cast<int>(positive(t, *r, "clients"));
+    CampaignClosedLoop& c = by_clients[clients];
+    const long isl = static_cast<long>(positive(t, *r, "isl")), osl = static_cast<long>(positive(t, *r, "osl"));
+    if (c.rounds > 0 && (c.isl != isl || c.osl != osl))
+      fail("{}:{}: {} clients with other lengths than its earlier rounds", t.source, r->line, clients);
+    if (osl < 2) fail("{}:{}: osl {} (expected >= 2: one prefill token and decode steps)", t.source, r->line, osl);
+    c.clients = clients, c.isl = isl, c.osl = osl;
+    ++c.rounds;
+    c.prefill_s += positive(t, *r, "prefill_s");
+    c.itl_s += positive(t, *r, "itl_s");
+    c.energy_j += positive(t, *r, "energy_j");
+    c.avg_power_w += positive(t, *r, "avg_power_w");
+  }
+  std::vector<CampaignClosedLoop> out;
+  for (auto& [clients, c] : by_clients) {
+    const double n = c.rounds;
+    c.prefill_s /= n, c.itl_s /= n, c.energy_j /= n, c.avg_power_w /= n;
+    out.push_back(c);
+  }
+  if (out.empty()) fail("{}: no timed round (every row is a warm-up or failed)", t.source);
+  return out;
+}
+
+}  // namespace llmco2
