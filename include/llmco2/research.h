@@ -121,16 +121,17 @@ KernelFitSummary fit_kernels(const KernelFitOptions& options);
 // ---- Our own GPU measurements (`llmco2 score-campaign`) ----
 
 struct CampaignScoreOptions {
-  std::string dir;                     // a campaign folder: data/measured/gpu_campaign/<gpu>-<date>
+  std::vector<std::string> dirs;       // campaign folders: data/measured/gpu_campaign/<gpu>-<date>
   std::string model = "llama-3.1-8b";  // the model whose shapes its closed-loop run ran
   std::vector<std::string> engines = {"vllm", "trt-llm", "sglang"};  // profiles its closed loop is scored against
   std::string params;                  // simulator parameters; empty: data/sim/params.json
   std::string report;                  // the Markdown written here (atomically) when not empty
 };
-// A kernel campaign (scripts/gpu_campaign/kernel_campaign.py) scored against the simulator as it stands, before any
+// Kernel campaigns (scripts/gpu_campaign/kernel_campaign.py), one section each, scored against the simulator as it stands, before any
 // refit: every GEMM and attention case against kernel_time_s on the work the simulator gives it (MAPE and the median
 // measured/predicted ratio per operator family), the closed-loop run against the simulator's time to first token,
-// inter-token latency and GPU energy per engine profile. Result::text is the Markdown report; json the figures.
+// inter-token latency and GPU energy per engine profile. Result::text is the Markdown report; json the figures
+// ({"runs": [one object per folder]}).
 api::Result score_campaign(const CampaignScoreOptions& options);
 
 // ---- Validation (`llmco2 serve-validate`) ----

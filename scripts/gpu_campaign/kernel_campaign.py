@@ -291,7 +291,8 @@ class Llama:
     """Llama-3.1-8B's shapes with random bf16 weights (timing and power do not depend on trained values): eager
     chunked prefill with SDPA, decode steps replayed as CUDA graphs per 128-token context bucket."""
 
-    def __init__(self, cfg, batch, max_len):
+    def __init__(self, cfg, batch, max_len, dtype="bf16"):
+        self.fp8 = dtype == "fp8"
         self.hs, self.H, self.KV = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
         self.D = self.hs // self.H
         self.inter, self.V, self.L = cfg["intermediate_size"], cfg["vocab_size"], cfg["num_hidden_layers"]
@@ -300,9 +301,12 @@ class Llama:
         def w(*shape):
             return torch.randn(*shape, device="cuda", dtype=BF16) * 0.02
         qkv = (self.H + 2 * self.KV) * self.D
-        self.layers = [dict(wqkv=w(qkv, self.hs), wo=w(self.hs, self.H * self.D), wgu=w(2 * self.inter, self.hs),
-                            wd=w(self.hs, self.inter), n1=torch.ones(self.hs, device="cuda", dtype=BF16),
+        def lin(*shape):  # fp8: e4m3 weights with a per-tensor scale, as an fp8 checkpoint (FP8-Dynamic) holds them
+            return (torch.randn(*shape, device="cuda") * 4).to(FP8) if self.fp8 else w(*shape)
+        self.layers = [dict(wqkv=lin(qkv, self.hs), wo=lin(self.hs, self.H * self.D), wgu=lin(2 * self.inter, self.hs),
+                            wd=lin(self.hs, self.inter), n1=torch.ones(self.hs, device="cuda", dtype=BF16),
                             n2=torch.ones(self.hs, device="cuda", dtype=BF16)) for _ in range(self.L)]
+        self.w_scale = torch.full((), 0.005, device="cuda", dtype=torch.float32)
         self.embed, self.head = w(self.V, self.hs), w(self.V, self.hs)
         self.nf = torch.ones(self.hs, device="cuda", dtype=BF16)
         theta = float(cfg.get("rope_theta") or 500000.0)
@@ -317,6 +321,21 @@ class Llama:
         self.graphs = {}
         self.attention = "sdpa"
 
+    def linear(self, x, w):
+        """x @ w.T; fp8: x quantised per tensor on the fly (amax, scale, cast: vLLM's dynamic per-tensor scheme), rows
+        padded to 16 for cuBLASLt, bf16 output."""
+        if not self.fp8:
+            return x @ w.t()
+        scale = (x.abs().amax().float() / 448.0).clamp(min=1e-8)
+        q = (x / scale).to(FP8)
+        rows = q.shape[0]
+        if rows % 16:
+            buf = torch.zeros(rows + 16 - rows % 16, q.shape[1], device="cuda", dtype=torch.uint8)
+            buf[:rows].copy_(q.view(torch.uint8))
+            q = buf.view(FP8)
+        y = torch._scaled_mm(q, w.t(), scale_a=scale, scale_b=self.w_scale, out_dtype=BF16)
+        return y[:rows]
+
     @staticmethod
     def norm(x, w):
         xf = x.float()
@@ -328,9 +347,9 @@ class Llama:
         return x * cos + torch.cat([-x[..., h:], x[..., :h]], -1) * sin
 
     def mlp(self, x, p):
-        gu = self.norm(x, p["n2"]) @ p["wgu"].t()
+        gu = self.linear(self.norm(x, p["n2"]), p["wgu"])
         g, u = gu.chunk(2, -1)
-        return x + (F.silu(g) * u) @ p["wd"].t()
+        return x + self.linear(F.silu(g) * u, p["wd"])
 
     def prefill(self, tokens, b0):
         b, s = tokens.shape
@@ -338,14 +357,14 @@ class Llama:
         x = self.embed[tokens].view(b * s, self.hs)
         cos, sin = self.cos[:s], self.sin[:s]
         for l, p in enumerate(self.layers):
-            qkv = self.norm(x, p["n1"]) @ p["wqkv"].t()
+            qkv = self.linear(self.norm(x, p["n1"]), p["wqkv"])
             q = self.rope(qkv[:, :H * D].view(b, s, H, D).transpose(1, 2), cos, sin)
             k = self.rope(qkv[:, H * D:(H + KV) * D].view(b, s, KV, D).transpose(1, 2), cos, sin)
             v = qkv[:, (H + KV) * D:].view(b, s, KV, D).transpose(1, 2)
             self.kc[l][b0:b0 + b, :, :s] = k
             self.vc[l][b0:b0 + b, :, :s] = v
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-            x = x + a.transpose(1, 2).reshape(b * s, H * D) @ p["wo"].t()
+            x = x + self.linear(a.transpose(1, 2).reshape(b * s, H * D), p["wo"])
             x = self.mlp(x, p)
         last = x.view(b, s, self.hs)[:, -1]
         return (self.norm(last, self.nf) @ self.head.t()).argmax(-1)
@@ -358,14 +377,14 @@ class Llama:
         cos, sin = self.cos.index_select(0, self.pos), self.sin.index_select(0, self.pos)
         mask = (self.positions[:ctx_bucket] <= self.pos).view(1, 1, 1, ctx_bucket)
         for l, p in enumerate(self.layers):
-            qkv = self.norm(x, p["n1"]) @ p["wqkv"].t()
+            qkv = self.linear(self.norm(x, p["n1"]), p["wqkv"])
             q = self.rope(qkv[:, :H * D].view(B, KV, H // KV, D), cos, sin)
             k = self.rope(qkv[:, H * D:(H + KV) * D].view(B, KV, 1, D), cos, sin)
             v = qkv[:, (H + KV) * D:].view(B, KV, 1, D)
             self.kc[l].index_copy_(2, self.pos, k)
             self.vc[l].index_copy_(2, self.pos, v)
             a = self.decode_attention(q, self.kc[l][:, :, :ctx_bucket], self.vc[l][:, :, :ctx_bucket], mask)
-            x = x + a.reshape(B, H * D) @ p["wo"].t()
+            x = x + self.linear(a.reshape(B, H * D), p["wo"])
             x = self.mlp(x, p)
         self.tok.copy_((self.norm(x, self.nf) @ self.head.t()).argmax(-1))
         self.pos.add_(1)
@@ -392,11 +411,11 @@ class Llama:
         return self.graphs[bucket]
 
 
-def closed_loop(cfg, clients, isl, osl, rounds, gpu, table, prefill_tokens=8192):
+def closed_loop(cfg, clients, isl, osl, rounds, gpu, table, dtype="bf16", prefill_tokens=8192):
     """`clients` clients with fixed prompt and output lengths, each sending its next request when the last ends:
     every round all clients' prompts are prefilled in chunks of <= prefill_tokens tokens, then decoded together."""
     max_len = int(math.ceil((isl + osl) / 128.0)) * 128
-    m = Llama(cfg, clients, max_len)
+    m = Llama(cfg, clients, max_len, dtype)
     for ctx in range(isl + 1, isl + osl, 128):  # capture every bucket before timing
         m.graph(ctx)
     m.graph(isl + osl - 1)
@@ -419,14 +438,14 @@ def closed_loop(cfg, clients, isl, osl, rounds, gpu, table, prefill_tokens=8192)
         ev[2].synchronize()
         e1, w1 = gpu.energy_j(), time.time()
         prefill_s, decode_s = ev[0].elapsed_time(ev[1]) / 1e3, ev[1].elapsed_time(ev[2]) / 1e3
-        row = dict(clients=clients, isl=isl, osl=osl, round=r, warmup=int(r == 0), prefill_s=prefill_s,
+        row = dict(dtype=dtype, clients=clients, isl=isl, osl=osl, round=r, warmup=int(r == 0), prefill_s=prefill_s,
                    decode_s=decode_s, total_s=prefill_s + decode_s, itl_s=decode_s / (osl - 1),
                    energy_j=e1 - e0, window_s=w1 - w0, avg_power_w=(e1 - e0) / (w1 - w0),
                    output_tokens=clients * osl, j_per_output_token=(e1 - e0) / (clients * osl),
                    prefill_chunk_tokens=per_chunk * isl, decode_attention=m.attention)
         row.update(gpu.window(w0, w1))
         table.write(row)
-        log(f"closed loop {clients} clients round {r}: prefill {prefill_s:.3f} s, ITL {row['itl_s']*1e3:.2f} ms, "
+        log(f"closed loop {dtype} {clients} clients round {r}: prefill {prefill_s:.3f} s, ITL {row['itl_s']*1e3:.2f} ms, "
             f"{row['j_per_output_token']:.3f} J/token, {row['avg_power_w']:.0f} W")
     del m
     free()
@@ -463,7 +482,10 @@ def main():
     ap.add_argument("--budget-s", type=float, default=330.0, help="stop starting new cases after this long")
     ap.add_argument("--min-s", type=float, default=0.8, help="timed window per microbenchmark case")
     ap.add_argument("--model", default="data/models/meta-llama-Llama-3.1-8B.json")
-    ap.add_argument("--clients", default="1,16,64")
+    ap.add_argument("--loops", default="bf16:1,bf16:16,bf16:64",
+                    help="closed-loop runs, DTYPE:CLIENTS each (DTYPE bf16, or fp8 linear layers)")
+    ap.add_argument("--parts", default="gemm,attention,loop,fp8",
+                    help="what runs: gemm, attention, loop (closed loop), fp8 (the fp8 microbenchmarks)")
     ap.add_argument("--isl", type=int, default=1024)
     ap.add_argument("--osl", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=3)
@@ -491,7 +513,7 @@ def main():
     att_cols = ["phase", "batch", "context", "kv_dtype", "path", "backend", "time_s", "energy_j", "avg_power_w",
                 "power_sampled_w", "sm_mhz", "temp_c", "gbps", "tflops", "kv_bytes", "flops", "operand_copies",
                 "reps_per_graph", "ops_timed", "window_s", "error"]
-    e2e_cols = ["clients", "isl", "osl", "round", "warmup", "prefill_s", "decode_s", "total_s", "itl_s", "energy_j",
+    e2e_cols = ["dtype", "clients", "isl", "osl", "round", "warmup", "prefill_s", "decode_s", "total_s", "itl_s", "energy_j",
                 "avg_power_w", "power_sampled_w", "sm_mhz", "temp_c", "output_tokens", "j_per_output_token",
                 "prefill_chunk_tokens", "decode_attention", "window_s", "error"]
     gemm_t = Table(os.path.join(args.out, "gemm.csv"), gemm_cols)
@@ -534,15 +556,16 @@ def main():
                 att_t.write(row)
 
     def run_closed_loop():
-        for c in [int(x) for x in args.clients.split(",")]:
+        for spec in args.loops.split(","):
+            dtype, c = spec.split(":")[0], int(spec.split(":")[1])
             if over():
                 log("budget spent: closed-loop runs left out")
                 return
             try:
-                closed_loop(cfg, c, args.isl, args.osl, args.rounds, gpu, e2e_t)
+                closed_loop(cfg, c, args.isl, args.osl, args.rounds, gpu, e2e_t, dtype)
             except Exception as e:
-                e2e_t.write(dict(clients=c, isl=args.isl, osl=args.osl, error=repr(e)[:300]))
-                log(f"closed loop {c} clients failed: {e!r}")
+                e2e_t.write(dict(dtype=dtype, clients=c, isl=args.isl, osl=args.osl, error=repr(e)[:300]))
+                log(f"closed loop {dtype} {c} clients failed: {e!r}")
                 free()
 
     def run_prefill_attention():
@@ -559,12 +582,18 @@ def main():
             att_t.write(row)
 
     # Most telling first, so that a run cut short still answers the main questions.
-    run_gemms("bf16")
-    run_decode_attention("bf16")
-    run_closed_loop()
-    run_gemms("fp8")
-    run_decode_attention("fp8")
-    run_prefill_attention()
+    parts = set(args.parts.split(","))
+    if "gemm" in parts:
+        run_gemms("bf16")
+    if "attention" in parts:
+        run_decode_attention("bf16")
+    if "loop" in parts:
+        run_closed_loop()
+    if "fp8" in parts:
+        run_gemms("fp8")
+        run_decode_attention("fp8")
+    if "attention" in parts:
+        run_prefill_attention()
     env["elapsed_s"] = time.time() - t_start
     env["max_memory_allocated_bytes"] = torch.cuda.max_memory_allocated()
     with open(os.path.join(args.out, "env.json"), "w") as f:

@@ -110,6 +110,25 @@ TEST_F(CampaignFolder, ClosedLoopAveragesTheTimedRoundsOnly) {
   EXPECT_DOUBLE_EQ(loops[0].avg_power_w, 330);  // (320 + 340) / 2
 }
 
+TEST_F(CampaignFolder, ClosedLoopSetupsAreDtypeAndClients) {
+  write("closed_loop.csv",
+        "dtype,clients,isl,osl,round,warmup,prefill_s,itl_s,energy_j,avg_power_w,error\n"
+        "fp8,4,1024,256,1,0,0.1,0.006,500,300,\n"
+        "bf16,4,1024,256,1,0,0.2,0.007,600,320,\n"
+        "fp8,4,1024,256,2,0,0.3,0.008,700,340,\n");
+  const auto loops = read_campaign_closed_loop(dir);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(loops[0].dtype, "bf16");
+  EXPECT_EQ(loops[0].rounds, 1);
+  EXPECT_EQ(loops[1].dtype, "fp8");
+  EXPECT_EQ(loops[1].rounds, 2);
+  EXPECT_DOUBLE_EQ(loops[1].energy_j, 600);  // (500 + 700) / 2
+  write("closed_loop.csv", "dtype,clients,isl,osl,round,warmup,prefill_s,itl_s,energy_j,avg_power_w,error\n"
+                           "int4,4,1024,256,1,0,0.1,0.006,500,300,\n");
+  EXPECT_NE(error_of([&] { read_campaign_closed_loop(dir); }).find("closed_loop.csv:2: dtype 'int4'"),
+            std::string::npos);
+}
+
 TEST_F(CampaignFolder, MalformedRowsAreRefusedWithFileAndLine) {
   write("gemm.csv", "dtype,name,m,n,k,time_s,error\nbf16,o,64,4096,4096,1e-5,\nint3,o,64,4096,4096,1e-5,\n");
   EXPECT_NE(error_of([&] { read_campaign_kernels(dir, h200()); }).find("gemm.csv:3: dtype 'int3'"), std::string::npos);
@@ -141,22 +160,39 @@ int ran_rows(const fs::path& file, const std::string& prefix, const std::string&
 TEST(KernelCampaign, TheCommittedH200CampaignIsScoredCaseByCase) {
   const fs::path dir = data_dir() / "measured" / "gpu_campaign" / "h200-2026-11-27";
   research::CampaignScoreOptions o;
-  o.dir = dir.string();
-  const api::Result r = research::score_campaign(o);
+  o.dirs = {dir.string()};
+  const api::Result result = research::score_campaign(o);
+  const api::Json& r = result.json["runs"].at(0);
   std::map<std::string, int> cases;
-  for (const auto& family : r.json["kernels"]) cases[family["op"].get<std::string>()] = family["cases"].get<int>();
+  for (const auto& family : r["kernels"]) cases[family["op"].get<std::string>()] = family["cases"].get<int>();
   EXPECT_EQ(cases["gemm bf16"], ran_rows(dir / "gemm.csv", "bf16,"));
   EXPECT_EQ(cases["gemm fp8"], ran_rows(dir / "gemm.csv", "fp8,"));
   EXPECT_EQ(cases["decode attention bf16"], ran_rows(dir / "attention.csv", "decode,", ",bf16,"));
   EXPECT_EQ(cases["decode attention fp8 via bf16 copy"], ran_rows(dir / "attention.csv", "decode,", ",fp8,"));
   EXPECT_EQ(cases["prefill attention bf16"], ran_rows(dir / "attention.csv", "prefill,"));
   // Three concurrencies, each against the three default engine profiles, with the timed rounds of closed_loop.csv.
-  ASSERT_EQ(r.json["closed_loop"].size(), 9u);
-  for (const auto& row : r.json["closed_loop"]) {
+  ASSERT_EQ(r["closed_loop"].size(), 9u);
+  for (const auto& row : r["closed_loop"]) {
     EXPECT_EQ(row["rounds"].get<int>(), 3);
     EXPECT_GT(row["predicted_energy_j"].get<double>(), 0);
   }
-  EXPECT_NE(r.text.find("| gemm bf16 |"), std::string::npos);
+  EXPECT_NE(result.text.find("| gemm bf16 |"), std::string::npos);
+}
+
+TEST(KernelCampaign, AnFp8ClosedLoopIsPredictedWithFp8LinearLayers) {
+  // The committed closed-loop run holds bf16 and fp8 runs; the simulator's fp8 path moves half the weight bytes, so at
+  // one client (weight-bound decode) its predicted energy is below the bf16 run's.
+  research::CampaignScoreOptions o;
+  o.dirs = {(data_dir() / "measured" / "gpu_campaign" / "h200-2026-11-27-loops").string()};
+  o.engines = {"vllm"};
+  const api::Result result = research::score_campaign(o);
+  const api::Json& r = result.json["runs"].at(0);
+  std::map<std::string, double> energy_at_one;
+  for (const auto& row : r["closed_loop"])
+    if (row["clients"].get<int>() == 1) energy_at_one[row["dtype"].get<std::string>()] = row["predicted_energy_j"];
+  ASSERT_EQ(energy_at_one.size(), 2u);
+  EXPECT_LT(energy_at_one["fp8"], energy_at_one["bf16"]);
+  EXPECT_FALSE(r.contains("kernels"));  // that run measured no kernel
 }
 
 }  // namespace

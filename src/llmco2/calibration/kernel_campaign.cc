@@ -139,11 +139,15 @@ std::vector<KernelSample> read_campaign_kernels(const std::filesystem::path& dir
 
 std::vector<CampaignClosedLoop> read_campaign_closed_loop(const std::filesystem::path& dir) {
   const CsvTable t = read_csv_file(dir / "closed_loop.csv");
-  std::map<int, CampaignClosedLoop> by_clients;
+  std::map<std::pair<std::string, int>, CampaignClosedLoop> by_setup;
+  const auto dtype_column = t.find_column("dtype");
   for (const auto* r : ran(t, nullptr)) {
     if (cell_number(t, *r, "warmup") != 0) continue;
     const int clients = static_cast<int>(positive(t, *r, "clients"));
-    CampaignClosedLoop& c = by_clients[clients];
+    const std::string dtype = dtype_column ? r->cells.at(*dtype_column) : "bf16";
+    if (dtype != "bf16" && dtype != "fp8") fail("{}:{}: dtype '{}' (expected bf16 or fp8)", t.source, r->line, dtype);
+    CampaignClosedLoop& c = by_setup[{dtype, clients}];
+    c.dtype = dtype;
     const long isl = static_cast<long>(positive(t, *r, "isl")), osl = static_cast<long>(positive(t, *r, "osl"));
     if (c.rounds > 0 && (c.isl != isl || c.osl != osl))
       fail("{}:{}: {} clients with other lengths than its earlier rounds", t.source, r->line, clients);
@@ -156,7 +160,7 @@ std::vector<CampaignClosedLoop> read_campaign_closed_loop(const std::filesystem:
     c.avg_power_w += positive(t, *r, "avg_power_w");
   }
   std::vector<CampaignClosedLoop> out;
-  for (auto& [clients, c] : by_clients) {
+  for (auto& [setup, c] : by_setup) {
     const double n = c.rounds;
     c.prefill_s /= n, c.itl_s /= n, c.energy_j /= n, c.avg_power_w /= n;
     out.push_back(c);

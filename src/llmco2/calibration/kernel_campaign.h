@@ -40,6 +40,7 @@ std::vector<KernelSample> read_campaign_kernels(const std::filesystem::path& dir
 
 // One closed-loop concurrency of closed_loop.csv, averaged over its timed (non-warm-up) rounds.
 struct CampaignClosedLoop {
+  std::string dtype = "bf16";  // the linear layers' type: bf16, or fp8 (per-tensor, activations quantised on the fly)
   int clients = 0;
   long isl = 0, osl = 0;
   int rounds = 0;
@@ -48,6 +49,8 @@ struct CampaignClosedLoop {
   double energy_j = 0;    // GPU board energy of one round (prefill and decode), NVML's counter
   double avg_power_w = 0;
 };
+// In (dtype, clients) order; a file without a dtype column ran bf16. Throws Error naming file:line for a malformed
+// row, or when no round was timed.
 std::vector<CampaignClosedLoop> read_campaign_closed_loop(const std::filesystem::path& dir);
 
 }  // namespace llmco2
