@@ -5,12 +5,12 @@
 #   docker build -t llmco2 .
 #   docker run --rm -p 8080:8080 llmco2            # then http://localhost:8080/
 #
-# Build stage: the packages of `make demo` plus cpp-httplib (scripts/setup.sh), the CLI and the server only (no
-# tests, training, benchmarks or Python: docs/dependencies.md).
+# Build stage: the packages of `make demo` (scripts/setup.sh), the CLI and the server only (no tests, training,
+# benchmarks or Python: docs/dependencies.md).
 FROM debian:12 AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake ninja-build pkg-config nlohmann-json3-dev \
-      libcli11-dev libfmt-dev libeigen3-dev libcpp-httplib-dev \
+      libcli11-dev libfmt-dev libeigen3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -19,13 +19,10 @@ RUN rm -rf build \
       -DLLMCO2_WITH_TRAINING=OFF -DLLMCO2_WITH_SERVER=ON \
  && cmake --build --preset release --target llmco2 llmco2-serve
 
-# Run stage: `llmco2` is static; `llmco2-serve`, which `llmco2 serve` execs from beside it, needs cpp-httplib and
-# what Debian built it with (OpenSSL, zlib, brotli).
+# Run stage: `llmco2` is static; `llmco2-serve`, which `llmco2 serve` execs from beside it, needs only libc and
+# libstdc++, which debian:12-slim has.
 FROM debian:12-slim
-RUN apt-get update \
- && apt-get install -y --no-install-recommends libcpp-httplib0.11 \
- && rm -rf /var/lib/apt/lists/* \
- && useradd --system --no-create-home llmco2
+RUN useradd --system --no-create-home llmco2
 COPY --from=build /src/build/release/src/cli/llmco2 /src/build/release/src/cli/llmco2-serve /opt/llmco2/bin/
 COPY --from=build /src/data /opt/llmco2/data
 ENV LLMCO2_DATA_DIR=/opt/llmco2/data

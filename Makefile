@@ -79,7 +79,7 @@ tsan: setup
 	cmake --build --preset tsan
 	TSAN_OPTIONS=halt_on_error=1 TEST_TMPDIR=$(CURDIR)/build/tsan build/tsan/tests/llmco2_threaded_tests --gtest_filter='$(TSAN_UNIT_TESTS)'
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/llmco2_server_tests
-	TSAN_OPTIONS=halt_on_error=1 LLMCO2_BIN=build/tsan/src/cli/llmco2 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/server/test_http.py
+	TSAN_OPTIONS=halt_on_error=1 LLMCO2_BIN=build/tsan/src/cli/llmco2 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/server/test_http.py tests/server/test_http_hardening.py
 
 # Fuzzing (docs/reliability.md): the libFuzzer harnesses of fuzz/ built with clang, ASan and UBSan in build/fuzz.
 # make fuzz runs each for FUZZ_SECONDS, one at a time; make fuzz-ci (part of make test) replays each seed corpus.

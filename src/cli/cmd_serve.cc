@@ -15,11 +15,16 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--threads", o->threads, "worker threads; 0: the cores")->check(CLI::Range(0, 1024))
       ->capture_default_str();
-  command->add_option("--queue", o->queue, "connections waiting for a worker; more are answered 503")
+  command->add_option("--queue", o->queue, "whole requests waiting for a worker; more are answered 503")
       ->check(CLI::Range(0, 100000))->capture_default_str();
+  command->add_option("--max-connections", o->max_connections, "open connections; more are answered 503 and closed")
+      ->check(CLI::Range(1, 65536))->capture_default_str();
   command->add_option("--max-body-bytes", o->max_body_bytes, "larger request bodies are answered 413")
       ->check(CLI::Range(size_t{16}, size_t{1} << 30))->capture_default_str();
-  command->add_option("--timeout-s", o->timeout_s, "read and write timeout per connection, seconds")
+  command->add_option("--timeout-s", o->timeout_s,
+                      "seconds within which a request must arrive whole (else 408) and its answer be read")
+      ->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+  command->add_option("--keep-alive-s", o->keep_alive_s, "seconds an idle connection is kept open")
       ->check(CLI::Range(0.01, 3600.0))->capture_default_str();
   command->callback([o] {
     api::Settings settings;

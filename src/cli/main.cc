@@ -1,5 +1,5 @@
 // cli/main.cc - the llmco2 command line. `train` and `eval` run in llmco2-train (libtorch), `serve` in llmco2-serve
-// (cpp-httplib), and what needs dlopen in llmco2-dynamic: predict must pay for none of them at start-up.
+// (the HTTP server), and what needs dlopen in llmco2-dynamic: predict must pay for none of them at start-up.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -32,7 +32,7 @@ bool needs_dlopen(int argc, char** argv) {
 }
 
 // The commands another program beside llmco2 runs, so that llmco2 itself maps neither libtorch (train, eval: a
-// libtorch process costs ~0.4 s before main) nor cpp-httplib with OpenSSL, zlib and brotli (serve), and can be
+// libtorch process costs ~0.4 s before main) nor the HTTP server and its threads (serve), and can be
 // linked statically (no dynamic loader at start-up): llmco2-dynamic, the same commands linked dynamically, runs
 // those that dlopen.
 const char* sibling_program(int argc, char** argv) {

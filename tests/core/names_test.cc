@@ -17,6 +17,13 @@ TEST(Names, NearestPrefersSubstringsThenEditDistance) {
   EXPECT_EQ(nearest_names("l5", ids, 1)[0], "l4");
 }
 
+TEST(Names, NoSuggestionForANameLongerThanAnyCatalogName) {
+  const std::vector<std::string> ids{"h100-sxm", "l4"};
+  // 128 characters holding "l4" still get a suggestion; 129 get none (bounded work for junk input).
+  EXPECT_EQ(nearest_names("l4" + std::string(126, 'x'), ids, 1), std::vector<std::string>{"l4"});
+  EXPECT_TRUE(nearest_names("l4" + std::string(127, 'x'), ids, 1).empty());
+}
+
 TEST(Names, JoinOr) { EXPECT_EQ(join_or({"a", "b", "c"}), "a, b or c"); }
 
 }  // namespace

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 import urllib.error
 import urllib.request
 
@@ -44,6 +45,15 @@ class Server:
                 return response.status, response.headers, decoded(response)
         except urllib.error.HTTPError as e:
             return e.code, e.headers, decoded(e)
+
+
+def seconds_until_closed(sock, limit_s=10):
+    """Seconds until the server closes `sock` (recv returns b""); fails if it sends anything or keeps it open."""
+    sock.settimeout(limit_s)
+    started = time.monotonic()
+    if sock.recv(100) != b"":
+        raise AssertionError("the server sent data instead of closing")
+    return time.monotonic() - started
 
 
 def decoded(response):

@@ -11,7 +11,7 @@ import tempfile
 import time
 import unittest
 
-from server_process import Server, cli_error, cli_json, request_flags, without
+from server_process import Server, cli_error, cli_json, request_flags, seconds_until_closed, without
 
 DATA = pathlib.Path(os.environ.get("LLMCO2_DATA", pathlib.Path(__file__).resolve().parents[2] / "data"))
 REQUEST = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "batch": 4, "prompt": 512, "gen": 256, "region": "FRA"}
@@ -154,20 +154,6 @@ class Endpoints(unittest.TestCase):
         status, _, body = self.server.call("/v1/predict", raw=b" " * 200001)
         self.assertIn("200000 bytes", self.assert_error(status, body, 413))
 
-    def test_a_form_encoded_body_over_its_limit_names_the_limit_and_the_fix(self):
-        # Issue 41: curl -d sends application/x-www-form-urlencoded, which cpp-httplib caps at 8192 bytes; the 413
-        # said "over 200000 bytes". A small form-encoded body is still read as JSON.
-        padded = json.dumps(REQUEST).encode() + b" " * 9000
-        status, _, body = self.server.call("/v1/predict", raw=padded,
-                                           content_type="application/x-www-form-urlencoded")
-        message = self.assert_error(status, body, 413)
-        self.assertIn("limited to 8192 bytes", message)
-        self.assertIn("Content-Type: application/json", message)
-        self.assertIn("up to 200000 bytes", message)
-        status, _, answer = self.server.call("/v1/predict", raw=json.dumps(REQUEST).encode(),
-                                             content_type="application/x-www-form-urlencoded")
-        self.assertEqual(status, 200, answer)
-
     def test_an_unknown_gpu_type_in_compare_says_what_a_gpu_is_here(self):
         # Issue 41: /v1/compare's gpu_types answered "a GPU JSON file path also works", which the server refuses.
         status, _, body = self.post("/v1/compare", {"request": REQUEST, "gpu_types": ["nope"]})
@@ -235,18 +221,21 @@ def await_status(server, wanted, deadline_s=10):
 
 class Limits(unittest.TestCase):
     def test_queue_full_answers_503(self):
-        server = Server("--threads", "1", "--queue", "1", "--timeout-s", "3")
+        server = Server("--threads", "1", "--queue", "0", "--timeout-s", "5")
         try:
-            # One connection holds the worker, one the queue slot; both send nothing. The pool is full once the
-            # server has accepted both, which it says by answering 503 (no fixed wait for the accepts).
-            holders = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
+            # The one worker is held writing answers to a client that reads none (pipelined requests for the
+            # script, more than the socket buffers hold); idle or slow connections alone hold no worker. The pool is
+            # full once the server says so by answering 503 (no fixed wait).
+            holder = socket.create_connection(("127.0.0.1", server.port))
+            holder.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            holder.sendall(b"GET /static/app.js HTTP/1.1\r\n\r\n" * 1000)
             status, headers, body = await_status(server, 503)
             self.assertEqual(status, 503, body)
             self.assertEqual(body["status"], 503)
             self.assertIn("busy", body["error"])
-            for h in holders:
-                h.close()
-            self.assertEqual(await_status(server, 200)[0], 200)  # freed once the closed holders are noticed
+            self.assertEqual(headers["Retry-After"], "1")
+            holder.close()
+            self.assertEqual(await_status(server, 200)[0], 200)  # freed once the write fails or times out
         finally:
             server.stop()
 
@@ -254,10 +243,7 @@ class Limits(unittest.TestCase):
         server = Server("--timeout-s", "1")
         try:
             with socket.create_connection(("127.0.0.1", server.port)) as silent:
-                silent.settimeout(10)
-                started = time.monotonic()
-                self.assertEqual(silent.recv(100), b"")  # closed by the server
-                self.assertLess(time.monotonic() - started, 5)
+                self.assertLess(seconds_until_closed(silent), 5)
         finally:
             server.stop()
 

@@ -41,6 +41,7 @@ std::string normalize_name(std::string_view name) {
 
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates,
                                        size_t count) {
+  if (name.size() > kMaxSuggestedNameLength) return {};
   const std::string key = normalize_name(name);
   std::vector<std::pair<size_t, std::string>> scored;
   for (const auto& candidate : candidates) {

@@ -10,7 +10,10 @@ namespace llmco2 {
 // Lower-cases and maps '_' and ' ' to '-', so "NVIDIA_H100 SXM" and "nvidia-h100-sxm" compare equal.
 std::string normalize_name(std::string_view name);
 
-// Up to `count` names from `candidates` closest to `name` (edit distance, substring matches first).
+// Up to `count` names from `candidates` closest to `name` (edit distance, substring matches first); none for a name
+// longer than kMaxSuggestedNameLength, which no catalog name is near (and whose edit distances would cost its
+// length times each candidate's: a 1 MB junk region in an HTTP body took 2.8 s of a worker).
+inline constexpr size_t kMaxSuggestedNameLength = 128;
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates,
                                        size_t count = 3);
 

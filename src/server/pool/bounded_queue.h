@@ -1,6 +1,5 @@
-// server/pool/bounded_queue.h - cpp-httplib's task queue with a bounded backlog: a fixed pool of workers, at most
-// `max_queued` connections waiting for one, and every connection beyond that handed to one rejecting thread that
-// answers 503 at once (cpp-httplib 0.11's ThreadPool queues without bound and has no hook to refuse a connection).
+// server/pool/bounded_queue.h - the worker pool of `llmco2 serve`: a fixed set of threads and a bounded backlog of
+// whole requests; a request beyond both is refused at once (the server answers it 503), never queued without bound.
 #pragma once
 
 #include <condition_variable>
@@ -10,43 +9,30 @@
 #include <thread>
 #include <vector>
 
-#include <httplib.h>
-
 namespace llmco2::server {
 
-// True on the thread that answers connections the pool had no room for (the pre-routing handler answers 503 there).
-bool is_rejecting_thread();
-
-// A FIFO of tasks run by a fixed set of threads; enqueue refuses (returns false) when every thread is busy and
+// A FIFO of tasks run by a fixed set of threads; try_enqueue refuses (returns false) when every thread is busy and
 // `max_queued` tasks wait already, so at most threads + max_queued tasks are held.
 class TaskLine {
  public:
-  TaskLine(size_t threads, size_t max_queued, bool rejecting);
+  TaskLine(size_t threads, size_t max_queued);
   ~TaskLine();
-  bool try_enqueue(std::function<void()> task);
+  TaskLine(const TaskLine&) = delete;
+  TaskLine& operator=(const TaskLine&) = delete;
+  // `then`, if given, runs on the same thread after the task once its slot is free again, so that what it signals
+  // (a connection ready for its next request) can be enqueued at once.
+  bool try_enqueue(std::function<void()> task, std::function<void()> then = {});
   void shutdown();  // runs what is queued, then joins the threads
 
  private:
-  void work(bool rejecting);
-
+  void work();
   size_t max_queued_;
-  std::deque<std::function<void()>> tasks_;
+  std::deque<std::pair<std::function<void()>, std::function<void()>>> tasks_;
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable wake_;
   size_t busy_ = 0;  // threads running a task
   bool stopping_ = false;
-};
-
-class BoundedQueue : public httplib::TaskQueue {
- public:
-  // `threads` workers, `max_queued` connections waiting; `max_rejecting` connections waiting for their 503.
-  BoundedQueue(size_t threads, size_t max_queued, size_t max_rejecting = 64);
-  void enqueue(std::function<void()> task) override;
-  void shutdown() override;
-
- private:
-  TaskLine workers_, rejecter_;
 };
 
 }  // namespace llmco2::server
