@@ -210,6 +210,26 @@ TEST(RunManifest, CheckReadsOnlyRegularFilesNamedRelatively) {
   EXPECT_NE(stale[2].find("not a regular file (not read)"), std::string::npos) << stale[2];
 }
 
+TEST(RunManifest, ANameLeadingToAnEndlessFileIsStaleWithoutReadingIt) {
+  // /proc/self/pagemap is a regular file of size 0 on disk that reads for gigabytes (8 bytes per page of the address
+  // space): check-outputs read it to its end. Now the size on disk is compared first and at most one byte more than
+  // the manifest's size is read.
+  const fs::path dir = fresh_dir("manifest_endless");
+  std::string up;
+  for (const auto& part : fs::absolute(dir)) if (part != "/") up += "../";
+  std::ofstream(dir / "out.csv") << "a,b\n";
+  std::ofstream(dir / "manifest.json")
+      << R"({"schema": "llmco2-run-manifest/1", "run_id": "x", "command": [], "written_utc": "", "outputs": [)"
+      << R"({"name": ")" << up << R"(proc/self/pagemap", "size_bytes": 0, "fnv1a64": "0"},)"
+      << R"({"name": "out.csv", "size_bytes": 4, "fnv1a64": ")" << checksum_hex(digest_file(dir / "out.csv").fnv1a64)
+      << R"("}, {"name": "out.csv", "size_bytes": 1e300, "fnv1a64": "0"}]})";
+  const std::vector<std::string> stale = stale_outputs(dir / "manifest.json");
+  ASSERT_EQ(stale.size(), 2u);  // out.csv as written is not stale
+  EXPECT_NE(stale[0].find("pagemap: differs from the manifest"), std::string::npos) << stale[0];
+  EXPECT_NE(stale[1].find("out.csv: differs from the manifest"), std::string::npos) << stale[1];
+  EXPECT_EQ(digest_file(dir / "out.csv", 2).size_bytes, 2u);  // a bounded read stops where asked
+}
+
 // A PNG ends with its 12-byte IEND chunk and an SVG with its closing tag; an image cut off by a full disk does not.
 TEST(Plot, ACutOffImageIsNotWhole) {
   const fs::path dir = fresh_dir("plot_whole");

@@ -77,7 +77,32 @@ TEST(JsonFiles, DeepNestingIsAnErrorNotAStackOverflow) {
 TEST(CsvFiles, AFieldAboveTheRecordCapIsAnErrorWithItsLine) {
   const std::string text = "a,b\n1,2\n" + std::string(kMaxCsvRecordBytes + 1, 'x') + "\n";
   const std::string message = error_of([&] { parse_csv(text, "huge.csv"); });
-  EXPECT_NE(message.find("huge.csv:3: a field longer than 1048576 bytes"), std::string::npos) << message;
+  EXPECT_NE(message.find("huge.csv:3: a record longer than 1048576 bytes"), std::string::npos) << message;
+}
+
+TEST(CsvFiles, AQuotedFieldSpanningLinesOrManyCellsCountAgainstTheRecordCap) {
+  // Issue 41: a quoted field spanning many lines escaped the cap (a 400 MB file: 486 MB and 19 s).
+  const std::string quoted = "a,b\n1,\"" + std::string(kMaxCsvRecordBytes / 2, 'x') + "\n" +
+                             std::string(kMaxCsvRecordBytes / 2 + 8, 'y') + "\"\n";
+  EXPECT_NE(error_of([&] { parse_csv(quoted, "q.csv"); }).find("q.csv:2: a record longer than 1048576 bytes"),
+            std::string::npos);
+  std::string cells = "a\n";
+  for (size_t i = 0; i < kMaxCsvRecordBytes / 2 + 8; ++i) cells += "x,";
+  EXPECT_NE(error_of([&] { parse_csv(cells + "\n", "c.csv"); }).find("c.csv:2: a record longer than"),
+            std::string::npos);
+  EXPECT_EQ(parse_csv("a,b\n\"x\ny\",2\n", "ok.csv").records.at(0).cells.at(0), "x\ny");  // a short one is fine
+}
+
+TEST(JsonFiles, MoreValuesThanAnyRealFileIsAnError) {
+  // Issue 41: a config.json under the 64 MiB cap made of tiny values took 1.8 GB and 21 s.
+  std::string many = "[";
+  for (size_t i = 0; i < kMaxJsonValues + 1; ++i) many += "0,";
+  many += "0]";
+  const std::string message = error_of([&] { parse_json_text(many, "many.json"); });
+  EXPECT_NE(message.find("many.json: JSON of more than 1048576 values"), std::string::npos) << message;
+  std::string fine = "[";
+  for (size_t i = 0; i < 1000; ++i) fine += "0,";
+  EXPECT_EQ(parse_json_text(fine + "0]", "fine.json").size(), 1001u);
 }
 
 // A model file with this header text and payload, sealed with a correct checksum (the layout of model_file.h).

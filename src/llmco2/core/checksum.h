@@ -25,7 +25,8 @@ struct FileDigest {
   uint64_t size_bytes = 0;
   uint64_t fnv1a64 = 0;
 };
-FileDigest digest_file(const std::filesystem::path& path);
+// Reads at most `max_bytes` (then size_bytes tells how many were read).
+FileDigest digest_file(const std::filesystem::path& path, uint64_t max_bytes = UINT64_MAX);
 
 // 16 lower-case hex digits, as manifests write a checksum.
 std::string checksum_hex(uint64_t checksum);

@@ -86,9 +86,16 @@ std::optional<CsvTable::Record> CsvReader::next() {
   CsvTable::Record record{line_, {}};
   std::string cell;
   bool quoted = false, any = false;
-  auto check_length = [&] {  // after each character added outside quotes
-    if (!quoted && cell.size() > kMaxCsvRecordBytes)
-      fail("{}:{}: a field longer than {} bytes (expected CSV lines)", source_, record.line, kMaxCsvRecordBytes);
+  size_t record_bytes = 0;  // of the cells already taken, one separator each
+  auto check_length = [&] {  // after each character (or run) added, quoted or not: a quoted field may span lines
+    if (record_bytes + cell.size() > kMaxCsvRecordBytes)
+      fail("{}:{}: a record longer than {} bytes (expected CSV lines)", source_, record.line, kMaxCsvRecordBytes);
+  };
+  auto take_cell = [&] {
+    record_bytes += cell.size() + 1;
+    record.cells.push_back(std::move(cell));
+    cell.clear();
+    check_length();
   };
   for (;;) {
     if (take_run(cell, quoted) > 0) any = true, check_length();  // from memory: plain characters in one step
@@ -98,10 +105,11 @@ std::optional<CsvTable::Record> CsvReader::next() {
       if (c == '"' && peek() == '"') cell += '"', get();
       else if (c == '"') quoted = false;
       else cell += static_cast<char>(c), line_ += (c == '\n');
+      check_length();
       continue;
     }
     if (c == '"') quoted = any = true;
-    else if (c == ',') record.cells.push_back(std::move(cell)), cell.clear(), any = true;
+    else if (c == ',') take_cell(), any = true;
     else if (c == '\r') continue;
     else if (c == '\n') {
       ++line_;

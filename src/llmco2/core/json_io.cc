@@ -34,22 +34,34 @@ size_t json_string_end(std::string_view text, size_t at) {
   return std::string_view::npos;
 }
 
-// The byte offset where `text` first nests deeper than `max_depth`, or npos (strings are skipped).
-size_t too_deep_at(std::string_view text, int max_depth) {
+// What parse_json_text checks before parsing: the byte where `text` first nests deeper than `max_depth` (npos if
+// nowhere), and an upper bound on its values (1 + commas + opening brackets; strings are skipped).
+struct JsonShape {
+  size_t too_deep_at = std::string_view::npos;
+  size_t values = 1;
+};
+JsonShape json_shape(std::string_view text, int max_depth) {
+  JsonShape shape;
   int depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '"') {
       i = json_string_end(text, i);
-      if (i == std::string_view::npos) return i;
+      if (i == std::string_view::npos) return shape;  // unterminated: the parser names the byte
       --i;
     } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return i;
+      ++shape.values;
+      if (++depth > max_depth) {
+        shape.too_deep_at = i;
+        return shape;
+      }
     } else if (c == ']' || c == '}') {
       --depth;
+    } else if (c == ',') {
+      ++shape.values;
     }
   }
-  return std::string_view::npos;
+  return shape;
 }
 
 size_t skip_json_space(std::string_view text, size_t at) {
@@ -119,9 +131,16 @@ std::optional<JsonMembers> json_object_members(std::string_view text) {
 }
 
 Json parse_json_text(std::string_view text, const std::string& source) {
-  if (std::optional<Json> parsed = parse_json_fast(text)) return std::move(*parsed);
-  if (const size_t at = too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos)
-    fail("{}: JSON nested deeper than {} levels at byte {}", source, kMaxJsonDepth, at);
+  // Below this many bytes a text cannot hold kMaxJsonValues values (each takes at least two: digit and comma).
+  const bool may_hold_too_many = text.size() >= 2 * kMaxJsonValues;
+  if (!may_hold_too_many)
+    if (std::optional<Json> parsed = parse_json_fast(text)) return std::move(*parsed);
+  const JsonShape shape = json_shape(text, kMaxJsonDepth);
+  if (shape.too_deep_at != std::string_view::npos)
+    fail("{}: JSON nested deeper than {} levels at byte {}", source, kMaxJsonDepth, shape.too_deep_at);
+  if (shape.values > kMaxJsonValues)
+    fail("{}: JSON of more than {} values (a config.json or catalog file holds a few hundred)", source,
+         kMaxJsonValues);
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
