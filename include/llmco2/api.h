@@ -143,6 +143,11 @@ struct ServeSimOptions {
   double bin_s = 60;                               // seconds per point of the timeline
 };
 
+// Stopping long calls from another thread (the Python bindings on Ctrl-C): while the request is set, the calls in
+// progress in this process (predict_many, compare, score_trace, score_requests, serve_sim) stop at their next step
+// and throw Error "interrupted"; clear it before the next call.
+void request_interrupt(bool on);
+
 // Where the predictors come from and what a session may read.
 struct Settings {
   std::string model_file;    // a model file written by llmco2 train, instead of the bundled predictor

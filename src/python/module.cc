@@ -1,13 +1,18 @@
 // python/module.cc - the Python extension `llmco2._core` (pybind11): the public API (llmco2/api.h) with keyword
 // requests, answers as dicts equal to the CLI's JSON, and llmco2::Error raised as llmco2.Error (a ValueError). The
-// GIL is released while the C++ core works.
+// GIL is released while the C++ core works; the long calls run on a thread of their own, so that Ctrl-C stops them.
 #include <pybind11/pybind11.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "llmco2/api.h"
@@ -84,6 +89,50 @@ Json take(Json& request, const std::string& key) {
   return value;
 }
 
+// Runs `call` on a thread of its own with the GIL released while this thread checks every 50 ms for a signal
+// (Ctrl-C): on one, the call is asked to stop at its next step (api::request_interrupt), joined, and the signal's
+// exception (KeyboardInterrupt) raised. A call the interpreter waited on whole took effect only when it ended.
+template <typename Call>
+auto interruptible(Call call) -> decltype(call()) {
+  std::optional<decltype(call())> value;
+  std::exception_ptr error;
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false, interrupted = false;
+  {
+    py::gil_scoped_release release;
+    std::thread worker([&] {
+      try {
+        value.emplace(call());
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard lock(mutex);
+      done = true;
+      finished.notify_one();
+    });
+    std::unique_lock lock(mutex);
+    while (!finished.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; })) {
+      lock.unlock();
+      {
+        py::gil_scoped_acquire gil;
+        interrupted = PyErr_CheckSignals() != 0;  // the handler's exception stays set on this thread
+      }
+      lock.lock();
+      if (!interrupted) continue;
+      llmco2::api::request_interrupt(true);
+      finished.wait(lock, [&] { return done; });
+      break;
+    }
+    lock.unlock();
+    worker.join();
+    if (interrupted) llmco2::api::request_interrupt(false);
+  }
+  if (interrupted) throw py::error_already_set();
+  if (error) std::rethrow_exception(error);
+  return std::move(*value);
+}
+
 const llmco2::api::Session& session() {
   static const llmco2::api::Session instance;  // predictors loaded once per process, on first use
   return instance;
@@ -145,11 +194,8 @@ py::array_t<double> column(const std::vector<llmco2::api::Result>& results,
 
 py::dict predict_many(const py::dict& columns, int threads) {
   const std::vector<llmco2::api::Request> requests = requests_from_columns(columns);
-  std::vector<llmco2::api::Result> results;
-  {
-    py::gil_scoped_release release;
-    results = session().predict_many(requests, threads);
-  }
+  const std::vector<llmco2::api::Result> results =
+      interruptible([&] { return session().predict_many(requests, threads); });
   py::dict out;
   out["energy_j"] = column(results, [](const llmco2::api::Figures& f) { return f.energy_j; });
   out["energy_prefill_j"] = column(results, [](const llmco2::api::Figures& f) { return f.energy_prefill_j; });
@@ -178,11 +224,7 @@ py::dict score_trace(const std::string& path, const py::kwargs& kwargs) {
   Json j = kwargs_json(kwargs, "score_trace");
   const llmco2::api::TraceOptions options = trace_options(j);
   const llmco2::api::Request setup = llmco2::api::request_from_json(j, "score_trace");
-  llmco2::api::Result result;
-  {
-    py::gil_scoped_release release;
-    result = session().score_trace(path, setup, options);
-  }
+  const llmco2::api::Result result = interruptible([&] { return session().score_trace(path, setup, options); });
   return to_python(result.json).cast<py::dict>();
 }
 
@@ -193,11 +235,7 @@ py::dict score_requests(const std::vector<long>& prompt_tokens, const std::vecto
   const llmco2::api::TraceOptions options = trace_options(j);
   const llmco2::api::Request setup = llmco2::api::request_from_json(j, "score_requests");
   llmco2::api::LogColumns log{prompt_tokens, gen_tokens, time_s.value_or(std::vector<double>{}), source};
-  llmco2::api::Result result;
-  {
-    py::gil_scoped_release release;
-    result = session().score_requests(log, setup, options);
-  }
+  const llmco2::api::Result result = interruptible([&] { return session().score_requests(log, setup, options); });
   return to_python(result.json).cast<py::dict>();
 }
 
@@ -208,11 +246,7 @@ py::dict compare(const py::kwargs& kwargs) {
     if (Json v = take(j, key); !v.is_null()) own[key] = v;
   const llmco2::api::CompareOptions o = llmco2::api::compare_options_from_json(own, "compare");
   const llmco2::api::Request request = llmco2::api::request_from_json(j, "compare");
-  llmco2::api::Result result;
-  {
-    py::gil_scoped_release release;
-    result = session().compare(request, o);
-  }
+  const llmco2::api::Result result = interruptible([&] { return session().compare(request, o); });
   return to_python(result.json).cast<py::dict>();
 }
 

@@ -79,6 +79,16 @@ TEST(ApiSession, PredictManyEqualsPredictOneByOne) {
 
 // An unknown GPU's message offers a GPU file only where a file would be read: the command line does, the server
 // (allow_paths false) does not.
+TEST(ApiSession, AnInterruptRequestStopsPredictManyUntilCleared) {
+  const Session session;
+  const std::vector<Request> requests(8);
+  request_interrupt(true);
+  const std::string message = error_of([&] { session.predict_many(requests, 2); });
+  request_interrupt(false);
+  EXPECT_EQ(message, "interrupted");
+  EXPECT_EQ(session.predict_many(requests, 2).size(), 8u);  // cleared: answered as usual
+}
+
 TEST(ApiSession, AnUnknownGpuOffersAFileOnlyWherePathsAreAllowed) {
   Request request;
   request.gpu = "h100-sxn";

@@ -227,3 +227,25 @@ def test_a_keyword_that_is_also_a_column_of_the_frame_is_refused():
         llmco2.predict_many(frame, batch=8)
     # A keyword that is not a column applies to every row of the frame: three answers.
     assert len(llmco2.predict_many(frame, gpu="a100")["energy_j"]) == 3
+
+
+def test_ctrl_c_stops_a_long_call_at_once():
+    # Issue 41: Ctrl-C during predict_many took effect only when the call ended (31 s later). 100,000 rows on one
+    # thread take about 7 s here; a SIGINT after 1 s must raise KeyboardInterrupt within about a second of it, and the
+    # next call must answer as usual (the interrupt request is cleared).
+    import os
+    import signal
+    import threading
+    import time
+
+    columns = {"batch": [1 + i % 64 for i in range(100000)], "gpu": "h100-sxm"}
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        llmco2.predict_many(columns, threads=1)
+    elapsed = time.monotonic() - started
+    timer.cancel()
+    assert elapsed < 3.0, elapsed
+    assert llmco2.predict(gpu="h100-sxm")["energy_j"]["total"] > 0
+    assert len(llmco2.predict_many({"batch": [1, 2]})["energy_j"]) == 2

@@ -12,6 +12,7 @@
 #include "api/resolve.h"
 #include "api/session_impl.h"
 #include "carbon/region_catalog.h"
+#include "core/interrupt.h"
 #include "core/checksum.h"
 #include "core/error.h"
 #include "core/paths.h"
@@ -137,6 +138,8 @@ Result Session::predict(const Request& req) const {
   return out;
 }
 
+void request_interrupt(bool on) { llmco2::request_interrupt(on); }
+
 std::vector<Result> Session::predict_many(const std::vector<Request>& requests, int threads) const {
   std::vector<Result> out(requests.size());
   std::vector<std::exception_ptr> errors(requests.size());
@@ -144,7 +147,7 @@ std::vector<Result> Session::predict_many(const std::vector<Request>& requests, 
       threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()), 1,
       std::max<size_t>(1, requests.size()));
   auto work = [&](size_t first) {
-    for (size_t i = first; i < requests.size(); i += workers) {
+    for (size_t i = first; i < requests.size() && !interrupt_requested(); i += workers) {
       try {
         out[i] = predict(requests[i]);
       } catch (...) {
@@ -156,6 +159,7 @@ std::vector<Result> Session::predict_many(const std::vector<Request>& requests, 
   for (size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
   work(0);
   for (auto& t : pool) t.join();
+  check_interrupt();
   for (size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i]) continue;
     try {

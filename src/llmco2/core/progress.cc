@@ -1,6 +1,8 @@
 // core/progress.cc - progress line.
 #include "core/progress.h"
 
+#include "core/interrupt.h"
+
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -15,6 +17,7 @@ Progress::Progress(std::string what, long total, bool enabled)
     : what_(std::move(what)), total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()), last_(start_) {}
 
 void Progress::update(long done) {
+  check_interrupt();  // every loop that reports progress can be stopped here (core/interrupt.h)
   if (!enabled_ || (done & 255) != 0) return;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_ < std::chrono::milliseconds(250)) return;

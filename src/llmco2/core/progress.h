@@ -12,7 +12,7 @@ double seconds_since(std::chrono::steady_clock::time_point start);
 class Progress {
  public:
   Progress(std::string what, long total, bool enabled = true);
-  void update(long done);  // cheap when called often
+  void update(long done);  // cheap when called often; throws Interrupted when an interrupt is requested
   void finish();           // prints the final line with the elapsed time
 
  private:
