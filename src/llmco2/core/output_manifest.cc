@@ -111,8 +111,10 @@ std::filesystem::path manifest_beside(const std::filesystem::path& file) {
 
 std::vector<std::string> stale_outputs(const std::filesystem::path& manifest_path) {
   const Json manifest = read_json_file(manifest_path);
-  if (!manifest.is_object() || manifest.value("schema", "") != kSchema || !manifest.contains("outputs") ||
-      !manifest["outputs"].is_array())
+  // value("schema", "") would throw nlohmann's type_error for a schema that is not a string (found by fuzzing).
+  const bool ours = manifest.is_object() && manifest.contains("schema") && manifest["schema"].is_string() &&
+                    manifest["schema"].get<std::string>() == kSchema;
+  if (!ours || !manifest.contains("outputs") || !manifest["outputs"].is_array())
     fail("{}: not an llmco2 run manifest (expected schema '{}' and an outputs list)", manifest_path.string(), kSchema);
   std::vector<std::string> stale;
   for (const Json& output : manifest["outputs"]) {

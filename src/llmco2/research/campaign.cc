@@ -130,7 +130,9 @@ std::string run_section(const std::string& folder, const CampaignScoreOptions& o
   const std::vector<KernelSample> samples = read_campaign_kernels(dir, gpu, &skipped);
   const std::vector<CampaignClosedLoop> loops = read_campaign_closed_loop(dir);
   json = {{"campaign", folder}, {"gpu", gpu.id}, {"model", o.model}};
-  std::string md = fmt::format("## `{}`: {}, {}\n\n", folder, gpu.name, env.value("date_utc", std::string("no date")));
+  const bool dated = env.contains("date_utc") && env["date_utc"].is_string();
+  std::string md = fmt::format("## `{}`: {}, {}\n\n", folder, gpu.name,
+                               dated ? env["date_utc"].get<std::string>() : std::string("no date"));
   if (env.contains("idle_power_w") && env["idle_power_w"].is_number())
     md += fmt::format("GPU board power at rest with a CUDA context open, before the run: {:.0f} W (the catalog's idle "
                       "figure, for a board with no context: {:.0f} W).\n\n",
