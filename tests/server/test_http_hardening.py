@@ -147,6 +147,24 @@ class Limits(unittest.TestCase):
                 statuses.append(status)
         self.assertEqual(statuses, [200, 200, 404])
 
+    def test_expect_100_continue_on_a_kept_connection(self):
+        # The second request of a connection may be read by the worker that answered the first (it keeps the
+        # connection a moment for a client that sends at once); a head asking "Expect: 100-continue" still gets its
+        # 100 before the body is sent, and then its answer.
+        body = json.dumps(REQUEST).encode()
+        with connect(self.server) as s:
+            s.sendall(b"GET /health HTTP/1.1\r\n\r\n")
+            self.assertEqual(read_response(s)[0], 200)
+            s.sendall(b"POST /v1/predict HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+            s.settimeout(2)
+            interim = b""
+            while b"\r\n\r\n" not in interim:
+                interim += s.recv(1)
+            self.assertTrue(interim.startswith(b"HTTP/1.1 100 Continue"), interim)
+            s.sendall(body)
+            status, _, answer, _ = read_response(s)
+        self.assertEqual(status, 200, answer)
+
     def test_a_form_encoded_json_body_is_read_as_json(self):
         # curl -d sends application/x-www-form-urlencoded; the body is JSON all the same, up to --max-body-bytes.
         padded = json.dumps(REQUEST).encode() + b" " * 9000

@@ -39,6 +39,7 @@ class RequestReader {
   State feed(std::string& in);
   // True once, when the head asked "Expect: 100-continue" for a body still to come: the server answers 100 first.
   bool take_continue();
+  bool continue_pending() const { return wants_continue_; }
   // True while part of a request has been read (a deadline then ends with 408; an idle connection just closes).
   bool started() const { return started_; }
   int status() const { return status_; }

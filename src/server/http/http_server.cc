@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ctime>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -36,6 +37,10 @@ constexpr int kMaxPollMs = 1000;
 // long and this much), so that its answer is not lost to a reset when the client's data meets a closed socket.
 constexpr double kLingerS = 2;
 constexpr size_t kMaxLingerBytes = 4 << 20;
+// After an answer, a worker with nothing else waiting keeps a keep-alive connection this long for its next request
+// (a client that sends at once saves two thread hand-offs), and at most this many requests in a row.
+constexpr auto kKeepForNext = std::chrono::microseconds(500);
+constexpr int kMaxInlineRequests = 64;
 
 const char* reason(int status) {
   switch (status) {
@@ -70,7 +75,9 @@ int ms_until(Clock::time_point deadline) {
   return static_cast<int>(std::clamp<long long>(ms, 0, kMaxPollMs));
 }
 
-Clock::duration seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
 
 // Writes all of `data` by `deadline` on a non-blocking socket; false when the peer is gone or too slow to take it.
 bool write_all(int fd, std::string_view data, Clock::time_point deadline) {
@@ -93,7 +100,9 @@ bool write_all(int fd, std::string_view data, Clock::time_point deadline) {
 
 // One try at a short answer from the polling thread, which never waits on a client: what does not fit in the
 // socket's buffer is lost with the connection.
-void send_now(int fd, const std::string& data) { (void)::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT); }
+void send_now(int fd, const std::string& data) {
+  (void)::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
 
 struct Connection {
   Connection(int socket, const HttpLimits& limits) : fd(socket), reader(limits) {}
@@ -152,6 +161,8 @@ struct HttpServer::Impl {
   }
   void drain(Connection& c);
   void accept_all();
+  std::unique_ptr<HttpRequest> next_request(Connection& c, bool& closed);
+  bool answer(Connection& c, std::unique_ptr<HttpRequest> request);
   void on_readable(int fd);
   void advance(Connection& c);
   void dispatch(Connection& c);
@@ -208,29 +219,69 @@ void HttpServer::Impl::advance(Connection& c) {
   if (state == RequestReader::State::done) dispatch(c);
 }
 
-void HttpServer::Impl::dispatch(Connection& c) {
-  auto request = std::make_shared<HttpRequest>(c.reader.take());
-  ++c.served;
-  const bool keep = request->keep_alive && c.served < o.max_requests_per_connection && !stopping;
-  const int fd = c.fd;
-  const auto received = std::chrono::system_clock::now();
-  const auto start = Clock::now();
-  c.busy = true;
-  ++busy;
-  auto written = std::make_shared<bool>(false);
-  const bool queued = workers->try_enqueue([this, fd, request, keep, received, start, written] {
+// The next whole request on a connection a worker holds, if it arrives within kKeepForNext; otherwise nullptr, the
+// bytes read so far kept in the connection for the polling thread (`closed` set when the client closed it).
+std::unique_ptr<HttpRequest> HttpServer::Impl::next_request(Connection& c, bool& closed) {
+  const auto deadline = Clock::now() + kKeepForNext;
+  for (;;) {
+    const RequestReader::State state = c.reader.feed(c.in);
+    if (state == RequestReader::State::done) return std::make_unique<HttpRequest>(c.reader.take());
+    // A refusal, or a client waiting for "100 Continue": the polling thread answers those.
+    if (state == RequestReader::State::failed || c.reader.continue_pending()) return nullptr;
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return nullptr;
+    pollfd p{c.fd, POLLIN, 0};
+    const struct timespec wait{0, static_cast<long>(left) * 1000};
+    if (::ppoll(&p, 1, &wait, nullptr) <= 0) return nullptr;
+    char buffer[kReadChunk];
+    const ssize_t n = ::recv(c.fd, buffer, sizeof buffer, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    if (n <= 0) {
+      closed = true;
+      return nullptr;
+    }
+    c.in.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// Answers `request` on `c` (a worker's task), then, while no other task waits, the requests that follow at once.
+// Returns whether the connection stays open.
+bool HttpServer::Impl::answer(Connection& c, std::unique_ptr<HttpRequest> request) {
+  for (int inline_requests = 0;; ++inline_requests) {
+    const auto received = std::chrono::system_clock::now();
+    const auto start = Clock::now();
+    const bool keep = request->keep_alive && c.served < o.max_requests_per_connection && !stopping;
     HttpResponse response;
     try {
       response = handler(*request);
     } catch (...) {  // the handler answers its own errors; this is the last net, with nothing of the exception
       response = error_body(500, "internal error");
     }
-    *written = write_all(fd, serialized(response, keep), Clock::now() + seconds(o.timeout_s));
+    const bool written = write_all(c.fd, serialized(response, keep), Clock::now() + seconds(o.timeout_s));
     logger(*request, response, received, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  }, [this, fd, keep, written] {  // the worker's slot is free again: the connection may be enqueued at once
+    if (!keep || !written) return false;
+    if (inline_requests + 1 >= kMaxInlineRequests || stopping || workers->waiting() > 0) return true;
+    bool closed = false;
+    request = next_request(c, closed);
+    if (closed) return false;
+    if (!request) return true;
+    ++c.served;
+  }
+}
+
+void HttpServer::Impl::dispatch(Connection& c) {
+  auto request = std::make_shared<std::unique_ptr<HttpRequest>>(std::make_unique<HttpRequest>(c.reader.take()));
+  ++c.served;
+  Connection* held = &c;  // stable while busy: the polling thread neither reads nor closes a busy connection
+  c.busy = true;
+  ++busy;
+  auto keep_open = std::make_shared<bool>(false);
+  const bool queued = workers->try_enqueue([this, held, request, keep_open] {
+    *keep_open = answer(*held, std::move(*request));
+  }, [this, fd = c.fd, keep_open] {  // the worker's slot is free again: the connection may be enqueued at once
     {
       std::lock_guard lock(returned_mutex);
-      returned.emplace_back(fd, keep && *written);
+      returned.emplace_back(fd, *keep_open);
     }
     wake_up();
   });
@@ -239,7 +290,7 @@ void HttpServer::Impl::dispatch(Connection& c) {
   c.busy = false;
   HttpResponse r = error_body(503, "server busy: every worker and queue slot is taken, retry later");
   r.headers.emplace_back("Retry-After", "1");
-  logger(*request, r, received, 0.0);
+  logger(**request, r, std::chrono::system_clock::now(), 0.0);
   answer_and_linger(c, r);
 }
 
@@ -259,8 +310,8 @@ void HttpServer::Impl::take_returned() {
     }
     Connection& c = *it->second;
     c.busy = false;
-    c.deadline = Clock::now() + seconds(o.keep_alive_s);
-    if (!c.in.empty()) advance(c);  // a pipelined request already read
+    c.deadline = Clock::now() + seconds(c.reader.started() ? o.timeout_s : o.keep_alive_s);
+    if (!c.in.empty() || c.reader.started()) advance(c);  // a request already (partly) read, refused or expecting 100
   }
 }
 

@@ -19,6 +19,11 @@ bool TaskLine::try_enqueue(std::function<void()> task, std::function<void()> the
   return true;
 }
 
+size_t TaskLine::waiting() {
+  std::lock_guard lock(mutex_);
+  return tasks_.size();
+}
+
 void TaskLine::shutdown() {
   {
     std::lock_guard lock(mutex_);

@@ -23,6 +23,7 @@ class TaskLine {
   // (a connection ready for its next request) can be enqueued at once.
   bool try_enqueue(std::function<void()> task, std::function<void()> then = {});
   void shutdown();  // runs what is queued, then joins the threads
+  size_t waiting();  // tasks queued and not yet taken by a thread
 
  private:
   void work();
