@@ -9,6 +9,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/json_io.h"
+#include "graph/layer_kernels.h"
 #include "hardware/gpu_catalog.h"
 
 namespace llmco2 {
@@ -104,7 +105,7 @@ KernelWork campaign_decode_attention_work(double batch, double context, double k
                                           int kv_heads, int head_dim) {
   KernelWork w;
   w.kind = KernelClass::attention;
-  w.ops = batch * heads * context * (4.0 * head_dim + kCampaignSoftmaxOps);
+  w.ops = batch * heads * context * (4.0 * head_dim + kSoftmaxOpsPerElement);
   const double query_bytes = batch * heads * head_dim * kActivationBytes;
   w.mem_bytes = 2 * query_bytes + 2 * batch * context * kv_heads * head_dim * kv_bytes;
   w.rows = batch;
@@ -115,7 +116,7 @@ KernelWork campaign_decode_attention_work(double batch, double context, double k
 KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int heads, int kv_heads, int head_dim) {
   KernelWork w;
   w.kind = KernelClass::attention;
-  w.ops = heads * tokens * (tokens + 1) / 2 * (4.0 * head_dim + kCampaignSoftmaxOps);
+  w.ops = heads * tokens * (tokens + 1) / 2 * (4.0 * head_dim + kSoftmaxOpsPerElement);
   w.mem_bytes = (2.0 * heads + 2.0 * kv_heads) * tokens * head_dim * kActivationBytes;  // Q, O; K, V
   w.rows = tokens;
   w.peak_ops_per_s = gpu.matrix_peak(DType::bf16).ops_per_s;

@@ -12,10 +12,6 @@
 
 namespace llmco2 {
 
-// Operations of the softmax per query-key pair (max, subtract, exp, sum, divide), as the graph's attention nodes
-// count them (graph/layer_kernels.cc).
-inline constexpr double kCampaignSoftmaxOps = 5;
-
 // A GEMM of m rows, inner k and n columns: `dtype` "bf16" (2-byte inputs and output) or "fp8" (1-byte inputs scaled
 // per tensor, 2-byte output, on the GPU's fp8 tensor peak): 2 m n k operations; bytes = (m k + n k) x input bytes
 // + m n x 2, each operand read and the output written once.

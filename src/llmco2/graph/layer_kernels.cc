@@ -8,7 +8,6 @@ namespace llmco2 {
 namespace {
 
 constexpr double kNormOpsPerElement = 7;     // square, sum, mean, rsqrt, scale, gain (+ LayerNorm's centring)
-constexpr double kSoftmaxOpsPerElement = 5;  // max, subtract, exp, sum, divide
 
 double activation_ops(Activation activation) {
   switch (activation) {

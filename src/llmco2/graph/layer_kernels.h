@@ -32,6 +32,9 @@ void set_phase_counts(PhaseShape& shape, const Request& request);
 
 // Rows of one tile of a weight-only GEMM (Marlin's 64-row blocks): each tile dequantises the weights it uses again.
 inline constexpr double kDequantRowTile = 64;
+// Operations of a softmax per score (max, subtract, exp, sum, divide).
+inline constexpr double kSoftmaxOpsPerElement = 5;
+
 // Operations to dequantise one weight element of `weights` for a matmul running at `compute`: 0 when the matrix
 // units take the weights as stored; 3 for 4-bit formats (unpack, convert, scale), 2 for 8-bit ones (convert, scale).
 double dequant_ops_per_weight(DType weights, DType compute);
