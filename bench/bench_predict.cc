@@ -12,6 +12,7 @@
 #include "llmco2/api.h"
 #include "predictor/gnn.h"
 #include "predictor/predictor.h"
+#include "sim/label.h"
 
 extern char** environ;
 
@@ -24,7 +25,7 @@ void BM_PredictInProcess(benchmark::State& state) {
   const SimParams params = load_sim_params(default_sim_params_path());
   const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params);
   CatalogCache catalogs;
-  const SimConfig c = default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  const PredictorInput c = predictor_input(default_config("llama-3.1-8b", "h100-sxm", catalogs));
   for (auto _ : state) benchmark::DoNotOptimize(predictor->predict(c));
 }
 BENCHMARK(BM_PredictInProcess)->Unit(benchmark::kMicrosecond);
@@ -33,7 +34,7 @@ BENCHMARK(BM_PredictInProcess)->Unit(benchmark::kMicrosecond);
 void BM_PredictInProcessSim(benchmark::State& state) {
   const auto predictor = make_sim_predictor(load_sim_params(default_sim_params_path()));
   CatalogCache catalogs;
-  const SimConfig c = default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  const PredictorInput c = predictor_input(default_config("llama-3.1-8b", "h100-sxm", catalogs));
   for (auto _ : state) benchmark::DoNotOptimize(predictor->predict(c));
 }
 BENCHMARK(BM_PredictInProcessSim)->Unit(benchmark::kMicrosecond);
@@ -42,7 +43,7 @@ BENCHMARK(BM_PredictInProcessSim)->Unit(benchmark::kMicrosecond);
 void BM_PredictFirstOfSetup(benchmark::State& state) {
   const SimParams params = load_sim_params(default_sim_params_path());
   CatalogCache catalogs;
-  const SimConfig c = default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  const PredictorInput c = predictor_input(default_config("llama-3.1-8b", "h100-sxm", catalogs));
   for (auto _ : state) {
     state.PauseTiming();
     auto predictor = state.range(0) ? load_predictor(data_dir() / "predictors" / "llmco2.model", params)

@@ -14,6 +14,7 @@
 
 #include "carbon/embodied.h"
 #include "core/paths.h"
+#include "sim/label.h"
 #include "trace/trace_account.h"
 #include "trace/trace_stream.h"
 
@@ -25,7 +26,7 @@ struct BenchSetup {
   std::unique_ptr<Predictor> predictor = load_predictor(data_dir() / "predictors" / "llmco2.model",
                                                         load_sim_params(default_sim_params_path()));
   CatalogCache catalogs;
-  SimConfig setup = default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  PredictorInput setup = predictor_input(default_config("llama-3.1-8b", "h100-sxm", catalogs));
   CarbonInputs carbon = carbon_on(*setup.gpu);
 
   static CarbonInputs carbon_on(const Gpu& gpu) {

@@ -25,9 +25,9 @@ std::string resealed(std::string bytes) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const llmco2::SimParams params = llmco2::load_sim_params_or_default("");
-  static const llmco2::SimConfig config = [] {
+  static const llmco2::PredictorInput config = [] {
     llmco2::CatalogCache catalogs;
-    llmco2::SimConfig c = llmco2::default_config("llama-3.1-8b", "h100-sxm", catalogs);
+    llmco2::PredictorInput c = predictor_input(llmco2::default_config("llama-3.1-8b", "h100-sxm", catalogs));
     c.request.prompt_tokens = 64;
     c.request.gen_tokens = 4;
     return c;

@@ -7,7 +7,7 @@ set(LLMCO2_UNIT_TEST_SOURCES
   model/hf_config_test.cc
   hardware/gpu_catalog_test.cc hardware/catalog_index_test.cc hardware/host_power_test.cc hardware/roofline_test.cc hardware/engine_precision_test.cc
   graph/context_test.cc graph/layer_kernels_test.cc graph/kernel_graph_test.cc
-  features/features_test.cc features/memory_plan_test.cc core/accuracy_test.cc predictor/model_file_test.cc predictor/gnn_test.cc predictor/gnn_prepared_test.cc predictor/sim_predictor_test.cc predictor/registry_test.cc
+  features/features_test.cc features/memory_plan_test.cc core/accuracy_test.cc predictor/model_file_test.cc predictor/gnn_test.cc predictor/gnn_prepared_test.cc predictor/sim_predictor_test.cc predictor/input_test.cc predictor/registry_test.cc
   sampling/focused_sampling_test.cc evaluation/report_test.cc
   carbon/carbon_test.cc trace/trace_test.cc trace/trace_stream_test.cc compare/compare_test.cc calibration/kernel_profiles_test.cc calibration/kernel_campaign_test.cc
   calibration/screening_test.cc

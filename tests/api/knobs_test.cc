@@ -74,10 +74,10 @@ TEST(Knobs, APromptBeyondTheContextWindowIsRefusedNamingIt) {
 // Two resolutions of one request are two objects with one value: the setup cache (same_setup) treats them as one.
 TEST(Knobs, TheSetupCacheKeysOnTheSetupsValue) {
   const ResolvedRequest a = resolve_request(Request{}, true), b = resolve_request(Request{}, true);
-  const SimConfig x = sim_config(a), y = sim_config(b);
+  const PredictorInput x = input_for(a), y = input_for(b);
   ASSERT_NE(x.model.get(), y.model.get());
   EXPECT_TRUE(same_setup(x, y));
-  SimConfig other_gpu = y;
+  PredictorInput other_gpu = y;
   Gpu nvl = *y.gpu;
   nvl.tdp_w -= 1;
   other_gpu.gpu = std::make_shared<const Gpu>(nvl);

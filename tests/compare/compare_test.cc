@@ -15,7 +15,7 @@ namespace {
 class ScalingPredictor final : public Predictor {
  public:
   std::string name() const override { return "scaling"; }
-  Prediction predict(const SimConfig& c) const override {
+  Prediction predict(const PredictorInput& c) const override {
     return phase_prediction(0, 3.6e6 * c.request.gpus, 0, 8.0 / c.request.gpus);
   }
 };
@@ -27,7 +27,7 @@ SetupFor fixed_setup(const ModelSpec& model, const Request& request, const Carbo
     Request r = request;
     r.gpus = gpus;
     check_runs(model, r, gpu);
-    return ComparedSetup{config_for_request(model, gpu, r), carbon(gpu, gpus), {}};
+    return ComparedSetup{predictor_input(model, gpu, r), carbon(gpu, gpus), {}};
   };
 }
 

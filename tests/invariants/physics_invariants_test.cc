@@ -41,12 +41,12 @@ int gpus_that_fit(const ModelSpec& m, const Gpu& g, Request r) {
   return 0;
 }
 
-SimConfig config(const Case& c) {
+PredictorInput config(const Case& c) {
   const ModelSpec m = ModelCatalog::bundled().resolve(c.model);
   Request r;
   r.batch = c.batch, r.prompt_tokens = c.prompt, r.gen_tokens = c.gen, r.gpus = c.gpus;
   r.precision = precision_or_default("", m.default_dtype);
-  return config_for_request(m, GpuCatalog::bundled().resolve(c.gpu), r);
+  return predictor_input(m, GpuCatalog::bundled().resolve(c.gpu), r);
 }
 
 class PhysicsInvariants : public ::testing::TestWithParam<std::string> {
@@ -67,10 +67,10 @@ TEST_P(PhysicsInvariants, PowerBetweenIdleAndTdpAndTimeNoFasterThanTheRoofline) 
     for (const char* model : kModels) {
       Case c{model, gpu.id};
       const ModelSpec m = ModelCatalog::bundled().resolve(model);
-      const SimConfig probe = config(c);
+      const PredictorInput probe = config(c);
       c.gpus = gpus_that_fit(m, gpu, probe.request);
       if (c.gpus == 0) continue;
-      const SimConfig cfg = config(c);
+      const PredictorInput cfg = config(c);
       const Prediction p = predictor_->predict(cfg);
       const double seconds = *p.latency_s.total, joules = *p.energy_j.total;
       SCOPED_TRACE(fmt::format("{} on {} x {}", model, c.gpus, gpu.id));
@@ -146,8 +146,8 @@ TEST_P(PhysicsInvariants, TensorParallelismSpeedsUpDecodeOnNvlink) {
 
 TEST_P(PhysicsInvariants, WeightOnlyInt4DecodesFasterThanBf16AtBatchOne) {
   for (const char* gpu : {"h100-sxm", "a100-80gb-sxm", "l40s"}) {
-    SimConfig bf16 = config({"llama-3.1-8b", gpu, 1, 1, 512, 128});
-    SimConfig w4 = bf16;
+    PredictorInput bf16 = config({"llama-3.1-8b", gpu, 1, 1, 512, 128});
+    PredictorInput w4 = bf16;
     w4.request.precision = parse_precision("w4a16", DType::bf16);
     SCOPED_TRACE(gpu);
     EXPECT_GE(*predictor_->predict(bf16).latency_s.decode / *predictor_->predict(w4).latency_s.decode, 1.5);

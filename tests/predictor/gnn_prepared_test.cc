@@ -67,7 +67,7 @@ constexpr std::array<std::array<long, 3>, 5> kCounts = {
     {{1, 1, 1}, {1, 128, 1024}, {8, 4000, 64}, {64, 1024, 256}, {1, 200000, 100}}};
 
 // Encodes kCounts on one setup both ways; returns how many the prepared encoder took.
-int compare_setup(SimConfig setup, const std::string& name) {
+int compare_setup(PredictorInput setup, const std::string& name) {
   std::optional<SetupEncoder> encoder;
   try {
     encoder.emplace(setup, FeatureSet::llmco2, params());
@@ -111,7 +111,7 @@ TEST(SetupEncoder, EncodesEveryRequestOfASetupAsEncodeGraphDoesAndTheForwardPass
         Request setup;
         setup.gpus = gpus;
         setup.precision = engine_precision(*gpu, model->precision_for(""), setup.engine).precision;
-        SimConfig c = config_for_request(*model, *gpu, setup);
+        PredictorInput c = predictor_input(*model, *gpu, setup);
         prepared += compare_setup(c, fmt::format("{} {} x{}", entry.id, gpu_id, gpus));
       }
     }
@@ -122,7 +122,7 @@ TEST(SetupEncoder, EncodesEveryRequestOfASetupAsEncodeGraphDoesAndTheForwardPass
 TEST(SetupEncoder, TheSetupColumnsAreTheSameForEveryRequestOfTheSetup) {
   CatalogCache catalogs;
   for (const char* model : {"llama-3.1-8b", "mixtral-8x7b", "deepseek-v3.1", "gemma-2-9b"}) {
-    SimConfig c = default_config(model, "h100-sxm", catalogs);
+    PredictorInput c = predictor_input(default_config(model, "h100-sxm", catalogs));
     const EncodedGraph a = encode_graph(c, FeatureSet::llmco2, params());
     c.request.batch = 32, c.request.prompt_tokens = 77, c.request.gen_tokens = 5;
     const EncodedGraph b = encode_graph(c, FeatureSet::llmco2, params());
@@ -143,7 +143,7 @@ TEST(SetupEncoder, TheSetupColumnsAreTheSameForEveryRequestOfTheSetup) {
 
 TEST(SetupEncoder, LeavesRequestsThatRunInWavesToThePlainPath) {
   CatalogCache catalogs;
-  SimConfig c = default_config("llama-3.1-8b", "l4", catalogs);
+  PredictorInput c = predictor_input(default_config("llama-3.1-8b", "l4", catalogs));
   SetupEncoder encoder(c, FeatureSet::llmco2, params());
   c.request.batch = 256, c.request.prompt_tokens = 8000, c.request.gen_tokens = 2000;  // 24 GB L4: many waves
   EXPECT_EQ(encoder.encode(c), nullptr);
@@ -219,10 +219,10 @@ TEST(SageWeightsByInput, NotFiniteOrUnsupportedWidthsTakeThePlainPath) {
 
 TEST(SetupCache, LendsEachStateToOneHolderAndKeepsTheLatest) {
   CatalogCache catalogs;
-  const SimConfig a = default_config("llama-3.1-8b", "h100-sxm", catalogs);
-  SimConfig a_other_counts = a;
+  const PredictorInput a = predictor_input(default_config("llama-3.1-8b", "h100-sxm", catalogs));
+  PredictorInput a_other_counts = a;
   a_other_counts.request.batch = 7, a_other_counts.batch_scale = 0.5;
-  SimConfig b = a;
+  PredictorInput b = a;
   b.request.gpus = 2;
   SetupCache<int> cache(2);
   auto first = cache.take(a);
@@ -251,8 +251,8 @@ TEST(SetupCache, LendsEachStateToOneHolderAndKeepsTheLatest) {
 
 TEST(SetupCache, ForgetsTheOldestSetupsSeenWithoutAState) {
   CatalogCache catalogs;
-  const SimConfig a = default_config("llama-3.1-8b", "h100-sxm", catalogs);
-  SimConfig b = a, c = a;
+  const PredictorInput a = predictor_input(default_config("llama-3.1-8b", "h100-sxm", catalogs));
+  PredictorInput b = a, c = a;
   b.request.gpus = 2, c.request.gpus = 4;
   SetupCache<int> cache(2);
   EXPECT_FALSE(cache.take(a).seen);
@@ -268,9 +268,9 @@ TEST(SetupCache, ForgetsTheOldestSetupsSeenWithoutAState) {
 TEST(GnnPredictor, PredictsAsThePlainPathToTheBit) {
   const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params());
   CatalogCache catalogs;
-  const std::vector<SimConfig> configs = sample_configs(catalogs);
+  const std::vector<PredictorInput> configs = sample_configs(catalogs);
   for (int round = 0; round < 3; ++round)  // the plain path first, then the prepared states, made and kept
-    for (const SimConfig& c : configs) {
+    for (const PredictorInput& c : configs) {
       const EncodedGraph g = encode_graph(c, bundled_weights().features, params());
       const auto y = gnn_forward(bundled_weights(), g);
       const Prediction p = predictor->predict(c);
@@ -293,12 +293,12 @@ void expect_same_values(const PhaseValues& a, const PhaseValues& b, const std::s
 // (through the prepared pass where this build has it) against a fresh one, whose only request takes the plain path.
 TEST(GnnPredictor, BothBundledGnnsPredictAsAFreshPredictor) {
   CatalogCache catalogs;
-  const std::vector<SimConfig> configs = sample_configs(catalogs);
+  const std::vector<PredictorInput> configs = sample_configs(catalogs);
   for (const char* name : {"llmco2.model", "nnlqp.model"}) {
     const auto file = data_dir() / "predictors" / name;
     const auto kept = load_predictor(file, params());
     for (int round = 0; round < 3; ++round)
-      for (const SimConfig& c : configs) {
+      for (const PredictorInput& c : configs) {
         const Prediction fresh = load_predictor(file, params())->predict(c), p = kept->predict(c);
         const std::string where = fmt::format("{} {} x{} batch {} round {}", name, c.model->id, c.request.gpus,
                                               c.request.batch, round);
@@ -313,9 +313,9 @@ TEST(GnnPredictor, BothBundledGnnsPredictAsAFreshPredictor) {
 TEST(GnnPredictor, ThreadsShareOnePredictor) {
   const auto predictor = load_predictor(data_dir() / "predictors" / "llmco2.model", params());
   CatalogCache catalogs;
-  const std::vector<SimConfig> configs = sample_configs(catalogs);
+  const std::vector<PredictorInput> configs = sample_configs(catalogs);
   std::vector<double> expected;
-  for (const SimConfig& c : configs) expected.push_back(*predictor->predict(c).energy_j.total);
+  for (const PredictorInput& c : configs) expected.push_back(*predictor->predict(c).energy_j.total);
   std::vector<std::vector<double>> got(4);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < got.size(); ++t)

@@ -14,7 +14,7 @@ namespace llmco2::testing_support {
 class PowerLawPredictor final : public Predictor {
  public:
   std::string name() const override { return "power-law"; }
-  Prediction predict(const SimConfig& c) const override {
+  Prediction predict(const PredictorInput& c) const override {
     const double p = static_cast<double>(c.request.prompt_tokens), g = static_cast<double>(c.request.gen_tokens);
     const double b = static_cast<double>(c.request.batch);
     return phase_prediction(2.0 * b * std::pow(p, 0.9), 3.0 * b * std::pow(p, 0.2) * std::pow(g, 1.1),
@@ -22,9 +22,9 @@ class PowerLawPredictor final : public Predictor {
   }
 };
 
-inline SimConfig llama_on_h100() {
+inline PredictorInput llama_on_h100() {
   CatalogCache catalogs;
-  return default_config("llama-3.1-8b", "h100-sxm", catalogs);
+  return predictor_input(default_config("llama-3.1-8b", "h100-sxm", catalogs));
 }
 
 }  // namespace llmco2::testing_support

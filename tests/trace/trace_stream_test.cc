@@ -273,7 +273,7 @@ TEST(TraceStream, CompareOverShapesEqualsCompareOverTheLog) {
   const LogShapes shapes = survey_log_shapes(path, file_options, false);
   EXPECT_EQ(shapes.requests, static_cast<long>(log.requests.size()));
   EXPECT_EQ(shapes.file.time_outliers, 1);
-  const SimConfig base = llama_on_h100();
+  const PredictorInput base = llama_on_h100();
   const std::vector<Gpu> gpus = {*base.gpu};
   const CarbonFor carbon = [](const Gpu&, int n) {
     CarbonInputs c = h100_carbon();
@@ -281,7 +281,7 @@ TEST(TraceStream, CompareOverShapesEqualsCompareOverTheLog) {
     return c;
   };
   const SetupFor setup_for = [&](const Gpu& gpu, int n) {
-    SimConfig config = base;
+    PredictorInput config = base;
     config.request.gpus = n;
     return ComparedSetup{config, carbon(gpu, n), {}};
   };

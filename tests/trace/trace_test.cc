@@ -23,7 +23,7 @@ using testing_support::write_temp;
 class ConstantPredictor final : public Predictor {
  public:
   std::string name() const override { return "constant"; }
-  Prediction predict(const SimConfig& c) const override {
+  Prediction predict(const PredictorInput& c) const override {
     const double b = static_cast<double>(c.request.batch);
     return phase_prediction(0.9e6 * b, 2.7e6 * b, 2.0, 8.0);
   }
@@ -100,7 +100,7 @@ TEST(ShapeTable, InterpolationIsExactForPowerLawsAndOnGridNodes) {
   const std::vector<Shape> shapes = {{3, 1}, {31, 7}, {1000, 300}, {4500, 77}, {123, 1999}, {32, 33}};
   table.prepare(shapes, false);
   for (const auto& s : shapes) {
-    SimConfig c = llama_on_h100();
+    PredictorInput c = llama_on_h100();
     c.request.prompt_tokens = s.prompt_tokens;
     c.request.gen_tokens = s.gen_tokens;
     const Prediction want = predictor.predict(c), got = table.at(s);

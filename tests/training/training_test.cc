@@ -6,6 +6,7 @@
 
 #include "predictor/deepen.h"
 #include "predictor/predictor.h"
+#include "sim/label.h"
 #include "sampling/focused_sampling.h"
 #include "training/baselines_fit.h"
 #include "training/gnn_trainer.h"
@@ -114,7 +115,7 @@ TEST(Baselines, LlmCarbonRecoversTheUtilisationItWasGenerated) {
   std::vector<DatasetRow> labelled = rows();
   CatalogCache catalogs;
   const auto truth = make_llmcarbon_predictor(0.3);
-  for (auto& row : labelled) row.energy_j = truth->predict(config_for_row(row, catalogs)).energy_j;
+  for (auto& row : labelled) row.energy_j = truth->predict(predictor_input(config_for_row(row, catalogs))).energy_j;
   const ExampleSet set = make_examples(labelled, FeatureSet::merged, default_sim_params(), false);
   EXPECT_NEAR(fit_llmcarbon_utilisation(pointers(set)), 0.3, 1e-6);  // targets are stored as float logs
 }
@@ -127,7 +128,7 @@ TEST(Baselines, DeepEnSumsPositiveKernelPredictions) {
   o.threads = 1;
   const ModelFile file = parse_model_file(serialize_model_file(fit_deepen(pointers(set), o)), "deepen.model");
   const auto deepen = make_deepen_predictor(file, "deepen.model");
-  std::vector<SimConfig> configs;
+  std::vector<PredictorInput> configs;
   for (const auto& e : set.examples) configs.push_back(e.config);
   const auto predictions = deepen->predict_all(configs);
   ASSERT_EQ(predictions.size(), configs.size());

@@ -290,7 +290,7 @@ SetupFor setup_resolver(const Request& request, const ModelSpec& model, const st
                         bool for_log, bool paths) {
   return [=, &model](const Gpu& gpu, int gpus) {
     const ResolvedRequest r = resolve_row(request, model, asked_node, gpu, gpus, for_log, paths);
-    return ComparedSetup{sim_config(r), r.carbon, r.notes};
+    return ComparedSetup{input_for(r), r.carbon, r.notes};
   };
 }
 

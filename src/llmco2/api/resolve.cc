@@ -122,8 +122,8 @@ ResolvedRequest resolve_log_setup(const Request& f, bool allow_paths) {
   return r;
 }
 
-SimConfig sim_config(const ResolvedRequest& r) {
-  SimConfig config = config_for_request(r.model, r.gpu, r.request);
+PredictorInput input_for(const ResolvedRequest& r) {
+  PredictorInput config = predictor_input(r.model, r.gpu, r.request);
   config.scenario.power = r.power;
   return config;
 }

@@ -18,7 +18,7 @@
 #include "predictor/error_band.h"
 #include "predictor/predictor.h"
 #include "serving/serve_sim.h"
-#include "sim/label.h"
+#include "predictor/input.h"
 
 namespace llmco2::api {
 
@@ -63,7 +63,7 @@ ResolvedRequest resolve_request(const Request& request, bool allow_paths);
 ResolvedRequest resolve_log_setup(const Request& request, bool allow_paths);
 
 // What the predictors and the serving simulation take: the resolved setup with its tokens, its power cap included.
-SimConfig sim_config(const ResolvedRequest& resolved);
+PredictorInput input_for(const ResolvedRequest& resolved);
 Deployment deployment(const ResolvedRequest& resolved);
 
 // The energy scope for `gpu`: GPU scope, or its node (the request's, else the catalog's default for the GPU type;

@@ -21,7 +21,7 @@
 #include "hardware/node.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
-#include "sim/label.h"
+#include "predictor/input.h"
 
 #ifndef LLMCO2_VERSION
 #define LLMCO2_VERSION "unknown"
@@ -120,7 +120,7 @@ Result Session::predict(const Request& req) const {
   const ResolvedRequest r = resolve_request(req, impl_->settings.allow_paths);
   const CarbonInputs& carbon = r.carbon;
   const LoadedPredictor& p = impl_->predictor(req.predictor);
-  const Prediction prediction = p.predictor->predict(sim_config(r));
+  const Prediction prediction = p.predictor->predict(input_for(r));
   const Footprint f = footprint(prediction, carbon, p.bands ? &*p.bands : nullptr);
   const ServingFigures serving = serving_figures(r, prediction, f.energy_j);
   Result out;

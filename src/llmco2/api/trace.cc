@@ -108,7 +108,7 @@ Result Session::score_trace(const std::string& path, const Request& setup, const
   const std::string format = LogScanner(path).layout().format;  // an unreadable log fails before any output
   return scored(s, o, path, format, [&] {
     return account_trace_file(path, *s.predictor->predictor,
-                              sim_config(s.resolved), s.resolved.carbon,
+                              input_for(s.resolved), s.resolved.carbon,
                               s.predictor->bands ? &*s.predictor->bands : nullptr, s.options, file_options);
   });
 }
@@ -124,7 +124,7 @@ Result Session::Impl::score(RequestLog log, const Request& setup, const TraceOpt
     std::vector<RequestFigures> figures;
     const TraceAccount account =
         account_trace(log, *s.predictor->predictor,
-                      sim_config(s.resolved), s.resolved.carbon,
+                      input_for(s.resolved), s.resolved.carbon,
                       s.predictor->bands ? &*s.predictor->bands : nullptr, s.options,
                       o.by_request_csv.empty() ? nullptr : &figures);
     if (!o.by_request_csv.empty()) write_request_csv(figures, o.by_request_csv);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "carbon/footprint.h"
-#include "sim/label.h"
+#include "predictor/input.h"
 #include "trace/trace_account.h"
 #include "trace/trace_stream.h"
 
@@ -40,7 +40,7 @@ struct Comparison {
 // precision after that GPU's fallbacks, engine, scenario, and the request's batch and tokens) and how its carbon
 // counts. The caller resolves and checks each setup on its own (api/resolve.h): nothing is copied between rows.
 struct ComparedSetup {
-  SimConfig config;
+  PredictorInput config;
   CarbonInputs carbon;
   std::vector<std::string> notes;
 };

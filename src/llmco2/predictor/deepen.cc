@@ -13,7 +13,7 @@
 namespace llmco2 {
 namespace {
 
-KernelRow kernel_row(const KernelNode& node, const NodeFeatures& roof, Phase phase, bool step, const SimConfig& c,
+KernelRow kernel_row(const KernelNode& node, const NodeFeatures& roof, Phase phase, bool step, const PredictorInput& c,
                      int layers) {
   KernelRow row;
   row.prefill = phase == Phase::prefill;
@@ -40,14 +40,14 @@ class DeepEnPredictor final : public Predictor {
  public:
   DeepEnPredictor(const std::string& energy, const std::string& latency) : energy_(energy), latency_(latency) {}
   std::string name() const override { return "deepen"; }
-  Prediction predict(const SimConfig& config) const override { return predict_all({config}).front(); }
-  std::vector<Prediction> predict_all(const std::vector<SimConfig>& configs) const override;
+  Prediction predict(const PredictorInput& config) const override { return predict_all({config}).front(); }
+  std::vector<Prediction> predict_all(const std::vector<PredictorInput>& configs) const override;
 
  private:
   Forest energy_, latency_;
 };
 
-std::vector<Prediction> DeepEnPredictor::predict_all(const std::vector<SimConfig>& configs) const {
+std::vector<Prediction> DeepEnPredictor::predict_all(const std::vector<PredictorInput>& configs) const {
   std::vector<float> matrix;
   std::vector<std::vector<KernelRow>> rows;
   for (const auto& c : configs) {
@@ -76,7 +76,7 @@ std::vector<Prediction> DeepEnPredictor::predict_all(const std::vector<SimConfig
 
 int deepen_feature_count() { return kKernelTypeCount + 9 + 6; }
 
-std::vector<KernelRow> deepen_kernel_rows(const SimConfig& c) {
+std::vector<KernelRow> deepen_kernel_rows(const PredictorInput& c) {
   const KernelGraph graph = build_kernel_graph(*c.model, c.request);
   const GraphFeatures roof = compute_features(graph, *c.gpu, c.request);
   std::vector<KernelRow> rows;

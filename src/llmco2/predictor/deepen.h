@@ -19,7 +19,7 @@ struct KernelRow {
 };
 
 int deepen_feature_count();
-std::vector<KernelRow> deepen_kernel_rows(const SimConfig& config);
+std::vector<KernelRow> deepen_kernel_rows(const PredictorInput& config);
 
 // An XGBoost booster held by handle; loaded from the model file's blob.
 class Forest {

@@ -67,7 +67,7 @@ void add_step_edges(EncodedGraph& g, int layer_nodes, int step_nodes) {
   }
 }
 
-void append_globals(EncodedGraph& g, const SimConfig& c, const KernelGraph& graph, FeatureSet set) {
+void append_globals(EncodedGraph& g, const PredictorInput& c, const KernelGraph& graph, FeatureSet set) {
   const ModelSpec& m = *c.model;
   const Request& r = c.request;
   auto& v = g.globals;
@@ -113,7 +113,7 @@ void append_globals(EncodedGraph& g, const SimConfig& c, const KernelGraph& grap
 
 double safe_log(double value) { return value > 0 ? std::log(value) : 0.0; }
 
-void set_physics(EncodedGraph& g, const SimConfig& c, const SimResult& sim) {
+void set_physics(EncodedGraph& g, const PredictorInput& c, const SimResult& sim) {
   g.physics_log[energy_prefill] = safe_log(sim.energy_j.prefill * c.batch_scale);
   g.physics_log[energy_decode] = safe_log(sim.energy_j.decode * c.batch_scale);
   g.physics_log[latency_prefill] = safe_log(sim.latency_s.prefill);
@@ -190,7 +190,7 @@ int global_width(FeatureSet set) {
   return widths[static_cast<int>(set)];
 }
 
-void encode_described(const SimConfig& c, FeatureSet set, const KernelGraph& graph, const GraphFeatures& roof,
+void encode_described(const PredictorInput& c, FeatureSet set, const KernelGraph& graph, const GraphFeatures& roof,
                       const SimResult& physics, EncodedGraph& g, bool setup_columns_kept) {
   const int layer_nodes = static_cast<int>(graph.nodes.size()), step_nodes = static_cast<int>(graph.step_nodes.size());
   const int width = node_width(set);
@@ -211,7 +211,7 @@ void encode_described(const SimConfig& c, FeatureSet set, const KernelGraph& gra
   g.has_decode = c.request.gen_tokens > 1;
 }
 
-EncodedGraph encode_graph(const SimConfig& c, FeatureSet set, const SimParams& params) {
+EncodedGraph encode_graph(const PredictorInput& c, FeatureSet set, const SimParams& params) {
   // One description of the request: the graph, its Roofline features and the simulator's workload.
   const Workload workload = describe_workload(*c.model, *c.gpu, c.request, c.scenario);
   EncodedGraph g;
@@ -219,14 +219,14 @@ EncodedGraph encode_graph(const SimConfig& c, FeatureSet set, const SimParams& p
   return g;
 }
 
-SetupEncoder::SetupEncoder(const SimConfig& setup, FeatureSet set, const SimParams& params)
+SetupEncoder::SetupEncoder(const PredictorInput& setup, FeatureSet set, const SimParams& params)
     : model_(setup.model),
       gpu_(setup.gpu),
       set_(set),
       simulator_(*model_, *gpu_, setup.request, setup.scenario, params),
       roof_(simulator_.device()) {}
 
-const EncodedGraph* SetupEncoder::encode(const SimConfig& c) {
+const EncodedGraph* SetupEncoder::encode(const PredictorInput& c) {
   const SimResult physics = simulator_.simulate(c.request);
   const KernelGraph* graph = simulator_.template_graph();
   if (!graph) return nullptr;

@@ -11,7 +11,7 @@
 
 #include "features/features.h"
 #include "graph/kernel_graph.h"
-#include "sim/label.h"
+#include "predictor/input.h"
 
 namespace llmco2 {
 
@@ -46,11 +46,11 @@ std::vector<std::string> node_feature_names(FeatureSet set);
 std::vector<std::string> global_feature_names(FeatureSet set);
 
 // Encodes a configuration (its request, scenario and batch scale); `params` give the physics estimate.
-EncodedGraph encode_graph(const SimConfig& config, FeatureSet set, const SimParams& params);
+EncodedGraph encode_graph(const PredictorInput& config, FeatureSet set, const SimParams& params);
 // The same from the request's kernel graph, its priced nodes and the simulator's result, computed by the caller
 // (encode_graph describes the workload itself): into `g`, its storage reused. `setup_columns_kept`: `g` holds an
 // encoding of a request of the same setup, whose first kSetupNodeColumns of each node are kept, not recomputed.
-void encode_described(const SimConfig& config, FeatureSet set, const KernelGraph& graph, const GraphFeatures& roof,
+void encode_described(const PredictorInput& config, FeatureSet set, const KernelGraph& graph, const GraphFeatures& roof,
                       const SimResult& physics, EncodedGraph& g, bool setup_columns_kept = false);
 
 // encode_graph for the requests of one setup (same_setup), prepared once: the setup's SetupSimulator re-costs its
@@ -59,11 +59,11 @@ void encode_described(const SimConfig& config, FeatureSet set, const KernelGraph
 class SetupEncoder {
  public:
   // Throws Error when the setup is invalid for the model.
-  SetupEncoder(const SimConfig& setup, FeatureSet set, const SimParams& params);
+  SetupEncoder(const PredictorInput& setup, FeatureSet set, const SimParams& params);
   // encode_graph(config, set, params), bit for bit, for a configuration of the setup; null when the request takes
   // the simulator's plain path (waves, steady state, no KV cache). Throws Error for counts the model rejects. Valid
   // until the next call.
-  const EncodedGraph* encode(const SimConfig& config);
+  const EncodedGraph* encode(const PredictorInput& config);
 
  private:
   std::shared_ptr<const ModelSpec> model_;  // kept alive for simulator_

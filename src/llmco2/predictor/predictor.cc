@@ -23,14 +23,14 @@ class SimPredictor final : public Predictor {
  public:
   explicit SimPredictor(SimParams params) : params_(std::move(params)) {}
   std::string name() const override { return "sim"; }
-  Prediction predict(const SimConfig& c) const override {
+  Prediction predict(const PredictorInput& c) const override {
     const SimResult r = simulate_setup(c);
     return phase_prediction(r.energy_j.prefill * c.batch_scale, r.energy_j.decode * c.batch_scale, r.latency_s.prefill,
                             r.latency_s.decode);
   }
 
  private:
-  SimResult simulate_setup(const SimConfig& c) const {
+  SimResult simulate_setup(const PredictorInput& c) const {
     const std::optional<SimResult> r = cache_.with_state(
         c, [&] { return std::make_unique<SetupSimulator>(*c.model, *c.gpu, c.request, c.scenario, params_); },
         [&](SetupSimulator& s) -> std::optional<SimResult> { return s.simulate(c.request); });
@@ -45,7 +45,7 @@ class LlmCarbonPredictor final : public Predictor {
  public:
   explicit LlmCarbonPredictor(double utilisation) : utilisation_(utilisation) {}
   std::string name() const override { return "llmcarbon"; }
-  Prediction predict(const SimConfig& c) const override {
+  Prediction predict(const PredictorInput& c) const override {
     const KernelGraph graph = build_kernel_graph(*c.model, c.request);
     const double peak = c.gpu->matrix_peak(c.request.precision.compute_dtype()).ops_per_s;
     const double work = c.batch_scale * c.scenario.data_parallel;  // FLOPs of all replicas, at the row's batch
@@ -74,7 +74,7 @@ class GnnPredictor final : public Predictor {
   GnnPredictor(GnnWeights weights, SimParams params)
       : weights_(std::move(weights)), params_(std::move(params)), by_input_(sage_weights_by_input(weights_)) {}
   std::string name() const override { return weights_.info.value("name", "llmco2"); }
-  Prediction predict(const SimConfig& c) const override {
+  Prediction predict(const PredictorInput& c) const override {
     if (by_input_) {
       if (auto y = predict_prepared(c)) return prediction(*y);
     }
@@ -84,7 +84,7 @@ class GnnPredictor final : public Predictor {
 
  private:
   struct Prepared {
-    Prepared(const SimConfig& setup, FeatureSet set, const SimParams& params) : encoder(setup, set, params) {}
+    Prepared(const PredictorInput& setup, FeatureSet set, const SimParams& params) : encoder(setup, set, params) {}
     SetupEncoder encoder;
     std::optional<PreparedGnnPass> pass;
   };
@@ -94,7 +94,7 @@ class GnnPredictor final : public Predictor {
   };
 
   // The network's outputs through the setup's prepared state, or nullopt for the plain path.
-  std::optional<Outputs> predict_prepared(const SimConfig& c) const {
+  std::optional<Outputs> predict_prepared(const PredictorInput& c) const {
     return cache_.with_state(
         c, [&] { return std::make_unique<Prepared>(c, weights_.features, params_); },
         [&](Prepared& p) -> std::optional<Outputs> {
@@ -128,8 +128,8 @@ class BoundedPredictor final : public Predictor {
  public:
   explicit BoundedPredictor(std::unique_ptr<Predictor> inner) : inner_(std::move(inner)) {}
   std::string name() const override { return inner_->name(); }
-  Prediction predict(const SimConfig& c) const override { return bound_to_power_envelope(c, inner_->predict(c)); }
-  std::vector<Prediction> predict_all(const std::vector<SimConfig>& configs) const override {
+  Prediction predict(const PredictorInput& c) const override { return bound_to_power_envelope(c, inner_->predict(c)); }
+  std::vector<Prediction> predict_all(const std::vector<PredictorInput>& configs) const override {
     std::vector<Prediction> out = inner_->predict_all(configs);
     for (size_t i = 0; i < out.size(); ++i) out[i] = bound_to_power_envelope(configs[i], std::move(out[i]));
     return out;
@@ -139,7 +139,7 @@ class BoundedPredictor final : public Predictor {
   std::unique_ptr<Predictor> inner_;
 };
 
-int gpus_drawing_power(const SimConfig& c) {
+int gpus_drawing_power(const PredictorInput& c) {
   if (c.scenario.parallelism == Parallelism::layer_split) return c.scenario.layer_split_gpus;
   return c.request.gpus * c.scenario.data_parallel;
 }
@@ -161,7 +161,7 @@ std::string clamp_energy(std::optional<double>& energy_j, const std::optional<do
 
 }  // namespace
 
-Prediction bound_to_power_envelope(const SimConfig& c, Prediction p) {
+Prediction bound_to_power_envelope(const PredictorInput& c, Prediction p) {
   const int gpus = gpus_drawing_power(c);
   const double tdp_w = power_limit_w(c.scenario.power, *c.gpu);
   const double idle_w = c.gpu->idle_w;
@@ -187,7 +187,7 @@ std::unique_ptr<Predictor> make_bounded_predictor(std::unique_ptr<Predictor> inn
   return std::make_unique<BoundedPredictor>(std::move(inner));
 }
 
-std::vector<Prediction> Predictor::predict_all(const std::vector<SimConfig>& configs) const {
+std::vector<Prediction> Predictor::predict_all(const std::vector<PredictorInput>& configs) const {
   std::vector<Prediction> out;
   out.reserve(configs.size());
   for (const auto& c : configs) out.push_back(predict(c));

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "dataset/record.h"
-#include "sim/label.h"
+#include "predictor/input.h"
 
 namespace llmco2 {
 
@@ -23,15 +23,15 @@ struct Prediction {
 // The power envelope every prediction must respect: idle x GPUs x latency <= energy <= TDP x GPUs x latency, per
 // phase and in total, for all GPUs drawing power in the configuration. Energies outside are clamped to the nearer
 // end, with `bounded` set and a note naming the phase, the predictor's value and the bound.
-Prediction bound_to_power_envelope(const SimConfig& config, Prediction prediction);
+Prediction bound_to_power_envelope(const PredictorInput& config, Prediction prediction);
 
 class Predictor {
  public:
   virtual ~Predictor() = default;
   virtual std::string name() const = 0;
-  virtual Prediction predict(const SimConfig& config) const = 0;
+  virtual Prediction predict(const PredictorInput& config) const = 0;
   // Many at once (DeepEn batches its forest calls); the default loops.
-  virtual std::vector<Prediction> predict_all(const std::vector<SimConfig>& configs) const;
+  virtual std::vector<Prediction> predict_all(const std::vector<PredictorInput>& configs) const;
 };
 
 // The calibrated simulator as a predictor (noiseless).

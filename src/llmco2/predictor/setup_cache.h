@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "sim/label.h"
+#include "predictor/input.h"
 
 namespace llmco2 {
 
@@ -23,14 +23,14 @@ template <typename State>
 class SetupCache {
  public:
   struct Lent {
-    SimConfig setup;
+    PredictorInput setup;
     std::unique_ptr<State> state;  // null: none was idle
     bool seen = false;             // without a state: the setup was asked for before
   };
 
   explicit SetupCache(size_t capacity) : capacity_(capacity) {}
 
-  Lent take(const SimConfig& config) {
+  Lent take(const PredictorInput& config) {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (size_t i = idle_.size(); i-- > 0;) {
       if (!same_setup(idle_[i].setup, config)) continue;
@@ -38,7 +38,7 @@ class SetupCache {
       idle_.erase(idle_.begin() + static_cast<long>(i));
       return lent;
     }
-    for (const SimConfig& s : seen_)
+    for (const PredictorInput& s : seen_)
       if (same_setup(s, config)) return {config, nullptr, true};
     if (seen_.size() >= capacity_) seen_.erase(seen_.begin());
     seen_.push_back(config);
@@ -49,7 +49,7 @@ class SetupCache {
   // first request (the caller's plain path answers it), and when make or use throws Error (an invalid setup or counts,
   // checked before a state changes: the plain path reports them). A state goes back whatever use did.
   template <typename Make, typename Use>
-  auto with_state(const SimConfig& config, Make make, Use use) -> decltype(use(std::declval<State&>())) {
+  auto with_state(const PredictorInput& config, Make make, Use use) -> decltype(use(std::declval<State&>())) {
     Lent lent = take(config);
     decltype(use(std::declval<State&>())) out;
     if (!lent.state && !lent.seen) return out;
@@ -72,7 +72,7 @@ class SetupCache {
   size_t capacity_;
   std::mutex mutex_;
   std::vector<Lent> idle_;       // least recently given back first
-  std::vector<SimConfig> seen_;  // setups asked for without a state, oldest first
+  std::vector<PredictorInput> seen_;  // setups asked for without a state, oldest first
 };
 
 }  // namespace llmco2

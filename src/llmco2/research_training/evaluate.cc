@@ -44,7 +44,7 @@ std::vector<PlanRow> paper_plan(const std::vector<std::string>& gpus, long count
 void run_predictors(const std::vector<DatasetRow>& train, const std::vector<DatasetRow>& test, const SimParams& params,
                     const EvalOptions& o, TestResult& result) {
   const ExampleSet test_set = make_examples(test, FeatureSet::merged, params, false);
-  std::vector<SimConfig> configs;
+  std::vector<PredictorInput> configs;
   for (const auto& e : test_set.examples) {
     configs.push_back(e.config);
     result.rows.push_back(e.row);

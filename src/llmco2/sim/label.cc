@@ -97,24 +97,6 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   return c;
 }
 
-bool same_setup(const SimConfig& a, const SimConfig& b) {
-  const Request &x = a.request, &y = b.request;
-  const bool same_model = a.model == b.model || (a.model && b.model && *a.model == *b.model);
-  const bool same_gpu = a.gpu == b.gpu || (a.gpu && b.gpu && *a.gpu == *b.gpu);
-  return same_model && same_gpu && x.gpus == y.gpus && x.precision == y.precision &&
-         x.flash_attention == y.flash_attention && x.engine == y.engine && x.expert_parallel == y.expert_parallel &&
-         a.scenario == b.scenario;
-}
-
-SimConfig config_for_request(const ModelSpec& model, const Gpu& gpu, const Request& request) {
-  SimConfig c;
-  c.model = std::make_shared<const ModelSpec>(model);
-  c.gpu = std::make_shared<const Gpu>(gpu);
-  c.request = request;
-  c.scenario.measures = plan_measures(request.batch);
-  return c;
-}
-
 SimConfig default_config(const std::string& model, const std::string& gpu, CatalogCache& catalogs) {
   SimConfig c;
   c.model = catalogs.model(model);

@@ -25,7 +25,8 @@ struct WindowMeter {
 // Share of the window's seconds the run's 1-s-smeared busy power fills, for a run of `run_s` seconds.
 double window_busy_share(double run_s);
 
-// A configuration ready to simulate.
+// A dataset or plan row as the simulator runs it: its setup and request (what a predictor takes of it is a
+// PredictorInput, predictor/input.h) and how the row's energy was metered.
 struct SimConfig {
   std::shared_ptr<const ModelSpec> model;
   std::shared_ptr<const Gpu> gpu;
@@ -34,10 +35,6 @@ struct SimConfig {
   double batch_scale = 1;  // the row's (mean) batch over the integer batch simulated
   WindowMeter meter;       // how the row's energy was metered (nvml_window_mean rows)
 };
-
-// Whether two configurations share their setup: the same model and GPU (by value), GPU count, precision, attention
-// kernel, engine and scenario. They may differ in batch, prompt, gen, batch scale and meter.
-bool same_setup(const SimConfig& a, const SimConfig& b);
 
 // Resolves model and GPU names through the bundled catalogs once per name.
 class CatalogCache {
@@ -56,9 +53,6 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs);
 
 // The simulation of a plan row: an isolated run of its batch. Checks the request (throws Error).
 SimConfig config_for_plan(const PlanRow& row, CatalogCache& catalogs);
-
-// A resolved model, GPU and request as a configuration: an isolated run of its batch (fixed_batch when batch > 1).
-SimConfig config_for_request(const ModelSpec& model, const Gpu& gpu, const Request& request);
 
 // A catalog model on a catalog GPU with the default request (Request's defaults, the model's own precision).
 SimConfig default_config(const std::string& model, const std::string& gpu, CatalogCache& catalogs);

@@ -17,7 +17,7 @@ constexpr size_t kChunk = 512;   // predictions per predict_all call (progress g
 
 // Largest prompt + gen that fits the model's context window and the GPUs' memory (binary search: both limits grow
 // with the total).
-long largest_total_tokens(const SimConfig& base) {
+long largest_total_tokens(const PredictorInput& base) {
   const auto fits = [&](long total) {
     Request r = base.request;
     r.prompt_tokens = total - 1;
@@ -64,7 +64,7 @@ double log_weight(long x, long low, long high) {
 
 }  // namespace
 
-ShapeTable::ShapeTable(const Predictor& predictor, SimConfig base, double grid_ratio)
+ShapeTable::ShapeTable(const Predictor& predictor, PredictorInput base, double grid_ratio)
     : predictor_(predictor), base_(std::move(base)), grid_ratio_(grid_ratio) {
   if (!(grid_ratio >= 1.0 && grid_ratio <= 2.0)) fail("--grid: expected a ratio between 1 and 2, got {}", grid_ratio);
   max_total_tokens_ = largest_total_tokens(base_);
@@ -108,10 +108,10 @@ void ShapeTable::prepare(const std::vector<Shape>& shapes, bool progress) {
   std::sort(todo.begin(), todo.end());
   Progress bar("predicting shapes", static_cast<long>(todo.size()), progress && todo.size() > 2000);
   for (size_t start = 0; start < todo.size(); start += kChunk) {
-    std::vector<SimConfig> configs;
+    std::vector<PredictorInput> configs;
     const size_t end = std::min(todo.size(), start + kChunk);
     for (size_t i = start; i < end; ++i) {
-      SimConfig c = base_;
+      PredictorInput c = base_;
       c.request.prompt_tokens = static_cast<long>(todo[i] >> 32);
       c.request.gen_tokens = static_cast<long>(todo[i] & 0xffffffffu);
       configs.push_back(std::move(c));

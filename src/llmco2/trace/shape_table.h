@@ -22,7 +22,7 @@ struct Shape {
 class ShapeTable {
  public:
   // `base` gives everything but the tokens; the predictor must outlive the table.
-  ShapeTable(const Predictor& predictor, SimConfig base, double grid_ratio);
+  ShapeTable(const Predictor& predictor, PredictorInput base, double grid_ratio);
 
   // Largest prompt + gen the setup serves (context window and GPU memory); longer shapes are not valid.
   long max_total_tokens() const { return max_total_tokens_; }
@@ -44,7 +44,7 @@ class ShapeTable {
   bool exact(const Shape& shape) const;
 
   const Predictor& predictor_;
-  SimConfig base_;
+  PredictorInput base_;
   double grid_ratio_;
   long max_total_tokens_ = 0;
   std::unordered_map<uint64_t, Prediction> nodes_;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/statistics.h"
+#include "sim/label.h"
 #include "predictor/error_band.h"
 
 namespace llmco2 {
@@ -134,8 +135,8 @@ void TraceTotals::finish(TraceAccount& a, const PredictorErrorBands* bands, long
   }
 }
 
-SimConfig trace_setup(const SimConfig& base, const TraceOptions& o) {
-  SimConfig setup = base;
+PredictorInput trace_setup(const PredictorInput& base, const TraceOptions& o) {
+  PredictorInput setup = base;
   setup.request.batch = o.batch;
   setup.scenario.measures = plan_measures(o.batch);
   return setup;
@@ -145,7 +146,7 @@ double timeline_bin_width(double first_s, double last_s, const TraceOptions& o) 
   return o.timeline_bin_s > 0 ? o.timeline_bin_s : (last_s - first_s > 6 * kHour_s ? kHour_s : kMinute_s);
 }
 
-std::string too_long_reason(const Shape& s, const SimConfig& base, long max_total_tokens) {
+std::string too_long_reason(const Shape& s, const PredictorInput& base, long max_total_tokens) {
   return fmt::format("prompt + gen = {} tokens: more than {} serves ({} tokens)", s.prompt_tokens + s.gen_tokens,
                      base.model->id, max_total_tokens);
 }
@@ -172,7 +173,7 @@ RequestFigures figures_of(const LoggedRequest& q, const Prediction& p, const Car
   return f;
 }
 
-TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, const SimConfig& base,
+TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, const PredictorInput& base,
                            const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o,
                            std::vector<RequestFigures>* per_request) {
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);

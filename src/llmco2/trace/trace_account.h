@@ -117,19 +117,19 @@ class TraceTotals {
 };
 
 // The setup a log is scored on: `base` with the batch of `options` and its measurement kind.
-SimConfig trace_setup(const SimConfig& base, const TraceOptions& options);
+PredictorInput trace_setup(const PredictorInput& base, const TraceOptions& options);
 // The figures of one request of a shape, charged 1/batch of its batch's energy and embodied carbon.
 RequestFigures figures_of(const LoggedRequest& q, const Prediction& p, const CarbonInputs& c, long batch);
 // The bin width of a timeline over [first_s, last_s]: options' width, else an hour for spans over 6 hours, else a
 // minute.
 double timeline_bin_width(double first_s, double last_s, const TraceOptions& options);
 // Why a request is longer than the setup serves.
-std::string too_long_reason(const Shape& shape, const SimConfig& base, long max_total_tokens);
+std::string too_long_reason(const Shape& shape, const PredictorInput& base, long max_total_tokens);
 
 // The plain path, one request at a time over a log held in memory (the reference the streaming path is tested
 // against, and the path of logs given as columns). Scores every request of `log` on the setup of `base` (model, GPU, GPU count, precision; batch from options).
 // `per_request` (optional) receives each scored request's figures in log order.
-TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, const SimConfig& base,
+TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, const PredictorInput& base,
                            const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& options,
                            std::vector<RequestFigures>* per_request = nullptr);
 

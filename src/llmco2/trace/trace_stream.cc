@@ -136,7 +136,7 @@ TraceAccount account_counts(ShapeTable& table, const std::vector<ShapeCount>& sh
 
 // A log without timestamps and without a per-request CSV needs no second pass: the survey's shape counts make its
 // account, on the table the survey was sized with.
-TraceAccount account_survey(const Survey& s, ShapeTable& table, const SimConfig& base, const CarbonInputs& carbon,
+TraceAccount account_survey(const Survey& s, ShapeTable& table, const PredictorInput& base, const CarbonInputs& carbon,
                             const PredictorErrorBands* bands, const TraceOptions& o) {
   TraceAccount a = account_counts(table, shape_counts(s), carbon, bands, o);
   a.skipped_lines = s.skipped_lines;
@@ -224,7 +224,7 @@ ShapeMemo memo_of(const std::map<uint64_t, long>& shapes, const ShapeTable& tabl
 // Pass 2: each request's figures from the memo, counted per shape, binned, and written to the per-request CSV.
 struct AccountSink final : LogRecordSink {
   const ShapeMemo* memo = nullptr;
-  const SimConfig* base = nullptr;
+  const PredictorInput* base = nullptr;
   std::optional<Span> bulk;
   long max_total_tokens = 0;
   double bin_s = 0;  // 0: no timeline
@@ -323,7 +323,7 @@ std::vector<AccountSink> accounting_pass(const LogScanner& scanner, const Survey
 
 }  // namespace
 
-TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor, const SimConfig& base,
+TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor, const PredictorInput& base,
                                 const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o,
                                 const TraceFileOptions& fo) {
   const LogScanner scanner(path);
@@ -376,7 +376,7 @@ LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOp
   return out;
 }
 
-TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor, const SimConfig& base,
+TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor, const PredictorInput& base,
                             const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o) {
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
   return account_counts(table, shapes, carbon, bands, o);

@@ -21,7 +21,7 @@ struct TraceFileOptions {
 
 // The account of the log at `path` on `base` (as account_trace over read_request_log and drop_time_outliers).
 // Throws Error naming the file when it cannot be read, is not a log or holds no good request.
-TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor, const SimConfig& base,
+TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor, const PredictorInput& base,
                                 const CarbonInputs& carbon, const PredictorErrorBands* bands,
                                 const TraceOptions& options, const TraceFileOptions& file_options);
 
@@ -45,7 +45,7 @@ struct LogShapes {
 LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOptions& options, bool progress);
 
 // Totals and distributions of the requests of `shapes` on `base` (no timeline; skipped_shapes counted, not named).
-TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor, const SimConfig& base,
+TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor, const PredictorInput& base,
                             const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& options);
 
 }  // namespace llmco2

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "sim/label.h"
 
 namespace llmco2 {
 namespace {
@@ -53,7 +54,7 @@ ExampleSet make_examples(const std::vector<DatasetRow>& rows, FeatureSet feature
     }
     try {
       Example ex;
-      ex.config = config_for_row(row, catalogs);
+      ex.config = predictor_input(config_for_row(row, catalogs));
       ex.graph = encode_graph(ex.config, features, params);
       ex.targets = targets_of(row, ex.graph.has_decode);
       if (!ex.targets.energy_total_known) {

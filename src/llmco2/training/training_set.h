@@ -19,7 +19,7 @@ struct Targets {
 };
 
 struct Example {
-  SimConfig config;
+  PredictorInput config;  // what a predictor takes of the row
   EncodedGraph graph;
   Targets targets;
   const DatasetRow* row = nullptr;  // owned by the caller's row vector
