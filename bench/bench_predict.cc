@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 
+#include "support/all_modules.h"
 #include "core/paths.h"
 #include "llmco2/api.h"
 #include "predictor/gnn.h"

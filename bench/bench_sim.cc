@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "support/all_modules.h"
 #include "sim/label.h"
 
 namespace llmco2 {

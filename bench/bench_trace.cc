@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "support/all_modules.h"
 #include "carbon/embodied.h"
 #include "core/paths.h"
 #include "sim/label.h"

@@ -1,5 +1,6 @@
 // fuzz/fuzz_carbon_tables.cc - the carbon tables: the first byte picks regions.csv (grid intensity), pue.csv or a
 // carbon-intensity profile over time (--ci-profile); the rest is the file. The other catalog file is the bundled one.
+#include "support/all_modules.h"
 #include "carbon/ci_profile.h"
 #include "carbon/region_catalog.h"
 #include "core/paths.h"

@@ -1,4 +1,5 @@
 // fuzz/fuzz_dataset_csv.cc - a dataset CSV (docs/data.md) through the reader and its per-row validation.
+#include "support/all_modules.h"
 #include "dataset/dataset_csv.h"
 #include "harness.h"
 

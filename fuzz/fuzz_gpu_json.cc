@@ -1,4 +1,5 @@
 // fuzz/fuzz_gpu_json.cc - a GPU file (data/gpus/*.json shape) through the GPU reader and its range checks.
+#include "support/all_modules.h"
 #include "hardware/gpu_catalog.h"
 #include "harness.h"
 

@@ -1,5 +1,6 @@
 // fuzz/fuzz_hf_config.cc - a Hugging Face config.json through the model reader, the derived parameter and byte counts
 // and the kernel graph of a small request (huge or absurd architecture fields must be an Error, not an allocation).
+#include "support/all_modules.h"
 #include "dataset/architecture.h"
 #include "graph/kernel_graph.h"
 #include "harness.h"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "support/all_modules.h"
 #include "harness.h"
 #include "server/routes/api_routes.h"
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "support/all_modules.h"
 #include "harness.h"
 #include "server/http/http_request.h"
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "support/all_modules.h"
 #include "harness.h"
 #include "predictor/model_file.h"
 #include "predictor/predictor.h"
@@ -27,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const llmco2::SimParams params = llmco2::load_sim_params_or_default("");
   static const llmco2::PredictorInput config = [] {
     llmco2::CatalogCache catalogs;
-    llmco2::PredictorInput c = predictor_input(llmco2::default_config("llama-3.1-8b", "h100-sxm", catalogs));
+    llmco2::PredictorInput c = llmco2::predictor_input(llmco2::default_config("llama-3.1-8b", "h100-sxm", catalogs));
     c.request.prompt_tokens = 64;
     c.request.gen_tokens = 4;
     return c;

@@ -1,4 +1,5 @@
 // fuzz/fuzz_node_json.cc - a server node file (data/nodes/*.json shape) through the node reader and its range checks.
+#include "support/all_modules.h"
 #include "core/json_io.h"
 #include "hardware/node.h"
 #include "harness.h"

@@ -1,4 +1,5 @@
 // fuzz/fuzz_plan_csv.cc - a plan CSV (model,gpu,gpus,batch,prompt,gen[,dtype,engine]) through the plan reader.
+#include "support/all_modules.h"
 #include "dataset/plan.h"
 #include "harness.h"
 

@@ -1,5 +1,6 @@
 // fuzz/fuzz_request_log.cc - a request log (Azure trace or dataset format) through the log reader and the timestamp
 // outlier check `trace` applies.
+#include "support/all_modules.h"
 #include "dataset/request_log.h"
 #include "harness.h"
 

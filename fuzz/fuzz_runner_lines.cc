@@ -3,6 +3,7 @@
 #include <sstream>
 #include <string>
 
+#include "support/all_modules.h"
 #include "harness.h"
 #include "measure/runner_process.h"
 

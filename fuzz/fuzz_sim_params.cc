@@ -1,6 +1,7 @@
 // fuzz/fuzz_sim_params.cc - the simulator's parameter files: the first byte picks params.json (fitted values),
 // kernels.json (kernel efficiencies) or engines.json (engine profiles); the rest is the file. An engines file is read
 // twice: whole, and by the bundled catalog's lazy reader (json_object_members' scan, then every engine on first use).
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/json_io.h"
 #include "engine/engine_profile.h"

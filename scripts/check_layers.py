@@ -12,8 +12,16 @@ the exceptions, each for its reason: cli/main.cc asks core/dynamic_loading.h whe
 static binary may not; it hands over to llmco2-dynamic), and cli/run_app.cc maps errors to exit codes, records the
 command line for output manifests and suggests the nearest option (core/).
 
-Each include against the rule is listed, one line each, and the script exits 1. --self-test LAYERS_TXT and
---interfaces-self-test check that the checks catch one (serving including predictor; a CLI command including sim).
+Namespaces (with LAYERS_TXT): each folder but core declares in its own namespace, llmco2::<folder> (research and
+research_training share llmco2::research; core is llmco2 itself), and its <folder>/module.h makes the names of
+exactly the folders it links visible unqualified, one `using namespace llmco2::X;` per linked folder. So a name of a
+folder that is not linked does not compile unqualified (using-directives are transitive, so module.h names only the
+folders no other linked folder links, and includes their module.h), and one name in two folders is two entities, not an ODR
+violation. A file may open another folder's namespace only to forward-declare a name of a folder it links.
+
+Each include or namespace against the rule is listed, one line each, and the script exits 1. --self-test LAYERS_TXT
+and --interfaces-self-test check that the checks catch one (serving including predictor, serving's module.h naming
+predictor, a serving file declaring in llmco2; a CLI command including sim).
 """
 import pathlib
 import re
@@ -65,6 +73,50 @@ def layer_violations(layers, files):
     return found
 
 
+NAMESPACE = re.compile(r"^namespace (llmco2(?:::\w+)?) \{", re.MULTILINE)
+USING = re.compile(r"^using namespace llmco2::(\w+);", re.MULTILINE)
+SHARED = {"research_training": "research"}
+NO_NAMESPACE = {"fmt", "xgboost", "core"}  # targets without a namespace of their own (core is llmco2 itself)
+
+
+def namespace_of(folder):
+    return "llmco2" if folder == "core" else f"llmco2::{SHARED.get(folder, folder)}"
+
+
+def namespace_violations(layers, files):
+    """files: {'module/file.cc': text} of src/llmco2. One message per namespace or module.h against the layers."""
+    found = []
+    for module in sorted(m for m in layers if m not in NO_NAMESPACE):
+        own = namespace_of(module)
+        linked = {d for d in layers[module] if d not in NO_NAMESPACE and namespace_of(d) != own}
+        # the folders linked directly (no other linked folder links them): each names the rest, transitively
+        linked = {namespace_of(d) for d in linked if not any(d in layers.get(o, ()) for o in linked - {d})}
+        text = files.get(f"{module}/module.h")
+        if text is None:
+            if any(rel.startswith(module + "/") for rel in files):
+                found.append(f"src/llmco2/{module}/module.h: missing (the namespace {own} and what it links)")
+            continue
+        used = {f"llmco2::{name}" for name in USING.findall(text)}
+        for name in sorted(used - linked):
+            found.append(f"src/llmco2/{module}/module.h: uses {name}, which llmco2_{module} does not link, or links "
+                         f"through another folder it uses (it uses directly: {', '.join(sorted(linked))})")
+        for name in sorted(linked - used):
+            found.append(f"src/llmco2/{module}/module.h: lacks `using namespace {name};` (llmco2_{module} links it, "
+                         f"and no other folder it links does)")
+    for rel, text in sorted(files.items()):
+        module = rel.split("/", 1)[0]
+        if module not in layers or module == "core":
+            continue
+        allowed = {namespace_of(module)} | {namespace_of(d) for d in layers[module] if d not in NO_NAMESPACE - {"core"}}
+        allowed.discard("llmco2")
+        for match in NAMESPACE.finditer(text):
+            if match.group(1) not in allowed:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append(f"src/llmco2/{rel}:{line}: declares in {match.group(1)}; {module}/ declares in "
+                             f"{namespace_of(module)} (and forward-declares only in namespaces it links)")
+    return found
+
+
 def interface_violations(files):
     """files: {'cli/file.cc': text} of src/. One message per include of the library's internals."""
     return [f"src/{rel}:{line}: includes {header}, an internal header of the library; an interface calls only "
@@ -84,7 +136,16 @@ def main(argv):
     if len(argv) == 3 and argv[1] == "--self-test":
         caught = layer_violations(read_layers(argv[2]), {
             "serving/example.cc": '#include "sim/simulator.h"\n#include "predictor/predictor.h"\n'})
-        return self_test(caught, "includes predictor/", "an upward include (serving -> predictor)")
+        failures = self_test(caught, "includes predictor/", "an upward include (serving -> predictor)")
+        layers = read_layers(argv[2])
+        serving_h = "namespace llmco2::serving {\nusing namespace llmco2::sim;\n"
+        caught = namespace_violations(layers, {
+            "serving/module.h": serving_h + "using namespace llmco2::predictor;\n}\n"})
+        failures += self_test(caught, "uses llmco2::predictor", "a module.h naming a folder not linked")
+        caught = namespace_violations(layers, {
+            "serving/module.h": serving_h + "}\n", "serving/example.h": "namespace llmco2::sim {\nstruct X;\n}\n"
+                                                                        "namespace llmco2 {\n}\n"})
+        return failures + self_test(caught, "declares in llmco2;", "a serving file declaring in llmco2")
     if len(argv) == 2 and argv[1] == "--interfaces-self-test":
         caught = interface_violations({"cli/cmd_example.cc": '#include "llmco2/api.h"\n#include "sim/label.h"\n',
                                        "cli/main.cc": '#include "core/dynamic_loading.h"\n'})
@@ -96,8 +157,9 @@ def main(argv):
     elif len(argv) == 3:
         layers = read_layers(argv[1])
         files = sources(pathlib.Path(argv[2]))
-        found = layer_violations(layers, files)
-        summary = f"layers: {len(files)} files, {len(layers)} folders, {len(found)} includes against the layers"
+        found = layer_violations(layers, files) + namespace_violations(layers, files)
+        summary = (f"layers: {len(files)} files, {len(layers)} folders, {len(found)} includes or namespaces against "
+                   f"the layers")
     else:
         print("usage: check_layers.py LAYERS_TXT SRC_LLMCO2_DIR | --interfaces SRC_DIR | --self-test LAYERS_TXT | "
               "--interfaces-self-test", file=sys.stderr)

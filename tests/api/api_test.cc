@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/paths.h"
 #include "llmco2/api.h"
 #include "support/error_of.h"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "api/resolve.h"
 #include "graph/request.h"
 #include "hardware/gpu_catalog.h"

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "api/resolve.h"
 #include "dataset/request_log.h"
 #include "llmco2/api.h"

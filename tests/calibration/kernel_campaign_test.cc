@@ -8,6 +8,7 @@
 #include <map>
 #include <unistd.h>
 
+#include "support/all_modules.h"
 #include "calibration/kernel_campaign.h"
 #include "core/error.h"
 #include "core/paths.h"

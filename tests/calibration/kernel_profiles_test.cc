@@ -2,6 +2,7 @@
 // the range-checked kernels.json loader, and the committed fit's held-out accuracy on the committed Vidur data.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "support/error_of.h"
 
 #include <cmath>

@@ -2,6 +2,7 @@
 // weaker one on the same work, with the weaker GPU's time interpolated by hand.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "calibration/screening.h"
 
 namespace llmco2 {

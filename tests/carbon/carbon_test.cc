@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "support/all_modules.h"
 #include "carbon/footprint.h"
 #include "carbon/region_catalog.h"
 #include "core/error.h"

@@ -2,6 +2,7 @@
 // predictor whose answers are known.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "carbon/embodied.h"
 #include "compare/setup_comparison.h"
 #include "features/memory_fit.h"

@@ -1,6 +1,7 @@
 // MAPE and EBA on values worked out by hand.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/accuracy.h"
 
 namespace llmco2 {

@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "support/all_modules.h"
 #include "core/csv.h"
 #include "core/error.h"
 

@@ -1,6 +1,7 @@
 // Precision specs: names, bit widths per tensor class, the compute type, errors.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/dtype.h"
 #include "core/error.h"
 

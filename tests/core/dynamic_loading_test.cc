@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include "support/all_modules.h"
 #include "core/dynamic_loading.h"
 
 namespace llmco2 {

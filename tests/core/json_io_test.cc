@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <random>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/json_io.h"

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/all_modules.h"
 #include "carbon/ci_profile.h"
 #include "core/error.h"
 #include "core/log_histogram.h"

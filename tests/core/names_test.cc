@@ -1,6 +1,7 @@
 // Suggestions for unknown names.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/names.h"
 
 namespace llmco2 {

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/all_modules.h"
 #include "core/atomic_file.h"
 #include "core/checksum.h"
 #include "core/error.h"

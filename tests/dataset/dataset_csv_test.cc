@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "dataset/dataset_csv.h"
 #include "dataset/plan.h"

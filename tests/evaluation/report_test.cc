@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/all_modules.h"
 #include "evaluation/report.h"
 
 namespace llmco2 {

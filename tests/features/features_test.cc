@@ -1,6 +1,7 @@
 // Roofline features on a GPU and the memory-fit check.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "features/features.h"
 #include "features/memory_fit.h"

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"

@@ -1,6 +1,7 @@
 // Keys seen by causal, sliding-window and block-sparse attention, summed in closed form vs by hand and brute force.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "graph/context.h"
 
 namespace llmco2 {

@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/json_io.h"
 #include "graph/graph_template.h"

@@ -1,6 +1,7 @@
 // Every kernel formula against values worked out by hand (see docs/kernels.md).
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "graph/layer_kernels.h"
 #include "model/model_catalog.h"

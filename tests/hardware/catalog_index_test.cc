@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "hardware/catalog_index.h"

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "support/all_modules.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/names.h"

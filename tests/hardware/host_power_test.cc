@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/host_power.h"

@@ -1,6 +1,7 @@
 // Roofline (paper eq. 9): P = min(Th, BW x ops/mem, NET x ops/net).
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "hardware/roofline.h"
 
 namespace llmco2 {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "features/memory_fit.h"

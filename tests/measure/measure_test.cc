@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/all_modules.h"
 #include "core/json_io.h"
 #include "dataset/dataset_csv.h"
 #include "measure/campaign.h"

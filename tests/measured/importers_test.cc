@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/paths.h"
 #include "dataset/dataset_csv.h"
 #include "hardware/gpu_catalog.h"

@@ -1,6 +1,7 @@
 // config.json -> ModelSpec: every bundled config, family conventions, published parameter counts, clean errors.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "hardware/gpu_catalog.h"

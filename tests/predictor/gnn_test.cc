@@ -1,6 +1,7 @@
 // The Eigen GraphSAGE forward pass on a graph small enough to compute by hand.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "predictor/gnn.h"
 

@@ -4,6 +4,7 @@
 
 #include <type_traits>
 
+#include "support/all_modules.h"
 #include "api/resolve.h"
 #include "compare/capacity.h"
 #include "compare/setup_comparison.h"

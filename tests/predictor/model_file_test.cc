@@ -1,6 +1,7 @@
 // The model container: round trip, and every kind of damage is a clear error.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "predictor/model_file.h"
 

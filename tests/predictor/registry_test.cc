@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "api/resolve.h"
 #include "core/paths.h"
 #include "predictor/model_file.h"

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/all_modules.h"
 #include "sim/label.h"
 
 namespace llmco2 {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "predictor/predictor.h"
 #include "sample_configs.h"

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "support/all_modules.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/input_file.h"

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "llmco2/research.h"
 #include "support/error_of.h"
 #include "support/temp_file.h"

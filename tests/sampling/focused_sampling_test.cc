@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "support/all_modules.h"
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "support/all_modules.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/node.h"
 #include "model/model_catalog.h"

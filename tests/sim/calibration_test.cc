@@ -2,6 +2,7 @@
 // parameters that reproduce them far better than the starting point, and the accuracy figures are computed by hand.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "calibration/calibration.h"
 #include "sim/label.h"
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 #include "dataset/dataset_csv.h"
 #include "hardware/gpu_catalog.h"

@@ -2,6 +2,7 @@
 // under both the uncalibrated and the calibrated (data/sim/params.json) parameters.
 #include <gtest/gtest.h>
 
+#include "support/all_modules.h"
 #include "support/error_of.h"
 
 #include <cmath>

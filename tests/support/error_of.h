@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "support/all_modules.h"
 #include "core/error.h"
 
 namespace llmco2::testing_support {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "support/all_modules.h"
 #include "predictor/predictor.h"
 #include "sim/label.h"
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "support/all_modules.h"
 #include "carbon/embodied.h"
 #include "compare/setup_comparison.h"
 #include "core/csv.h"

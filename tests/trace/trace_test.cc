@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "support/all_modules.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "sim/label.h"

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "support/all_modules.h"
 #include "training/graph_batch.h"
 
 namespace llmco2 {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "api/module.h"
 #include "api/resolve.h"
 #include "carbon/footprint.h"
 #include "core/json_io.h"

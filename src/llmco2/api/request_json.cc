@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "api/module.h"
 #include "core/error.h"
 #include "core/json_io.h"
 #include "core/names.h"

@@ -56,7 +56,7 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
     fail("--engine '{}' is unknown (expected {})", f.engine, join_or(engines));
   ResolvedRequest out{model, gpu, {}, {}, checked_power_setting(gpu, f.power_cap_w, f.clock_mhz), {}, 1, f.batch,
                       f.batch};
-  llmco2::Request& r = out.request;
+  graph::Request& r = out.request;
   r.batch = f.batch;
   r.prompt_tokens = f.prompt_tokens;
   r.gen_tokens = f.gen_tokens;
@@ -90,7 +90,7 @@ void check_request(ResolvedRequest& resolved) {
 }
 
 void check_serves_log(const ResolvedRequest& resolved) {
-  llmco2::Request shortest = resolved.request;  // one prompt token and one generated: the least a log asks
+  graph::Request shortest = resolved.request;  // one prompt token and one generated: the least a log asks
   shortest.prompt_tokens = 1;
   shortest.gen_tokens = 1;
   check_runs(resolved.model, shortest, resolved.gpu);
@@ -212,7 +212,7 @@ namespace {
 
 std::unique_ptr<Predictor> choose_predictor(const std::string& name, const Settings& s, const SimParams& params,
                                             std::string& file) {
-  if (!s.model_file.empty()) return file = s.model_file, load_predictor(s.model_file, params);
+  if (!s.model_file.empty()) return file = s.model_file, predictor::load_predictor(s.model_file, params);
   if (name == "sim") return make_sim_predictor(params);
   const auto& names = predictor_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
@@ -223,7 +223,7 @@ std::unique_ptr<Predictor> choose_predictor(const std::string& name, const Setti
          "--model-file",
          name, bundled.string(), name);
   file = bundled.string();
-  return load_predictor(bundled, params);
+  return predictor::load_predictor(bundled, params);
 }
 
 }  // namespace

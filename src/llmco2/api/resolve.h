@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/module.h"
 #include "carbon/footprint.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
@@ -28,7 +29,7 @@ namespace llmco2::api {
 struct ResolvedRequest {
   ModelSpec model;
   Gpu gpu;
-  llmco2::Request request;         // GPUs, precision, engine, attention; batch and tokens as asked
+  graph::Request request;         // GPUs, precision, engine, attention; batch and tokens as asked
   CarbonInputs carbon;             // energy scope and node, region, intensity, PUE, the GPU's embodied figure
   PowerSetting power;              // each GPU's power limit and locked SM clock
   std::vector<std::string> notes;  // the model's source, precision fallbacks, memory waves, ...

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "api/module.h"
 #include "api/resolve.h"
 #include "dataset/request_log.h"
 #include "llmco2/api.h"

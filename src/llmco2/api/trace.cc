@@ -54,7 +54,7 @@ RequestLog log_from_columns(const LogColumns& c) {
 struct ScoringSetup {
   ResolvedRequest resolved;
   const LoadedPredictor* predictor = nullptr;
-  llmco2::TraceOptions options;
+  trace::TraceOptions options;
 };
 
 // (Session::Impl is Session's private type: deduced here, not named.)

@@ -13,7 +13,7 @@
 #include "features/memory_fit.h"
 #include "sim/label.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 
 std::vector<std::string> CalibrationSet::sources() const {
   std::vector<std::string> out;
@@ -243,4 +243,4 @@ AccuracyStats accuracy(const CalibrationSet& set, const std::vector<size_t>& sam
   return counter.result();
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

@@ -6,12 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "calibration/module.h"
 #include "dataset/record.h"
 #include "core/accuracy.h"
 #include "sim/label.h"
 #include "sim/simulator.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 
 // A measured row the simulator can label, with its workload prepared once.
 struct CalibrationSample {
@@ -70,4 +71,4 @@ enum class Quantity { energy, latency };
 AccuracyStats accuracy(const CalibrationSet& set, const std::vector<size_t>& samples,
                        const std::vector<SimEstimate>& predictions, Quantity quantity);
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

@@ -12,7 +12,7 @@
 #include "graph/layer_kernels.h"
 #include "hardware/gpu_catalog.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 
 namespace {
 
@@ -170,4 +170,4 @@ std::vector<CampaignClosedLoop> read_campaign_closed_loop(const std::filesystem:
   return out;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

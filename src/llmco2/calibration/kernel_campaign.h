@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "calibration/module.h"
 #include "calibration/kernel_profiles.h"
 #include "hardware/gpu.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 
 // A GEMM of m rows, inner k and n columns: `dtype` "bf16" (2-byte inputs and output) or "fp8" (1-byte inputs scaled
 // per tensor, 2-byte output, on the GPU's fp8 tensor peak): 2 m n k operations; bytes = (m k + n k) x input bytes
@@ -49,4 +50,4 @@ struct CampaignClosedLoop {
 // row, or when no round was timed.
 std::vector<CampaignClosedLoop> read_campaign_closed_loop(const std::filesystem::path& dir);
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

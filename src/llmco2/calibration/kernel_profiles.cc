@@ -14,7 +14,7 @@
 #include "core/plot.h"
 #include "hardware/gpu_catalog.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 
 namespace {
 
@@ -474,11 +474,11 @@ std::vector<OpScore> score_by_op(const std::vector<KernelSample>& samples, const
   return out;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration
 
 // ---- report ----
 
-namespace llmco2 {
+namespace llmco2::calibration {
 
 namespace {
 
@@ -651,4 +651,4 @@ std::string kernel_fit_markdown(const KernelProfileSet& set, const KernelFit& fi
   return md;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "calibration/module.h"
 #include "hardware/gpu.h"
 #include "sim/kernel_time.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 
 // The shapes of one profiled model as Vidur's mlp.csv states them.
 struct VidurModelShape {
@@ -106,4 +107,4 @@ std::string kernel_fit_markdown(const KernelProfileSet& set, const KernelFit& fi
 // The kernels.json content: the parameters plus the reported per-op MAPE (read back by the tests).
 Json kernel_fit_json(const KernelProfileSet& set, const KernelFit& fit);
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

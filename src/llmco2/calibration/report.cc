@@ -11,7 +11,7 @@
 #include "core/plot.h"
 #include "core/statistics.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 namespace {
 
 std::vector<size_t> samples_of(const CalibrationSet& set, const std::string& source) {
@@ -229,4 +229,4 @@ void write_calibration_rows(const CalibrationReport& r, const std::filesystem::p
   write_file_atomic(csv, out);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "calibration/module.h"
 #include "calibration/calibration.h"
 #include "dataset/dataset_csv.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 
 struct CalibrationReport {
   const CalibrationSet* set = nullptr;
@@ -36,4 +37,4 @@ std::string write_calibration_report(const CalibrationReport& report, const std:
 // held-out predictions (empty where a held-out fit was not run), so that a source's errors can be studied by row.
 void write_calibration_rows(const CalibrationReport& report, const std::filesystem::path& csv);
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

@@ -10,7 +10,7 @@
 
 #include "sim/label.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 namespace {
 
 // What makes two rows the same work on two GPUs.
@@ -108,4 +108,4 @@ std::vector<NotGpuBound> not_gpu_bound(const CalibrationSet& set) {
   return out;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "calibration/module.h"
 #include "calibration/calibration.h"
 
-namespace llmco2 {
+namespace llmco2::calibration {
 
 // How much slower, in time per generated token, a GPU at least as good on every figure may run the same work before
 // its row is read as not GPU-bound. It covers the rows' repeat spread (a few %) and the interpolation of the weaker
@@ -27,4 +28,4 @@ struct NotGpuBound {
 // (in log batch, within its batch range +-10%), repeats at one batch taken at their median.
 std::vector<NotGpuBound> not_gpu_bound(const CalibrationSet& set);
 
-}  // namespace llmco2
+}  // namespace llmco2::calibration

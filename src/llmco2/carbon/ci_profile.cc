@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "dataset/request_log.h"
 
-namespace llmco2 {
+namespace llmco2::carbon {
 
 CiProfile::CiProfile(std::vector<double> start_s, std::vector<double> g_per_kwh)
     : start_s_(std::move(start_s)), g_per_kwh_(std::move(g_per_kwh)) {
@@ -51,15 +51,15 @@ size_t CiProfile::index_at(double time_s) const {
 double CiProfile::at(double time_s) const { return g_per_kwh_[index_at(time_s)]; }
 
 double CiProfile::operational_g(double energy_j, double start_s, double end_s, double pue) const {
-  if (!(end_s > start_s)) return llmco2::operational_g(energy_j, pue, at(start_s));
+  if (!(end_s > start_s)) return carbon::operational_g(energy_j, pue, at(start_s));
   const double power_w = energy_j / (end_s - start_s);
   double grams = 0;
   for (size_t i = index_at(start_s); start_s < end_s; ++i) {  // split at the profile's boundaries
     const double until = i + 1 < start_s_.size() ? std::min(end_s, start_s_[i + 1]) : end_s;
-    grams += llmco2::operational_g(power_w * (until - start_s), pue, g_per_kwh_[i]);
+    grams += carbon::operational_g(power_w * (until - start_s), pue, g_per_kwh_[i]);
     start_s = until;
   }
   return grams;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::carbon

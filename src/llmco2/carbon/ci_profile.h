@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace llmco2 {
+#include "carbon/module.h"
+
+namespace llmco2::carbon {
 
 class CiProfile {
  public:
@@ -27,4 +29,4 @@ class CiProfile {
   std::vector<double> start_s_, g_per_kwh_;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::carbon

@@ -11,7 +11,7 @@
 #include "core/paths.h"
 #include "hardware/gpu_catalog.h"
 
-namespace llmco2 {
+namespace llmco2::carbon {
 
 std::string_view embodied_basis_name(EmbodiedBasis basis) {
   switch (basis) {
@@ -108,4 +108,4 @@ double embodied_g(double kgco2e_per_gpu, double busy_s, double lifetime_years, i
   return kgco2e_per_gpu * 1000.0 * busy_s / lifetime_seconds(lifetime_years) * gpus;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::carbon

@@ -8,9 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "carbon/module.h"
 #include "hardware/gpu.h"
 
-namespace llmco2 {
+namespace llmco2::carbon {
 
 // llmcarbon: die area x carbon per area of the process node + memory x carbon per GB (LLMCarbon's parameters);
 // vendor:    the vendor's product carbon footprint of the GPU, where the GPU file carries one;
@@ -53,4 +54,4 @@ double lifetime_seconds(double years);
 // Embodied carbon charged for keeping `gpus` GPUs busy for `busy_s`: kg x 1000 x busy_s / lifetime_s x gpus (g).
 double embodied_g(double kgco2e_per_gpu, double busy_s, double lifetime_years, int gpus);
 
-}  // namespace llmco2
+}  // namespace llmco2::carbon

@@ -1,7 +1,7 @@
 // carbon/footprint.cc - operational and embodied carbon per phase, and their intervals.
 #include "carbon/footprint.h"
 
-namespace llmco2 {
+namespace llmco2::carbon {
 namespace {
 
 constexpr double kJoulesPerKwh = 3.6e6;
@@ -97,4 +97,4 @@ Json quantity_json(const PhaseValues& v, double scale) {
 
 Json total_json(double total) { return quantity_json(PhaseValues{std::nullopt, std::nullopt, total}); }
 
-}  // namespace llmco2
+}  // namespace llmco2::carbon

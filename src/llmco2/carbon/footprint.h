@@ -9,13 +9,14 @@
 #include <optional>
 #include <string>
 
+#include "carbon/module.h"
 #include "carbon/embodied.h"
 #include "core/json_io.h"
 #include "hardware/host_power.h"
 #include "predictor/error_band.h"
 #include "predictor/predictor.h"
 
-namespace llmco2 {
+namespace llmco2::carbon {
 
 // Everything the carbon of a request depends on besides its energy and latency, with where each value came from.
 struct CarbonInputs {
@@ -79,4 +80,4 @@ Json total_json(double total);
 // The footprint of a prediction. `bands` may be null (no intervals).
 Footprint footprint(const Prediction& prediction, const CarbonInputs& inputs, const PredictorErrorBands* bands);
 
-}  // namespace llmco2
+}  // namespace llmco2::carbon

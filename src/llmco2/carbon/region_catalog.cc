@@ -12,7 +12,7 @@
 #include "core/names.h"
 #include "core/paths.h"
 
-namespace llmco2 {
+namespace llmco2::carbon {
 namespace {
 
 std::string lower(std::string_view text) {
@@ -190,4 +190,4 @@ PueEntry RegionCatalog::resolve_pue(std::string_view text) const {
   return {"--pue", *value, 0, "given with --pue"};
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::carbon

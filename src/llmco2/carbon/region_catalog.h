@@ -8,7 +8,9 @@
 #include <string_view>
 #include <vector>
 
-namespace llmco2 {
+#include "carbon/module.h"
+
+namespace llmco2::carbon {
 
 struct Region {
   std::string id;        // "USA", "gcp:us-central1", "aws:us-east-1", "WORLD"
@@ -57,4 +59,4 @@ class RegionCatalog {
   std::shared_ptr<ByRow> by_row_;  // null: regions_ holds the table
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::carbon

@@ -13,7 +13,7 @@
 #include "core/progress.h"
 #include "core/log_histogram.h"
 
-namespace llmco2 {
+namespace llmco2::compare {
 namespace {
 
 class Planner {
@@ -143,4 +143,4 @@ std::string write_capacity_plot(const CapacityPlan& plan, const std::string& tit
   return plot_to_file(script, dir / "capacity.png", 1200, 500);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::compare

@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "compare/module.h"
 #include "carbon/footprint.h"
 #include "serving/serve_sim.h"
 
-namespace llmco2 {
+namespace llmco2::compare {
 
 struct ServingSlo {
   double ttft_s = 0;  // 0: no objective on time to first token
@@ -57,4 +58,4 @@ CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_ty
 // into `dir`; returns "" or a warning about the plot.
 std::string write_capacity_plot(const CapacityPlan& plan, const std::string& title, const std::filesystem::path& dir);
 
-}  // namespace llmco2
+}  // namespace llmco2::compare

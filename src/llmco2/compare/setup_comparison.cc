@@ -15,7 +15,7 @@
 #include "core/plot.h"
 #include "dataset/log_scanner.h"
 
-namespace llmco2 {
+namespace llmco2::compare {
 namespace {
 
 constexpr const char* kLogLatencyMeaning = "p90 request latency of the log";
@@ -237,4 +237,4 @@ std::string write_sweep(const std::vector<SweepPoint>& points, const std::string
   return warning.empty() ? second : warning;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::compare

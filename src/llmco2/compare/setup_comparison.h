@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "compare/module.h"
 #include "carbon/footprint.h"
 #include "predictor/input.h"
 #include "trace/trace_account.h"
 #include "trace/trace_stream.h"
 
-namespace llmco2 {
+namespace llmco2::compare {
 
 struct SetupRow {
   std::string gpu;  // GPU id
@@ -88,4 +89,4 @@ std::string write_setups_plot(const Comparison& comparison, const std::string& t
 std::string write_sweep(const std::vector<SweepPoint>& points, const std::string& title,
                         const std::filesystem::path& dir);
 
-}  // namespace llmco2
+}  // namespace llmco2::compare

@@ -1,7 +1,7 @@
 // dataset/architecture.cc - architecture fields from a ModelSpec.
 #include "dataset/architecture.h"
 
-namespace llmco2 {
+namespace llmco2::dataset {
 
 ArchitectureFields architecture_fields(const ModelSpec& spec) {
   ArchitectureFields arch;
@@ -19,4 +19,4 @@ ArchitectureFields architecture_fields(const ModelSpec& spec) {
   return arch;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

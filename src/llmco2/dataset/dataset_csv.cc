@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/json_io.h"
 
-namespace llmco2 {
+namespace llmco2::dataset {
 namespace {
 
 std::string format_number(double value) { return fmt::format("{}", value); }
@@ -309,4 +309,4 @@ std::string reason_class(const std::string& reason) {
   return out;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

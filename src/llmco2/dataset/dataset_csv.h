@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "dataset/module.h"
 #include "core/csv.h"
 #include "dataset/record.h"
 
-namespace llmco2 {
+namespace llmco2::dataset {
 
 // A row that was not kept, and why: "<file>:<line>: <reason>".
 struct RowReject {
@@ -55,4 +56,4 @@ std::map<std::string, std::vector<RowReject>> read_import_rejects(const std::fil
 // A reason without its row-specific detail (parenthesised parts dropped, numbers as N), to count reasons alike.
 std::string reason_class(const std::string& reason);
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

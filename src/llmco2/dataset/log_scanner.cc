@@ -13,7 +13,7 @@
 #include "core/input_file.h"
 #include "core/progress.h"
 
-namespace llmco2 {
+namespace llmco2::dataset {
 namespace {
 
 // A block of whole lines and the line it starts on.
@@ -185,4 +185,4 @@ void LogScanner::scan_general(LogRecordSink& sink) const {
   }
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

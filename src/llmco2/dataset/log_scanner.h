@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "dataset/module.h"
 #include "dataset/request_log.h"
 
-namespace llmco2 {
+namespace llmco2::dataset {
 
 // What a worker does with the records of a block, in file order within the block.
 class LogRecordSink {
@@ -50,4 +51,4 @@ class LogScanner {
 // How many workers `threads` asks for: itself when positive, else every core.
 int worker_count(int threads);
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

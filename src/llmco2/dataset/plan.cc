@@ -5,7 +5,7 @@
 
 #include "core/json_io.h"
 
-namespace llmco2 {
+namespace llmco2::dataset {
 namespace {
 
 // Parses a positive whole number (or >= `minimum`); returns the reason on failure.
@@ -71,4 +71,4 @@ void write_plan(const std::filesystem::path& path, const std::vector<PlanRow>& r
   write_file_atomic(path, plan_to_csv(rows));
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

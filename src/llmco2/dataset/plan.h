@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "dataset/module.h"
 #include "dataset/dataset_csv.h"
 
-namespace llmco2 {
+namespace llmco2::dataset {
 
 struct PlanRow {
   long line = 0;  // line in the plan file
@@ -31,4 +32,4 @@ PlanReadResult parse_plan(const CsvTable& table);
 std::string plan_to_csv(const std::vector<PlanRow>& rows);
 void write_plan(const std::filesystem::path& path, const std::vector<PlanRow>& rows);
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

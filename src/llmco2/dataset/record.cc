@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace llmco2 {
+namespace llmco2::dataset {
 
 std::string_view measures_name(Measures m) {
   switch (m) {
@@ -90,4 +90,4 @@ bool DatasetRow::has_caveat(std::string_view caveat) const {
   return std::find(caveats.begin(), caveats.end(), caveat) != caveats.end();
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace llmco2 {
+#include "dataset/module.h"
+
+namespace llmco2::dataset {
 
 // What a row's energy and latency describe.
 enum class Measures {
@@ -85,4 +87,4 @@ struct DatasetRow {
   std::string note(std::string_view key) const;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

@@ -14,7 +14,7 @@
 #include "core/input_file.h"
 #include "core/progress.h"
 
-namespace llmco2 {
+namespace llmco2::dataset {
 namespace {
 
 // Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's days_from_civil).
@@ -282,4 +282,4 @@ RequestLog read_request_log(const std::filesystem::path& path, bool progress) {
   return log;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

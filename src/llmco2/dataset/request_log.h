@@ -13,7 +13,9 @@
 #include <utility>
 #include <vector>
 
-namespace llmco2 {
+#include "dataset/module.h"
+
+namespace llmco2::dataset {
 
 struct LoggedRequest {
   std::optional<double> time_s;  // arrival, seconds since 1970-01-01 UTC (Azure format only)
@@ -123,4 +125,4 @@ inline constexpr double kMaxTimestamp_s = 253402300799;  // 9999-12-31 23:59:59 
 // after kMaxTimestamp_s.
 std::optional<double> parse_timestamp(std::string_view text);
 
-}  // namespace llmco2
+}  // namespace llmco2::dataset

@@ -11,7 +11,7 @@
 #include "core/paths.h"
 #include "core/ranges.h"
 
-namespace llmco2 {
+namespace llmco2::engine {
 
 double EngineProfile::launch_s(double kernel_launches, double step_tokens) const {
   const bool graph = cuda_graphs && step_tokens <= static_cast<double>(graph_max_tokens);
@@ -230,4 +230,4 @@ const ParamRange& engine_bound(const std::string& field) {
   fail("internal: no physical bound for engine field '{}'", field);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::engine

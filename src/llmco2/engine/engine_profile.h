@@ -9,11 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "engine/module.h"
 #include "core/json_io.h"
 #include "core/ranges.h"
 #include "hardware/gpu.h"
 
-namespace llmco2 {
+namespace llmco2::engine {
 
 // How the requests choose their tokens: greedy, or random sampling with top-p/top-k (the default of chat clients: a
 // sort of the vocabulary) or with a temperature alone; with or without repetition/frequency/presence penalties.
@@ -116,4 +117,4 @@ EngineCatalog load_engine_catalog(const std::filesystem::path& path);
 EngineCatalog lazy_engine_catalog(const std::filesystem::path& path);
 std::filesystem::path default_engine_catalog_path();
 
-}  // namespace llmco2
+}  // namespace llmco2::engine

@@ -12,7 +12,7 @@
 #include "hardware/node.h"
 #include "sim/label.h"
 
-namespace llmco2 {
+namespace llmco2::evaluation {
 
 namespace {
 
@@ -123,4 +123,4 @@ std::string node_validation_markdown(const NodeValidation& v, const std::string&
   return out;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::evaluation

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "evaluation/module.h"
 #include "core/accuracy.h"
 #include "dataset/record.h"
 #include "evaluation/serving_validation.h"
 #include "serving/serve_sim.h"
 
-namespace llmco2 {
+namespace llmco2::evaluation {
 
 struct NodeValidationRow {
   size_t row = 0;  // index into the rows given
@@ -41,4 +42,4 @@ Accuracy node_throughput_accuracy(const std::vector<NodeValidationRow>& rows);
 // A markdown table with one line per run (`how`: which parameters replayed them), then MAPE and bias per GPU and benchmark and over all runs.
 std::string node_validation_markdown(const NodeValidation& v, const std::string& source, const std::string& how);
 
-}  // namespace llmco2
+}  // namespace llmco2::evaluation

@@ -6,7 +6,7 @@
 #include "core/json_io.h"
 #include "core/plot.h"
 
-namespace llmco2 {
+namespace llmco2::evaluation {
 namespace {
 
 std::string pct(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
@@ -129,4 +129,4 @@ std::string write_eval_report(const EvalReport& r, const std::filesystem::path& 
   return warning;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::evaluation

@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "evaluation/module.h"
 #include "evaluation/scoring.h"
 
-namespace llmco2 {
+namespace llmco2::evaluation {
 
 struct PredictorResult {
   std::string name;
@@ -43,4 +44,4 @@ struct EvalReport {
 std::string write_eval_report(const EvalReport& report, const std::filesystem::path& markdown,
                               const std::filesystem::path& plot_dir);
 
-}  // namespace llmco2
+}  // namespace llmco2::evaluation

@@ -4,7 +4,7 @@
 #include "core/csv.h"
 #include "core/paths.h"
 
-namespace llmco2 {
+namespace llmco2::evaluation {
 namespace {
 
 const std::map<std::string, std::string>& family_table() {
@@ -75,4 +75,4 @@ Score score(const std::vector<const DatasetRow*>& rows, const std::vector<Predic
   return s;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::evaluation

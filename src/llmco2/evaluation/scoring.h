@@ -5,10 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "evaluation/module.h"
 #include "core/accuracy.h"
 #include "predictor/predictor.h"
 
-namespace llmco2 {
+namespace llmco2::evaluation {
 
 // The paper's six families in its table order: Gemma, Bloom, Gemma2, Qwen2, Mixtral, Llama3.1.
 const std::vector<std::string>& paper_families();
@@ -26,4 +27,4 @@ struct Score {
 // `predictions` parallel to `rows`; compares total energy (and latency, and phases where both sides have them).
 Score score(const std::vector<const DatasetRow*>& rows, const std::vector<Prediction>& predictions);
 
-}  // namespace llmco2
+}  // namespace llmco2::evaluation

@@ -11,7 +11,7 @@
 #include "core/progress.h"
 #include "sim/label.h"
 
-namespace llmco2 {
+namespace llmco2::evaluation {
 
 RequestLog load_test_log(const LoadTest& test) {
   if (test.requests < 1 || !(test.gen_mean >= 1) || !(test.prompt_tokens >= 1))
@@ -202,4 +202,4 @@ Accuracy serving_itl_accuracy(const std::vector<ServingValidationRow>& rows) {
   return c.result();
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::evaluation

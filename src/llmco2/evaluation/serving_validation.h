@@ -8,13 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "evaluation/module.h"
 #include "core/accuracy.h"
 #include "core/progress.h"
 #include "dataset/record.h"
 #include "dataset/request_log.h"
 #include "serving/serve_sim.h"
 
-namespace llmco2 {
+namespace llmco2::evaluation {
 
 // A closed load test as the ML.ENERGY benchmark runs one (mlenergy/benchmark/llm/benchmark.py): every request sent at
 // once (request rate inf), the engine's max_num_seqs as the only throttle, prompts of one length, outputs drawn
@@ -101,4 +102,4 @@ ServingValidation validate_serving(const std::vector<DatasetRow>& rows,
 Accuracy serving_energy_accuracy(const std::vector<ServingValidationRow>& rows);
 Accuracy serving_itl_accuracy(const std::vector<ServingValidationRow>& rows);
 
-}  // namespace llmco2
+}  // namespace llmco2::evaluation

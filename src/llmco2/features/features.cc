@@ -1,7 +1,7 @@
 // features/features.cc - Roofline features per node and phase.
 #include "features/features.h"
 
-namespace llmco2 {
+namespace llmco2::features {
 namespace {
 
 bool is_matrix_kernel(KernelType type) {
@@ -58,4 +58,4 @@ GraphFeatures compute_features(const KernelGraph& graph, const Gpu& gpu, const R
   return f;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::features

@@ -5,11 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "features/module.h"
 #include "graph/kernel_graph.h"
 #include "hardware/gpu.h"
 #include "hardware/roofline.h"
 
-namespace llmco2 {
+namespace llmco2::features {
 
 struct NodeFeatures {
   RooflinePoint prefill;
@@ -40,4 +41,4 @@ GraphFeatures device_features(const Gpu& gpu, const Request& request);
 // request): its nodes and step_nodes replaced, their storage kept. compute_features = device_features + price_nodes.
 void price_nodes(const KernelGraph& graph, const Gpu& gpu, GraphFeatures& features);
 
-}  // namespace llmco2
+}  // namespace llmco2::features

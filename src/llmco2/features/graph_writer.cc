@@ -5,7 +5,7 @@
 
 #include "graph/layer_kernels.h"
 
-namespace llmco2 {
+namespace llmco2::features {
 namespace {
 
 Json node_json(const KernelNode& node, const NodeFeatures& features, Phase phase, int index) {
@@ -152,4 +152,4 @@ std::string graph_to_summary(const PricedGraph& g) {
   return out;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::features

@@ -3,12 +3,13 @@
 
 #include <string>
 
+#include "features/module.h"
 #include "core/json_io.h"
 #include "features/features.h"
 #include "features/memory_fit.h"
 #include "model/model_spec.h"
 
-namespace llmco2 {
+namespace llmco2::features {
 
 // Everything `llmco2 graph` reports about one request.
 struct PricedGraph {
@@ -26,4 +27,4 @@ Json graph_to_json(const PricedGraph& priced);
 std::string graph_to_dot(const PricedGraph& priced, Phase phase);
 std::string graph_to_summary(const PricedGraph& priced);
 
-}  // namespace llmco2
+}  // namespace llmco2::features

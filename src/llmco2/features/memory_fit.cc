@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "engine/engine_profile.h"
 
-namespace llmco2 {
+namespace llmco2::features {
 namespace {
 
 constexpr double kGB = 1e9;
@@ -227,4 +227,4 @@ void check_runs(const ModelSpec& model, const Request& request, const Gpu& gpu) 
   check_memory_fit(model, request, gpu);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::features

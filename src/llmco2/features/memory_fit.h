@@ -5,11 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "features/module.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "model/model_spec.h"
 
-namespace llmco2 {
+namespace llmco2::features {
 
 // The share of memory an engine gives to weights + KV cache is its profile's memory_utilization (engine/engine_profile.h:
 // vLLM 0.9, HF transformers 1.0); the rest holds the CUDA context, CUDA graphs and allocator slack.
@@ -99,4 +100,4 @@ void check_memory_fit(const ModelSpec& model, const Request& request, const Gpu&
 // and check_memory_fit. Throws Error.
 void check_runs(const ModelSpec& model, const Request& request, const Gpu& gpu);
 
-}  // namespace llmco2
+}  // namespace llmco2::features

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace llmco2 {
+namespace llmco2::graph {
 namespace {
 
 // Sum of c for c = a..b (0 when b < a).
@@ -95,4 +95,4 @@ AttentionSpan attention_span(Phase phase, long prompt_tokens, long gen_tokens, b
   return span;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

@@ -1,10 +1,11 @@
 // graph/context.h - how many keys the queries of a phase attend to, summed in closed form (causal, windowed).
 #pragma once
 
+#include "graph/module.h"
 #include "graph/request.h"
 #include "model/model_spec.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 
 // Keys one query sees when the sequence holds `context` tokens (itself included): all of them, or the sliding
 // window, plus 1 in `vertical_stride` of the older ones for block-sparse layers, or (chunked local attention) those
@@ -34,4 +35,4 @@ double flash_prefill_loaded_keys_by_tile(long prompt, const LayerAttention& atte
 // Query rows per FlashAttention tile (FlashAttention-2's block size on A100/H100).
 inline constexpr long kFlashQueryTile = 128;
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

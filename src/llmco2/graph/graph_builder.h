@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "graph/module.h"
 #include "graph/layer_kernels.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 
 // A node's cost over a phase of the given shape. Builders capture only values (never the builder's locals by
 // reference): a recorded layer re-evaluates them for other requests (graph/kernel_graph.h, KernelGraphTemplate).
@@ -81,4 +82,4 @@ int add_residual(GraphBuilder& b, const LayerContext& c, const std::string& name
 int add_mla_attention(GraphBuilder& b, const LayerContext& c, int norm);  // graph/mla_layer.cc
 int add_mamba_mixer(GraphBuilder& b, const LayerContext& c, int norm);    // graph/mamba_layer.cc
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

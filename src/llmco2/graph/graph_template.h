@@ -3,10 +3,11 @@
 
 #include <vector>
 
+#include "graph/module.h"
 #include "graph/kernel_graph.h"
 #include "graph/layer_kernels.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 
 // One setup's graph (model, GPU count, precision, attention kernel, expert parallelism) built once, its costs
 // re-evaluated for each request's batch, prompt and gen without rebuilding nodes, edges or names: evaluate(request)
@@ -42,4 +43,4 @@ class KernelGraphTemplate {
   std::vector<UnionNode> union_;    // scratch: the union's nodes before ordering
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

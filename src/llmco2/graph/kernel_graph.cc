@@ -12,7 +12,7 @@
 #include "graph/graph_builder.h"
 #include "graph/graph_template.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 
 int GraphBuilder::link_last(const std::vector<int>& inputs) {
   const int index = static_cast<int>(graph_.nodes.size()) - 1;
@@ -482,4 +482,4 @@ void KernelGraphTemplate::refresh_union() {
   }
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

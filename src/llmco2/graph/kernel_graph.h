@@ -5,10 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "graph/module.h"
 #include "graph/request.h"
 #include "model/model_spec.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 
 // Kernel types, one-hot encoded as node features. Order is part of the feature layout: append only.
 enum class KernelType {
@@ -90,4 +91,4 @@ KernelGraph build_kernel_graph(const ModelSpec& model, const Request& request);
 KernelGraph build_kernel_graph_by_union(const ModelSpec& model, const Request& request);
 
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

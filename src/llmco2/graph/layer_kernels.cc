@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace llmco2 {
+namespace llmco2::graph {
 namespace {
 
 constexpr double kNormOpsPerElement = 7;     // square, sum, mean, rsqrt, scale, gain (+ LayerNorm's centring)
@@ -317,4 +317,4 @@ double expected_busiest_gpu_experts(int experts, int top_k, double tokens, int g
   return expected_max;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

@@ -1,10 +1,11 @@
 // graph/layer_kernels.h - the cost formulas of each kernel kind (docs/kernels.md gives them with their derivation).
 #pragma once
 
+#include "graph/module.h"
 #include "graph/context.h"
 #include "graph/kernel_graph.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 
 // Sizes shared by every kernel of one phase on one GPU.
 struct PhaseShape {
@@ -123,4 +124,4 @@ double expected_distinct_experts(int experts, int top_k, double tokens);
 // physical floor: a router that favours some experts loads the busiest GPU more.
 double expected_busiest_gpu_experts(int experts, int top_k, double tokens, int gpus);
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

@@ -1,7 +1,7 @@
 // graph/mamba_layer.cc - the Mamba-2 mixer: in_proj, causal conv1d, the SSD scan, gated norm, out_proj.
 #include "graph/graph_builder.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 namespace {
 
 // The mixer's heads and groups on one GPU: heads split; groups split too, or one group per GPU when GPUs
@@ -33,4 +33,4 @@ int add_mamba_mixer(GraphBuilder& b, const LayerContext& c, int norm) {
                [=](const PhaseShape& s) { return linear_cost(s, inner, h, bias, false); }, inner, h);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

@@ -1,7 +1,7 @@
 // graph/mla_layer.cc - multi-head latent attention (DeepSeek-V2/V3): prefill expanded, decode absorbed (vLLM's MLA).
 #include "graph/graph_builder.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 namespace {
 
 // A linear kernel node: d_in -> d_out, optionally writing the KV cache.
@@ -51,4 +51,4 @@ int add_mla_attention(GraphBuilder& b, const LayerContext& c, int norm) {
   return b.add("o_proj", KernelType::linear, {attention}, linear(v_width, h), v_width, h);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

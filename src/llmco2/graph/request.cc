@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "core/names.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 namespace {
 
 constexpr long kMaxBatch = 65536;
@@ -96,4 +96,4 @@ void validate_setup(const Request& r, const ModelSpec& m) {
     fail("{}: expert width {} is not divisible by {} GPUs", m.id, m.moe->expert_intermediate, r.gpus);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

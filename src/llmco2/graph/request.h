@@ -4,10 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "graph/module.h"
 #include "core/dtype.h"
 #include "model/model_spec.h"
 
-namespace llmco2 {
+namespace llmco2::graph {
 
 enum class Phase { prefill, decode };
 std::string_view phase_name(Phase phase);
@@ -44,4 +45,4 @@ void validate_counts(const Request& request, const ModelSpec& model);
 // KV heads held by each GPU: kv/gpus, or 1 when GPUs outnumber KV heads (vLLM replicates them).
 int kv_heads_per_gpu(int kv_heads, int gpus);
 
-}  // namespace llmco2
+}  // namespace llmco2::graph

@@ -5,10 +5,11 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/module.h"
 #include "core/paths.h"
 #include "core/read_once.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 
 // A GPU file's names and the two values die_power compares boards by.
 struct IndexedGpu {
@@ -34,4 +35,4 @@ inline bool catalog_index_applies() {
   return !indexed_gpus().empty() && !indexed_nodes().empty() && data_dir().string() == indexed_data_dir();
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 namespace {
 
 // The faster of the GPU's 16-bit tensor types by its datasheet peak (bf16 on a Gaudi 3, whose fp16 peak is a quarter
@@ -111,4 +111,4 @@ bool Gpu::at_least_as_good_as(const Gpu& other, int gpus) const {
   return gpus <= 1 || network_link(gpus).bandwidth_bytes_per_s >= other.network_link(gpus).bandwidth_bytes_per_s;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

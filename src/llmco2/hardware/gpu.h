@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "hardware/module.h"
 #include "core/dtype.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 
 struct Link {
   std::string kind;                       // "nvlink4", "pcie-gen4-x16", ...
@@ -92,4 +93,4 @@ struct Gpu {
   bool operator==(const Gpu&) const = default;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

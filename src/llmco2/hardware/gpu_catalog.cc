@@ -15,7 +15,7 @@
 #include "core/paths.h"
 #include "hardware/catalog_index.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 namespace {
 
 constexpr double kTera = 1e12;
@@ -279,4 +279,4 @@ Gpu GpuCatalog::resolve(const std::string& name, bool paths) const {
        paths ? "`llmco2 gpus` lists all; a GPU JSON file path also works" : "here a GPU is a catalog id");
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

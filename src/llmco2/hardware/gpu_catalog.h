@@ -5,10 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "hardware/module.h"
 #include "core/json_io.h"
 #include "hardware/gpu.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 
 // Reads one GPU file; every value field must name its source in "sources", and every number must be finite and within
 // its plausible range (table kRanges in gpu_catalog.cc, e.g. tdp_w in [10, 2000], idle_w below tdp_w, dense peaks
@@ -40,4 +41,4 @@ class GpuCatalog {
   std::vector<Gpu> gpus_;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace llmco2 {
+namespace llmco2::hardware {
 
 double fans_w(const Node& node, double heat_w) {
   const double speed = std::clamp(heat_w / node.design_power_w, 0.0, 1.0);
@@ -54,4 +54,4 @@ double EnergyScope::metered_j(double gpu_energy_j, double time_s, int gpus) cons
   return metered_w(gpu_energy_j / (time_s * gpus), true) * gpus * time_s;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

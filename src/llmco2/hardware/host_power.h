@@ -6,9 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "hardware/module.h"
 #include "hardware/node.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 
 // Engine processes keep CPU cores busy while they serve: vLLM and TensorRT-LLM run one worker process per GPU that
 // polls its GPU and schedules the next step (plus tokenisation), about one core each. Range: 1-2 cores per GPU.
@@ -44,4 +45,4 @@ struct EnergyScope {
   double metered_j(double gpu_energy_j, double time_s, int gpus) const;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

@@ -12,7 +12,7 @@
 #include "hardware/catalog_index.h"
 #include "hardware/gpu_catalog.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 namespace {
 
 // The plausible range of every number of a node file; outside is a typo, a wrong unit or not one node.
@@ -275,4 +275,4 @@ const Node* NodeCatalog::default_for(const std::string& gpu_id) const {
   return first;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

@@ -8,9 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "hardware/module.h"
 #include "core/json_io.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 
 struct Node {
   std::string id, name, source;
@@ -73,4 +74,4 @@ class NodeCatalog {
   std::vector<Node> nodes_;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

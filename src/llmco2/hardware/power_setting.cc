@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 namespace {
 
 double checked_cap_w(const Gpu& gpu, double cap_w) {
@@ -49,4 +49,4 @@ double power_limit_w(const PowerSetting& setting, const Gpu& gpu) {
   return setting.cap_w > 0 ? std::min(setting.cap_w, gpu.tdp_w) : gpu.tdp_w;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

@@ -2,9 +2,10 @@
 // (nvidia-smi -lgc), checked against the ranges the board documents.
 #pragma once
 
+#include "hardware/module.h"
 #include "hardware/gpu.h"
 
-namespace llmco2 {
+namespace llmco2::hardware {
 
 // The lowest share of its maximum SM clock a GPU runs at in llmco2's power model, throttled or locked (a GPU at its
 // power limit under a full GEMM load still runs at ~0.3-0.4 of its boost clock; docs/simulator.md, Power).
@@ -26,4 +27,4 @@ PowerSetting checked_power_setting(const Gpu& gpu, double cap_w, double clock_mh
 // The power each GPU may draw under `setting`: its cap, else its TDP.
 double power_limit_w(const PowerSetting& setting, const Gpu& gpu);
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace llmco2 {
+namespace llmco2::hardware {
 
 std::string_view bound_name(Bound bound) {
   switch (bound) {
@@ -27,4 +27,4 @@ RooflinePoint roofline(double ops, double mem_bytes, double net_bytes, const Roo
   return point;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

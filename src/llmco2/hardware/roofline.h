@@ -3,7 +3,9 @@
 
 #include <string_view>
 
-namespace llmco2 {
+#include "hardware/module.h"
+
+namespace llmco2::hardware {
 
 enum class Bound { compute, memory, network };
 std::string_view bound_name(Bound bound);
@@ -29,4 +31,4 @@ struct RooflinePoint {
 
 RooflinePoint roofline(double ops, double mem_bytes, double net_bytes, const Roofs& roofs);
 
-}  // namespace llmco2
+}  // namespace llmco2::hardware

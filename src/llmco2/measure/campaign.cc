@@ -30,7 +30,7 @@
 #include "measure/runner_process.h"
 #include "model/model_catalog.h"
 
-namespace llmco2 {
+namespace llmco2::measure {
 namespace {
 
 std::filesystem::path beside(const std::filesystem::path& out, const std::string& suffix) {
@@ -385,4 +385,4 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   return result;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measure

@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "measure/module.h"
 #include "dataset/plan.h"
 
-namespace llmco2 {
+namespace llmco2::measure {
 
 struct CampaignOptions {
   std::filesystem::path plan, out;
@@ -56,4 +57,4 @@ size_t repair_torn_tail(const std::filesystem::path& path);
 // through an exclusive lock on `<path>.lock`, left beside it, so that neither renames its copy over the other's row.
 void append_atomically(const std::filesystem::path& path, const std::string& text);
 
-}  // namespace llmco2
+}  // namespace llmco2::measure

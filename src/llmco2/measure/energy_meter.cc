@@ -1,7 +1,7 @@
 // measure/energy_meter.cc - counters, or power sampling and integration.
 #include "measure/energy_meter.h"
 
-namespace llmco2 {
+namespace llmco2::measure {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -79,4 +79,4 @@ std::vector<double> idle_power_w(const Nvml& nvml, const std::vector<int>& devic
   return sum;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measure

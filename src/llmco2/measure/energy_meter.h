@@ -7,9 +7,10 @@
 #include <thread>
 #include <vector>
 
+#include "measure/module.h"
 #include "measure/nvml.h"
 
-namespace llmco2 {
+namespace llmco2::measure {
 
 class EnergyMeter {
  public:
@@ -40,4 +41,4 @@ class EnergyMeter {
 // Mean power of each device over `seconds` of sampling with nothing running (W).
 std::vector<double> idle_power_w(const Nvml& nvml, const std::vector<int>& devices, double seconds);
 
-}  // namespace llmco2
+}  // namespace llmco2::measure

@@ -6,7 +6,7 @@
 #include "core/dynamic_loading.h"
 #include "core/error.h"
 
-namespace llmco2 {
+namespace llmco2::measure {
 namespace {
 
 using nvmlReturn_t = int;
@@ -129,4 +129,4 @@ double Nvml::power_w(int index) const {
   return mw / 1000.0;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measure

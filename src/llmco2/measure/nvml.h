@@ -7,7 +7,9 @@
 #include <optional>
 #include <string>
 
-namespace llmco2 {
+#include "measure/module.h"
+
+namespace llmco2::measure {
 
 struct NvmlDeviceInfo {
   int index = 0;
@@ -41,4 +43,4 @@ class Nvml {
   std::unique_ptr<Api> api_;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::measure

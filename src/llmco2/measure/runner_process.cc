@@ -12,7 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
-namespace llmco2 {
+namespace llmco2::measure {
 
 RunnerProcess::RunnerProcess(const std::string& command, const std::vector<std::pair<std::string, std::string>>& env,
                              const std::filesystem::path& stderr_log) {
@@ -159,4 +159,4 @@ Json RunnerProcess::receive(double timeout_s) {
   }
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measure

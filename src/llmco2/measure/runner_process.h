@@ -8,10 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "measure/module.h"
 #include "core/error.h"
 #include "core/json_io.h"
 
-namespace llmco2 {
+namespace llmco2::measure {
 
 // The runner died, timed out, or said something that is not the protocol; the message says which.
 class RunnerFailure : public Error {
@@ -61,4 +62,4 @@ class RunnerProcess {
   std::string buffer_;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::measure

@@ -5,7 +5,7 @@
 #include "measured/import_common.h"
 #include "measured/sources.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 
 // The run stores energies but not how many tokens were generated: its tokens/kWh figure assumes every response
 // reached max_new_tokens = 1000, which 1.57 s per response on an H100 rules out. Without the token count the row
@@ -25,4 +25,4 @@ ImportResult import_benchlab(const std::filesystem::path& folder) {
   return out;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

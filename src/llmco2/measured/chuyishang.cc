@@ -6,7 +6,7 @@
 #include "measured/import_common.h"
 #include "measured/sources.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 namespace {
 
 // The load generator's default prompt length (mean 256 +- 64 tokens, SOURCE.md); the summaries keep none.
@@ -49,4 +49,4 @@ ImportResult import_chuyishang(const std::filesystem::path& folder) {
   return import_csv_file(folder / "results_parsed.csv", chuyishang_row);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

@@ -13,7 +13,7 @@
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 namespace {
 
 // model_map.csv's relation for a model of an architecture llmco2 does not represent (T5, RWKV): rows are rejected.
@@ -96,4 +96,4 @@ double sharegpt_mean_prompt_tokens(const std::filesystem::path& file) {
   return chars / count / 4.0;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

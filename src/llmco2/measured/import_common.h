@@ -5,11 +5,12 @@
 #include <map>
 #include <string>
 
+#include "measured/module.h"
 #include "core/csv.h"
 #include "dataset/record.h"
 #include "measured/importer.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 
 // The source's model names mapped to catalog ids (data/measured/model_map.csv), with the relation.
 class ModelMap {
@@ -88,4 +89,4 @@ inline double steady_state_latency_s(double mean_running, double gen_tokens, dou
 // Mean prompt length in tokens estimated as characters / 4 over the first human turn of a ShareGPT-style JSON file.
 double sharegpt_mean_prompt_tokens(const std::filesystem::path& file);
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

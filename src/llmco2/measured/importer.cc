@@ -5,7 +5,7 @@
 #include "core/names.h"
 #include "measured/sources.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 
 const std::vector<Importer>& importers() {
   static const std::vector<Importer> list = {
@@ -41,4 +41,4 @@ const Importer& find_importer(const std::string& id) {
   fail("unknown source '{}' (expected {})", id, join_or(ids));
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "measured/module.h"
 #include "dataset/dataset_csv.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 
 struct ImportResult {
   std::vector<DatasetRow> rows;
@@ -26,4 +27,4 @@ struct Importer {
 const std::vector<Importer>& importers();
 const Importer& find_importer(const std::string& id);  // throws Error naming the known ids
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

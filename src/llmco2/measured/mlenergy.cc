@@ -12,7 +12,7 @@
 #include "core/json_io.h"
 #include "measured/import_common.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 namespace {
 
 namespace fs = std::filesystem;
@@ -235,4 +235,4 @@ ImportResult import_mlenergy_v1(const fs::path& folder) { return import_v1(folde
 ImportResult import_mlenergy_v2(const fs::path& folder) { return import_v2(folder); }
 ImportResult import_mlenergy_v3(const fs::path& folder) { return import_v3(folder); }
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

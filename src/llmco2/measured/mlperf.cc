@@ -9,7 +9,7 @@
 #include "measured/import_common.h"
 #include "measured/sources.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 namespace {
 
 // What each benchmark runs (../shared/data/measured/mlperf_power/SOURCE.md sections 5-6 and data/mlperf/README.md):
@@ -161,4 +161,4 @@ ImportResult import_mlperf_power(const std::filesystem::path& folder) {
   return import_csv_file(folder / "mlperf_llm_power.csv", mlperf_row);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

@@ -1,9 +1,10 @@
 // measured/sources.h - one importer per public source in ../shared/data/measured (registered in importer.cc).
 #pragma once
 
+#include "measured/module.h"
 #include "measured/importer.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 
 ImportResult import_mlenergy_v1(const std::filesystem::path& folder);
 ImportResult import_mlenergy_v2(const std::filesystem::path& folder);
@@ -15,4 +16,4 @@ ImportResult import_chuyishang(const std::filesystem::path& folder);
 ImportResult import_benchlab(const std::filesystem::path& folder);
 ImportResult import_mlperf_power(const std::filesystem::path& folder);
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

@@ -8,7 +8,7 @@
 #include "measured/import_common.h"
 #include "measured/sources.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 namespace {
 
 // The power columns are normalised; we read them as fractions of the board TDP from the GPU catalog
@@ -68,4 +68,4 @@ ImportResult import_splitwise(const std::filesystem::path& folder) {
   return import_csv_file(folder / "perf_model.csv", splitwise_row);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

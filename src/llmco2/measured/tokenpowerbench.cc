@@ -7,7 +7,7 @@
 #include "measured/import_common.h"
 #include "measured/sources.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 namespace {
 
 // Alpaca prompts are short instructions; the files keep no prompt lengths (assumed mean, docs/data.md).
@@ -69,4 +69,4 @@ ImportResult import_tokenpowerbench(const std::filesystem::path& folder) {
   return import_csv_file(folder / "tokenpowerbench_runs_flat.csv", tokenpowerbench_row);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

@@ -6,7 +6,7 @@
 #include "measured/import_common.h"
 #include "measured/sources.h"
 
-namespace llmco2 {
+namespace llmco2::measured {
 namespace {
 
 void set_system(DatasetRow& row, const std::string& system) {
@@ -74,4 +74,4 @@ ImportResult import_wilkins(const std::filesystem::path& folder) {
   return out;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::measured

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/names.h"
 
-namespace llmco2 {
+namespace llmco2::model {
 namespace {
 
 // What a family's modelling code fixes and its config does not say (transformers and vLLM model files).
@@ -690,4 +690,4 @@ ModelSpec read_hf_config(const std::filesystem::path& path) {
   return with_json_errors(path.string(), [&] { return model_from_hf_config(config, path.string(), &quant); });
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::model

@@ -5,10 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "model/module.h"
 #include "core/json_io.h"
 #include "model/model_spec.h"
 
-namespace llmco2 {
+namespace llmco2::model {
 
 // The model_type values understood, e.g. "llama", "gemma2", "gpt_oss".
 const std::vector<std::string>& supported_families();
@@ -27,4 +28,4 @@ std::filesystem::path hf_quant_config_path(const std::filesystem::path& config_p
 // Reads a config.json file, and its hf_quant_config.json when there is one.
 ModelSpec read_hf_config(const std::filesystem::path& path);
 
-}  // namespace llmco2
+}  // namespace llmco2::model

@@ -12,7 +12,7 @@
 #include "core/paths.h"
 #include "model/hf_config.h"
 
-namespace llmco2 {
+namespace llmco2::model {
 namespace {
 
 // The comma-separated fields of `line` (no quoting in the index); a trailing comma adds no empty field.
@@ -108,4 +108,4 @@ ModelSpec ModelCatalog::resolve(const std::string& name, std::string* note) cons
        "also works)", name, join_or(nearest_names(name, ids)));
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::model

@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "model/module.h"
 #include "core/read_once.h"
 #include "model/model_spec.h"
 
-namespace llmco2 {
+namespace llmco2::model {
 
 struct ModelEntry {
   std::string id;       // e.g. "llama-3.1-8b"
@@ -48,4 +49,4 @@ class ModelCatalog {
   std::shared_ptr<ReadOnce<ModelSpec>> configs_ = std::make_shared<ReadOnce<ModelSpec>>();
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::model

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace llmco2 {
+namespace llmco2::model {
 namespace {
 
 double mlp_params(const ModelSpec& m, long width) {
@@ -141,4 +141,4 @@ Precision ModelSpec::precision_for(std::string_view spec) const {
   return precision_or_default(spec, default_precision, default_dtype);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::model

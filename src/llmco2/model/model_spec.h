@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "model/module.h"
 #include "core/dtype.h"
 
-namespace llmco2 {
+namespace llmco2::model {
 
 enum class MlpKind { gated, plain };           // gated: act(gate(x)) * up(x) -> down; plain: act(up(x)) -> down
 enum class NormKind { rms_norm, layer_norm };  // layer_norm also has a bias vector
@@ -150,4 +151,4 @@ struct ModelSpec {
   double weight_bytes(const Precision& precision) const;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::model

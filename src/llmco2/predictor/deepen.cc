@@ -10,7 +10,7 @@
 #include "predictor/forest_check.h"
 #include "predictor/xgboost_library.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 KernelRow kernel_row(const KernelNode& node, const NodeFeatures& roof, Phase phase, bool step, const PredictorInput& c,
@@ -132,4 +132,4 @@ std::unique_ptr<Predictor> make_deepen_predictor(const ModelFile& file, const st
   return std::make_unique<DeepEnPredictor>(energy_model, checked_forest(latency->second, features, source, "latency_forest"));
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

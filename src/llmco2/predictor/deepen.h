@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "predictor/module.h"
 #include "predictor/model_file.h"
 #include "predictor/predictor.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 struct KernelRow {
   std::vector<float> features;  // kDeepEnFeatures
@@ -37,4 +38,4 @@ class Forest {
 
 std::unique_ptr<Predictor> make_deepen_predictor(const ModelFile& file, const std::string& source);
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

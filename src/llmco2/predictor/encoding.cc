@@ -8,7 +8,7 @@
 #include "features/features.h"
 #include "graph/kernel_graph.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 
@@ -236,4 +236,4 @@ const EncodedGraph* SetupEncoder::encode(const PredictorInput& c) {
   return &graph_;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

@@ -9,11 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "predictor/module.h"
 #include "features/features.h"
 #include "graph/kernel_graph.h"
 #include "predictor/input.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 // Which features a GNN gets (paper Table 6):
 //   merged:      one feature set per node, prefill + decode summed, no hardware features (NNLQP, "no phase split")
@@ -79,4 +80,4 @@ class SetupEncoder {
 // (model, GPU, GPU count, precision, engine, scenario) in every feature set; the columns after them follow the counts.
 inline constexpr int kSetupNodeColumns = kKernelTypeCount + 6;
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

@@ -8,7 +8,7 @@
 #include "core/statistics.h"
 #include "core/paths.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 Json band_json(const ErrorBand& b) {
@@ -81,4 +81,4 @@ void write_error_bands(const std::filesystem::path& path, const ErrorBands& band
 
 std::filesystem::path default_error_bands_path() { return data_dir() / "predictors" / "error_bands.json"; }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

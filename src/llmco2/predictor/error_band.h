@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
-namespace llmco2 {
+#include "predictor/module.h"
+
+namespace llmco2::predictor {
 
 struct ErrorBand {
   size_t n = 0;              // measurements it was computed on
@@ -40,4 +42,4 @@ ErrorBands read_error_bands(const std::filesystem::path& path);  // throws Error
 void write_error_bands(const std::filesystem::path& path, const ErrorBands& bands);  // atomic
 std::filesystem::path default_error_bands_path();  // data_dir()/predictors/error_bands.json
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

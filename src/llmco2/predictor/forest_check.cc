@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/json_io.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 // nlohmann's DOM builder with two bounds: nesting depth (its binary reader recurses) and the number of values (an
@@ -174,4 +174,4 @@ std::string checked_forest(const std::string& blob, int features, const std::str
   return rebuilt.dump();
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

@@ -5,7 +5,9 @@
 
 #include <string>
 
-namespace llmco2 {
+#include "predictor/module.h"
+
+namespace llmco2::predictor {
 
 // The largest forest accepted: trees per forest and nodes per tree (the bundled DeepEn forests hold 30 trees of at
 // most ~2,000 nodes).
@@ -17,4 +19,4 @@ inline constexpr long kMaxTreeNodes = 1 << 20;
 // nodes form trees (each child after its parent, split features below `features`, finite thresholds and weights).
 std::string checked_forest(const std::string& blob, int features, const std::string& source, const std::string& name);
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

@@ -3,7 +3,7 @@
 
 #include "core/error.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 RowMatrix standardised(const std::vector<float>& raw, int rows, const Standardiser& s) {
@@ -151,4 +151,4 @@ GnnWeights gnn_from_file(const ModelFile& f, const std::string& source) {
   return w;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

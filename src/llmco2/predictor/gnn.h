@@ -9,10 +9,11 @@
 
 #include <Eigen/Core>
 
+#include "predictor/module.h"
 #include "predictor/encoding.h"
 #include "predictor/model_file.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 // log:       the network predicts log(value)
 // sim_ratio: the network predicts log(value / calibrated simulator's estimate)
@@ -49,4 +50,4 @@ ModelFile gnn_to_file(const GnnWeights& weights);
 // Checks kind, feature widths and every tensor shape; throws Error naming `source`.
 GnnWeights gnn_from_file(const ModelFile& file, const std::string& source);
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

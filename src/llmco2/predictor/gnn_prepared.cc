@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 // Eigen's GEMM kernel for float with SSE and without FMA works in panels of 2 packets of 4 rows (mr = 8), each
@@ -260,4 +260,4 @@ std::array<double, kOutputs> PreparedGnnPass::forward(const GnnWeights& w, const
   return gnn_readout(w, h2_.data(), nodes_, g);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

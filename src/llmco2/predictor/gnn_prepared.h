@@ -7,9 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "predictor/module.h"
 #include "predictor/gnn.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 // The SAGE layers' weights by input: row k holds input k's weight into each hidden unit (the transposes of
 // GnnWeights' [out, in] matrices), the order the prepared pass reads them in.
@@ -68,4 +69,4 @@ class PreparedGnnPass {
   std::vector<float> self_, neigh_, h1_, h1_mean_, h2_;  // nodes x hidden
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

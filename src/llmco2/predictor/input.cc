@@ -3,7 +3,7 @@
 
 #include "sim/label.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 bool same_setup(const PredictorInput& a, const PredictorInput& b) {
   const Request &x = a.request, &y = b.request;
@@ -27,4 +27,4 @@ PredictorInput predictor_input(const SimConfig& config) {
   return {config.model, config.gpu, config.request, config.scenario, config.batch_scale};
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

@@ -5,14 +5,17 @@
 
 #include <memory>
 
+#include "predictor/module.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "model/model_spec.h"
 #include "sim/simulator.h"
 
-namespace llmco2 {
-
+namespace llmco2::sim {
 struct SimConfig;  // sim/label.h: a dataset or plan row as the simulator runs it
+}  // namespace llmco2::sim
+
+namespace llmco2::predictor {
 
 struct PredictorInput {
   std::shared_ptr<const ModelSpec> model;
@@ -33,4 +36,4 @@ PredictorInput predictor_input(const ModelSpec& model, const Gpu& gpu, const Req
 // What a dataset or plan row's simulation asks of a predictor: everything but its meter.
 PredictorInput predictor_input(const SimConfig& config);
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

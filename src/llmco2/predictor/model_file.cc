@@ -14,7 +14,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 constexpr char kMagic[8] = {'L', 'L', 'M', 'C', 'O', '2', 'P', 'M'};
@@ -156,4 +156,4 @@ const Tensor& expect_tensor(const ModelFile& file, const std::string& name, cons
   return it->second;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

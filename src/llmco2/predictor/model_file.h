@@ -9,9 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "predictor/module.h"
 #include "core/json_io.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 inline constexpr int kModelFileVersion = 1;
 
@@ -41,4 +42,4 @@ ModelFile read_model_file(const std::filesystem::path& path);
 const Tensor& expect_tensor(const ModelFile& file, const std::string& name, const std::vector<long>& shape,
                             const std::string& source);
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

@@ -13,7 +13,7 @@
 #include "predictor/gnn_prepared.h"
 #include "predictor/setup_cache.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 // The simulator, a SetupSimulator kept for each setup that comes again (the same results as simulate(), bit for
@@ -222,4 +222,4 @@ std::unique_ptr<Predictor> load_predictor(const std::filesystem::path& path, con
   fail("{}: unknown predictor kind '{}' (expected gnn, deepen or llmcarbon)", path.string(), kind);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "predictor/module.h"
 #include "dataset/record.h"
 #include "predictor/input.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 struct Prediction {
   PhaseValues energy_j;   // all GPUs; phases unset when the predictor only knows totals
@@ -52,4 +53,4 @@ Prediction phase_prediction(double energy_prefill_j, double energy_decode_j, dou
                             double latency_decode_s);
 Prediction total_prediction(double energy_j, double latency_s);
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

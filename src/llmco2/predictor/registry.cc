@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/names.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 constexpr std::array kPredictors = {
@@ -56,4 +56,4 @@ bool predictor_loads_xgboost(std::string_view name) {
                      [&](const PredictorInfo& p) { return p.name == name && p.loads_xgboost; });
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

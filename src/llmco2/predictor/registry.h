@@ -9,10 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "predictor/module.h"
 #include "predictor/encoding.h"
 #include "predictor/gnn.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 enum class PredictorFamily {
   gnn,        // a graph network over the kernel graph (predictor/gnn.h), trained by llmco2 train
@@ -47,4 +48,4 @@ const std::vector<std::string>& offered_predictor_names();
 // Whether `name` is a registered predictor whose answers load libxgboost.
 bool predictor_loads_xgboost(std::string_view name);
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

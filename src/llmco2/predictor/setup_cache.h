@@ -8,10 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "predictor/module.h"
 #include "core/error.h"
 #include "predictor/input.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 // Up to `capacity` prepared states, each with the configuration it was made for (whose model and GPU it keeps
 // alive). take() lends out an idle state of the configuration's setup (same_setup), or none; give_back() keeps it,
@@ -75,4 +76,4 @@ class SetupCache {
   std::vector<PredictorInput> seen_;  // setups asked for without a state, oldest first
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

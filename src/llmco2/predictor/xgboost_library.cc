@@ -10,7 +10,7 @@
 #include "core/dynamic_loading.h"
 #include "core/error.h"
 
-namespace llmco2 {
+namespace llmco2::predictor {
 namespace {
 
 template <typename Function>
@@ -65,4 +65,4 @@ void check_xgboost(int status, const char* what) {
   if (status != 0) fail("xgboost: {}: {}", what, xgboost_api().get_last_error());
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

@@ -2,9 +2,11 @@
 // predictor (DeepEn) and its training map it: `llmco2 predict` with the GNN, the server and the bindings never do.
 #pragma once
 
+#include "predictor/module.h"
+
 #include <xgboost/c_api.h>  // the C API's types and signatures only; nothing links libxgboost
 
-namespace llmco2 {
+namespace llmco2::predictor {
 
 // The entry points llmco2 calls, with the C API's own signatures.
 struct XgboostApi {
@@ -28,4 +30,4 @@ const XgboostApi& xgboost_api();
 // Throws Error "xgboost: <what>: <XGBoost's last error>" when `status` is not 0.
 void check_xgboost(int status, const char* what);
 
-}  // namespace llmco2
+}  // namespace llmco2::predictor

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "research/module.h"
 #include "calibration/kernel_profiles.h"
 #include "calibration/report.h"
 #include "core/atomic_file.h"

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "research/module.h"
 #include "api/resolve.h"
 #include "calibration/kernel_campaign.h"
 #include "core/atomic_file.h"
@@ -90,7 +91,7 @@ Predicted predict_closed_loop(const CampaignClosedLoop& c, const std::string& mo
   const api::ResolvedRequest r = api::resolve_request(request, false);
   SimScenario scenario;
   scenario.power = r.power;
-  const SimResult s = llmco2::simulate(r.model, r.gpu, r.request, scenario, params);
+  const SimResult s = sim::simulate(r.model, r.gpu, r.request, scenario, params);
   return {s.latency_s.prefill, s.latency_s.decode / static_cast<double>(c.osl - 1), s.energy_j.total()};
 }
 

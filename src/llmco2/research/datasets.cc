@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "research/module.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/output_manifest.h"
@@ -56,7 +57,7 @@ LabelSummary label_plan(const LabelOptions& o) {
   const SimParams params = load_sim_params_or_default(o.params);
   PlanReadResult plan = read_plan(o.plan);
   const bool progress = o.progress || plan.rows.size() >= 5000;
-  LabelledPlan labelled = llmco2::label_plan(plan.rows, params, {o.repeats, o.seed, o.plan, progress});
+  LabelledPlan labelled = sim::label_plan(plan.rows, params, {o.repeats, o.seed, o.plan, progress});
   RunManifest manifest(manifest_beside(o.out));
   write_dataset(o.out, labelled.rows);
   manifest.commit();

@@ -2,6 +2,7 @@
 // simulate`): research::kernel_graph and research::simulate.
 #include <fmt/format.h>
 
+#include "research/module.h"
 #include "api/format.h"
 #include "api/resolve.h"
 #include "core/error.h"
@@ -53,7 +54,7 @@ api::Result simulate(const api::Request& request, const std::string& params_path
   const api::ResolvedRequest r = api::resolve_request(request, true);
   SimScenario scenario;
   scenario.power = r.power;
-  const SimResult s = llmco2::simulate(r.model, r.gpu, r.request, scenario, params);
+  const SimResult s = sim::simulate(r.model, r.gpu, r.request, scenario, params);
   api::Result result;
   result.warnings = r.notes;
   result.json = api::request_json(r);

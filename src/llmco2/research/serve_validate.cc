@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "research/module.h"
 #include "calibration/calibration.h"
 #include "core/atomic_file.h"
 #include "core/error.h"

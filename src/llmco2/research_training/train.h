@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "research_training/module.h"
 #include "dataset/record.h"
 #include "llmco2/training.h"
 #include "predictor/model_file.h"

@@ -5,7 +5,7 @@
 #include "core/paths.h"
 #include "dataset/request_log.h"
 
-namespace llmco2 {
+namespace llmco2::sampling {
 
 std::vector<TraceRequest> read_azure_trace(const std::filesystem::path& path) {
   const RequestLog log = read_request_log(path);
@@ -27,4 +27,4 @@ const std::vector<TraceRequest>& bundled_azure_requests() {
   return requests;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::sampling

@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <vector>
 
-namespace llmco2 {
+#include "sampling/module.h"
+
+namespace llmco2::sampling {
 
 struct TraceRequest {
   long prompt_tokens = 0;
@@ -17,4 +19,4 @@ std::vector<TraceRequest> read_azure_trace(const std::filesystem::path& path);
 // Both bundled traces (code and conversation), read once.
 const std::vector<TraceRequest>& bundled_azure_requests();
 
-}  // namespace llmco2
+}  // namespace llmco2::sampling

@@ -9,7 +9,7 @@
 #include "model/model_catalog.h"
 #include "sim/label.h"
 
-namespace llmco2 {
+namespace llmco2::sampling {
 namespace {
 
 // Draws that fit nothing are redrawn; this many failures in a row means the space itself does not fit.
@@ -105,4 +105,4 @@ std::vector<PlanRow> sample_around(const std::vector<PlanRow>& centres, int per_
   return plan;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::sampling

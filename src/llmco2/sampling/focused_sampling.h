@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "sampling/module.h"
 #include "dataset/plan.h"
 #include "sampling/azure_trace.h"
 
-namespace llmco2 {
+namespace llmco2::sampling {
 
 // The space configurations are drawn from: architectures (A), inference requests (I) and GPUs (H).
 struct SamplingSpace {
@@ -34,4 +35,4 @@ std::vector<PlanRow> sample_plan(const SamplingSpace& space, long count, uint64_
 // within +-1 token (the paper's C), same model, GPU, count and batch.
 std::vector<PlanRow> sample_around(const std::vector<PlanRow>& centres, int per_centre, uint64_t seed);
 
-}  // namespace llmco2
+}  // namespace llmco2::sampling

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace llmco2 {
+namespace llmco2::serving {
 
 ReplicaScheduler::ReplicaScheduler(SchedulerLimits limits) : limits_(limits), free_blocks_(limits.kv_blocks) {
   if (limits_.max_num_seqs < 1 || limits_.max_batched_tokens < 1 || limits_.block_size < 1 || limits_.kv_blocks < 1)
@@ -85,4 +85,4 @@ std::vector<ServedRequest*> ReplicaScheduler::complete(const std::vector<Schedul
   return finished;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::serving

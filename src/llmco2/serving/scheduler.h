@@ -7,7 +7,9 @@
 #include <deque>
 #include <vector>
 
-namespace llmco2 {
+#include "serving/module.h"
+
+namespace llmco2::serving {
 
 // One request's progress through a replica.
 struct ServedRequest {
@@ -99,4 +101,4 @@ class ReplicaScheduler {
   std::vector<ServedRequest*> running_;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::serving

@@ -14,7 +14,7 @@
 #include "features/memory_fit.h"
 #include "serving/step_cost.h"
 
-namespace llmco2 {
+namespace llmco2::serving {
 
 Router parse_router(const std::string& name) {
   if (name == "round-robin") return Router::round_robin;
@@ -341,4 +341,4 @@ ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const S
   return replay(source, deployment, params, options, on_request);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::serving

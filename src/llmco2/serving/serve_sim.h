@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "serving/module.h"
 #include "dataset/request_log.h"
 #include "engine/engine_profile.h"
 #include "graph/request.h"
@@ -19,7 +20,7 @@
 #include "serving/scheduler.h"
 #include "sim/sim_params.h"
 
-namespace llmco2 {
+namespace llmco2::serving {
 
 enum class Router { round_robin, least_loaded };
 Router parse_router(const std::string& name);  // throws Error naming the accepted values
@@ -106,4 +107,4 @@ ReplayTotals replay(const RequestSource& source, const Deployment& deployment, c
 ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
                     ReplayOptions options, const RequestSink& on_request);
 
-}  // namespace llmco2
+}  // namespace llmco2::serving

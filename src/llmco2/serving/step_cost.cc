@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace llmco2 {
+namespace llmco2::serving {
 
 long step_grid_cell(double value) {
   if (value < static_cast<double>(kExactBelow)) return std::max(0L, std::lround(value));
@@ -90,4 +90,4 @@ StepCost StepCostModel::cost(const MixedStep& step) {
   return c;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::serving

@@ -7,13 +7,14 @@
 #include <memory>
 #include <unordered_map>
 
+#include "serving/module.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "model/model_spec.h"
 #include "sim/sim_params.h"
 #include "sim/simulator.h"
 
-namespace llmco2 {
+namespace llmco2::serving {
 
 struct StepCost {
   double time_s = 0;   // wall time of the iteration
@@ -60,4 +61,4 @@ class StepCostModel {
   long calls_ = 0;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::serving

@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "core/plot.h"
 
-namespace llmco2 {
+namespace llmco2::serving {
 
 Timeline::Timeline(double bin_s, int replicas) : bin_s_(bin_s), replicas_(std::max(1, replicas)) {
   if (!(bin_s > 0) || !std::isfinite(bin_s)) fail("--bin-s must be a positive number of seconds, got {}", bin_s);
@@ -105,4 +105,4 @@ std::string write_serving_plots(const Timeline& timeline, const LatencyHistogram
   return warning.empty() ? second : warning;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::serving

@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "serving/module.h"
 #include "core/log_histogram.h"
 #include "serving/serve_sim.h"
 
-namespace llmco2 {
+namespace llmco2::serving {
 
 // One bin of a replay's timeline (a trace's timeline bins are trace/trace_account.h's TimelineBin).
 struct ReplayBin {
@@ -48,4 +49,4 @@ struct LatencyHistograms {
 std::string write_serving_plots(const Timeline& timeline, const LatencyHistograms& latencies, const std::string& title,
                                 const std::filesystem::path& dir);
 
-}  // namespace llmco2
+}  // namespace llmco2::serving

@@ -8,7 +8,7 @@
 #include "core/paths.h"
 #include "hardware/gpu.h"
 
-namespace llmco2 {
+namespace llmco2::sim {
 
 double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const KernelEfficiency& e,
                      const NetworkEfficiency& net) {
@@ -207,4 +207,4 @@ KernelParams load_kernel_params(const std::filesystem::path& path) {
 
 std::filesystem::path default_kernel_params_path() { return data_dir() / "sim" / "kernels.json"; }
 
-}  // namespace llmco2
+}  // namespace llmco2::sim

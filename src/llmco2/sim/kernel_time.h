@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "sim/module.h"
 #include "core/json_io.h"
 #include "core/ranges.h"
 
-namespace llmco2 {
-
+namespace llmco2::hardware {
 struct Gpu;
+}  // namespace llmco2::hardware
+
+namespace llmco2::sim {
 
 // What the kernels of one architecture generation reach (shared by every GPU of that generation, so that two boards
 // with the same die differ only by their datasheet figures). Ranges: docs/simulator.md and kKernelEfficiencyRanges.
@@ -155,4 +158,4 @@ KernelParams load_kernel_params(const std::filesystem::path& path);
 // data_dir()/sim/kernels.json.
 std::filesystem::path default_kernel_params_path();
 
-}  // namespace llmco2
+}  // namespace llmco2::sim

@@ -14,7 +14,7 @@
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 
-namespace llmco2 {
+namespace llmco2::sim {
 
 std::shared_ptr<const ModelSpec> CatalogCache::model(const std::string& name) {
   auto& slot = models_[name];
@@ -298,4 +298,4 @@ LabelledPlan label_plan_by_row(const std::vector<PlanRow>& plan, const SimParams
   });
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::sim

@@ -7,11 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/module.h"
 #include "dataset/plan.h"
 #include "dataset/record.h"
 #include "sim/simulator.h"
 
-namespace llmco2 {
+namespace llmco2::sim {
 
 // The meter of rows flagged nvml_window_mean (TokenPowerBench SingleNode/power_monitor.py@ec00f52): NVML power
 // samples from 2 s before to 2 s after the run, 10% of them trimmed at each end, their mean times the run time. On
@@ -90,4 +91,4 @@ LabelledPlan label_plan(const std::vector<PlanRow>& plan, const SimParams& param
 // The reference: each row resolved (config_for_plan) and simulated (simulate) on its own.
 LabelledPlan label_plan_by_row(const std::vector<PlanRow>& plan, const SimParams& params, const LabelOptions& options);
 
-}  // namespace llmco2
+}  // namespace llmco2::sim

@@ -4,7 +4,7 @@
 #include "core/error.h"
 #include "core/paths.h"
 
-namespace llmco2 {
+namespace llmco2::sim {
 
 KernelEfficiency SimParams::efficiency(const std::string& generation) const {
   KernelEfficiency e = kernels.generation(generation);
@@ -114,4 +114,4 @@ SimParams load_sim_params(const std::filesystem::path& path) {
   });
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::sim

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "sim/module.h"
 #include "core/json_io.h"
 #include "core/ranges.h"
 #include "engine/engine_profile.h"
 #include "sim/kernel_time.h"
 
-namespace llmco2 {
+namespace llmco2::sim {
 
 // Power of one GPU over a step: idle + (TDP - idle) x min(1, active x busy + wait x (1 - busy) + compute x u_c +
 // simt x u_s + memory x u_m), where busy is the share of the step kernels run, u_c the share of the tensor peak the
@@ -64,4 +65,4 @@ SimParams load_sim_params_or_default(const std::string& path);
 // The uncalibrated starting point: the catalogs with the built-in row-level defaults.
 SimParams default_sim_params();
 
-}  // namespace llmco2
+}  // namespace llmco2::sim

@@ -17,7 +17,7 @@
 #include "graph/layer_kernels.h"
 #include "hardware/gpu_catalog.h"
 
-namespace llmco2 {
+namespace llmco2::sim {
 namespace {
 
 KernelClass kernel_class(KernelType type) {
@@ -573,9 +573,9 @@ SimResult add_noise(const SimResult& result, const SimParams& params, uint64_t s
   return r;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::sim
 
-namespace llmco2 {
+namespace llmco2::sim {
 namespace {
 
 // The setup with counts every model accepts (1 sequence, 1 prompt token, 2 generated): the graph's structure does
@@ -662,7 +662,7 @@ SimResult SetupSimulator::simulate(const Request& request) {
   const MemoryPlan plan = memory_.plan(request);
   const bool waves = plan.runs() && plan.waves > 1 && scenario_.parallelism == Parallelism::tensor;
   const bool ran_to_cap = scenario_.decode_steps > request.gen_tokens - 1;  // its decode is not the template's
-  if (!prepared_ || waves || ran_to_cap) return llmco2::simulate(model_, gpu_, request, scenario_, params_);
+  if (!prepared_ || waves || ran_to_cap) return sim::simulate(model_, gpu_, request, scenario_, params_);
   const KernelGraph& graph = graph_.evaluate(request);
   template_graph_ = &graph;
   refill_segment(workload_.prefill[0], graph, request, Phase::prefill, 1, graph_.shape(Phase::prefill).steps);
@@ -702,4 +702,4 @@ const SimWorkload& MixedStepWorkloads::workload(const MixedStep& step) {
   return workload_;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::sim

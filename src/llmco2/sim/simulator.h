@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/module.h"
 #include "dataset/record.h"
 #include "features/features.h"
 #include "features/memory_fit.h"
@@ -19,7 +20,7 @@
 #include "engine/engine_profile.h"
 #include "sim/sim_params.h"
 
-namespace llmco2 {
+namespace llmco2::sim {
 
 
 // How the configuration runs beyond the request itself.
@@ -231,4 +232,4 @@ class SetupSimulator {
 // One noisy repeat: the result scaled by seeded log-normal factors with the params' spreads.
 SimResult add_noise(const SimResult& result, const SimParams& params, uint64_t seed);
 
-}  // namespace llmco2
+}  // namespace llmco2::sim

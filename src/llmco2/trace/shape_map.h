@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
-namespace llmco2 {
+#include "trace/module.h"
+
+namespace llmco2::trace {
 
 class ShapeMap {
  public:
@@ -59,4 +61,4 @@ class ShapeMap {
   int shift_ = 0;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::trace

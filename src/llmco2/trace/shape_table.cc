@@ -9,7 +9,7 @@
 #include "carbon/footprint.h"
 #include "features/memory_fit.h"
 
-namespace llmco2 {
+namespace llmco2::trace {
 namespace {
 
 constexpr long kDenseUpTo = 32;  // every token count up to this is a grid node
@@ -141,4 +141,4 @@ Prediction ShapeTable::at(const Shape& s) const {
   return out;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::trace

@@ -10,9 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include "trace/module.h"
 #include "predictor/predictor.h"
 
-namespace llmco2 {
+namespace llmco2::trace {
 
 struct Shape {
   long prompt_tokens = 0;
@@ -51,4 +52,4 @@ class ShapeTable {
   std::unordered_set<uint64_t> exact_shapes_;  // shapes whose grid corners fall outside the valid range
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::trace

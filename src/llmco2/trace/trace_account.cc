@@ -11,7 +11,7 @@
 #include "sim/label.h"
 #include "predictor/error_band.h"
 
-namespace llmco2 {
+namespace llmco2::trace {
 namespace {
 
 constexpr double kHour_s = 3600, kMinute_s = 60;
@@ -216,4 +216,4 @@ TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, co
   return a;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::trace

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "trace/module.h"
 #include "carbon/footprint.h"
 #include "core/exact_sum.h"
 #include "dataset/request_log.h"
 #include "trace/shape_table.h"
 
-namespace llmco2 {
+namespace llmco2::trace {
 
 struct RequestFigures {
   long line = 0;
@@ -133,4 +134,4 @@ TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, co
                            const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& options,
                            std::vector<RequestFigures>* per_request = nullptr);
 
-}  // namespace llmco2
+}  // namespace llmco2::trace

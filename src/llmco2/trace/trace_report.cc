@@ -12,7 +12,7 @@
 #include "core/csv.h"
 #include "core/plot.h"
 
-namespace llmco2 {
+namespace llmco2::trace {
 namespace {
 
 __extension__ typedef unsigned __int128 UInt128;
@@ -298,4 +298,4 @@ void write_request_csv(const std::vector<RequestFigures>& figures, const std::fi
   file.commit();
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::trace

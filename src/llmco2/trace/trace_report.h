@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "trace/module.h"
 #include "core/json_io.h"
 #include "trace/trace_account.h"
 
-namespace llmco2 {
+namespace llmco2::trace {
 
 // What the report says about how it was made.
 struct TraceContext {
@@ -46,4 +47,4 @@ void append_fixed3(std::string& out, double value);
 // The whole per-request CSV of figures held in memory (the plain path), written atomically.
 void write_request_csv(const std::vector<RequestFigures>& figures, const std::filesystem::path& path);
 
-}  // namespace llmco2
+}  // namespace llmco2::trace

@@ -14,7 +14,7 @@
 #include "trace/shape_map.h"
 #include "trace/trace_report.h"
 
-namespace llmco2 {
+namespace llmco2::trace {
 namespace {
 
 using Span = std::pair<double, double>;
@@ -382,4 +382,4 @@ TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predict
   return account_counts(table, shapes, carbon, bands, o);
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::trace

@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "trace/module.h"
 #include "trace/trace_account.h"
 
-namespace llmco2 {
+namespace llmco2::trace {
 
 struct TraceFileOptions {
   int threads = 1;                     // workers; 0: every core
@@ -48,4 +49,4 @@ LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOp
 TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor, const PredictorInput& base,
                             const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& options);
 
-}  // namespace llmco2
+}  // namespace llmco2::trace

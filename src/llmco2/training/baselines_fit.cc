@@ -11,7 +11,7 @@
 #include "predictor/predictor.h"
 #include "predictor/xgboost_library.h"
 
-namespace llmco2 {
+namespace llmco2::training {
 namespace {
 
 struct KernelTable {
@@ -110,4 +110,4 @@ ModelFile fit_deepen(const std::vector<const Example*>& examples, const DeepEnOp
   return f;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::training

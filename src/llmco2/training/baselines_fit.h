@@ -5,10 +5,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "training/module.h"
 #include "predictor/model_file.h"
 #include "training/training_set.h"
 
-namespace llmco2 {
+namespace llmco2::training {
 
 // The utilisation whose LLMCarbon energies best match the examples in log space (geometric mean ratio), in (0, 1].
 double fit_llmcarbon_utilisation(const std::vector<const Example*>& examples);
@@ -26,4 +27,4 @@ struct DeepEnOptions {
 // phase where the phases were measured): DeepEn measured kernels one by one, which no public dataset did.
 ModelFile fit_deepen(const std::vector<const Example*>& examples, const DeepEnOptions& options);
 
-}  // namespace llmco2
+}  // namespace llmco2::training

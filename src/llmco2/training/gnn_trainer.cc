@@ -17,7 +17,7 @@
 #include "core/progress.h"
 #include "training/graph_batch.h"
 
-namespace llmco2 {
+namespace llmco2::training {
 namespace {
 
 // out[r] = sum over the row's entries of weight x in[column]; rows in parallel, each summed in entry order by one
@@ -398,4 +398,4 @@ LossGradient torch_loss_gradient(const GnnWeights& w, const std::vector<const Ex
   return result;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::training

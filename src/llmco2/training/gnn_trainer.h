@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "training/module.h"
 #include "predictor/gnn.h"
 #include "training/training_set.h"
 
-namespace llmco2 {
+namespace llmco2::training {
 
 struct GnnTrainOptions {
   std::string name = "llmco2";  // predictor name in reports
@@ -51,4 +52,4 @@ struct LossGradient {
 LossGradient torch_loss_gradient(const GnnWeights& weights, const std::vector<const Example*>& examples,
                                  GraphLayout layout);
 
-}  // namespace llmco2
+}  // namespace llmco2::training

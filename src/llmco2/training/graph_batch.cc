@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace llmco2 {
+namespace llmco2::training {
 namespace {
 
 void clear(SparseRows& m) {
@@ -179,4 +179,4 @@ const GraphBatch& BatchPrefetcher::next() {
   return slots_[batch % 2];
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::training

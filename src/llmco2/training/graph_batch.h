@@ -7,10 +7,11 @@
 #include <span>
 #include <vector>
 
+#include "training/module.h"
 #include "predictor/gnn.h"
 #include "training/training_set.h"
 
-namespace llmco2 {
+namespace llmco2::training {
 
 // A sparse matrix by rows: row r is the sum over k in [start[r], start[r + 1]) of weight[k] x row column[k] of the
 // matrix it multiplies.
@@ -79,4 +80,4 @@ class BatchPrefetcher {
   std::future<void> pending_;
 };
 
-}  // namespace llmco2
+}  // namespace llmco2::training

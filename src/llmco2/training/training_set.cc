@@ -8,7 +8,7 @@
 #include "core/progress.h"
 #include "sim/label.h"
 
-namespace llmco2 {
+namespace llmco2::training {
 namespace {
 
 void set_phase(Targets& t, int output, const std::optional<double>& value) {
@@ -81,4 +81,4 @@ std::vector<DatasetRow> read_datasets(const std::vector<std::string>& paths) {
   return rows;
 }
 
-}  // namespace llmco2
+}  // namespace llmco2::training

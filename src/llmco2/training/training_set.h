@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "training/module.h"
 #include "dataset/dataset_csv.h"
 #include "predictor/encoding.h"
 
-namespace llmco2 {
+namespace llmco2::training {
 
 struct Targets {
   std::array<float, kOutputs> log_phase{};  // log energy/latency per phase, where known
@@ -41,4 +42,4 @@ ExampleSet make_examples(const std::vector<DatasetRow>& rows, FeatureSet feature
 // stderr and skipped.
 std::vector<DatasetRow> read_datasets(const std::vector<std::string>& paths);
 
-}  // namespace llmco2
+}  // namespace llmco2::training

@@ -1,0 +1,6 @@
+// hardware/module.h - namespace llmco2::hardware, and the folders whose names it uses unqualified: those its CMake
+// target links (build/<preset>/layers.txt), each named once, through the folders it links directly.
+#pragma once
+
+namespace llmco2::hardware {
+}  // namespace llmco2::hardware

@@ -1,0 +1,9 @@
+// serving/module.h - namespace llmco2::serving, and the folders whose names it uses unqualified: those its CMake target
+// links (build/<preset>/layers.txt), each named once, through the folders it links directly.
+#pragma once
+
+#include "sim/module.h"
+
+namespace llmco2::serving {
+using namespace llmco2::sim;
+}  // namespace llmco2::serving
