@@ -96,6 +96,7 @@ struct CompareOptions {
   double slo_ttft_ms = 0, slo_tpot_ms = 0;  // with trace: capacity planning by the serving simulation
   std::vector<int> tp_degrees = {1, 2, 4, 8};
   int max_replicas = 64;
+  long concurrency = 0;  // capacity planning: the log as a closed loop of this many clients (serve-sim's)
   double grid_ratio = 1.1;
   std::string plot_dir;
   std::vector<long> sweep_batches = {1, 4, 16}, sweep_prompts = {64, 1024};
@@ -129,6 +130,15 @@ struct LogColumns {
 // per-request CSV and the plots are written only when their paths are set.
 struct ServeSimOptions {
   std::string log;  // Azure's TIMESTAMP,ContextTokens,GeneratedTokens or a dataset CSV
+  // Instead of a log, `vllm bench serve`'s random dataset: num_prompts requests of input_len prompt and output_len
+  // generated tokens, all sent at time 0; range_ratio r draws each length uniformly from the integers in
+  // [L (1 - r), L (1 + r)] (seeded by `seed`; llmco2's draws, not numpy's).
+  long num_prompts = 0, input_len = 1024, output_len = 128;
+  double range_ratio = 0;
+  unsigned seed = 0;
+  // > 0: a closed loop of this many clients (`vllm bench serve --max-concurrency`): each sends its next request when
+  // its previous one ends (not before the request's logged time); latencies count from the sending. 0: open loop.
+  long concurrency = 0;
   int replicas = 1;
   std::string router = "round-robin";  // or least-loaded
   long max_num_seqs = 0, max_batched_tokens = 0;  // per replica; 0: the engine's defaults for the GPU

@@ -33,6 +33,9 @@ void add_compare_command(CLI::App& app) {
   command->add_option("--slo-ttft-ms", f->slo_ttft_ms, "with --trace: plan capacity (serve-sim) for this P95 time to "
                       "first token");
   command->add_option("--slo-tpot-ms", f->slo_tpot_ms, "with --trace: plan capacity for this P95 time per output token");
+  command->add_option("--concurrency,--max-concurrency", f->concurrency,
+                      "capacity planning: replay the log as a closed loop of this many clients (as serve-sim does); "
+                      "0: at its logged times");
   command->add_option("--tp-degrees", f->tp_degrees, "capacity planning: GPUs per replica to try")->delimiter(',')
       ->capture_default_str();
   command->add_option("--max-replicas", f->max_replicas, "capacity planning: most replicas to try")

@@ -1,5 +1,5 @@
-// cli/cmd_serve_sim.cc - `llmco2 serve-sim LOG`: binds the flags to the API's ServeSimOptions and prints
-// Session::serve_sim's answer (api/serve_sim.cc does the work).
+// cli/cmd_serve_sim.cc - `llmco2 serve-sim LOG` (or `--num-prompts N`): binds the flags to the API's
+// ServeSimOptions and prints Session::serve_sim's answer (api/serve_sim.cc does the work).
 #include <iostream>
 
 #include "cli/carbon_flags.h"
@@ -36,8 +36,21 @@ void add_serve_sim_command(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   auto rf = std::make_shared<api::Request>();
   command->add_option("file", f->options.log,
-                      "request log: TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or a dataset CSV")
-      ->required();
+                      "request log: TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or a dataset CSV; or none with "
+                      "--num-prompts");
+  command->add_option("--num-prompts", f->options.num_prompts,
+                      "instead of a log, vllm bench serve's random dataset: this many requests, all sent at time 0");
+  command->add_option("--random-input-len", f->options.input_len, "with --num-prompts: prompt tokens per request")
+      ->capture_default_str();
+  command->add_option("--random-output-len", f->options.output_len,
+                      "with --num-prompts: generated tokens per request")->capture_default_str();
+  command->add_option("--random-range-ratio", f->options.range_ratio,
+                      "with --num-prompts: lengths drawn uniformly within this ratio of the two above")
+      ->capture_default_str();
+  command->add_option("--seed", f->options.seed, "with --random-range-ratio: the draws' seed")->capture_default_str();
+  command->add_option("--concurrency,--max-concurrency", f->options.concurrency,
+                      "a closed loop of this many clients (vllm bench serve --max-concurrency): each sends its next "
+                      "request when its previous one ends; 0: open loop (the log's times)")->capture_default_str();
   add_request_flags(*command, *rf, false);
   add_carbon_flags(*command, *rf);
   command->add_option("--replicas", f->options.replicas,

@@ -7,8 +7,10 @@
 // close to linear in the context, so they agree to 0.5% on energy, latency, time to first token and time per output
 // token. (Before the representative kept its side, a 512-token prefill on a B200 was priced as 524 tokens of eager
 // launches: its time to first token came out 1.9x predict's.)
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -90,6 +92,82 @@ TEST(OneRequestOneAnswer, SessionServeSimOfOneRequestGivesPredictsFigures) {
   ServeSimOptions o;
   o.log = path.string();
   EXPECT_THROW(Session(no_paths).serve_sim(Request{}, o), Error);
+}
+
+// One client of `vllm bench serve --max-concurrency 1` over its random dataset sends each request when the one
+// before ends: the run is predict's request back to back, its energy and window predict's times the requests.
+TEST(OneRequestOneAnswer, OneClientOfTheRandomDatasetGivesPredictsFiguresBackToBack) {
+  const Session session;
+  Request r;
+  r.gpu = "h100-sxm", r.prompt_tokens = 512, r.gen_tokens = 64;
+  const Figures predicted = session.predict(r).figures;
+  ServeSimOptions o;
+  o.num_prompts = 4, o.input_len = 512, o.output_len = 64, o.concurrency = 1;
+  const Result served = session.serve_sim(r, o);
+  EXPECT_NEAR(served.json["energy_j"]["total"].get<double>() / (4 * predicted.energy_j), 1.0, 0.005);
+  EXPECT_NEAR(served.json["window_s"].get<double>() / (4 * predicted.latency_s), 1.0, 0.005);
+  EXPECT_NEAR(served.json["per_request"]["ttft_s"]["p99"].get<double>() / predicted.ttft_s, 1.0, 0.005);
+  EXPECT_EQ(served.json["load"]["loop"], "closed");
+  EXPECT_EQ(served.json["load"]["source"], "random");
+  EXPECT_NE(served.text.find("4 requests over"), std::string::npos) << served.text;
+  EXPECT_NE(served.text.find("1 clients"), std::string::npos) << served.text;
+}
+
+// The random dataset: fixed lengths give exactly num_prompts x output_len tokens; a range ratio draws every length
+// within it, the same draws for the same seed; bad settings are refused naming the flag.
+TEST(ServeSimRandomDataset, LengthsAreFixedOrDrawnWithinTheRangeRatio) {
+  const Session session;
+  Request r;
+  r.gpu = "h100-sxm";
+  ServeSimOptions o;
+  o.num_prompts = 50, o.input_len = 400, o.output_len = 40, o.concurrency = 16;
+  const Result fixed = session.serve_sim(r, o);
+  const double tokens = fixed.json["throughput"]["output_tokens_per_s"].get<double>() * fixed.json["window_s"].get<double>();
+  EXPECT_NEAR(tokens, 50 * 40, 1e-6);
+  o.range_ratio = 0.5, o.seed = 7;
+  const auto csv = std::filesystem::path(testing::TempDir()) / "random-dataset-requests.csv";
+  o.requests_csv = csv.string();
+  const Result drawn = session.serve_sim(r, o);
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);  // line,arrival_s,prompt_tokens,gen_tokens,...
+  long rows = 0, prompt_min = 1 << 30, prompt_max = 0, gen_min = 1 << 30, gen_max = 0;
+  while (std::getline(in, line)) {
+    long id = 0, prompt = 0, gen = 0;
+    double arrival = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%ld,%lf,%ld,%ld", &id, &arrival, &prompt, &gen), 4) << line;
+    ++rows;
+    prompt_min = std::min(prompt_min, prompt), prompt_max = std::max(prompt_max, prompt);
+    gen_min = std::min(gen_min, gen), gen_max = std::max(gen_max, gen);
+  }
+  EXPECT_EQ(rows, 50);
+  EXPECT_GE(prompt_min, 200);  // [400 x 0.5, 400 x 1.5]
+  EXPECT_LE(prompt_max, 600);
+  EXPECT_GE(gen_min, 20);
+  EXPECT_LE(gen_max, 60);
+  EXPECT_LT(prompt_min, prompt_max);
+  EXPECT_LT(gen_min, gen_max);
+  EXPECT_EQ(session.serve_sim(r, o).json, drawn.json);  // the same seed, the same run
+  o.seed = 8;
+  EXPECT_NE(session.serve_sim(r, o).json["energy_j"], drawn.json["energy_j"]);
+  for (auto [change, flag] : std::vector<std::pair<std::function<void(ServeSimOptions&)>, std::string>>{
+           {[](ServeSimOptions& x) { x.range_ratio = 1; }, "--random-range-ratio"},
+           {[](ServeSimOptions& x) { x.input_len = 0; }, "--random-input-len"},
+           {[](ServeSimOptions& x) { x.num_prompts = 100'000'001; }, "--num-prompts"},
+           {[](ServeSimOptions& x) { x.log = "log.csv"; }, "not both"},
+           {[](ServeSimOptions& x) { x.concurrency = -2; }, "--concurrency"},
+           {[](ServeSimOptions& x) { x.num_prompts = 0; }, "a request log file, or --num-prompts"}}) {
+    ServeSimOptions bad = o;
+    bad.requests_csv.clear();
+    change(bad);
+    std::string message;
+    try {
+      session.serve_sim(r, bad);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find(flag), std::string::npos) << flag << ": " << message;
+  }
 }
 
 }  // namespace

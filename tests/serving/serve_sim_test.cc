@@ -323,6 +323,94 @@ TEST(ServeSim, StepRecordsCoverTheWindowAndAddUpToTheTotals) {
   EXPECT_EQ(sampled, 50 + 70 + 5);         // every output token comes out of exactly one iteration
 }
 
+// The most requests in flight at once: sent (arrival_s) and not finished, from the replay's own figures.
+long peak_in_flight(const std::vector<ServedRequest>& requests) {
+  std::vector<std::pair<double, int>> events;  // a finish at t comes before a send at t (the client sends after)
+  for (const ServedRequest& r : requests) events.push_back({r.arrival_s, 1}), events.push_back({r.finish_s, -1});
+  std::sort(events.begin(), events.end());
+  long now = 0, peak = 0;
+  for (const auto& [t, delta] : events) peak = std::max(peak, now += delta);
+  return peak;
+}
+
+RequestLog queue_of(int requests, long prompt, long gen) {  // a log without timestamps: the clients' queue
+  RequestLog log;
+  for (int k = 0; k < requests; ++k) log.requests.push_back({std::nullopt, prompt, gen, k + 2});
+  return log;
+}
+
+// One client sends each request when the one before ends: request k runs alone from k x T to (k + 1) x T, where T is
+// one request's time in an empty system, and the run lasts as long as predict's figure times the requests.
+TEST(ClosedLoop, OneClientRunsTheRequestsBackToBack) {
+  const Deployment d = h100_deployment();
+  ReplayOptions one_client;
+  one_client.concurrency = 1;
+  const Replayed alone = run_log(queue_of(1, 374, 44), d);
+  const double t_s = alone.requests[0].finish_s;
+  const Replayed loop = run_log(queue_of(5, 374, 44), d, one_client);
+  ASSERT_EQ(loop.requests.size(), 5u);
+  for (int k = 0; k < 5; ++k) {
+    EXPECT_NEAR(loop.requests[k].arrival_s, k * t_s, 1e-9 * t_s) << k;
+    EXPECT_NEAR(loop.requests[k].finish_s, (k + 1) * t_s, 1e-9 * t_s) << k;
+    EXPECT_NEAR(loop.requests[k].energy_j, alone.requests[0].energy_j, 1e-9 * alone.requests[0].energy_j) << k;
+  }
+  EXPECT_NEAR(loop.totals.idle_energy_j, 0.0, 1e-9);  // no gap between a finish and the next send
+  Request request = d.setup;
+  request.prompt_tokens = 374, request.gen_tokens = 44;
+  const SimResult predicted = simulate(d.model, d.gpu, request, SimScenario{}, default_sim_params());
+  EXPECT_NEAR(loop.totals.window_s / (5 * predicted.latency_s.total()), 1.0, 0.02);
+  // The log's times still bound a closed loop: a request logged later than its client is free waits for its time.
+  const Replayed late = run_log(log_of({{0, 374, 44}, {3 * t_s, 374, 44}}), d, one_client);
+  EXPECT_NEAR(late.requests[1].arrival_s, 3 * t_s, 1e-9 * t_s);
+  EXPECT_NEAR(late.requests[1].finish_s, 4 * t_s, 1e-6 * t_s);
+}
+
+// N clients: never more than N requests sent and unfinished, and N at once while the queue lasts; an open loop of the
+// same queue sends all of them at time 0.
+TEST(ClosedLoop, NClientsNeverExceedNInFlight) {
+  const Deployment d = h100_deployment();
+  const RequestLog log = queue_of(40, 256, 32);
+  for (long clients : {1L, 3L, 8L}) {
+    ReplayOptions o;
+    o.concurrency = clients;
+    const Replayed r = run_log(log, d, o);
+    ASSERT_EQ(r.requests.size(), 40u);
+    EXPECT_EQ(peak_in_flight(r.requests), clients) << clients;
+    EXPECT_LE(r.totals.peak_running, clients) << clients;
+    EXPECT_LE(r.totals.peak_waiting, clients) << clients;
+  }
+  EXPECT_EQ(peak_in_flight(run_log(log, d).requests), 40);
+  ReplayOptions negative;
+  negative.concurrency = -1;
+  EXPECT_THROW(run_log(log, d, negative), Error);
+}
+
+// Throughput grows with the clients while the engine has room (decode reads the weights once per step for the
+// whole batch), then stops at the engine's cap: beyond max_num_seqs clients the extra requests only wait. The
+// bound is the engine's own saturated throughput, every request of the queue sent at once.
+TEST(ClosedLoop, ThroughputGrowsWithClientsUntilTheEnginesCap) {
+  Deployment d = h100_deployment();
+  d.max_num_seqs = 8;
+  const RequestLog log = queue_of(64, 256, 64);
+  auto requests_per_s = [&](long clients) {
+    ReplayOptions o;
+    o.concurrency = clients;
+    const ReplayTotals t = run_log(log, d, o).totals;
+    return static_cast<double>(t.completed) / t.window_s;
+  };
+  const double saturated = requests_per_s(0);  // open loop: all 64 at time 0, 8 running at a time
+  double before = 0;
+  for (long clients : {1L, 2L, 4L, 8L}) {
+    const double now = requests_per_s(clients);
+    EXPECT_GT(now, 1.3 * before) << clients;  // doubling the batch of a bandwidth-bound decode nearly doubles it
+    before = now;
+  }
+  EXPECT_NEAR(requests_per_s(16) / before, 1.0, 0.03);
+  EXPECT_NEAR(requests_per_s(32) / requests_per_s(16), 1.0, 0.01);
+  EXPECT_LE(requests_per_s(32), 1.01 * saturated);
+  EXPECT_NEAR(requests_per_s(64), saturated, 1e-9 * saturated);  // as many clients as requests: the open loop
+}
+
 TEST(LoadTest, ReachesItsConcurrencyCapAtSteadyState) {
   Deployment d = h100_deployment();
   d.max_num_seqs = 32;

@@ -213,13 +213,15 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
   slo.ttft_s = o.slo_ttft_ms / 1000, slo.tpot_s = o.slo_tpot_ms / 1000;
   CapacitySearch search;
   search.tensor_parallel = o.tp_degrees, search.max_replicas = o.max_replicas, search.progress = o.progress;
+  search.concurrency = o.concurrency;
   for (int tp : o.tp_degrees)
     if (tp < 1 || tp > 64) fail("--tp-degrees: expected GPUs per replica between 1 and 64, got {}", tp);
   const CapacityPlan plan =
       plan_capacity(log, gpus, deployment_for, load_sim_params_or_default(params), slo, carbon, search);
   const std::string subject = fmt::format(
-      "{} requests of {} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(), log.source,
-      model.id, model.precision_for(request.dtype).to_string(), request.engine,
+      "{} requests of {}{} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(), log.source,
+      o.concurrency > 0 ? fmt::format(" from {} clients in a closed loop", o.concurrency) : "", model.id,
+      model.precision_for(request.dtype).to_string(), request.engine,
       o.slo_ttft_ms > 0 ? fmt::format("{:g}", o.slo_ttft_ms) : "-",
       o.slo_tpot_ms > 0 ? fmt::format("{:g}", o.slo_tpot_ms) : "-");
   if (!o.plot_dir.empty()) {
@@ -329,7 +331,11 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
   const std::vector<Gpu> gpus = gpu_types(o, carbon_resolver(request, asked_node, paths), note, paths);
   const Request cf = comparable_scope(request, gpus, scope_note);
   const CarbonInputs example = resolve_carbon(cf, plotted, 1, paths);
-  if (!o.trace.empty() && (o.slo_ttft_ms > 0 || o.slo_tpot_ms > 0)) {
+  const bool planning = !o.trace.empty() && (o.slo_ttft_ms > 0 || o.slo_tpot_ms > 0);
+  if (o.concurrency < 0 || (o.concurrency > 0 && !planning))
+    fail("--concurrency {}: a closed loop of clients applies to capacity planning (--trace with --slo-ttft-ms or "
+         "--slo-tpot-ms); expected 0 otherwise", o.concurrency);
+  if (planning) {
     const DeploymentFor deployment_for = [&](const Gpu& gpu, int tp) {
       Deployment d = deployment(resolve_row(cf, model, asked_node, gpu, tp, true, paths));
       d.setup.batch = 1;  // the scheduler forms the batches

@@ -1,9 +1,12 @@
 // api/serve_sim.cc - a request log replayed through a deployment in virtual time (Session::serve_sim, `llmco2
 // serve-sim`): latency percentiles, throughput, goodput, energy with idle, CO2; the per-request CSV and the plots
 // when asked.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <random>
 #include <utility>
 
 #include <fmt/format.h>
@@ -53,6 +56,11 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   const double good = static_cast<double>(l.good);
   j["requests"] = {{"completed", t.completed}, {"rejected_too_long", t.rejected}, {"preemptions", t.preemptions},
                     {"log_lines_skipped", skipped_lines}};
+  j["load"] = {{"source", f.num_prompts > 0 ? "random" : "log"}, {"concurrency", f.concurrency},
+               {"loop", f.concurrency > 0 ? "closed" : "open"}};
+  if (f.num_prompts > 0)
+    j["load"].update({{"num_prompts", f.num_prompts}, {"input_len", f.input_len}, {"output_len", f.output_len},
+                      {"range_ratio", f.range_ratio}, {"seed", f.seed}});
   j["window_s"] = t.window_s;
   // What each request saw, as distributions over the completed requests (trace's per_request likewise).
   j["per_request"] = {{"queue_s", percentiles_json(l.queue_s)}, {"ttft_s", percentiles_json(l.ttft_s)},
@@ -84,17 +92,83 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   return j;
 }
 
+// The most requests one generated run replays (`--num-prompts`): a bound on its time, not its memory.
+constexpr long kMaxPrompts = 100'000'000;
+
+// `vllm bench serve`'s random dataset as a request stream: num_prompts requests, all sent at time 0 (no timestamp),
+// lengths fixed or drawn uniformly within range_ratio of them.
+class RandomPrompts {
+ public:
+  explicit RandomPrompts(const ServeSimOptions& f)
+      : count_(f.num_prompts), input_(range(f.input_len, f.range_ratio)), output_(range(f.output_len, f.range_ratio)),
+        rng_(f.seed) {
+    if (f.num_prompts < 1 || f.num_prompts > kMaxPrompts)
+      fail("--num-prompts must be 1 to {}, got {}", kMaxPrompts, f.num_prompts);
+    if (f.input_len < 1 || f.output_len < 1)
+      fail("--random-input-len and --random-output-len must be at least 1, got {} and {}", f.input_len, f.output_len);
+    if (!(f.range_ratio >= 0 && f.range_ratio < 1))
+      fail("--random-range-ratio must be in [0, 1), got {}", f.range_ratio);
+  }
+  std::optional<LoggedRequest> next() {
+    if (sent_ == count_) return std::nullopt;
+    ++sent_;
+    return LoggedRequest{std::nullopt, input_(rng_), output_(rng_), sent_, 1};
+  }
+
+ private:
+  static std::uniform_int_distribution<long> range(long length, double ratio) {
+    const long lo = std::max(1L, static_cast<long>(std::floor(static_cast<double>(length) * (1 - ratio))));
+    const long hi = std::max(lo, static_cast<long>(std::floor(static_cast<double>(length) * (1 + ratio))));
+    return std::uniform_int_distribution<long>(lo, hi);
+  }
+  long count_, sent_ = 0;
+  std::uniform_int_distribution<long> input_, output_;
+  std::mt19937_64 rng_;
+};
+
+// Where the requests come from: the log file, streamed, or the random dataset.
+struct Requests {
+  explicit Requests(const ServeSimOptions& f) {
+    if (f.num_prompts > 0 && !f.log.empty())
+      fail("serve-sim: a request log or --num-prompts (a generated load), not both");
+    if (f.num_prompts > 0) {
+      random.emplace(f);
+      name = fmt::format("{} prompts of {}/{} tokens", f.num_prompts, f.input_len, f.output_len);
+      expected = f.num_prompts;
+      return;
+    }
+    if (f.log.empty()) fail("serve-sim: a request log file, or --num-prompts for vllm bench serve's random dataset");
+    reader.emplace(f.log);  // streamed: memory follows the requests in flight, not the log's length
+    first = reader->next();
+    if (!first) reader->fail_nothing_read();
+    name = std::filesystem::path(f.log).filename().string();
+    expected = std::max(0L, reader->lines_in_file() - 1);
+  }
+  std::optional<LoggedRequest> next() {
+    if (random) return random->next();
+    return first ? std::exchange(first, std::nullopt) : reader->next();
+  }
+  std::optional<RequestLogReader> reader;
+  std::optional<RandomPrompts> random;
+  std::optional<LoggedRequest> first;  // read ahead (a log's first time origin)
+  std::string name;                    // for titles
+  long expected = 0;
+};
+
 std::string ms(const Json& p, const char* key) {
   return p.contains(key) ? fmt::format("{:.1f}", p[key].get<double>() * 1000.0) : "-";
 }
 
 std::string summary_text(const Json& j) {
-  std::string out = fmt::format("{} on {} x {} x {} replicas ({}), {} requests over {:.1f} s\n",
+  const Json& load = j["load"];
+  const std::string clients =
+      load["concurrency"].get<long>() > 0 ? fmt::format(", {} clients", load["concurrency"].get<long>()) : "";
+  std::string out = fmt::format("{} on {} x {} x {} replicas ({}), {} requests over {:.1f} s{}\n",
                                 j["deployment"]["model"].get<std::string>(),
                                 j["deployment"]["tensor_parallel"].get<int>(),
                                 j["deployment"]["gpu"].get<std::string>(), j["deployment"]["replicas"].get<int>(),
                                 j["deployment"]["engine"].get<std::string>(), j["requests"]["completed"].get<long>(),
-                                j["window_s"].get<double>());
+                                j["window_s"].get<double>(), clients);
   out += "  latency (ms)       mean      p50      p90      p95      p99\n";
   for (const char* name : {"queue", "ttft", "tpot", "e2e"}) {
     const Json& p = j["per_request"][std::string(name) + "_s"];
@@ -149,14 +223,13 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   const SchedulerLimits limits = scheduler_limits(d);
   const CarbonInputs& carbon = r.carbon;
   const SimParams params = load_sim_params_or_default(settings.params);
-  RequestLogReader reader(f.log);  // streamed: memory follows the requests in flight, not the log's length
-  std::optional<LoggedRequest> first = reader.next();
-  if (!first) reader.fail_nothing_read();
-  const RequestSource source = [&] { return first ? std::exchange(first, std::nullopt) : reader.next(); };
+  Requests requests(f);
+  const RequestSource source = [&] { return requests.next(); };
   ReplayOptions options;
-  options.source_name = reader.source();
-  options.expected_requests = std::max(0L, reader.lines_in_file() - 1);
+  options.source_name = requests.reader ? requests.reader->source() : "";
+  options.expected_requests = requests.expected;
   options.rate_scale = f.rate_scale, options.duration_s = f.duration_s, options.progress = f.progress;
+  options.concurrency = f.concurrency;
   options.attribute_idle = f.attribute_idle;
   options.keep_time_outliers = f.keep_time_outliers;
   // A time-varying intensity: virtual time 0 is the log's first arrival (or the profile's first row for a log
@@ -165,7 +238,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   double origin_s = 0, profile_g = 0;
   if (!f.ci_profile.empty()) {
     profile = CiProfile::read(f.ci_profile);
-    origin_s = first->time_s.value_or(profile->first_s());
+    origin_s = requests.first && requests.first->time_s ? *requests.first->time_s : profile->first_s();
   }
   std::optional<Timeline> timeline;
   if (!f.plot_dir.empty()) timeline.emplace(f.bin_s, f.replicas);
@@ -212,16 +285,16 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   const ReplayTotals totals = replay(source, d, params, options, sink);
   if (totals.completed == 0 && totals.rejected > 0)  // nothing served: no figure would mean anything
     fail("{}: none of its {} requests fits a replica's KV cache ({} blocks of {} tokens on {} x {}); use more GPUs "
-         "per replica (--gpus), a GPU with more memory or a higher --gpu-memory-utilization", f.log, totals.rejected,
+         "per replica (--gpus), a GPU with more memory or a higher --gpu-memory-utilization", requests.name,
+         totals.rejected,
          limits.kv_blocks, limits.block_size, d.setup.gpus, d.gpu.id);
   if (csv) csv->commit();
   Result result;
   result.json = summary_json(totals, l, carbon, d, limits, f, profile ? std::optional<double>(profile_g) : std::nullopt,
-                             reader.skipped());
+                             requests.reader ? requests.reader->skipped() : 0);
   result.text = summary_text(result.json);
   if (timeline) {
-    const std::string title = fmt::format("{}: {} on {} x {} x {} replicas",
-                                          std::filesystem::path(f.log).filename().string(), d.model.id, d.setup.gpus,
+    const std::string title = fmt::format("{}: {} on {} x {} x {} replicas", requests.name, d.model.id, d.setup.gpus,
                                           d.gpu.id, d.replicas);
     const std::string warning = write_serving_plots(*timeline, l, title, f.plot_dir);
     if (!warning.empty()) result.warnings.push_back(warning);

@@ -18,14 +18,17 @@ namespace {
 
 class Planner {
  public:
-  Planner(const RequestLog& log, const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon)
-      : log_(log), params_(params), slo_(slo), carbon_(carbon) {}
+  Planner(const RequestLog& log, const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
+          long concurrency)
+      : log_(log), params_(params), slo_(slo), carbon_(carbon) {
+    options_.concurrency = concurrency;
+  }
 
   CapacityCandidate replay_one(const Deployment& d) {
     CapacityCandidate c;
     c.gpu = d.gpu.id, c.tensor_parallel = d.setup.gpus, c.replicas = d.replicas;
     LogHistogram ttft_s, tpot_s;
-    const ReplayTotals t = replay(log_, d, params_, {}, [&](const ServedRequest& r) {
+    const ReplayTotals t = replay(log_, d, params_, options_, [&](const ServedRequest& r) {
       if (r.finish_s < 0) return;
       ttft_s.add(r.ttft_s());
       if (r.gen_tokens > 1) tpot_s.add(r.tpot_s());
@@ -75,6 +78,7 @@ class Planner {
   const SimParams& params_;
   ServingSlo slo_;
   const CarbonFor& carbon_;
+  ReplayOptions options_;
 };
 
 bool cheaper(const CapacityCandidate& a, const CapacityCandidate& b) {
@@ -91,7 +95,7 @@ CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_ty
     fail("--max-replicas must be 1 to {}, got {}", kMaxReplicas, search.max_replicas);
   if (!(slo.quantile > 0 && slo.quantile < 1)) fail("the SLO quantile must be in (0, 1), got {}", slo.quantile);
   CapacityPlan plan;
-  Planner planner(log, params, slo, carbon);
+  Planner planner(log, params, slo, carbon, search.concurrency);
   Progress bar("capacity search", static_cast<long>(gpu_types.size() * search.tensor_parallel.size()), search.progress);
   long done = 0;
   for (const Gpu& gpu : gpu_types) {

@@ -114,6 +114,7 @@ class Replay {
       fail("--replicas must be 1 to {} (one replay scans every replica at each event), got {}", kMaxReplicas,
            d.replicas);
     if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) fail("--rate-scale must be positive, got {}", o.rate_scale);
+    if (o.concurrency < 0) fail("--concurrency must be 0 (open loop) or a number of clients, got {}", o.concurrency);
     for (int i = 0; i < d.replicas; ++i) replicas_.emplace_back(limits_);
     totals_.gpus_total = d.replicas * d.setup.gpus;
     pull();
@@ -122,13 +123,15 @@ class Replay {
   ReplayTotals run() {
     Progress progress("serve-sim", options_.expected_requests, options_.progress && options_.expected_requests > 0);
     while (true) {
-      const double arrival = next_ ? next_->arrival_s : kNever;
+      const double arrival = next_send_s();
       const int replica = earliest_busy();
       const double step_end = replica >= 0 ? replicas_[replica].step_end_s : kNever;
       if (arrival == kNever && step_end == kNever) break;
       if (arrival <= step_end) {
+        now_s_ = arrival;
         // Requests arriving at the same instant reach an idle replica together: they start one iteration.
-        while (next_ && next_->arrival_s == arrival) {
+        while (next_ && next_send_s() == arrival) {
+          next_->arrival_s = arrival;  // a closed loop's client sends it now: its latencies count from here
           arrive(*next_);
           pull();
         }
@@ -138,6 +141,7 @@ class Replay {
             start_step(i, arrival);
           }
       } else {
+        now_s_ = step_end;
         finish_step(replica);
       }
       progress.update(totals_.completed + totals_.rejected);
@@ -188,6 +192,14 @@ class Replay {
 
   void release(ServedRequest& r) { free_.push_back(&r); }
 
+  // When the next request is sent: at its arrival, or in a closed loop whose clients are all waiting, never until one
+  // of their requests ends (then at once, if its time has come).
+  double next_send_s() const {
+    if (!next_) return kNever;
+    if (options_.concurrency > 0 && in_flight_ >= options_.concurrency) return kNever;
+    return std::max(next_->arrival_s, now_s_);
+  }
+
   int earliest_busy() const {
     int best = -1;
     for (int i = 0; i < static_cast<int>(replicas_.size()); ++i)
@@ -214,6 +226,7 @@ class Replay {
     r.replica = route();
     Replica& rep = replicas_[r.replica];
     rep.scheduler.enqueue(&r);
+    ++in_flight_;
   }
 
   void add_idle(int index, double now) {
@@ -285,6 +298,7 @@ class Replay {
     for (ServedRequest* r : finished) {
       r->finish_s = now;
       ++totals_.completed;
+      --in_flight_;
       end_ = std::max(end_, now);
       on_request_(*r);
       release(*r);
@@ -315,6 +329,8 @@ class Replay {
   ReplayTotals totals_;
   size_t routed_ = 0;
   double end_ = 0;
+  double now_s_ = 0;    // the time of the event being handled
+  long in_flight_ = 0;  // requests sent and not finished (a closed loop holds it at most at its concurrency)
 };
 
 }  // namespace

@@ -61,6 +61,10 @@ using StepSink = std::function<void(const StepRecord&)>;
 struct ReplayOptions {
   double rate_scale = 1;   // arrivals come this many times faster (timestamps divided by it)
   double duration_s = 0;   // > 0: only requests arriving in the first duration_s seconds; the window lasts at least this
+  // > 0: a closed loop of this many clients, as `vllm bench serve --max-concurrency` runs one: the log's next request
+  // is sent at its own time or, while this many are in flight, when the first of them ends, whichever is later; its
+  // latencies count from when it was sent. A log without timestamps is a queue the clients work through.
+  long concurrency = 0;
   bool progress = false;
   long expected_requests = 0;  // for the progress line's ETA (0: unknown)
   std::string source_name;     // the log's path, for messages naming a line of it
