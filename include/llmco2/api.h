@@ -154,8 +154,9 @@ struct ServeSimOptions {
 };
 
 // Stopping long calls from another thread (the Python bindings on Ctrl-C): while the request is set, the calls in
-// progress in this process (predict_many, compare, score_trace, score_requests, serve_sim) stop at their next step
-// and throw Error "interrupted"; clear it before the next call.
+// progress in this process (predict_many, compare, score_trace, score_requests, serve_sim; research.h's sample,
+// label_plan, calibrate and serve_validate) stop at their next step and throw Error "interrupted"; clear it before
+// the next call.
 void request_interrupt(bool on);
 
 // Where the predictors come from and what a session may read.

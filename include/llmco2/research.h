@@ -6,7 +6,9 @@
 //
 // Every call throws llmco2::Error (llmco2/error.h) for bad input, with the file, line or key and what was expected.
 // Calls that write files write them atomically (a unique temporary file, then a rename) with a manifest of the run
-// (`check_outputs` reads it back). Progress lines, where asked for, go to stderr while the call runs.
+// (`check_outputs` reads it back). Progress lines, where asked for, go to stderr while the call runs. The long calls
+// (sample, label_plan, calibrate, serve_validate) stop at their next step while api::request_interrupt is set, and
+// throw Error "interrupted".
 #pragma once
 
 #include <string>
@@ -40,9 +42,9 @@ struct SampleOptions {
   uint64_t seed = 1;
   std::vector<std::string> models = {"paper"};  // "paper" (its 17 LLMs), "all" (the catalog) or model ids
   std::vector<std::string> gpus = {"l4", "a100-80gb-sxm", "h100-sxm"};
-  int max_gpus = 4;                              // counts run from the fewest that fit up to this
+  int max_gpus = 4;                              // counts run from the fewest that fit up to this (1 to 64)
   std::vector<double> batch_weights = {0.4, 0.3, 0.15, 0.15};  // P(batch = 1, 2, ...)
-  double int8_share = 0;                         // share of configurations with int8 weights and activations
+  double int8_share = 0;                         // share of configurations with int8 weights and activations (0-1)
   std::string out;                               // plan CSV to write (required)
 };
 // Draws the plan and writes it; returns the number of configurations written.
@@ -51,7 +53,7 @@ long sample(const SampleOptions& options);
 // Labelling a plan with the reference simulator (a dataset CSV of what NVML would have read).
 struct LabelOptions {
   std::string plan, out;   // plan CSV (model,gpu,gpus,batch,prompt,gen[,dtype,engine]); dataset CSV to write
-  int repeats = 1;         // noisy repeats per configuration (mean and spread in the row)
+  int repeats = 1;         // noisy repeats per configuration (mean and spread in the row), 1 to 1000
   uint64_t seed = 1;       // of the noise model
   std::string params;      // simulator parameters; empty: data/sim/params.json
   bool progress = false;   // forced on for plans of 5000 rows or more

@@ -10,6 +10,7 @@
 
 #include "calibration/screening.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "features/memory_fit.h"
 #include "sim/label.h"
 
@@ -205,6 +206,7 @@ SimParams fit_params(const CalibrationSet& set, const std::vector<size_t>& train
     bool improved = false;
     for (size_t k = 0; k < knobs.size() && evaluations < options.max_evaluations; ++k) {
       for (double direction : {+1.0, -1.0}) {
+        check_interrupt();  // a fit takes seconds to minutes: stoppable between evaluations (core/interrupt.h)
         SimParams trial = params;
         knobs[k].ref(trial) = knobs[k].value(theta[k] + direction * step);
         const double loss = objective(trial);

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -14,6 +16,7 @@
 #include "calibration/report.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/output_manifest.h"
 #include "core/paths.h"
 #include "core/progress.h"
@@ -29,7 +32,8 @@ void create_parent(const std::filesystem::path& output) {
 }
 
 // Fits one parameter set per held-out group (in parallel) and fills the held-out predictions: `group_of` names the
-// group of a sample (its source, or its GPU type).
+// group of a sample (its source, or its GPU type). The first error of a fit (an interrupt among them) stops the
+// other workers after their current fit and is rethrown here, after the join.
 void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsigned threads,
                          const std::function<std::string(size_t)>& group_of, std::vector<SimEstimate>& out) {
   std::vector<std::string> sources;
@@ -37,19 +41,28 @@ void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsig
     if (std::find(sources.begin(), sources.end(), group_of(s)) == sources.end()) sources.push_back(group_of(s));
   std::vector<std::thread> pool;
   std::atomic<size_t> next{0}, done{0};
+  std::mutex failed;
+  std::exception_ptr failure;
   auto worker = [&] {
-    for (size_t k; (k = next++) < sources.size();) {
-      std::vector<size_t> train, test;
-      for (size_t s = 0; s < set.samples.size(); ++s)
-        (group_of(s) == sources[k] ? test : train).push_back(s);
-      const SimParams params = fit_params(set, train, default_sim_params(), fit);
-      for (size_t s : test) out[s] = predict(set.samples[s], params);
-      std::cerr << fmt::format("calibrate: held out {} ({} rows), {}/{} sources done\n", sources[k], test.size(),
-                               ++done, sources.size());
+    try {
+      for (size_t k; (k = next++) < sources.size();) {
+        std::vector<size_t> train, test;
+        for (size_t s = 0; s < set.samples.size(); ++s)
+          (group_of(s) == sources[k] ? test : train).push_back(s);
+        const SimParams params = fit_params(set, train, default_sim_params(), fit);
+        for (size_t s : test) out[s] = predict(set.samples[s], params);
+        std::cerr << fmt::format("calibrate: held out {} ({} rows), {}/{} sources done\n", sources[k], test.size(),
+                                 ++done, sources.size());
+      }
+    } catch (...) {
+      next = sources.size();
+      std::lock_guard lock(failed);
+      if (!failure) failure = std::current_exception();
     }
   };
   for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
   for (auto& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 // The whole-node runs (MLPerf power: node_wall_power rows, never fitted) replayed under the shipped parameters, each
@@ -65,6 +78,7 @@ std::string node_section(const std::vector<DatasetRow>& rows, const SimParams& p
       "scope (docs/node-energy.md) with the parameters fitted above. Energy per output token, and for Offline runs "
       "throughput; MAPE and bias (geometric mean of simulated / measured) per GPU and benchmark.\n\n";
   for (const std::string& source : sources) {
+    check_interrupt();
     std::cerr << fmt::format("calibrate: replaying the {} runs at node scope\n", source);
     const NodeValidation v =
         validate_node_rows(rows, [&](const DatasetRow& r) { return r.source == source; }, params, true);

@@ -39,6 +39,8 @@ std::vector<std::pair<std::string, long>> reason_counts(const std::vector<RowRej
 long sample(const SampleOptions& o) {
   if (o.out.empty()) fail("sample: no output file (--out)");
   if (o.count < 1) fail("sample: count {} (expected at least 1)", o.count);
+  if (o.max_gpus < 1 || o.max_gpus > 64) fail("sample: max_gpus {} (expected 1 to 64)", o.max_gpus);
+  if (!(o.int8_share >= 0 && o.int8_share <= 1)) fail("sample: int8_share {} (expected 0 to 1)", o.int8_share);
   SamplingSpace space;
   space.models = model_list(o.models);
   space.gpus = o.gpus;
@@ -53,6 +55,7 @@ long sample(const SampleOptions& o) {
 
 LabelSummary label_plan(const LabelOptions& o) {
   if (o.out.empty()) fail("simulate --plan needs --out FILE for the labelled dataset");
+  if (o.repeats < 1 || o.repeats > 1000) fail("simulate --plan: repeats {} (expected 1 to 1000)", o.repeats);
   refuse_output_over_input(o.out, "--out", o.plan, "plan");
   const SimParams params = load_sim_params_or_default(o.params);
   PlanReadResult plan = read_plan(o.plan);

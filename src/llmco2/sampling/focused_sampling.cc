@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "features/memory_fit.h"
 #include "model/model_catalog.h"
 #include "sim/label.h"
@@ -65,6 +66,7 @@ std::vector<PlanRow> sample_plan(const SamplingSpace& space, long count, uint64_
   plan.reserve(static_cast<size_t>(count));
   int redraws = 0;
   while (static_cast<long>(plan.size()) < count) {
+    check_interrupt();  // millions of draws take minutes (core/interrupt.h)
     PlanRow row;
     row.model = pick(space.models, rng);
     row.gpu = pick(space.gpus, rng);
