@@ -22,7 +22,7 @@ import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NAME = "llmco2"
-PACKAGE_FILES = ("__init__.py", "__init__.pyi", "py.typed")
+PACKAGE_FILES = ("__init__.py", "__init__.pyi", "research.py", "research.pyi", "py.typed")
 
 
 def _version():

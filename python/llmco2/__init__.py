@@ -4,7 +4,9 @@ The same C++ core as the ``llmco2`` command line and its HTTP server (include/ll
 the CLI's ``--format json`` for the same request. Keywords are the CLI's flags (model, gpu, gpus, batch, prompt, gen,
 dtype, flash, engine, expert_parallel, power_cap, clock_mhz, scope, node, region, ci, pue, lifetime, embodied_basis,
 embodied_kg, predictor) plus model_config (a config.json as a dict); ``help(llmco2.predict)`` lists each with its
-unit and default. Bad input raises llmco2.Error (a ValueError) with the CLI's message.
+unit and default. Bad input raises llmco2.Error (a ValueError) with the CLI's message. ``llmco2.serve_sim`` replays a
+request log through a deployment; the research commands (simulate, graph, sample, import, calibrate, serve-validate,
+score-campaign, check-outputs) are in ``llmco2.research``.
 
     >>> import llmco2
     >>> r = llmco2.predict(model="llama-3.1-8b", gpu="h100-sxm", batch=1, prompt=1024, gen=128, region="FRA")
@@ -25,8 +27,8 @@ if _os.path.isdir(_DATA) and not _os.environ.get("LLMCO2_DATA_DIR"):
 from ._core import Error, gpus, models, nodes, regions, request_keys, versions
 from . import _core
 
-__all__ = ["Error", "predict", "predict_many", "compare", "score_trace", "score_requests", "models", "gpus", "nodes",
-           "regions", "versions", "request_keys"]
+__all__ = ["Error", "predict", "predict_many", "compare", "score_trace", "score_requests", "serve_sim", "models",
+           "gpus", "nodes", "regions", "versions", "request_keys"]
 
 # What each keyword means, with its unit; its default is the signature's (api::Request's, checked by the tests).
 # None stands for api::Request's empty or absent value: the default the description names.
@@ -81,18 +83,49 @@ _MEANING = {
     "gen_tokens": "generated tokens of each request",
     "time_s": "arrival time of each request, seconds since 1970 (UTC); None: the log has no timestamps",
     "source": "the log's name in messages and reports",
+    # serve_sim's own (api::ServeSimOptions; its CLI flags are --requests-out, --plot and --duration for
+    # requests_csv, plot_dir and duration_s)
+    "log": "the request log: Azure's TIMESTAMP,ContextTokens,GeneratedTokens CSV or a dataset CSV",
+    "replicas": "data-parallel replicas, each on `gpus` GPUs",
+    "router": "how arrivals go to replicas: \"round-robin\" or \"least-loaded\"",
+    "max_num_seqs": "running requests per replica; 0: vLLM's default for the GPU",
+    "max_batched_tokens": "tokens per iteration; 0: vLLM serve's default for the GPU",
+    "block_size": "tokens per KV-cache block",
+    "gpu_memory_utilization": "share of GPU memory for weights and KV cache; 0: the engine's (vLLM 0.9)",
+    "rate_scale": "arrivals this many times faster than logged",
+    "duration_s": "seconds of the log replayed from its first arrival, s; 0: all",
+    "slo_ttft_ms": "time-to-first-token objective for goodput, ms; 0: none",
+    "slo_tpot_ms": "time-per-output-token objective for goodput, ms; 0: none",
+    "ci_profile": "a CSV of timestamp,g_per_kwh (each value holds until the next) replacing the region's annual "
+                  "mean; None: the region's",
+    "attribute_idle": "give each idle gap's energy to the requests of the iteration that ends it",
+    "progress": "progress lines on stderr while the call runs",
+    "requests_csv": "a CSV to write one row per request into (atomically, at the end); None: none",
+    "plot_dir": "a folder for timeline.png, latency-cdf.png and timeline.csv; None: none",
+    "params": "the simulator's parameters (a params.json); None: data/sim/params.json",
 }
+# serve_sim's bin_s: the timeline's, not the trace report's.
+_SERVE_SIM_MEANING = {"bin_s": "seconds per point of the timeline (with plot_dir), s",
+                      "keep_time_outliers": "replay arrivals more than 30 days after the previous one"}
 
 
-def _documented(function):
-    """Appends a "Keywords" section to `function`'s docstring: every parameter with its default and meaning."""
+def _documented(function=None, *, meaning=None):
+    """Appends a "Keywords" section to `function`'s docstring: every parameter with its default and its meaning,
+    from `meaning` where it names the parameter, else from the package's table. As @_documented or
+    @_documented(meaning={...})."""
+    if function is None:
+        return lambda f: _documented(f, meaning=meaning)
+    table = {**_MEANING, **(meaning or {})}
     lines = ["", "Keywords (a None default stands for the CLI's default, which the text names):"]
     for name, p in inspect.signature(function).parameters.items():
         if p.kind is inspect.Parameter.VAR_KEYWORD:
-            lines.append(f"  **{name}: any other keyword is refused with llmco2.Error naming the nearest valid ones")
+            lines.append(f"  **{name}: any other keyword is refused with llmco2.Error naming it and the keys taken")
+            continue
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            lines.append(f"  *{name}: {table[name]}")
             continue
         default = "" if p.default is inspect.Parameter.empty else f" = {p.default!r}"
-        lines.append(f"  {name}{default}: {_MEANING[name]}")
+        lines.append(f"  {name}{default}: {table[name]}")
     function.__doc__ = inspect.cleandoc(function.__doc__ or "") + "\n" + "\n".join(lines) + "\n"
     return function
 
@@ -201,3 +234,26 @@ def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, 
     rest = arguments.pop("rest")
     columns = [arguments.pop(k) for k in ("prompt_tokens", "gen_tokens", "time_s", "source")]
     return _core.score_requests(*columns, **_given(arguments, rest))
+
+
+@_documented(meaning=_SERVE_SIM_MEANING)
+def serve_sim(log, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
+              flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None,
+              region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, replicas=1,
+              router="round-robin", max_num_seqs=0, max_batched_tokens=0, block_size=16, gpu_memory_utilization=0.0,
+              rate_scale=1.0, duration_s=0.0, slo_ttft_ms=0.0, slo_tpot_ms=0.0, ci_profile=None, attribute_idle=False,
+              keep_time_outliers=False, progress=False, requests_csv=None, plot_dir=None, bin_s=60.0, params=None,
+              **rest):
+    """A request log replayed through a deployment in virtual time (replicas of a continuous-batching engine, each
+    on `gpus` GPUs of type `gpu`) -> dict equal to ``llmco2 serve-sim --format json``, plus "warnings" (plots that
+    could not be drawn): requests (completed, rejected_too_long, preemptions), per_request (queue_s, ttft_s, tpot_s,
+    e2e_s percentiles; mean energy_j), throughput, energy_j (busy, idle, total), co2_g, peaks, the deployment
+    (with the engine's defaults filled in). Each request's tokens come from the log (no prompt or gen keyword); the
+    serving simulation prices every step (no predictor keyword). Ctrl-C stops it at its next step.
+    """
+    arguments = dict(locals())
+    rest, log = arguments.pop("rest"), arguments.pop("log")
+    return _core.serve_sim(_os.fspath(log), **_given(arguments, rest))
+
+
+from . import research  # noqa: E402  (llmco2.research: the research calls, over _core.research)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import llmco2
-from conftest import SOURCE, cli
+from conftest import SOURCE, check_defaults, check_stubs, cli
 
 REQUEST = dict(model="llama-3.1-8b", gpu="h100-sxm", batch=4, prompt=512, gen=256, region="FRA")
 FLAGS = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "4", "--prompt", "512", "--gen", "256",
@@ -44,6 +44,9 @@ def test_errors_carry_the_cli_message():
         llmco2.predict(batch=2**70)
     with pytest.raises(llmco2.Error, match="key 'counts': expected GPU counts between 1 and 1024, got 18446744073709551615"):
         llmco2.compare(counts=[2**64 - 1])
+    # A trace option of the wrong type names its key (it was nlohmann's "type must be number, but is string").
+    with pytest.raises(llmco2.Error, match="score_requests: key 'grid': expected a finite number, got \"x\""):
+        llmco2.score_requests([512], [64], grid="x")
 
 
 def test_a_posted_config_answers_as_the_bundled_model():
@@ -111,6 +114,52 @@ def test_score_trace_and_score_requests_equal_the_cli(tmp_path, azure_conv):
     assert columns["co2_g"]["total"]["total"] == pytest.approx(expected["co2_g"]["total"]["total"], rel=1e-12)
 
 
+def write_log(path, rows):
+    """The first `rows` requests of the bundled Azure conversation log, in its format."""
+    with open(os.path.join(SOURCE, "data", "azure", "AzureLLMInferenceTrace_conv.csv")) as src, open(path, "w") as dst:
+        for i, line in enumerate(src):
+            if i > rows:
+                break
+            dst.write(line)
+    return path
+
+
+def test_serve_sim_equals_the_cli(tmp_path):
+    log = write_log(tmp_path / "log.csv", 20)
+    expected = cli("serve-sim", log, "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--region", "FRA",
+                   "--replicas", "2", "--router", "least-loaded", "--max-num-seqs", "8", "--slo-ttft-ms", "500",
+                   "--requests-out", tmp_path / "cli.csv", "--quiet", "--format", "json")
+    answer = llmco2.serve_sim(log, model="llama-3.1-8b", gpu="h100-sxm", region="FRA", replicas=2,
+                              router="least-loaded", max_num_seqs=8, slo_ttft_ms=500,
+                              requests_csv=tmp_path / "py.csv")
+    assert answer.pop("warnings") == []
+    assert answer == expected
+    # By hand: the log's 20 requests all complete, on the 2 replicas asked for, one CSV row each.
+    assert answer["requests"]["completed"] == 20 and answer["deployment"]["replicas"] == 2
+    assert (tmp_path / "py.csv").read_text() == (tmp_path / "cli.csv").read_text()
+    assert len((tmp_path / "py.csv").read_text().splitlines()) == 1 + 20
+    # The defaults, and a replay cut short: duration_s=5 keeps the requests that arrive in the log's first 5 s.
+    assert llmco2.serve_sim(log)["energy_j"] == cli("serve-sim", log, "--quiet", "--format", "json")["energy_j"]
+    short = llmco2.serve_sim(str(log), duration_s=5)
+    assert short == {**cli("serve-sim", log, "--duration", "5", "--quiet", "--format", "json"), "warnings": []}
+    assert short["requests"]["completed"] < 20
+
+
+def test_serve_sim_refuses_what_the_cli_has_no_flag_for():
+    log = os.path.join(SOURCE, "data", "azure", "AzureLLMInferenceTrace_conv.csv")
+    with pytest.raises(llmco2.Error, match="serve_sim: key 'prompt' is not taken: each request's tokens come from"):
+        llmco2.serve_sim(log, prompt=512)
+    with pytest.raises(llmco2.Error, match="serve_sim: key 'replicas': expected an integer, got \"two\""):
+        llmco2.serve_sim(log, replicas="two")
+    with pytest.raises(llmco2.Error, match="serve_sim: key 'rate_scale': expected a finite number, got true"):
+        llmco2.serve_sim(log, rate_scale=True)
+    with pytest.raises(llmco2.Error, match="serve_sim: unknown key 'replica'"):
+        llmco2.serve_sim(log, replica=2)
+    # The CLI's flag checks refuse it before the call; the call refuses it too, in the flag's words.
+    with pytest.raises(llmco2.Error, match="--replicas must be 1 to 1024"):
+        llmco2.serve_sim(log, replicas=0)
+
+
 def test_catalogs_list_the_bundled_files():
     with open(os.path.join(SOURCE, "data", "models", "index.csv")) as f:
         model_rows = [line for line in f if line.strip() and not line.startswith(("#", "id,"))]
@@ -125,7 +174,7 @@ def test_catalogs_list_the_bundled_files():
 
 # The request keywords each public function takes: every request key, but a log's tokens come from the log.
 KEYWORD_FUNCTIONS = {"predict": set(), "predict_many": set(), "compare": set(), "score_trace": {"prompt", "gen"},
-                     "score_requests": {"prompt", "gen"}}
+                     "score_requests": {"prompt", "gen"}, "serve_sim": {"prompt", "gen", "predictor"}}
 UNITS = {"power_cap": "W", "clock_mhz": "MHz", "ci": "gCO2e/kWh", "lifetime": "years", "embodied_kg": "kgCO2e", "prompt": "tokens",
          "gen": "tokens"}
 
@@ -163,6 +212,7 @@ def test_help_names_every_keyword_with_its_unit_and_default():
     for name in ("score_trace", "score_requests"):
         parameters = inspect.signature(getattr(llmco2, name)).parameters
         assert {k: parameters[k].default for k in defaults["trace"]} == defaults["trace"], name
+    check_defaults(llmco2.serve_sim, defaults["serve_sim"])
     for name in llmco2.__all__:
         assert getattr(llmco2, name).__doc__, name
     with pytest.raises(llmco2.Error, match=r"unknown key 'bacth' \(did you mean batch"):
@@ -170,39 +220,10 @@ def test_help_names_every_keyword_with_its_unit_and_default():
 
 
 def test_type_stubs_declare_every_public_function_as_the_package_defines_it():
-    import ast
-    import inspect
     import pathlib
     package = pathlib.Path(llmco2.__file__).parent
     assert (package / "py.typed").is_file()
-    tree = ast.parse((package / "__init__.pyi").read_text())
-    declared = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    assert isinstance(declared["Error"], ast.ClassDef) and declared["Error"].bases[0].id == "ValueError"
-    stub_all = next(node.value for node in tree.body
-                    if isinstance(node, ast.Assign) and node.targets[0].id == "__all__")
-    assert ast.literal_eval(stub_all) == llmco2.__all__
-    for name in llmco2.__all__:
-        if name == "Error":
-            continue
-        stub = declared.get(name)
-        assert isinstance(stub, ast.FunctionDef), f"__init__.pyi does not declare {name}"
-        assert stub.returns is not None, name
-        a = stub.args
-        positional = a.posonlyargs + a.args
-        stub_parameters = [(p.arg, "POSITIONAL_OR_KEYWORD") for p in positional] + \
-                          [(p.arg, "KEYWORD_ONLY") for p in a.kwonlyargs] + \
-                          ([(a.kwarg.arg, "VAR_KEYWORD")] if a.kwarg else [])
-        stub_defaults = dict(zip([p.arg for p in positional][len(positional) - len(a.defaults):],
-                                 map(ast.literal_eval, a.defaults)))
-        stub_defaults.update({p.arg: ast.literal_eval(d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d})
-        try:
-            signature = inspect.signature(getattr(llmco2, name))
-        except ValueError:  # a function of the extension: the stub says it takes nothing
-            assert stub_parameters == [], name
-            continue
-        assert stub_parameters == [(p.name, p.kind.name) for p in signature.parameters.values()], name
-        assert stub_defaults == {p.name: p.default for p in signature.parameters.values()
-                                 if p.default is not inspect.Parameter.empty}, name
+    check_stubs(llmco2, package / "__init__.pyi")
 
 
 def test_keyword_defaults_answer_as_the_cli_defaults():
