@@ -85,7 +85,15 @@ _MEANING = {
     "source": "the log's name in messages and reports",
     # serve_sim's own (api::ServeSimOptions; its CLI flags are --requests-out, --plot and --duration for
     # requests_csv, plot_dir and duration_s)
-    "log": "the request log: Azure's TIMESTAMP,ContextTokens,GeneratedTokens CSV or a dataset CSV",
+    "log": "the request log: Azure's TIMESTAMP,ContextTokens,GeneratedTokens CSV or a dataset CSV; None with "
+           "num_prompts",
+    "num_prompts": "instead of a log, vllm bench serve's random dataset: this many requests, all sent at time 0",
+    "input_len": "with num_prompts: prompt tokens per request (--random-input-len)",
+    "output_len": "with num_prompts: generated tokens per request (--random-output-len)",
+    "range_ratio": "with num_prompts: lengths drawn uniformly within this ratio of input_len and output_len",
+    "seed": "with range_ratio: the draws' seed",
+    "concurrency": "a closed loop of this many clients, each sending its next request when its previous one ends "
+                   "(vllm bench serve --max-concurrency); 0: open loop, the log's times",
     "replicas": "data-parallel replicas, each on `gpus` GPUs",
     "router": "how arrivals go to replicas: \"round-robin\" or \"least-loaded\"",
     "max_num_seqs": "running requests per replica; 0: vLLM's default for the GPU",
@@ -237,23 +245,27 @@ def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, 
 
 
 @_documented(meaning=_SERVE_SIM_MEANING)
-def serve_sim(log, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
+def serve_sim(log=None, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
               flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None,
               region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, replicas=1,
               router="round-robin", max_num_seqs=0, max_batched_tokens=0, block_size=16, gpu_memory_utilization=0.0,
               rate_scale=1.0, duration_s=0.0, slo_ttft_ms=0.0, slo_tpot_ms=0.0, ci_profile=None, attribute_idle=False,
-              keep_time_outliers=False, progress=False, requests_csv=None, plot_dir=None, bin_s=60.0, params=None,
-              **rest):
+              keep_time_outliers=False, progress=False, requests_csv=None, plot_dir=None, bin_s=60.0, num_prompts=0,
+              input_len=1024, output_len=128, range_ratio=0.0, seed=0, concurrency=0, params=None, **rest):
     """A request log replayed through a deployment in virtual time (replicas of a continuous-batching engine, each
     on `gpus` GPUs of type `gpu`) -> dict equal to ``llmco2 serve-sim --format json``, plus "warnings" (plots that
     could not be drawn): requests (completed, rejected_too_long, preemptions), per_request (queue_s, ttft_s, tpot_s,
     e2e_s percentiles; mean energy_j), throughput, energy_j (busy, idle, total), co2_g, peaks, the deployment
     (with the engine's defaults filled in). Each request's tokens come from the log (no prompt or gen keyword); the
     serving simulation prices every step (no predictor keyword). Ctrl-C stops it at its next step.
+
+    Instead of a log, num_prompts requests of input_len prompt and output_len generated tokens (``vllm bench serve``'s
+    random dataset; range_ratio draws lengths within that ratio, seeded by seed). concurrency=N replays a closed loop
+    of N clients, each sending its next request when its previous one ends (``--max-concurrency N``); 0: open loop.
     """
     arguments = dict(locals())
     rest, log = arguments.pop("rest"), arguments.pop("log")
-    return _core.serve_sim(_os.fspath(log), **_given(arguments, rest))
+    return _core.serve_sim("" if log is None else _os.fspath(log), **_given(arguments, rest))
 
 
 from . import research  # noqa: E402  (llmco2.research: the research calls, over _core.research)

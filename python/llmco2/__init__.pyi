@@ -69,7 +69,7 @@ def score_requests(prompt_tokens: Sequence[int], gen_tokens: Sequence[int], time
                    keep_time_outliers: bool = False, report_dir: str | None = None,
                    by_request_csv: str | None = None, **rest: Any) -> Json: ...
 
-def serve_sim(log: str | os.PathLike[str], *, model: str = "llama-3.1-8b",
+def serve_sim(log: str | os.PathLike[str] | None = None, *, model: str = "llama-3.1-8b",
               model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm", gpus: int = 1, batch: int = 1,
               dtype: str | None = None, flash: bool = True, engine: str = "vllm", expert_parallel: bool = False,
               power_cap: float = 0.0, clock_mhz: float = 0.0, scope: str = "node", node: str | None = None,
@@ -81,7 +81,9 @@ def serve_sim(log: str | os.PathLike[str], *, model: str = "llama-3.1-8b",
               ci_profile: str | os.PathLike[str] | None = None, attribute_idle: bool = False,
               keep_time_outliers: bool = False, progress: bool = False,
               requests_csv: str | os.PathLike[str] | None = None, plot_dir: str | os.PathLike[str] | None = None,
-              bin_s: float = 60.0, params: str | os.PathLike[str] | None = None, **rest: Any) -> Json: ...
+              bin_s: float = 60.0, num_prompts: int = 0, input_len: int = 1024, output_len: int = 128,
+              range_ratio: float = 0.0, seed: int = 0, concurrency: int = 0,
+              params: str | os.PathLike[str] | None = None, **rest: Any) -> Json: ...
 
 def models() -> list[Json]: ...
 def gpus() -> list[Json]: ...

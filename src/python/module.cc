@@ -382,7 +382,10 @@ const Keywords<ServeSimOptions>& serve_sim_keywords() {  // `llmco2 serve-sim`'s
       keyword("ci_profile", &ServeSimOptions::ci_profile), keyword("attribute_idle", &ServeSimOptions::attribute_idle),
       keyword("keep_time_outliers", &ServeSimOptions::keep_time_outliers),
       keyword("progress", &ServeSimOptions::progress), keyword("requests_csv", &ServeSimOptions::requests_csv),
-      keyword("plot_dir", &ServeSimOptions::plot_dir), keyword("bin_s", &ServeSimOptions::bin_s)};
+      keyword("plot_dir", &ServeSimOptions::plot_dir), keyword("bin_s", &ServeSimOptions::bin_s),
+      keyword("num_prompts", &ServeSimOptions::num_prompts), keyword("input_len", &ServeSimOptions::input_len),
+      keyword("output_len", &ServeSimOptions::output_len), keyword("range_ratio", &ServeSimOptions::range_ratio),
+      keyword("seed", &ServeSimOptions::seed), keyword("concurrency", &ServeSimOptions::concurrency)};
   return table;
 }
 
@@ -628,7 +631,7 @@ PYBIND11_MODULE(_core, m) {
         "llmco2's version and the FNV-1a checksums of its bundled data and of each predictor -> dict");
   m.def("request_keys", [] { return llmco2::api::request_keys(); },
         "The keywords a request takes (the CLI's flags, as api::request_from_json reads them) -> list of str");
-  m.def("serve_sim", &serve_sim, py::arg("log"),
+  m.def("serve_sim", &serve_sim, py::arg("log") = "",
         "a request log replayed through a deployment -> dict (the CLI's serve-sim --format json) + warnings");
   m.def("_defaults", &defaults,
         "api::Request's and every options struct's defaults by keyword (None: empty or absent) -> dict of dicts");

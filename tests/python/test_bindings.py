@@ -145,6 +145,20 @@ def test_serve_sim_equals_the_cli(tmp_path):
     assert short["requests"]["completed"] < 20
 
 
+def test_serve_sim_closed_loop_over_the_random_dataset_equals_the_cli():
+    answer = llmco2.serve_sim(num_prompts=24, input_len=300, output_len=30, range_ratio=0.25, seed=3, concurrency=4)
+    expected = cli("serve-sim", "--num-prompts", "24", "--random-input-len", "300", "--random-output-len", "30",
+                   "--random-range-ratio", "0.25", "--seed", "3", "--max-concurrency", "4", "--quiet", "--format", "json")
+    answer.pop("warnings")
+    assert answer == expected
+    assert answer["load"] == {"source": "random", "loop": "closed", "concurrency": 4, "num_prompts": 24,
+                              "input_len": 300, "output_len": 30, "range_ratio": 0.25, "seed": 3}
+    assert answer["requests"]["completed"] == 24
+    assert answer["peaks"]["running"] <= 4
+    with pytest.raises(llmco2.Error, match="a request log file, or --num-prompts"):
+        llmco2.serve_sim()
+
+
 def test_serve_sim_refuses_what_the_cli_has_no_flag_for():
     log = os.path.join(SOURCE, "data", "azure", "AzureLLMInferenceTrace_conv.csv")
     with pytest.raises(llmco2.Error, match="serve_sim: key 'prompt' is not taken: each request's tokens come from"):
