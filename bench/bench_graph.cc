@@ -1,10 +1,10 @@
 // bench/bench_graph.cc - how fast a request becomes a priced kernel graph (the hot path of simulate/predict/trace).
 #include <benchmark/benchmark.h>
 
-#include "support/all_modules.h"
 #include "features/features.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
+#include "support/all_modules.h"
 
 namespace {
 

@@ -8,12 +8,12 @@
 
 #include <cstdlib>
 
-#include "support/all_modules.h"
 #include "core/paths.h"
 #include "llmco2/api.h"
 #include "predictor/gnn.h"
 #include "predictor/predictor.h"
 #include "sim/label.h"
+#include "support/all_modules.h"
 
 extern char** environ;
 

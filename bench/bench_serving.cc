@@ -4,11 +4,11 @@
 // streams the same hour 52 times over (1,007,032 requests, 52 hours) to show that a long log costs time, not memory.
 #include <benchmark/benchmark.h>
 
-#include "support/all_modules.h"
 #include "core/paths.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 #include "serving/serve_sim.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

@@ -5,8 +5,8 @@
 #include <map>
 #include <memory>
 
-#include "support/all_modules.h"
 #include "sim/label.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -17,8 +17,7 @@ std::vector<PlanRow> sample_plan() {
   for (const char* model : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "qwen2-72b"})
     for (int gpus : {1, 2, 4, 8})
       for (long batch : {1L, 8L, 64L})
-        for (long prompt : {128L, 1024L})
-          plan.push_back({0, model, "a100-80gb-sxm", gpus, batch, prompt, 256, "", ""});
+        for (long prompt : {128L, 1024L}) plan.push_back({0, model, "a100-80gb-sxm", gpus, batch, prompt, 256, "", ""});
   return plan;
 }
 

@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "support/all_modules.h"
 #include "carbon/embodied.h"
 #include "core/paths.h"
 #include "sim/label.h"
+#include "support/all_modules.h"
 #include "trace/trace_account.h"
 #include "trace/trace_stream.h"
 
@@ -24,8 +24,8 @@ namespace {
 
 // The bundled LLMCO2 model, llama-3.1-8b on one H100 SXM, 369.5 g/kWh, LLMCarbon's embodied figure.
 struct BenchSetup {
-  std::unique_ptr<Predictor> predictor = load_predictor(data_dir() / "predictors" / "llmco2.model",
-                                                        load_sim_params(default_sim_params_path()));
+  std::unique_ptr<Predictor> predictor =
+      load_predictor(data_dir() / "predictors" / "llmco2.model", load_sim_params(default_sim_params_path()));
   CatalogCache catalogs;
   PredictorInput setup = predictor_input(default_config("llama-3.1-8b", "h100-sxm", catalogs));
   CarbonInputs carbon = carbon_on(*setup.gpu);
@@ -47,8 +47,9 @@ void score_azure_traces(benchmark::State& state, double grid_ratio, bool stream)
   for (auto _ : state) {
     for (const char* name : {"AzureLLMInferenceTrace_code.csv", "AzureLLMInferenceTrace_conv.csv"}) {
       const auto path = data_dir() / "azure" / name;
-      const TraceAccount a = stream ? account_trace_file(path, *predictor, setup, carbon, nullptr, options, {})
-                                    : account_trace(read_request_log(path), *predictor, setup, carbon, nullptr, options);
+      const TraceAccount a = stream
+                                 ? account_trace_file(path, *predictor, setup, carbon, nullptr, options, {})
+                                 : account_trace(read_request_log(path), *predictor, setup, carbon, nullptr, options);
       benchmark::DoNotOptimize(a.energy_j);
       requests += a.requests;
     }

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <CLI/CLI.hpp>
 
 namespace {
 
@@ -121,7 +121,8 @@ int main(int argc, char** argv) {
   std::atomic<long> next{0};
   Tally tally;
   const auto started = Clock::now();
-  const auto deadline = started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.max_seconds));
+  const auto deadline =
+      started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.max_seconds));
   std::vector<std::thread> clients;
   for (int c = 0; c < o.clients; ++c)
     clients.emplace_back(client, server.port, std::ref(next), o.requests, deadline, std::ref(tally));
@@ -137,8 +138,8 @@ int main(int argc, char** argv) {
 
   auto& lat = tally.latencies_ms;
   const size_t done = lat.size();
-  fmt::print("requests {} in {:.2f} s: {:.0f} requests/s, errors {}\n", done, seconds, static_cast<double>(done) / seconds,
-             tally.errors);
+  fmt::print("requests {} in {:.2f} s: {:.0f} requests/s, errors {}\n", done, seconds,
+             static_cast<double>(done) / seconds, tally.errors);
   fmt::print("latency p50 {:.3f} ms, p99 {:.3f} ms ({} clients, keep-alive; server --threads {})\n",
              percentile(lat, 0.50), percentile(lat, 0.99), o.clients, o.server_threads);
   fmt::print("server VmRSS start {} KiB, middle {} KiB, end {} KiB; server exit status {}\n", rss_start, rss_middle,

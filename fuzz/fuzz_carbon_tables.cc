@@ -1,10 +1,10 @@
 // fuzz/fuzz_carbon_tables.cc - the carbon tables: the first byte picks regions.csv (grid intensity), pue.csv or a
 // carbon-intensity profile over time (--ci-profile); the rest is the file. The other catalog file is the bundled one.
-#include "support/all_modules.h"
 #include "carbon/ci_profile.h"
 #include "carbon/region_catalog.h"
 #include "core/paths.h"
 #include "harness.h"
+#include "support/all_modules.h"
 
 namespace {
 
@@ -21,9 +21,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto bundled = llmco2::data_dir() / "carbon";
   return llmco2::fuzz::expect_error_or_success([&] {
     switch (data[0] % 3) {
-      case 0: (void)llmco2::RegionCatalog::load(llmco2::fuzz::scratch_file("regions.csv", text), bundled / "pue.csv"); break;
-      case 1: (void)llmco2::RegionCatalog::load(bundled / "regions.csv", llmco2::fuzz::scratch_file("pue.csv", text)); break;
-      default: read_intensity_profile(text); break;
+      case 0:
+        (void)llmco2::RegionCatalog::load(llmco2::fuzz::scratch_file("regions.csv", text), bundled / "pue.csv");
+        break;
+      case 1:
+        (void)llmco2::RegionCatalog::load(bundled / "regions.csv", llmco2::fuzz::scratch_file("pue.csv", text));
+        break;
+      default:
+        read_intensity_profile(text);
+        break;
     }
   });
 }

@@ -1,10 +1,10 @@
 // fuzz/fuzz_hf_config.cc - a Hugging Face config.json through the model reader, the derived parameter and byte counts
 // and the kernel graph of a small request (huge or absurd architecture fields must be an Error, not an allocation).
-#include "support/all_modules.h"
 #include "dataset/architecture.h"
 #include "graph/kernel_graph.h"
 #include "harness.h"
 #include "model/hf_config.h"
+#include "support/all_modules.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return llmco2::fuzz::expect_error_or_success([&] {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "support/all_modules.h"
 #include "harness.h"
 #include "server/routes/api_routes.h"
+#include "support/all_modules.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace llmco2;

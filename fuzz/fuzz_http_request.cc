@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "support/all_modules.h"
 #include "harness.h"
 #include "server/http/http_request.h"
+#include "support/all_modules.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace llmco2::server;
@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const RequestReader::State state = reader.feed(in);
       if (state == RequestReader::State::failed) {
         const int status = reader.status();
-        if (reader.message().empty() || (status != 400 && status != 413 && status != 417 && status != 431 &&
-                                         status != 501 && status != 505))
+        if (reader.message().empty() ||
+            (status != 400 && status != 413 && status != 417 && status != 431 && status != 501 && status != 505))
           std::abort();
         return 0;  // the server answers and closes
       }

@@ -1,8 +1,8 @@
 // fuzz/fuzz_manifest.cc - a run's manifest as `llmco2 check-outputs` reads it (core/output_manifest.h), from a scratch
 // folder that also holds one output, out.csv ("a,b\n"): stale_outputs must answer every manifest with a list or an
 // Error, whatever names, sizes and checksums it holds, and never read more of a file than the manifest says it has.
-#include "support/all_modules.h"
 #include "harness.h"
+#include "support/all_modules.h"
 
 #include "core/output_manifest.h"
 

@@ -5,12 +5,12 @@
 #include <cstring>
 #include <string>
 
-#include "support/all_modules.h"
 #include "harness.h"
 #include "predictor/model_file.h"
 #include "predictor/predictor.h"
 #include "sim/label.h"
 #include "sim/sim_params.h"
+#include "support/all_modules.h"
 
 namespace {
 

@@ -1,8 +1,8 @@
 // fuzz/fuzz_node_json.cc - a server node file (data/nodes/*.json shape) through the node reader and its range checks.
-#include "support/all_modules.h"
 #include "core/json_io.h"
 #include "hardware/node.h"
 #include "harness.h"
+#include "support/all_modules.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return llmco2::fuzz::expect_error_or_success([&] {

@@ -3,9 +3,9 @@
 #include <sstream>
 #include <string>
 
-#include "support/all_modules.h"
 #include "harness.h"
 #include "measure/runner_process.h"
+#include "support/all_modules.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::istringstream lines{std::string(llmco2::fuzz::as_text(data, size))};

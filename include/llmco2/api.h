@@ -34,9 +34,9 @@ struct Request {
   std::string dtype;                   // bf16, fp8, w8a16kv16, ...; empty: the config's torch_dtype
   bool flash_attention = true;
   std::string engine = "vllm";
-  bool expert_parallel = false;        // MoE over several GPUs: whole experts per GPU (vLLM --enable-expert-parallel)
-  double power_cap_w = 0;              // GPU power limit; 0: the TDP
-  double clock_mhz = 0;                // locked SM clock (nvidia-smi -lgc); 0: not locked
+  bool expert_parallel = false;  // MoE over several GPUs: whole experts per GPU (vLLM --enable-expert-parallel)
+  double power_cap_w = 0;        // GPU power limit; 0: the TDP
+  double clock_mhz = 0;          // locked SM clock (nvidia-smi -lgc); 0: not locked
   // How its carbon is counted.
   std::string scope = "node";          // node: the node's wall energy, the GPUs' share; gpu: the GPU boards' energy
   std::string node;                    // node id (a node JSON file where paths are allowed); empty: the GPU's default
@@ -48,13 +48,13 @@ struct Request {
   std::optional<double> embodied_kg;         // per GPU, the user's own figure
   // Which predictor answers. The default is the calibrated simulator: on sources held out of every fit it is closer
   // to the measurements than the GNN (docs/predictor.md, "Which predictor is the default").
-  std::string predictor = "sim";    // sim, llmco2, nnlqp, deepen or llmcarbon (others through Settings::model_file)
+  std::string predictor = "sim";  // sim, llmco2, nnlqp, deepen or llmcarbon (others through Settings::model_file)
 };
 
 // A request from its JSON form, the one the HTTP API and the Python bindings take: the keys are the CLI's flags
-// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, clock_mhz, scope, node, region, ci, pue, lifetime,
-// embodied_basis, embodied_kg, predictor), plus model_config (an object). Missing keys keep `defaults`' values.
-// Throws Error naming `where` and the key for an unknown key or a value of the wrong type.
+// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, clock_mhz, scope, node,
+// region, ci, pue, lifetime, embodied_basis, embodied_kg, predictor), plus model_config (an object). Missing keys keep
+// `defaults`' values. Throws Error naming `where` and the key for an unknown key or a value of the wrong type.
 Request request_from_json(const Json& json, const std::string& where = "request", const Request& defaults = {});
 // JSON text as the API reads every file: at most 64 levels deep, numbers within a double's range. Throws Error
 // "<source>: malformed JSON at byte N" (or naming the depth or the number) for anything else.
@@ -73,9 +73,9 @@ bool predictor_loads_library(std::string_view name);
 struct Figures {
   double energy_j = 0, energy_prefill_j = 0, energy_decode_j = 0;  // in the request's energy scope
   double latency_s = 0, ttft_s = 0;
-  std::optional<double> tpot_s;                                   // absent with one generated token
+  std::optional<double> tpot_s;  // absent with one generated token
   double co2_operational_g = 0, co2_total_g = 0;
-  std::optional<double> co2_embodied_g;                           // absent when the GPU has no embodied figure
+  std::optional<double> co2_embodied_g;  // absent when the GPU has no embodied figure
 };
 
 // What every call returns: the CLI's --format json document, the CLI's table text, and warnings (plots that could
@@ -91,8 +91,8 @@ struct Result {
 struct CompareOptions {
   std::vector<std::string> gpu_types;  // empty: every bundled GPU the embodied basis can price
   std::vector<int> counts = {1, 2, 4, 8};
-  std::optional<double> slo_ms;        // latency objective: marks the lowest-carbon setup meeting it
-  std::string trace;                   // a request log: compare on the whole log instead of one request
+  std::optional<double> slo_ms;             // latency objective: marks the lowest-carbon setup meeting it
+  std::string trace;                        // a request log: compare on the whole log instead of one request
   double slo_ttft_ms = 0, slo_tpot_ms = 0;  // with trace: capacity planning by the serving simulation
   std::vector<int> tp_degrees = {1, 2, 4, 8};
   int max_replicas = 64;
@@ -112,8 +112,8 @@ CompareOptions compare_options_from_json(const Json& json, const std::string& wh
 // Scoring a request log (`llmco2 trace`). The report folder and the per-request CSV are written only when set.
 struct TraceOptions {
   std::string report_dir, by_request_csv;
-  double grid_ratio = 1.1;   // token grid ratio of the shape table (1: every distinct shape exactly)
-  double bin_s = 0;          // timeline bin; 0: a minute, an hour for logs over 6 h
+  double grid_ratio = 1.1;  // token grid ratio of the shape table (1: every distinct shape exactly)
+  double bin_s = 0;         // timeline bin; 0: a minute, an hour for logs over 6 h
   bool progress = false, keep_time_outliers = false;
   int threads = 0;  // workers reading a log file; 0: every core (results do not depend on it)
 };
@@ -121,7 +121,7 @@ struct TraceOptions {
 // A request log held in memory (a partition of a larger log, a DataFrame's columns): one entry per request.
 struct LogColumns {
   std::vector<long> prompt_tokens, gen_tokens;
-  std::vector<double> time_s;  // arrival, seconds since 1970 (UTC); empty when the log has no timestamps
+  std::vector<double> time_s;      // arrival, seconds since 1970 (UTC); empty when the log has no timestamps
   std::string source = "columns";  // names the log in messages and reports
 };
 
@@ -140,17 +140,17 @@ struct ServeSimOptions {
   // its previous one ends (not before the request's logged time); latencies count from the sending. 0: open loop.
   long concurrency = 0;
   int replicas = 1;
-  std::string router = "round-robin";  // or least-loaded
+  std::string router = "round-robin";             // or least-loaded
   long max_num_seqs = 0, max_batched_tokens = 0;  // per replica; 0: the engine's defaults for the GPU
-  long block_size = 16;                            // tokens per KV-cache block
-  double gpu_memory_utilization = 0;               // share for weights + KV cache; 0: the engine's
-  double rate_scale = 1, duration_s = 0;           // arrivals this many times faster; seconds replayed (0: all)
-  double slo_ttft_ms = 0, slo_tpot_ms = 0;         // goodput objectives; 0: none
-  std::string ci_profile;                          // CSV of timestamp,g_per_kwh replacing the region's mean
+  long block_size = 16;                           // tokens per KV-cache block
+  double gpu_memory_utilization = 0;              // share for weights + KV cache; 0: the engine's
+  double rate_scale = 1, duration_s = 0;          // arrivals this many times faster; seconds replayed (0: all)
+  double slo_ttft_ms = 0, slo_tpot_ms = 0;        // goodput objectives; 0: none
+  std::string ci_profile;                         // CSV of timestamp,g_per_kwh replacing the region's mean
   bool attribute_idle = false, keep_time_outliers = false, progress = false;
-  std::string requests_csv;                        // one row per request, written atomically at the end
-  std::string plot_dir;                            // timeline.png, latency-cdf.png, timeline.csv
-  double bin_s = 60;                               // seconds per point of the timeline
+  std::string requests_csv;  // one row per request, written atomically at the end
+  std::string plot_dir;      // timeline.png, latency-cdf.png, timeline.csv
+  double bin_s = 60;         // seconds per point of the timeline
 };
 
 // Stopping long calls from another thread (the Python bindings on Ctrl-C): while the request is set, the calls in
@@ -161,9 +161,9 @@ void request_interrupt(bool on);
 
 // Where the predictors come from and what a session may read.
 struct Settings {
-  std::string model_file;    // a model file written by llmco2 train, instead of the bundled predictor
-  std::string params;        // simulator parameters; empty: data/sim/params.json
-  bool allow_paths = true;   // false (the HTTP server): models, GPUs and nodes from the catalogs or posted JSON only
+  std::string model_file;   // a model file written by llmco2 train, instead of the bundled predictor
+  std::string params;       // simulator parameters; empty: data/sim/params.json
+  bool allow_paths = true;  // false (the HTTP server): models, GPUs and nodes from the catalogs or posted JSON only
 };
 
 class Session {

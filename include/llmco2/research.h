@@ -42,21 +42,21 @@ struct SampleOptions {
   uint64_t seed = 1;
   std::vector<std::string> models = {"paper"};  // "paper" (its 17 LLMs), "all" (the catalog) or model ids
   std::vector<std::string> gpus = {"l4", "a100-80gb-sxm", "h100-sxm"};
-  int max_gpus = 4;                              // counts run from the fewest that fit up to this (1 to 64)
+  int max_gpus = 4;  // counts run from the fewest that fit up to this (1 to 64)
   std::vector<double> batch_weights = {0.4, 0.3, 0.15, 0.15};  // P(batch = 1, 2, ...)
-  double int8_share = 0;                         // share of configurations with int8 weights and activations (0-1)
-  std::string out;                               // plan CSV to write (required)
+  double int8_share = 0;  // share of configurations with int8 weights and activations (0-1)
+  std::string out;        // plan CSV to write (required)
 };
 // Draws the plan and writes it; returns the number of configurations written.
 long sample(const SampleOptions& options);
 
 // Labelling a plan with the reference simulator (a dataset CSV of what NVML would have read).
 struct LabelOptions {
-  std::string plan, out;   // plan CSV (model,gpu,gpus,batch,prompt,gen[,dtype,engine]); dataset CSV to write
-  int repeats = 1;         // noisy repeats per configuration (mean and spread in the row), 1 to 1000
-  uint64_t seed = 1;       // of the noise model
-  std::string params;      // simulator parameters; empty: data/sim/params.json
-  bool progress = false;   // forced on for plans of 5000 rows or more
+  std::string plan, out;  // plan CSV (model,gpu,gpus,batch,prompt,gen[,dtype,engine]); dataset CSV to write
+  int repeats = 1;        // noisy repeats per configuration (mean and spread in the row), 1 to 1000
+  uint64_t seed = 1;      // of the noise model
+  std::string params;     // simulator parameters; empty: data/sim/params.json
+  bool progress = false;  // forced on for plans of 5000 rows or more
 };
 struct LabelSummary {
   long rows_written = 0;
@@ -74,7 +74,7 @@ std::vector<SourceInfo> measurement_sources();
 
 struct ImportOptions {
   std::string from = "../shared/data/measured";  // folder holding the sources' folders
-  std::string out_dir;                            // where <id>.csv and <id>.rejects.csv go; empty: data/measured
+  std::string out_dir;                           // where <id>.csv and <id>.rejects.csv go; empty: data/measured
 };
 struct ImportSummary {
   std::string id, written;  // the CSV written ("" when the source is not importable)
@@ -88,19 +88,19 @@ ImportSummary import_source(const std::string& id, const ImportOptions& options)
 // ---- Calibration (`llmco2 calibrate`, `llmco2 calibrate --kernels`) ----
 
 struct CalibrateOptions {
-  std::string data_dir;                       // dataset CSVs; empty: data/measured
-  std::string params_out;                     // fitted parameters; empty: data/sim/params.json
+  std::string data_dir;                        // dataset CSVs; empty: data/measured
+  std::string params_out;                      // fitted parameters; empty: data/sim/params.json
   std::string report = "docs/calibration.md";  // Markdown report; plots go to <its folder>/calibration/
-  std::string rows_out;                       // optional CSV of every simulatable row (measured, fitted, held out)
-  int max_evaluations = 2500;                 // objective evaluations per fit
-  bool fit_only = false;                      // fit on all sources only: no held-out fits, no report
-  unsigned threads = 0;                       // parallel held-out fits; 0: every core
+  std::string rows_out;                        // optional CSV of every simulatable row (measured, fitted, held out)
+  int max_evaluations = 2500;                  // objective evaluations per fit
+  bool fit_only = false;                       // fit on all sources only: no held-out fits, no report
+  unsigned threads = 0;                        // parallel held-out fits; 0: every core
 };
 struct CalibrateSummary {
   std::string params_written, report_written;  // report_written empty with fit_only
   long rows = 0, simulatable = 0, skipped = 0;
   double seconds = 0;
-  std::vector<std::string> warnings;           // plots that could not be drawn
+  std::vector<std::string> warnings;  // plots that could not be drawn
 };
 // Fits the simulator's parameters on the measurements, with leave-one-source-out and leave-one-GPU-out fits for the
 // report (progress lines on stderr: each held-out fit takes seconds to minutes).
@@ -126,13 +126,14 @@ struct CampaignScoreOptions {
   std::vector<std::string> dirs;       // campaign folders: data/measured/gpu_campaign/<gpu>-<date>
   std::string model = "llama-3.1-8b";  // the model whose shapes its closed-loop run ran
   std::vector<std::string> engines = {"vllm", "trt-llm", "sglang"};  // profiles its closed loop is scored against
-  std::string params;                  // simulator parameters; empty: data/sim/params.json
-  std::string report;                  // the Markdown written here (atomically) when not empty
+  std::string params;  // simulator parameters; empty: data/sim/params.json
+  std::string report;  // the Markdown written here (atomically) when not empty
 };
-// Kernel campaigns (scripts/gpu_campaign/kernel_campaign.py), one section each, scored against the simulator as it stands, before any
-// refit: every GEMM and attention case against kernel_time_s on the work the simulator gives it (MAPE and the median
-// measured/predicted ratio per operator family), the closed-loop run against the simulator's time to first token,
-// inter-token latency and GPU energy per engine profile. Result::text is the Markdown report; json the figures
+// Kernel campaigns (scripts/gpu_campaign/kernel_campaign.py), one section each, scored against the simulator as it
+// stands, before any refit: every GEMM and attention case against kernel_time_s on the work the simulator gives it
+// (MAPE and the median measured/predicted ratio per operator family), the closed-loop run against the simulator's time
+// to first token, inter-token latency and GPU energy per engine profile. Result::text is the Markdown report; json the
+// figures
 // ({"runs": [one object per folder]}).
 api::Result score_campaign(const CampaignScoreOptions& options);
 
@@ -155,10 +156,10 @@ api::Result serve_validate(const ServeValidateOptions& options);
 // ---- Measuring (`llmco2 measure`) and checking outputs (`llmco2 check-outputs`) ----
 
 struct MeasureOptions {
-  std::string plan, out;       // plan CSV; dataset CSV the measured rows are appended to (resumes when it exists)
-  std::string runner;          // the runner's command line, e.g. 'python3 tools/runners/hf_transformers.py'
+  std::string plan, out;  // plan CSV; dataset CSV the measured rows are appended to (resumes when it exists)
+  std::string runner;     // the runner's command line, e.g. 'python3 tools/runners/hf_transformers.py'
   int repeats = 5, warmup = 1;
-  std::vector<int> devices;    // NVML indices; empty: 0 .. gpus-1 of each configuration
+  std::vector<int> devices;  // NVML indices; empty: 0 .. gpus-1 of each configuration
   std::string nvml_library = "libnvidia-ml.so.1";
   double idle_s = 5, timeout_s = 1800;
   std::string source = "nvml";

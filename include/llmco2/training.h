@@ -20,16 +20,16 @@ struct TrainSettings {
   std::string features, scaling;  // GNN features (llmco2, phases, merged) and target (log, sim_ratio); empty: the
                                   // predictor's own recipe
   int epochs = 150, patience = 20, hidden = 64, threads = 2, batch_size = 512;
-  int trees = 100, depth = 12;    // DeepEn's forests
+  int trees = 100, depth = 12;  // DeepEn's forests
   uint64_t seed = 1;
-  bool progress = true;           // progress lines on stderr
+  bool progress = true;  // progress lines on stderr
 };
 
 struct TrainOptions {
   std::vector<std::string> data;  // dataset CSVs (llmco2 simulate --plan, llmco2 import)
   std::string out;                // model file to write
   std::string predictor = "llmco2";
-  std::string params;             // simulator parameters for the physics features; empty: data/sim/params.json
+  std::string params;  // simulator parameters for the physics features; empty: data/sim/params.json
   TrainSettings settings;
 };
 // Fits the predictor on the rows and writes its model file atomically; returns the file's model kind.
@@ -43,9 +43,9 @@ struct EvalOptions {
   // Where each predictor's error band on (b) goes (the intervals of predict, trace and compare): absent,
   // data/predictors/error_bands.json; empty: not written.
   std::optional<std::string> error_bands;
-  std::vector<std::string> predictors;          // empty: evaluated_predictors()
-  int max_evaluations = 1500;                   // simulator refit budget for (b)
-  int repeats = 5;                              // noisy simulator repeats per simulated label
+  std::vector<std::string> predictors;  // empty: evaluated_predictors()
+  int max_evaluations = 1500;           // simulator refit budget for (b)
+  int repeats = 5;                      // noisy simulator repeats per simulated label
   TrainSettings train;
 };
 struct EvalSummary {

@@ -9,8 +9,9 @@ void add_carbon_flags(CLI::App& c, api::Request& r) {
                "GPUs' share; what a meter and PUE apply to) or gpu (the GPU boards' power, as NVML reads it)")
       ->check(CLI::IsMember({"node", "gpu"}))
       ->capture_default_str();
-  c.add_option("--node", r.node, "server node for --scope node: an id of `llmco2 nodes` or a node JSON file "
-                                 "(default: the GPU type's node in the catalog)");
+  c.add_option("--node", r.node,
+               "server node for --scope node: an id of `llmco2 nodes` or a node JSON file "
+               "(default: the GPU type's node in the catalog)");
   c.add_option("--region", r.region,
                "grid region: a country code (USA, FRA, ...), a cloud region (gcp:us-central1, aws:us-east-1, "
                "azure:westeurope) or WORLD (default)");

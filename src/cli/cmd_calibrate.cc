@@ -25,8 +25,8 @@ void run(const CalibrateFlags& f) {
   if (f.fit_kernels) {
     const research::KernelFitSummary s = research::fit_kernels(f.kernels);
     print_warnings(s.warnings, "calibrate --kernels");
-    std::cerr << fmt::format("calibrate --kernels: wrote {} and {} in {:.0f} s\n", s.kernels_written,
-                             s.report_written, s.seconds);
+    std::cerr << fmt::format("calibrate --kernels: wrote {} and {} in {:.0f} s\n", s.kernels_written, s.report_written,
+                             s.seconds);
     return;
   }
   const research::CalibrateSummary s = research::calibrate(f.options);
@@ -36,8 +36,7 @@ void run(const CalibrateFlags& f) {
                              s.params_written, f.options.rows_out.empty() ? "" : " and " + f.options.rows_out,
                              s.seconds);
   else
-    std::cerr << fmt::format("calibrate: wrote {} and {} in {:.0f} s\n", s.params_written, s.report_written,
-                             s.seconds);
+    std::cerr << fmt::format("calibrate: wrote {} and {} in {:.0f} s\n", s.params_written, s.report_written, s.seconds);
 }
 
 }  // namespace
@@ -51,7 +50,8 @@ void add_calibrate_command(CLI::App& app) {
   command->add_option("--report", o.report, "markdown report; plots go to <its folder>/calibration/")
       ->capture_default_str();
   command->add_option("--max-evaluations", o.max_evaluations, "objective evaluations per fit")
-      ->check(CLI::Range(10, 1000000))->capture_default_str();
+      ->check(CLI::Range(10, 1000000))
+      ->capture_default_str();
   command->add_option("--rows-out", o.rows_out,
                       "also write a CSV of every simulatable row: measured, fitted and held-out predictions");
   command->add_flag("--fit-only", o.fit_only,

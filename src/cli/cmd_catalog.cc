@@ -16,8 +16,8 @@ std::string models_table(const Json& models) {
   std::string out = fmt::format("{:<28} {:<12} {:>6} {:>7} {:>6} {:>4} {:>8} {:>9}  {}\n", "id", "family", "layers",
                                 "hidden", "heads", "kv", "params", "experts", "hf repo");
   for (const Json& m : models) {
-    const std::string experts = m["experts"].is_null() ? "-" : fmt::format("{}/{}", m["experts_per_token"].get<int>(),
-                                                                           m["experts"].get<int>());
+    const std::string experts =
+        m["experts"].is_null() ? "-" : fmt::format("{}/{}", m["experts_per_token"].get<int>(), m["experts"].get<int>());
     out += fmt::format("{:<28} {:<12} {:>6} {:>7} {:>6} {:>4} {:>7.2f}B {:>9}  {}\n", m["id"].get<std::string>(),
                        m["family"].get<std::string>(), m["layers"].get<long>(), m["hidden"].get<long>(),
                        m["heads"].get<long>(), m["kv_heads"].get<long>(), m["params"].get<double>() / 1e9, experts,
@@ -48,12 +48,11 @@ std::string nodes_table(const Json& nodes) {
   std::string out = fmt::format("{:<20} {:<12} {:>4} {:>11} {:>11} {:>11} {:>10}  {}\n", "id", "gpu", "gpus",
                                 "host idle W", "wall idle W", "wall full W", "design W", "supplies");
   for (const Json& n : nodes)
-    out += fmt::format("{:<20} {:<12} {:>4} {:>11.0f} {:>11.0f} {:>11.0f} {:>10.0f}  {}{}\n",
-                       n["id"].get<std::string>(), n["gpu"].get<std::string>(), n["gpus"].get<int>(),
-                       n["host_idle_dc_w"].get<double>(), n["wall_idle_w"].get<double>(),
-                       n["wall_at_gpu_tdp_w"].get<double>(), n["design_power_w"].get<double>(),
-                       n["psu_standard"].get<std::string>(),
-                       n["default_for_gpu"].get<bool>() ? " (default for its GPU)" : "");
+    out += fmt::format(
+        "{:<20} {:<12} {:>4} {:>11.0f} {:>11.0f} {:>11.0f} {:>10.0f}  {}{}\n", n["id"].get<std::string>(),
+        n["gpu"].get<std::string>(), n["gpus"].get<int>(), n["host_idle_dc_w"].get<double>(),
+        n["wall_idle_w"].get<double>(), n["wall_at_gpu_tdp_w"].get<double>(), n["design_power_w"].get<double>(),
+        n["psu_standard"].get<std::string>(), n["default_for_gpu"].get<bool>() ? " (default for its GPU)" : "");
   return out;
 }
 
@@ -71,8 +70,8 @@ void add_catalog_command(CLI::App& app, const char* name, const char* help, Json
 }  // namespace
 
 void add_nodes_command(CLI::App& app) {
-  add_catalog_command(app, "nodes", "list the bundled server nodes (host power for --scope node)",
-                      &api::Session::nodes, nodes_table);
+  add_catalog_command(app, "nodes", "list the bundled server nodes (host power for --scope node)", &api::Session::nodes,
+                      nodes_table);
 }
 
 void add_models_command(CLI::App& app) {

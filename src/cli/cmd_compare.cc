@@ -15,7 +15,8 @@ namespace llmco2::cli {
 
 void add_compare_command(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "compare", "a request (or --trace log) on every GPU type and count: energy, latency, CO2; the best under --slo-ms");
+      "compare",
+      "a request (or --trace log) on every GPU type and count: energy, latency, CO2; the best under --slo-ms");
   auto f = std::make_shared<api::CompareOptions>();
   auto request = std::make_shared<api::Request>();
   auto settings = std::make_shared<api::Settings>();
@@ -24,36 +25,48 @@ void add_compare_command(CLI::App& app) {
   add_request_flags(*command, *request);
   add_predictor_flags(*command, *request, *settings);
   add_carbon_flags(*command, *request);
-  command->add_option("--gpu-types", f->gpu_types, "GPU types to compare (default: every bundled GPU); --gpu is the "
-                                                    "type of the GPU-count plots")
+  command
+      ->add_option("--gpu-types", f->gpu_types,
+                   "GPU types to compare (default: every bundled GPU); --gpu is the "
+                   "type of the GPU-count plots")
       ->delimiter(',');
   command->add_option("--counts", f->counts, "GPU counts")->delimiter(',')->capture_default_str();
   command->add_option("--slo-ms", f->slo_ms, "latency objective in ms: mark the lowest-carbon setup meeting it");
   command->add_option("--trace", f->trace, "compare on a whole request log instead of one request");
-  command->add_option("--slo-ttft-ms", f->slo_ttft_ms, "with --trace: plan capacity (serve-sim) for this P95 time to "
+  command->add_option("--slo-ttft-ms", f->slo_ttft_ms,
+                      "with --trace: plan capacity (serve-sim) for this P95 time to "
                       "first token");
-  command->add_option("--slo-tpot-ms", f->slo_tpot_ms, "with --trace: plan capacity for this P95 time per output token");
+  command->add_option("--slo-tpot-ms", f->slo_tpot_ms,
+                      "with --trace: plan capacity for this P95 time per output token");
   command->add_option("--concurrency,--max-concurrency", f->concurrency,
                       "capacity planning: replay the log as a closed loop of this many clients (as serve-sim does); "
                       "0: at its logged times");
-  command->add_option("--tp-degrees", f->tp_degrees, "capacity planning: GPUs per replica to try")->delimiter(',')
+  command->add_option("--tp-degrees", f->tp_degrees, "capacity planning: GPUs per replica to try")
+      ->delimiter(',')
       ->capture_default_str();
   command->add_option("--max-replicas", f->max_replicas, "capacity planning: most replicas to try")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   command->add_flag("--keep-time-outliers", f->keep_time_outliers,
                     "keep requests more than 30 days from the rest of the --trace log (dropped by default)");
   command->add_flag("--quiet", *quiet, "no progress lines");
-  command->add_option("--threads", f->threads, "with --trace: workers reading the log and scoring the setups (0: every "
-                      "core; the figures do not depend on it)")
+  command
+      ->add_option("--threads", f->threads,
+                   "with --trace: workers reading the log and scoring the setups (0: every "
+                   "core; the figures do not depend on it)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
-  command->add_option("--grid", f->grid_ratio, "token grid ratio for --trace (see llmco2 trace)")->capture_default_str();
+  command->add_option("--grid", f->grid_ratio, "token grid ratio for --trace (see llmco2 trace)")
+      ->capture_default_str();
   command->add_option("--plot", f->plot_dir, "folder for the plots and their data (none when not given)");
-  command->add_option("--sweep-batches", f->sweep_batches, "batch sizes of the plots")->delimiter(',')
+  command->add_option("--sweep-batches", f->sweep_batches, "batch sizes of the plots")
+      ->delimiter(',')
       ->capture_default_str();
-  command->add_option("--sweep-prompts", f->sweep_prompts, "prompt lengths of the plots")->delimiter(',')
+  command->add_option("--sweep-prompts", f->sweep_prompts, "prompt lengths of the plots")
+      ->delimiter(',')
       ->capture_default_str();
-  command->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))
+  command->add_option("--format", *format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   command->callback([=] {
     if (request->gpus != 1)

@@ -15,9 +15,11 @@ void add_graph_command(CLI::App& app) {
   auto phase = std::make_shared<std::string>("prefill");
   add_request_flags(*command, *request);
   command->add_option("--format", *format, "json, dot or summary")
-      ->check(CLI::IsMember({"json", "dot", "summary"}))->capture_default_str();
+      ->check(CLI::IsMember({"json", "dot", "summary"}))
+      ->capture_default_str();
   command->add_option("--phase", *phase, "phase drawn by --format dot")
-      ->check(CLI::IsMember({"prefill", "decode"}))->capture_default_str();
+      ->check(CLI::IsMember({"prefill", "decode"}))
+      ->capture_default_str();
   command->callback([=] {
     const api::Result result = research::kernel_graph(*request, *format, *phase);
     print_warnings(result.warnings);

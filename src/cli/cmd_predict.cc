@@ -19,7 +19,8 @@ void add_predict_command(CLI::App& app) {
   add_request_flags(*command, *request);
   add_predictor_flags(*command, *request, *settings);
   add_carbon_flags(*command, *request);
-  command->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))
+  command->add_option("--format", *format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   command->callback([=] {
     const api::Result result = api::Session(*settings).predict(*request);

@@ -31,8 +31,9 @@ void run_serve_sim(const ServeFlags& f, const api::Request& request) {
 
 void add_serve_sim_command(CLI::App& app) {
   auto* command = app.add_subcommand(
-      "serve-sim", "replay a request log through a deployment (replicas of a continuous-batching engine) in virtual "
-                   "time: latency percentiles, throughput, energy with idle, CO2");
+      "serve-sim",
+      "replay a request log through a deployment (replicas of a continuous-batching engine) in virtual "
+      "time: latency percentiles, throughput, energy with idle, CO2");
   auto f = std::make_shared<ServeFlags>();
   auto rf = std::make_shared<api::Request>();
   command->add_option("file", f->options.log,
@@ -42,19 +43,23 @@ void add_serve_sim_command(CLI::App& app) {
                       "instead of a log, vllm bench serve's random dataset: this many requests, all sent at time 0");
   command->add_option("--random-input-len", f->options.input_len, "with --num-prompts: prompt tokens per request")
       ->capture_default_str();
-  command->add_option("--random-output-len", f->options.output_len,
-                      "with --num-prompts: generated tokens per request")->capture_default_str();
-  command->add_option("--random-range-ratio", f->options.range_ratio,
-                      "with --num-prompts: lengths drawn uniformly within this ratio of the two above")
+  command->add_option("--random-output-len", f->options.output_len, "with --num-prompts: generated tokens per request")
+      ->capture_default_str();
+  command
+      ->add_option("--random-range-ratio", f->options.range_ratio,
+                   "with --num-prompts: lengths drawn uniformly within this ratio of the two above")
       ->capture_default_str();
   command->add_option("--seed", f->options.seed, "with --random-range-ratio: the draws' seed")->capture_default_str();
-  command->add_option("--concurrency,--max-concurrency", f->options.concurrency,
-                      "a closed loop of this many clients (vllm bench serve --max-concurrency): each sends its next "
-                      "request when its previous one ends; 0: open loop (the log's times)")->capture_default_str();
+  command
+      ->add_option("--concurrency,--max-concurrency", f->options.concurrency,
+                   "a closed loop of this many clients (vllm bench serve --max-concurrency): each sends its next "
+                   "request when its previous one ends; 0: open loop (the log's times)")
+      ->capture_default_str();
   add_request_flags(*command, *rf, false);
   add_carbon_flags(*command, *rf);
-  command->add_option("--replicas", f->options.replicas,
-                      "data-parallel replicas, each on --gpus GPUs")->check(CLI::Range(1, 1024))->capture_default_str();
+  command->add_option("--replicas", f->options.replicas, "data-parallel replicas, each on --gpus GPUs")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   command->add_option("--router", f->options.router, "round-robin or least-loaded")->capture_default_str();
   command->add_option("--max-num-seqs", f->options.max_num_seqs,
                       "running requests per replica (default: vLLM's for the GPU)");
@@ -63,8 +68,8 @@ void add_serve_sim_command(CLI::App& app) {
   command->add_option("--block-size", f->options.block_size, "tokens per KV-cache block")->capture_default_str();
   command->add_option("--gpu-memory-utilization", f->options.gpu_memory_utilization,
                       "share of GPU memory for weights + KV cache (default: the engine's, vLLM 0.9)");
-  command->add_option("--rate-scale", f->options.rate_scale,
-                      "arrivals this many times faster than logged")->capture_default_str();
+  command->add_option("--rate-scale", f->options.rate_scale, "arrivals this many times faster than logged")
+      ->capture_default_str();
   command->add_option("--duration", f->options.duration_s,
                       "seconds of the log to replay (from its first arrival; 0: all)");
   command->add_option("--slo-ttft-ms", f->options.slo_ttft_ms, "time-to-first-token objective for goodput");
@@ -79,9 +84,11 @@ void add_serve_sim_command(CLI::App& app) {
   command->add_option("--ci-profile", f->options.ci_profile,
                       "carbon intensity over time: CSV of timestamp,g_per_kwh (each "
                       "value holds until the next); replaces the region's annual mean");
-  command->add_flag("--attribute-idle", f->options.attribute_idle, "give each idle gap's energy to the requests of the "
+  command->add_flag("--attribute-idle", f->options.attribute_idle,
+                    "give each idle gap's energy to the requests of the "
                     "iteration that ends it (per-request energies then add up to nearly the total)");
-  command->add_option("--format", f->format, "table or json")->check(CLI::IsMember({"table", "json"}))
+  command->add_option("--format", f->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   command->add_flag("--keep-time-outliers", f->options.keep_time_outliers,
                     "replay arrivals more than 30 days after the previous one (refused by default)");

@@ -29,12 +29,14 @@ void add_simulate_command(CLI::App& app) {
   auto request = std::make_shared<api::Request>();
   auto f = std::make_shared<SimulateFlags>();
   add_request_flags(*command, *request);
-  command->add_option("--format", f->format, "table or json")->check(CLI::IsMember({"table", "json"}))
+  command->add_option("--format", f->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   command->add_option("--plan", f->plan.plan, "plan CSV (model,gpu,gpus,batch,prompt,gen[,dtype,engine]) to label");
   command->add_option("--out", f->plan.out, "dataset CSV written by --plan");
   command->add_option("--repeats", f->plan.repeats, "noisy repeats per configuration (mean and spread in the row)")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   command->add_option("--seed", f->plan.seed, "seed of the noise model")->capture_default_str();
   command->add_option("--params", f->plan.params, "simulator parameters (default: data/sim/params.json)");
   command->callback([=] {

@@ -46,22 +46,28 @@ void add_trace_command(CLI::App& app) {
   add_request_flags(*command, *request, false);
   add_predictor_flags(*command, *request, *settings);
   add_carbon_flags(*command, *request);
-  command->add_option("--plot,--out", t->out, "folder for the report (report.md, plots and their data); none when not "
-                                             "given (--out: its former name)");
+  command->add_option("--plot,--out", t->out,
+                      "folder for the report (report.md, plots and their data); none when not "
+                      "given (--out: its former name)");
   command->add_option("--by-request", t->by_request, "write every request's figures to this CSV");
-  command->add_option("--grid", t->grid_ratio,
-                      "token grid ratio of the shape table (1: predict every distinct shape exactly)")
+  command
+      ->add_option("--grid", t->grid_ratio,
+                   "token grid ratio of the shape table (1: predict every distinct shape exactly)")
       ->capture_default_str();
   command->add_option("--bin", t->bin_s, "timeline bin in seconds (default: a minute, an hour for logs over 6 h)");
-  command->add_option("--format", t->format, "table or json")->check(CLI::IsMember({"table", "json"}))
+  command->add_option("--format", t->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  command->add_option("--threads", t->threads, "workers reading the log (0: every core; at most one per MiB of log; the figures do not "
-                      "depend on it)")
+  command
+      ->add_option("--threads", t->threads,
+                   "workers reading the log (0: every core; at most one per MiB of log; the figures do not "
+                   "depend on it)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   command->add_flag("--quiet", t->quiet, "no progress lines");
-  command->add_flag("--keep-time-outliers", t->keep_time_outliers,
-                    "keep requests dated more than 30 days away from the rest of the log (dropped and named by default)");
+  command->add_flag(
+      "--keep-time-outliers", t->keep_time_outliers,
+      "keep requests dated more than 30 days away from the rest of the log (dropped and named by default)");
   command->callback([=] { run_trace(*t, *request, *settings); });
 }
 

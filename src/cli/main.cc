@@ -46,8 +46,9 @@ const char* sibling_program(int argc, char** argv) {
 
 // libgomp's threads (libtorch's intra-op threads in llmco2-train) spin 300,000 rounds at each barrier before they
 // sleep. On a machine shared with other jobs a spinning thread burns the CPU share that the thread it waits for
-// needs: `train --threads 2` took 10x the wall time of --threads 1 at load 10 (docs/history/performance-log.md, Training). A
-// short spin keeps an idle machine's barriers quick. The user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+// needs: `train --threads 2` took 10x the wall time of --threads 1 at load 10 (docs/history/performance-log.md,
+// Training). A short spin keeps an idle machine's barriers quick. The user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT
+// wins.
 void shorten_openmp_spinning() {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "10000", 0);
 }
@@ -72,13 +73,20 @@ struct Command {
   void (*add)(CLI::App&);
 };
 constexpr Command kCommands[] = {
-    {"graph", llmco2::cli::add_graph_command},       {"models", llmco2::cli::add_models_command},
-    {"gpus", llmco2::cli::add_gpus_command},         {"nodes", llmco2::cli::add_nodes_command},
-    {"simulate", llmco2::cli::add_simulate_command}, {"import", llmco2::cli::add_import_command},
-    {"calibrate", llmco2::cli::add_calibrate_command}, {"sample", llmco2::cli::add_sample_command},
-    {"predict", llmco2::cli::add_predict_command},   {"trace", llmco2::cli::add_trace_command},
-    {"compare", llmco2::cli::add_compare_command},   {"measure", llmco2::cli::add_measure_command},
-    {"serve-sim", llmco2::cli::add_serve_sim_command}, {"serve-validate", llmco2::cli::add_serve_validate_command},
+    {"graph", llmco2::cli::add_graph_command},
+    {"models", llmco2::cli::add_models_command},
+    {"gpus", llmco2::cli::add_gpus_command},
+    {"nodes", llmco2::cli::add_nodes_command},
+    {"simulate", llmco2::cli::add_simulate_command},
+    {"import", llmco2::cli::add_import_command},
+    {"calibrate", llmco2::cli::add_calibrate_command},
+    {"sample", llmco2::cli::add_sample_command},
+    {"predict", llmco2::cli::add_predict_command},
+    {"trace", llmco2::cli::add_trace_command},
+    {"compare", llmco2::cli::add_compare_command},
+    {"measure", llmco2::cli::add_measure_command},
+    {"serve-sim", llmco2::cli::add_serve_sim_command},
+    {"serve-validate", llmco2::cli::add_serve_validate_command},
     {"check-outputs", llmco2::cli::add_check_outputs_command},
     {"score-campaign", llmco2::cli::add_score_campaign_command},
 };

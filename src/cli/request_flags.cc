@@ -6,13 +6,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-
 namespace llmco2::cli {
 
 void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
-  c.add_option("--model", r.model,
-               "bundled model id or its HF repo id, a config.json, or a Hugging Face snapshot folder (write ./NAME for the "
-               "path when NAME is also a bundled id)")
+  c.add_option(
+       "--model", r.model,
+       "bundled model id or its HF repo id, a config.json, or a Hugging Face snapshot folder (write ./NAME for the "
+       "path when NAME is also a bundled id)")
       ->capture_default_str();
   c.add_option("--gpu", r.gpu, "GPU id, alias, nvidia-smi name or path of a GPU JSON file")->capture_default_str();
   c.add_option("--gpus", r.gpus, "number of GPUs (tensor parallelism)")->capture_default_str();
@@ -21,15 +21,18 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
     c.add_option("--prompt", r.prompt_tokens, "prompt tokens per sequence")->capture_default_str();
     c.add_option("--gen", r.gen_tokens, "generated tokens per sequence")->capture_default_str();
   }
-  c.add_option("--dtype", r.dtype, "precision: bf16, fp16, fp8, int8, ... or per class, e.g. w8a16kv16, "
-                                   "wfp8-afp8-kvbf16-blk (block-scaled fp8) (default: the checkpoint's own)");
+  c.add_option("--dtype", r.dtype,
+               "precision: bf16, fp16, fp8, int8, ... or per class, e.g. w8a16kv16, "
+               "wfp8-afp8-kvbf16-blk (block-scaled fp8) (default: the checkpoint's own)");
   c.add_flag("--flash,!--no-flash", r.flash_attention, "fused flash attention (default) or eager attention kernels");
   c.add_option("--engine", r.engine, "serving engine: " + fmt::format("{}", fmt::join(api::engine_names(), ", ")))
       ->capture_default_str();
-  c.add_option("--power-cap", r.power_cap_w, "each GPU's power limit in W (nvidia-smi -pl), above its idle power and "
-                                            "at most its TDP; default: the TDP");
-  c.add_option("--clock-mhz", r.clock_mhz, "each GPU's locked SM clock in MHz (nvidia-smi -lgc), at most its maximum; "
-                                          "default: not locked");
+  c.add_option("--power-cap", r.power_cap_w,
+               "each GPU's power limit in W (nvidia-smi -pl), above its idle power and "
+               "at most its TDP; default: the TDP");
+  c.add_option("--clock-mhz", r.clock_mhz,
+               "each GPU's locked SM clock in MHz (nvidia-smi -lgc), at most its maximum; "
+               "default: not locked");
   c.add_flag("--expert-parallel", r.expert_parallel,
              "mixture of experts over --gpus: each GPU holds whole experts (vLLM --enable-expert-parallel), not a "
              "slice of every expert");

@@ -3,8 +3,8 @@
 // submodule `_core.research` binds the research calls (llmco2/research.h) as the CLI's commands of those names do.
 // The GIL is released while the C++ core works; the long calls run on a thread of their own, so that Ctrl-C stops
 // them.
-#include <pybind11/pybind11.h>
 #include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -70,9 +70,10 @@ Json to_json(const py::handle& value, const std::string& key, int depth = 0) {
     for (const auto& v : value) j.push_back(to_json(v, key, depth + 1));
     return j;
   }
-  if (py::hasattr(value, "item")) return to_json(value.attr("item")(), key, depth + 1);  // numpy scalars
+  if (py::hasattr(value, "item")) return to_json(value.attr("item")(), key, depth + 1);              // numpy scalars
   if (py::hasattr(value, "__fspath__")) return to_json(value.attr("__fspath__")(), key, depth + 1);  // pathlib.Path
-  throw llmco2::Error(key + ": cannot pass a value of type " + py::str(value.get_type().attr("__name__")).cast<std::string>());
+  throw llmco2::Error(key + ": cannot pass a value of type " +
+                      py::str(value.get_type().attr("__name__")).cast<std::string>());
 }
 
 // JSON as Python objects, through the json module (exact for every type the answers hold; invalid UTF-8 from a
@@ -275,7 +276,8 @@ std::vector<llmco2::api::Request> requests_from_columns(const py::dict& columns)
   std::optional<size_t> rows;
   for (const auto& [key, value] : columns) {
     Column c{utf8(py::str(key), "predict_many: a column name"), py::reinterpret_borrow<py::object>(value), true};
-    c.scalar = py::isinstance<py::str>(c.values) || py::isinstance<py::dict>(c.values) || !py::hasattr(c.values, "__len__");
+    c.scalar =
+        py::isinstance<py::str>(c.values) || py::isinstance<py::dict>(c.values) || !py::hasattr(c.values, "__len__");
     if (!c.scalar) {
       c.values = py::list(c.values);
       const size_t n = py::len(c.values);
@@ -372,20 +374,29 @@ py::dict compare(const py::kwargs& kwargs) {
 using llmco2::api::ServeSimOptions;
 const Keywords<ServeSimOptions>& serve_sim_keywords() {  // `llmco2 serve-sim`'s flags, by the struct's names
   static const Keywords<ServeSimOptions> table = {
-      keyword("replicas", &ServeSimOptions::replicas), keyword("router", &ServeSimOptions::router),
+      keyword("replicas", &ServeSimOptions::replicas),
+      keyword("router", &ServeSimOptions::router),
       keyword("max_num_seqs", &ServeSimOptions::max_num_seqs),
       keyword("max_batched_tokens", &ServeSimOptions::max_batched_tokens),
       keyword("block_size", &ServeSimOptions::block_size),
       keyword("gpu_memory_utilization", &ServeSimOptions::gpu_memory_utilization),
-      keyword("rate_scale", &ServeSimOptions::rate_scale), keyword("duration_s", &ServeSimOptions::duration_s),
-      keyword("slo_ttft_ms", &ServeSimOptions::slo_ttft_ms), keyword("slo_tpot_ms", &ServeSimOptions::slo_tpot_ms),
-      keyword("ci_profile", &ServeSimOptions::ci_profile), keyword("attribute_idle", &ServeSimOptions::attribute_idle),
+      keyword("rate_scale", &ServeSimOptions::rate_scale),
+      keyword("duration_s", &ServeSimOptions::duration_s),
+      keyword("slo_ttft_ms", &ServeSimOptions::slo_ttft_ms),
+      keyword("slo_tpot_ms", &ServeSimOptions::slo_tpot_ms),
+      keyword("ci_profile", &ServeSimOptions::ci_profile),
+      keyword("attribute_idle", &ServeSimOptions::attribute_idle),
       keyword("keep_time_outliers", &ServeSimOptions::keep_time_outliers),
-      keyword("progress", &ServeSimOptions::progress), keyword("requests_csv", &ServeSimOptions::requests_csv),
-      keyword("plot_dir", &ServeSimOptions::plot_dir), keyword("bin_s", &ServeSimOptions::bin_s),
-      keyword("num_prompts", &ServeSimOptions::num_prompts), keyword("input_len", &ServeSimOptions::input_len),
-      keyword("output_len", &ServeSimOptions::output_len), keyword("range_ratio", &ServeSimOptions::range_ratio),
-      keyword("seed", &ServeSimOptions::seed), keyword("concurrency", &ServeSimOptions::concurrency)};
+      keyword("progress", &ServeSimOptions::progress),
+      keyword("requests_csv", &ServeSimOptions::requests_csv),
+      keyword("plot_dir", &ServeSimOptions::plot_dir),
+      keyword("bin_s", &ServeSimOptions::bin_s),
+      keyword("num_prompts", &ServeSimOptions::num_prompts),
+      keyword("input_len", &ServeSimOptions::input_len),
+      keyword("output_len", &ServeSimOptions::output_len),
+      keyword("range_ratio", &ServeSimOptions::range_ratio),
+      keyword("seed", &ServeSimOptions::seed),
+      keyword("concurrency", &ServeSimOptions::concurrency)};
   return table;
 }
 
@@ -411,8 +422,8 @@ namespace research = llmco2::research;
 
 // The request keys the reference simulator does not read (`llmco2 graph` and `simulate` have no such flags): it
 // meters the GPU boards, as NVML does, and prices no carbon.
-const std::vector<std::string> kNotSimulated = {"scope", "node", "region", "ci", "pue", "lifetime",
-                                                "embodied_basis", "embodied_kg", "predictor"};
+const std::vector<std::string> kNotSimulated = {"scope",    "node",           "region",      "ci",       "pue",
+                                                "lifetime", "embodied_basis", "embodied_kg", "predictor"};
 constexpr const char* kNotSimulatedWhy =
     "the reference simulator meters the GPU boards and prices no carbon (llmco2.predict(predictor=\"sim\", "
     "scope=\"gpu\") gives the same energy with its CO2)";
@@ -436,10 +447,14 @@ py::dict simulate(const py::kwargs& kwargs) {
 
 const Keywords<research::SampleOptions>& sample_keywords() {
   using O = research::SampleOptions;
-  static const Keywords<O> table = {
-      keyword("out", &O::out), keyword("count", &O::count), keyword("seed", &O::seed),
-      keyword("models", &O::models), keyword("gpus", &O::gpus), keyword("max_gpus", &O::max_gpus),
-      keyword("batch_weights", &O::batch_weights), keyword("int8_share", &O::int8_share)};
+  static const Keywords<O> table = {keyword("out", &O::out),
+                                    keyword("count", &O::count),
+                                    keyword("seed", &O::seed),
+                                    keyword("models", &O::models),
+                                    keyword("gpus", &O::gpus),
+                                    keyword("max_gpus", &O::max_gpus),
+                                    keyword("batch_weights", &O::batch_weights),
+                                    keyword("int8_share", &O::int8_share)};
   return table;
 }
 
@@ -499,10 +514,13 @@ py::dict import_source(const std::string& source, const py::kwargs& kwargs) {
 
 const Keywords<research::CalibrateOptions>& calibrate_keywords() {
   using O = research::CalibrateOptions;
-  static const Keywords<O> table = {
-      keyword("data", &O::data_dir), keyword("params_out", &O::params_out), keyword("report", &O::report),
-      keyword("rows_out", &O::rows_out), keyword("max_evaluations", &O::max_evaluations),
-      keyword("fit_only", &O::fit_only), keyword("threads", &O::threads)};
+  static const Keywords<O> table = {keyword("data", &O::data_dir),
+                                    keyword("params_out", &O::params_out),
+                                    keyword("report", &O::report),
+                                    keyword("rows_out", &O::rows_out),
+                                    keyword("max_evaluations", &O::max_evaluations),
+                                    keyword("fit_only", &O::fit_only),
+                                    keyword("threads", &O::threads)};
   return table;
 }
 
@@ -548,11 +566,10 @@ py::dict score_campaign(const std::vector<std::string>& dirs, const py::kwargs& 
 
 const Keywords<research::ServeValidateOptions>& serve_validate_keywords() {
   using O = research::ServeValidateOptions;
-  static const Keywords<O> table = {
-      keyword("data", &O::data_dir),         keyword("source", &O::source),
-      keyword("params", &O::params),         keyword("held_out", &O::held_out),
-      keyword("rows_out", &O::rows_out),     keyword("markdown_out", &O::markdown_out),
-      keyword("progress", &O::progress)};
+  static const Keywords<O> table = {keyword("data", &O::data_dir),     keyword("source", &O::source),
+                                    keyword("params", &O::params),     keyword("held_out", &O::held_out),
+                                    keyword("rows_out", &O::rows_out), keyword("markdown_out", &O::markdown_out),
+                                    keyword("progress", &O::progress)};
   return table;
 }
 
@@ -567,19 +584,32 @@ py::dict defaults() {
   const llmco2::api::Request r;
   const auto optional = [](const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); };
   const auto text = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
-  const Json request = {{"model", r.model}, {"model_config", r.model_config ? *r.model_config : Json(nullptr)},
-                        {"gpu", r.gpu}, {"gpus", r.gpus}, {"batch", r.batch}, {"prompt", r.prompt_tokens},
-                        {"gen", r.gen_tokens}, {"dtype", text(r.dtype)}, {"flash", r.flash_attention},
-                        {"engine", r.engine}, {"expert_parallel", r.expert_parallel}, {"power_cap", r.power_cap_w},
+  const Json request = {{"model", r.model},
+                        {"model_config", r.model_config ? *r.model_config : Json(nullptr)},
+                        {"gpu", r.gpu},
+                        {"gpus", r.gpus},
+                        {"batch", r.batch},
+                        {"prompt", r.prompt_tokens},
+                        {"gen", r.gen_tokens},
+                        {"dtype", text(r.dtype)},
+                        {"flash", r.flash_attention},
+                        {"engine", r.engine},
+                        {"expert_parallel", r.expert_parallel},
+                        {"power_cap", r.power_cap_w},
                         {"clock_mhz", r.clock_mhz},
-                        {"scope", r.scope}, {"node", text(r.node)}, {"region", text(r.region)},
-                        {"ci", optional(r.ci_g_per_kwh)}, {"pue", text(r.pue)},
+                        {"scope", r.scope},
+                        {"node", text(r.node)},
+                        {"region", text(r.region)},
+                        {"ci", optional(r.ci_g_per_kwh)},
+                        {"pue", text(r.pue)},
                         {"lifetime", optional(r.lifetime_years)},
-                        {"embodied_basis", r.embodied_basis}, {"embodied_kg", optional(r.embodied_kg)},
+                        {"embodied_basis", r.embodied_basis},
+                        {"embodied_kg", optional(r.embodied_kg)},
                         {"predictor", r.predictor}};
   const llmco2::api::CompareOptions c;
   const Json compare = {{"gpu_types", c.gpu_types.empty() ? Json(nullptr) : Json(c.gpu_types)},
-                        {"counts", c.counts}, {"slo_ms", optional(c.slo_ms)}};
+                        {"counts", c.counts},
+                        {"slo_ms", optional(c.slo_ms)}};
   py::dict out;
   out["request"] = to_python(request);
   out["compare"] = to_python(compare);
@@ -600,8 +630,9 @@ py::dict defaults() {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "llmco2's C++ core: energy, latency and CO2 of LLM inference requests (see the llmco2 package)";
   static py::exception<llmco2::Error> error(m, "Error", PyExc_ValueError);
-  error.attr("__doc__") = "Bad input (an unknown model or GPU, a value out of range, an unknown keyword...): a "
-                          "ValueError whose message is the one the CLI prints after 'llmco2: error: '.";
+  error.attr("__doc__") =
+      "Bad input (an unknown model or GPU, a value out of range, an unknown keyword...): a "
+      "ValueError whose message is the one the CLI prints after 'llmco2: error: '.";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -618,19 +649,25 @@ PYBIND11_MODULE(_core, m) {
   m.def("score_trace", &score_trace, py::arg("path"), "a request log file on one setup -> dict (trace --format json)");
   m.def("score_requests", &score_requests, py::arg("prompt_tokens"), py::arg("gen_tokens"),
         py::arg("time_s") = py::none(), py::arg("source") = "columns", "a log held in memory -> dict");
-  m.def("models", [] { return to_python(session().models()); },
-        "The bundled model architectures -> list of dicts (llmco2 models --format json): id, family, layers, ...");
-  m.def("gpus", [] { return to_python(session().gpus()); },
-        "The bundled GPU types -> list of dicts (llmco2 gpus --format json): id, name, dense peaks, memory, power");
-  m.def("nodes", [] { return to_python(session().nodes()); },
-        "The bundled server nodes -> list of dicts (llmco2 nodes --format json): host power, wall power idle and full");
-  m.def("regions", [] { return to_python(session().regions()); },
-        "The grid regions and PUE figures -> {\"regions\": [{id, kind, provider, name, ci_g_per_kwh (gCO2e/kWh), "
-        "year, source}, ...], \"pue\": [{id, pue, year, source}, ...]}");
-  m.def("versions", [] { return to_python(session().versions()); },
-        "llmco2's version and the FNV-1a checksums of its bundled data and of each predictor -> dict");
-  m.def("request_keys", [] { return llmco2::api::request_keys(); },
-        "The keywords a request takes (the CLI's flags, as api::request_from_json reads them) -> list of str");
+  m.def(
+      "models", [] { return to_python(session().models()); },
+      "The bundled model architectures -> list of dicts (llmco2 models --format json): id, family, layers, ...");
+  m.def(
+      "gpus", [] { return to_python(session().gpus()); },
+      "The bundled GPU types -> list of dicts (llmco2 gpus --format json): id, name, dense peaks, memory, power");
+  m.def(
+      "nodes", [] { return to_python(session().nodes()); },
+      "The bundled server nodes -> list of dicts (llmco2 nodes --format json): host power, wall power idle and full");
+  m.def(
+      "regions", [] { return to_python(session().regions()); },
+      "The grid regions and PUE figures -> {\"regions\": [{id, kind, provider, name, ci_g_per_kwh (gCO2e/kWh), "
+      "year, source}, ...], \"pue\": [{id, pue, year, source}, ...]}");
+  m.def(
+      "versions", [] { return to_python(session().versions()); },
+      "llmco2's version and the FNV-1a checksums of its bundled data and of each predictor -> dict");
+  m.def(
+      "request_keys", [] { return llmco2::api::request_keys(); },
+      "The keywords a request takes (the CLI's flags, as api::request_from_json reads them) -> list of str");
   m.def("serve_sim", &serve_sim, py::arg("log") = "",
         "a request log replayed through a deployment -> dict (the CLI's serve-sim --format json) + warnings");
   m.def("_defaults", &defaults,

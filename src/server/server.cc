@@ -44,10 +44,11 @@ std::vector<std::string> methods_of(const std::string& path) {
 HttpResponse not_routed(const HttpRequest& req, const std::string& versions) {
   const auto methods = methods_of(req.path);
   if (methods.empty())
-    return json_response(error_reply(404, fmt::format("{} {}: no such endpoint (see /openapi.json)", req.method,
-                                                      req.path)), versions);
+    return json_response(
+        error_reply(404, fmt::format("{} {}: no such endpoint (see /openapi.json)", req.method, req.path)), versions);
   HttpResponse r = json_response(error_reply(405, fmt::format("{} {}: method not allowed (use {})", req.method,
-                                                              req.path, fmt::join(methods, " or "))), versions);
+                                                              req.path, fmt::join(methods, " or "))),
+                                 versions);
   r.headers.emplace_back("Allow", fmt::format("{}", fmt::join(methods, ", ")));
   return r;
 }
@@ -74,8 +75,8 @@ HttpServerOptions http_options(const ServerOptions& options) {
   HttpServerOptions h;
   h.host = options.host;
   h.port = options.port;
-  h.threads = options.threads > 0 ? static_cast<size_t>(options.threads)
-                                  : std::max(1u, std::thread::hardware_concurrency());
+  h.threads =
+      options.threads > 0 ? static_cast<size_t>(options.threads) : std::max(1u, std::thread::hardware_concurrency());
   h.queue = static_cast<size_t>(options.queue);
   h.max_connections = static_cast<size_t>(options.max_connections);
   h.timeout_s = options.timeout_s;

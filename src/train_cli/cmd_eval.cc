@@ -14,9 +14,11 @@ void add_eval_command(CLI::App& app) {
   auto o = std::make_shared<research::EvalOptions>();
   o->predictors = research::evaluated_predictors();
   command->add_option("--train-count", o->train_count, "simulated training configurations")
-      ->check(CLI::Range(100L, 10000000L))->capture_default_str();
+      ->check(CLI::Range(100L, 10000000L))
+      ->capture_default_str();
   command->add_option("--test-count", o->test_count, "simulated test configurations (a)")
-      ->check(CLI::Range(10L, 10000000L))->capture_default_str();
+      ->check(CLI::Range(10L, 10000000L))
+      ->capture_default_str();
   command->add_option("--held-out", o->held_out, "measured source held out as test set (b)")->capture_default_str();
   command->add_option("--measured", o->measured_dir, "folder of imported measurements (default: data/measured)");
   command->add_option("--predictors", o->predictors, "predictors to evaluate")->delimiter(',')->capture_default_str();
@@ -30,7 +32,8 @@ void add_eval_command(CLI::App& app) {
   command->add_option("--patience", o->train.patience, "GNN early-stopping patience")->capture_default_str();
   command->add_option("--seed", o->train.seed, "seed of sampling, splits and training")->capture_default_str();
   command->add_option("--threads", o->train.threads, "CPU threads")->capture_default_str();
-  command->add_flag("--quiet", [o](int64_t) { o->train.progress = false; }, "no progress lines");
+  command->add_flag(
+      "--quiet", [o](int64_t) { o->train.progress = false; }, "no progress lines");
   command->callback([o] {
     const research::EvalSummary s = research::evaluate(*o);
     if (!s.error_bands_written.empty()) std::cerr << "wrote " << s.error_bands_written << "\n";

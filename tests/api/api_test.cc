@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/paths.h"
 #include "llmco2/api.h"
+#include "support/all_modules.h"
 #include "support/error_of.h"
 
 namespace llmco2::api {
@@ -148,8 +148,7 @@ TEST(ApiSession, PartitionsOfALogAddUpToTheWholeLog) {
   EXPECT_EQ(w["requests"].get<long>(), 40);
   EXPECT_EQ(a["requests"].get<long>() + b["requests"].get<long>(), 40);
   for (const char* key : {"prompt_tokens", "gen_tokens", "gpu_busy_s"})
-    EXPECT_NEAR(a[key].get<double>() + b[key].get<double>(), w[key].get<double>(), 1e-9 * w[key].get<double>())
-        << key;
+    EXPECT_NEAR(a[key].get<double>() + b[key].get<double>(), w[key].get<double>(), 1e-9 * w[key].get<double>()) << key;
   const double e_a = a["energy_j"]["total"], e_b = b["energy_j"]["total"], e_w = w["energy_j"]["total"];
   EXPECT_NEAR(e_a + e_b, e_w, 1e-9 * e_w);
   const double co2_a = a["co2_g"]["total"]["total"], co2_b = b["co2_g"]["total"]["total"];

@@ -29,8 +29,8 @@ std::vector<std::string> bundled_gpu_ids(const Session& session) {
 std::string one_request_log(long prompt, long gen) {
   const auto path = std::filesystem::path(testing::TempDir()) /
                     ("one-request-" + std::to_string(prompt) + "-" + std::to_string(gen) + ".csv");
-  std::ofstream(path) << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900," << prompt << ","
-                      << gen << "\n";
+  std::ofstream(path) << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900," << prompt << "," << gen
+                      << "\n";
   return path.string();
 }
 
@@ -94,8 +94,8 @@ TEST(OneRequestOneAnswer, EveryInterfaceGivesPredictsFiguresOnEveryGpu) {
           EXPECT_EQ(row["energy_scope"], predicted.json["energy_scope"]) << what;
           EXPECT_EQ(row["node"], predicted.json["node"]) << what;
           // The JSON form (HTTP, Python) answers as the struct does.
-          Json asked = {{"model", model}, {"gpu", gpu},   {"gpus", gpus}, {"scope", scope},
-                        {"batch", 1},     {"prompt", 512}, {"gen", 64},   {"region", "FRA"}};
+          Json asked = {{"model", model}, {"gpu", gpu},    {"gpus", gpus}, {"scope", scope},
+                        {"batch", 1},     {"prompt", 512}, {"gen", 64},    {"region", "FRA"}};
           expect_same(f.energy_j, session.predict(request_from_json(asked)).figures.energy_j, what + ": JSON");
           // Logs: compare --trace and trace accounting, on the smallest count that serves and on one GPU.
           if (smallest_seen && gpus != 1) continue;

@@ -6,13 +6,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "api/resolve.h"
 #include "graph/request.h"
 #include "hardware/gpu_catalog.h"
 #include "llmco2/api.h"
 #include "model/model_catalog.h"
 #include "sim/label.h"
+#include "support/all_modules.h"
 #include "support/error_of.h"
 
 namespace llmco2::api {

@@ -14,12 +14,12 @@
 
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "api/resolve.h"
 #include "dataset/request_log.h"
 #include "llmco2/api.h"
 #include "serving/serve_sim.h"
 #include "sim/sim_params.h"
+#include "support/all_modules.h"
 
 namespace llmco2::api {
 namespace {
@@ -122,7 +122,8 @@ TEST(ServeSimRandomDataset, LengthsAreFixedOrDrawnWithinTheRangeRatio) {
   ServeSimOptions o;
   o.num_prompts = 50, o.input_len = 400, o.output_len = 40, o.concurrency = 16;
   const Result fixed = session.serve_sim(r, o);
-  const double tokens = fixed.json["throughput"]["output_tokens_per_s"].get<double>() * fixed.json["window_s"].get<double>();
+  const double tokens =
+      fixed.json["throughput"]["output_tokens_per_s"].get<double>() * fixed.json["window_s"].get<double>();
   EXPECT_NEAR(tokens, 50 * 40, 1e-6);
   o.range_ratio = 0.5, o.seed = 7;
   const auto csv = std::filesystem::path(testing::TempDir()) / "random-dataset-requests.csv";

@@ -3,17 +3,17 @@
 // and the committed H200 campaign scored with one family row per operator and as many cases as its CSVs hold.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <unistd.h>
 
-#include "support/all_modules.h"
 #include "calibration/kernel_campaign.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "hardware/gpu_catalog.h"
 #include "llmco2/research.h"
+#include "support/all_modules.h"
 #include "support/error_of.h"
 
 namespace llmco2 {
@@ -124,8 +124,9 @@ TEST_F(CampaignFolder, ClosedLoopSetupsAreDtypeAndClients) {
   EXPECT_EQ(loops[1].dtype, "fp8");
   EXPECT_EQ(loops[1].rounds, 2);
   EXPECT_DOUBLE_EQ(loops[1].energy_j, 600);  // (500 + 700) / 2
-  write("closed_loop.csv", "dtype,clients,isl,osl,round,warmup,prefill_s,itl_s,energy_j,avg_power_w,error\n"
-                           "int4,4,1024,256,1,0,0.1,0.006,500,300,\n");
+  write("closed_loop.csv",
+        "dtype,clients,isl,osl,round,warmup,prefill_s,itl_s,energy_j,avg_power_w,error\n"
+        "int4,4,1024,256,1,0,0.1,0.006,500,300,\n");
   EXPECT_NE(error_of([&] { read_campaign_closed_loop(dir); }).find("closed_loop.csv:2: dtype 'int4'"),
             std::string::npos);
 }
@@ -134,10 +135,12 @@ TEST_F(CampaignFolder, MalformedRowsAreRefusedWithFileAndLine) {
   write("gemm.csv", "dtype,name,m,n,k,time_s,error\nbf16,o,64,4096,4096,1e-5,\nint3,o,64,4096,4096,1e-5,\n");
   EXPECT_NE(error_of([&] { read_campaign_kernels(dir, h200()); }).find("gemm.csv:3: dtype 'int3'"), std::string::npos);
   write("gemm.csv", "dtype,name,m,n,k,time_s,error\nbf16,o,64,4096,4096,-1,\n");
-  EXPECT_NE(error_of([&] { read_campaign_kernels(dir, h200()); }).find("gemm.csv:2: column 'time_s' = -1 is not positive"),
-            std::string::npos);
-  write("closed_loop.csv", "clients,isl,osl,round,warmup,prefill_s,itl_s,energy_j,avg_power_w,error\n"
-                           "4,1024,256,0,1,0.9,0.01,900,300,\n");
+  EXPECT_NE(
+      error_of([&] { read_campaign_kernels(dir, h200()); }).find("gemm.csv:2: column 'time_s' = -1 is not positive"),
+      std::string::npos);
+  write("closed_loop.csv",
+        "clients,isl,osl,round,warmup,prefill_s,itl_s,energy_j,avg_power_w,error\n"
+        "4,1024,256,0,1,0.9,0.01,900,300,\n");
   EXPECT_NE(error_of([&] { read_campaign_closed_loop(dir); }).find("no timed round"), std::string::npos);
   write("env.json", R"({"gpu": "h200"})");
   EXPECT_NE(error_of([&] { campaign_gpu(dir); }).find("env.json: expected an object with \"device\""),

@@ -2,8 +2,8 @@
 // weaker one on the same work, with the weaker GPU's time interpolated by hand.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "calibration/screening.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -28,10 +28,10 @@ TEST(Screening, ABetterGpuClearlySlowerThanAWeakerOneIsNotGpuBound) {
   // H100 SXM: 10 ms a token at batch 8, 20 ms at 32; at batch 16, halfway in log batch: 15 ms.
   add_row(set, "h100-sxm", 8, 10);
   add_row(set, "h100-sxm", 32, 20);
-  add_row(set, "b200", 16, 18.0);  // 1.20 x 15 ms: within the 1.25 margin, kept
-  add_row(set, "b200", 16, 19.5);  // 1.30 x 15 ms: not GPU-bound
-  add_row(set, "b200", 64, 40.0);  // batch 64 beyond the H100's 8-32 (+10%): nothing to compare with
-  add_row(set, "b200", 8, 30.0, "gpqa");  // another task: not the same work
+  add_row(set, "b200", 16, 18.0);           // 1.20 x 15 ms: within the 1.25 margin, kept
+  add_row(set, "b200", 16, 19.5);           // 1.30 x 15 ms: not GPU-bound
+  add_row(set, "b200", 64, 40.0);           // batch 64 beyond the H100's 8-32 (+10%): nothing to compare with
+  add_row(set, "b200", 8, 30.0, "gpqa");    // another task: not the same work
   add_row(set, "a100-80gb-sxm", 16, 40.0);  // slower, but an A100 is not at least as good as an H100
   const std::vector<NotGpuBound> slow = not_gpu_bound(set);
   ASSERT_EQ(slow.size(), 1u);

@@ -7,13 +7,13 @@
 #include <set>
 #include <string>
 
-#include "support/all_modules.h"
 #include "carbon/footprint.h"
 #include "carbon/region_catalog.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "core/statistics.h"
 #include "hardware/gpu_catalog.h"
+#include "support/all_modules.h"
 #include "support/temp_file.h"
 
 namespace llmco2 {
@@ -64,8 +64,8 @@ TEST(Carbon, GpusWithoutASourcedLlmCarbonFigureGetAnUnknownOne) {
   const EmbodiedParams& params = bundled_embodied_params();
   // Samsung 8 nm (no LLMCarbon figure): a10g, a40, rtx-3090; no published die area: b200, gb200, mi250x, mi300x,
   // mi325x, gaudi3.
-  const std::set<std::string> unknown = {"a10g", "a40", "rtx-3090", "b200", "gb200", "mi250x", "mi300x", "mi325x",
-                                         "gaudi3"};
+  const std::set<std::string> unknown = {"a10g",   "a40",    "rtx-3090", "b200",  "gb200",
+                                         "mi250x", "mi300x", "mi325x",   "gaudi3"};
   for (const std::string& id : unknown) {
     const GpuEmbodied e = gpu_embodied(GpuCatalog::bundled().resolve(id), EmbodiedBasis::llmcarbon, params);
     EXPECT_FALSE(e.known()) << id;
@@ -84,8 +84,8 @@ TEST(Carbon, FootprintWithUnknownEmbodiedIsOperationalOnly) {
   CarbonInputs in;
   in.ci_g_per_kwh = 200;
   in.pue = 1.25;
-  in.embodied = gpu_embodied(GpuCatalog::bundled().resolve("b200"), EmbodiedBasis::llmcarbon,
-                             bundled_embodied_params());
+  in.embodied =
+      gpu_embodied(GpuCatalog::bundled().resolve("b200"), EmbodiedBasis::llmcarbon, bundled_embodied_params());
   in.gpus = 2;
   PredictorErrorBands bands{ErrorBand{100, 2.0, 0.5, 1.0, 2.0}, ErrorBand{100, 1.5, 0.8, 1.0, 1.5}};
   const Footprint f = footprint(p, in, &bands);
@@ -154,8 +154,8 @@ TEST(RegionCatalog, ResolvesCountriesCloudRegionsAndNames) {
   const Region& iowa = c.resolve("gcp:us-central1");
   EXPECT_EQ(iowa.ci_g_per_kwh, 430);
   EXPECT_EQ(iowa.provider, "gcp");
-  EXPECT_EQ(c.resolve("us-east-1").id, "aws:us-east-1");  // bare, only AWS has it
-  EXPECT_EQ(c.resolve("aws:us-east-1").ci_g_per_kwh, 322);  // Google's Ashburn figure, same grid
+  EXPECT_EQ(c.resolve("us-east-1").id, "aws:us-east-1");      // bare, only AWS has it
+  EXPECT_EQ(c.resolve("aws:us-east-1").ci_g_per_kwh, 322);    // Google's Ashburn figure, same grid
   EXPECT_EQ(c.resolve("gcp:me-central1").ci_g_per_kwh, 575);  // "me-cenrtal1" in the source file
   EXPECT_EQ(c.resolve("WORLD").ci_g_per_kwh, 481);
   try {
@@ -169,7 +169,8 @@ TEST(RegionCatalog, ResolvesCountriesCloudRegionsAndNames) {
 // bundled() reads regions.csv one row per id (start-up); the whole-table reader is the reference: every id, in any
 // case, resolves to the same values through both.
 TEST(RegionCatalog, RowByRowLookUpEqualsTheWholeTable) {
-  const RegionCatalog whole = RegionCatalog::load(data_dir() / "carbon" / "regions.csv", data_dir() / "carbon" / "pue.csv");
+  const RegionCatalog whole =
+      RegionCatalog::load(data_dir() / "carbon" / "regions.csv", data_dir() / "carbon" / "pue.csv");
   ASSERT_GT(whole.regions().size(), 200u);
   for (const Region& r : whole.regions()) {
     std::string upper = r.id;
@@ -252,8 +253,8 @@ TEST(RegionCatalog, BadRowsNameTheFileAndLine) {
               std::string::npos)
         << e.what();
   }
-  const auto no_source = write_temp("regions2.csv",
-                                    "id,kind,provider,name,country,ci_g_per_kwh,year,source\nAAA,country,,A,AAA,1,2023,\n");
+  const auto no_source = write_temp(
+      "regions2.csv", "id,kind,provider,name,country,ci_g_per_kwh,year,source\nAAA,country,,A,AAA,1,2023,\n");
   EXPECT_THROW(RegionCatalog::load(no_source, pue), Error);
 }
 
@@ -289,9 +290,9 @@ TEST(ErrorBands, FileRoundTripsAndBadFilesAreErrors) {
   EXPECT_EQ(back.predictors.at("x").energy->high_ratio, 1.7);
   EXPECT_EQ(back.predictors.at("x").latency->n, 30u);
   EXPECT_EQ(back.predictors.at("x").latency->factor, 2.2);
-  const auto bad = write_temp("bad_bands.json",
-                              R"({"level": 0.8, "evaluated_on": "t", "predictors": {"x": {"energy": {"n": 3, )"
-                              R"("factor": 2, "low_ratio": 2, "median_ratio": 1, "high_ratio": 3}}}})");
+  const auto bad =
+      write_temp("bad_bands.json", R"({"level": 0.8, "evaluated_on": "t", "predictors": {"x": {"energy": {"n": 3, )"
+                                   R"("factor": 2, "low_ratio": 2, "median_ratio": 1, "high_ratio": 3}}}})");
   EXPECT_THROW(read_error_bands(bad), Error);
 }
 

@@ -19,7 +19,9 @@ namespace {
 
 using llmco2::testing_support::Result;
 
-Result run(const std::string& args, const std::string& env = "") { return llmco2::testing_support::run_llmco2(args, env); }
+Result run(const std::string& args, const std::string& env = "") {
+  return llmco2::testing_support::run_llmco2(args, env);
+}
 
 int lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
@@ -46,8 +48,8 @@ TEST(Cli, GraphJsonFollowsTheSchema) {
     const auto& p = j["phases"][phase];
     ASSERT_FALSE(p["nodes"].empty());
     for (const auto& node : p["nodes"])
-      for (const char* key : {"kernel", "type", "ops", "mem_bytes", "weight_bytes", "net_bytes", "perf_ops_per_s",
-                              "bound"})
+      for (const char* key :
+           {"kernel", "type", "ops", "mem_bytes", "weight_bytes", "net_bytes", "perf_ops_per_s", "bound"})
         EXPECT_TRUE(node.contains(key)) << phase << " " << key;
     EXPECT_FALSE(p["edges"].empty());
     EXPECT_GT(p["totals"]["ops"].get<double>(), 0);
@@ -160,7 +162,10 @@ TEST(CliCalibrate, FitOnlyWritesEveryRowWithItsMeasuredAndFittedValues) {
   std::string header, line;
   std::getline(in, header);
   EXPECT_EQ(header.rfind("source,source_ref,model,gpu,gpus,dtype,engine,measures,batch,prompt_tokens,gen_tokens,"
-                         "energy_measured_j,energy_fit_j,energy_held_out_j,", 0), 0u) << header;
+                         "energy_measured_j,energy_fit_j,energy_held_out_j,",
+                         0),
+            0u)
+      << header;
   std::vector<std::vector<std::string>> rows;
   while (std::getline(in, line)) {
     std::vector<std::string> cells;
@@ -171,23 +176,25 @@ TEST(CliCalibrate, FitOnlyWritesEveryRowWithItsMeasuredAndFittedValues) {
   }
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0][3], "h100-sxm");
-  EXPECT_EQ(rows[0][11], "400");                // energy_measured_j as given
-  EXPECT_GT(std::stod(rows[0][12]), 0);         // energy_fit_j
-  EXPECT_TRUE(rows[0][13].empty());             // no leave-one-source-out fit ran
-  EXPECT_EQ(rows[1][15], "1.5");                // latency_measured_s as given
-  EXPECT_GT(std::stod(rows[1][16]), 0);         // latency_fit_s
+  EXPECT_EQ(rows[0][11], "400");         // energy_measured_j as given
+  EXPECT_GT(std::stod(rows[0][12]), 0);  // energy_fit_j
+  EXPECT_TRUE(rows[0][13].empty());      // no leave-one-source-out fit ran
+  EXPECT_EQ(rows[1][15], "1.5");         // latency_measured_s as given
+  EXPECT_GT(std::stod(rows[1][16]), 0);  // latency_fit_s
   std::filesystem::remove_all(dir);
 }
 
 TEST(CliPredict, DefaultModelJsonHasPhasesThatSum) {
-  const Result r = run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --batch 2 --prompt 512 --gen 64 --format json");
+  const Result r =
+      run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --batch 2 --prompt 512 --gen 64 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   // The default is the calibrated simulator (docs/predictor.md: closer than the GNN on held-out sources), so the
   // same request with --predictor sim is the same document.
   EXPECT_EQ(j.at("predictor"), "sim");
-  const Result s = run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --batch 2 --prompt 512 --gen 64 --format json "
-                       "--predictor sim");
+  const Result s =
+      run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --batch 2 --prompt 512 --gen 64 --format json "
+          "--predictor sim");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_EQ(r.out, s.out);
   for (const char* q : {"energy_j", "latency_s"}) {
@@ -224,8 +231,9 @@ TEST(CliPredict, NodeScopeMetersTheNodesWallPowerShare) {
     const double e = gpu.at("energy_j").at(phase), t = gpu.at("latency_s").at(phase), p = e / t;
     const double rest = 200 + 8 * 4 + 10 * 5 + 450, heat = rest + 8 * p;
     const double dc = 8 * p + rest + std::max(100.0, 1000 * std::pow(heat / 8000, 3)), load = dc / 10000;
-    const double eff = load <= 0.2 ? 0.90 + 0.4 * (load - 0.1) : load <= 0.5 ? 0.94 + 0.02 * (load - 0.2) / 0.3
-                                                                              : 0.96 - 0.08 * (load - 0.5);
+    const double eff = load <= 0.2   ? 0.90 + 0.4 * (load - 0.1)
+                       : load <= 0.5 ? 0.94 + 0.02 * (load - 0.2) / 0.3
+                                     : 0.96 - 0.08 * (load - 0.5);
     EXPECT_NEAR(node.at("energy_j").at(phase).get<double>(), dc / eff / 8 * t, 1e-9 * e) << phase;
   }
   EXPECT_DOUBLE_EQ(node.at("energy_j").at("total").get<double>(),
@@ -245,7 +253,9 @@ TEST(CliPredict, BadModelFilesAreCleanErrors) {
 TEST(CliTrain, TrainsAModelThatPredictAnswersWith) {
   // Sample, label, train two epochs in llmco2-train (exec'd by llmco2 train), then predict with the file.
   const std::string dir = testing::TempDir() + "/llmco2_train_" + std::to_string(getpid());
-  ASSERT_EQ(run("sample --count 120 --models qwen2-0.5b,gemma-2b --gpus l4 --seed 3 --out " + dir + "-plan.csv").exit_code, 0);
+  ASSERT_EQ(
+      run("sample --count 120 --models qwen2-0.5b,gemma-2b --gpus l4 --seed 3 --out " + dir + "-plan.csv").exit_code,
+      0);
   ASSERT_EQ(run("simulate --plan " + dir + "-plan.csv --out " + dir + "-data.csv").exit_code, 0);
   const Result t = run("train --data " + dir + "-data.csv --out " + dir + ".model --epochs 2 --quiet");
   ASSERT_EQ(t.exit_code, 0) << t.err;
@@ -264,7 +274,8 @@ TEST(CliTrain, ShortensOpenMpSpinningUnlessTheUserChoseAPolicy) {
   std::filesystem::permissions(dir / "llmco2-train", std::filesystem::perms::owner_all);
   const auto train = [&](const std::string& env) {
     return llmco2::testing_support::run_command("env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY " + env + " " +
-                                                (dir / "llmco2").string() + " train --data x.csv").out;
+                                                (dir / "llmco2").string() + " train --data x.csv")
+        .out;
   };
   EXPECT_EQ(train(""), "10000|\n");
   EXPECT_EQ(train("GOMP_SPINCOUNT=5"), "5|\n");
@@ -280,7 +291,7 @@ TEST(CliCarbon, PredictJsonCarriesCarbonAndItsInputs) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("ci_g_per_kwh").get<double>(), 430);  // Google's Council Bluffs figure
-  EXPECT_EQ(j.at("pue").get<double>(), 1.10);           // Google's fleet PUE
+  EXPECT_EQ(j.at("pue").get<double>(), 1.10);          // Google's fleet PUE
   EXPECT_EQ(j.at("embodied_basis"), "llmcarbon");
   EXPECT_EQ(j.at("lifetime_years").get<double>(), 5);
   EXPECT_NEAR(j.at("embodied_kg_per_gpu").get<double>(), 46.652, 1e-9);
@@ -402,7 +413,8 @@ TEST(CliTrace, ATimestampYearsAwayIsDroppedAndNamedOrKeptInBoundedBins) {
   EXPECT_NE(text.find("line 4: timestamp"), std::string::npos) << text;
   EXPECT_NE(text.find("--keep-time-outliers keeps it"), std::string::npos) << text;
   // Kept: 27 years are 237,000 hours, above the 100,000-bin cap, so only the 2 hours with requests are listed.
-  const Result kept = run("trace " + dir + "/log.csv --out " + dir + "/kept --format json --quiet --keep-time-outliers");
+  const Result kept =
+      run("trace " + dir + "/log.csv --out " + dir + "/kept --format json --quiet --keep-time-outliers");
   ASSERT_EQ(kept.exit_code, 0) << kept.err;
   const auto k = nlohmann::json::parse(kept.out);
   EXPECT_EQ(k.at("requests"), 4);
@@ -447,10 +459,14 @@ TEST(CliTrace, ThreadsDoNotChangeTheOutput) {
   }
   EXPECT_EQ(outputs[0], outputs[1]);
   EXPECT_NE(outputs[0].find("\"requests\": 70552"), std::string::npos);
-  const Result compare1 = run("compare --trace " + log + " --gpu-types h100-sxm,l4 --quiet --format json --threads 1 "
-                              "--plot " + dir + "-plot");
-  const Result compare2 = run("compare --trace " + log + " --gpu-types h100-sxm,l4 --quiet --format json --threads 2 "
-                              "--plot " + dir + "-plot");
+  const Result compare1 = run("compare --trace " + log +
+                              " --gpu-types h100-sxm,l4 --quiet --format json --threads 1 "
+                              "--plot " +
+                              dir + "-plot");
+  const Result compare2 = run("compare --trace " + log +
+                              " --gpu-types h100-sxm,l4 --quiet --format json --threads 2 "
+                              "--plot " +
+                              dir + "-plot");
   ASSERT_EQ(compare1.exit_code, 0) << compare1.err;
   EXPECT_EQ(compare1.out, compare2.out);
   expect_clean_error("trace " + log + " --threads -2", "--threads");
@@ -458,8 +474,10 @@ TEST(CliTrace, ThreadsDoNotChangeTheOutput) {
 
 TEST(CliCompare, MarksTheLowestCarbonSetupMeetingTheObjective) {
   const std::string plots = testing::TempDir() + "/cli_compare";
-  const Result r = run("compare --model llama-3.1-8b --prompt 1024 --gen 128 --gpu-types h100-sxm,a100-80gb-sxm "
-                       "--slo-ms 2500 --plot " + plots + " --format json");
+  const Result r =
+      run("compare --model llama-3.1-8b --prompt 1024 --gen 128 --gpu-types h100-sxm,a100-80gb-sxm "
+          "--slo-ms 2500 --plot " +
+          plots + " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.at("setups").size(), 8u);
@@ -496,8 +514,10 @@ TEST(CliServeSim, ReplaysALogWithIdleGapsAndWritesEveryRequest) {
     log << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,512,64\n2023-11-16 18:00:00,256,32\n"
            "2023-11-16 18:00:01,x,1\n2023-11-16 18:01:00,1024,128\n";
   }
-  const Result r = run("serve-sim " + dir + "/log.csv --model llama-3.1-8b --gpu h100-sxm --replicas 2 --router "
-                       "least-loaded --requests-out " + dir + "/requests.csv --format json --quiet");
+  const Result r = run("serve-sim " + dir +
+                       "/log.csv --model llama-3.1-8b --gpu h100-sxm --replicas 2 --router "
+                       "least-loaded --requests-out " +
+                       dir + "/requests.csv --format json --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["requests"]["completed"], 3);
@@ -552,7 +572,8 @@ TEST(CliServeSim, PlotsTheTimelineChargesAnIntensityProfileAndRefusesAnUnsortedL
   expect_clean_error("serve-sim " + dir + "/outlier.csv --model llama-3.1-8b --gpu h100-sxm --quiet",
                      "outlier.csv:4: TIMESTAMP lies");
   EXPECT_EQ(run("serve-sim " + dir + "/outlier.csv --model llama-3.1-8b --gpu h100-sxm --quiet --keep-time-outliers")
-                .exit_code, 0);
+                .exit_code,
+            0);
 }
 
 TEST(CliServeValidate, ReplaysMeasuredLoadTestsAndScoresThem) {
@@ -565,11 +586,12 @@ TEST(CliServeValidate, ReplaysMeasuredLoadTestsAndScoresThem) {
     std::string line;
     int kept = 0;
     for (int n = 0; std::getline(in, line); ++n)
-      if (n == 0 || (line.find(",llama-3.1-8b,") != std::string::npos && line.find(",h100-sxm,1,") != std::string::npos &&
-                     kept++ < 2))
+      if (n == 0 || (line.find(",llama-3.1-8b,") != std::string::npos &&
+                     line.find(",h100-sxm,1,") != std::string::npos && kept++ < 2))
         out << line << "\n";
   }
-  const Result r = run("serve-validate --data " + dir + "/data --held-out none --quiet --rows-out " + dir + "/rows.csv");
+  const Result r =
+      run("serve-validate --data " + dir + "/data --held-out none --quiet --rows-out " + dir + "/rows.csv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("| h100-sxm | llama-3.1-8b | 2 |"), std::string::npos) << r.out;
   std::ifstream rows(dir + "/rows.csv");
@@ -591,8 +613,8 @@ TEST(CliServeValidate, ReplaysTheMlperfNodeRunsAtNodeScopeWithRowsOut) {
       runs += !line.empty() && line.find("run_settings_unknown") == std::string::npos;
   }
   ASSERT_GT(runs, 0);
-  const Result r = run("serve-validate --data " + dir + "/data --source mlperf-power --quiet --rows-out " + dir +
-                       "/rows.csv");
+  const Result r =
+      run("serve-validate --data " + dir + "/data --source mlperf-power --quiet --rows-out " + dir + "/rows.csv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("| **all** | **all** | " + std::to_string(runs) + " |"), std::string::npos) << r.out;
   std::ifstream rows(dir + "/rows.csv");
@@ -617,9 +639,10 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
     log << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
     for (int i = 0; i < 40; ++i) log << "2023-11-16 18:00:" << (10 + i / 4) << ",1500,200\n";
   }
-  const Result r = run("compare --trace " + dir + "/log.csv --model llama-3.1-8b --gpu h100-sxm --gpu-types "
-                       "h100-sxm,a100-80gb-sxm --slo-ttft-ms 2000 --slo-tpot-ms 60 --tp-degrees 1,2 --plot " + dir +
-                       "/plot --format json --quiet");
+  const Result r = run("compare --trace " + dir +
+                       "/log.csv --model llama-3.1-8b --gpu h100-sxm --gpu-types "
+                       "h100-sxm,a100-80gb-sxm --slo-ttft-ms 2000 --slo-tpot-ms 60 --tp-degrees 1,2 --plot " +
+                       dir + "/plot --format json --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["ranked_by_energy"].size(), 2u);
@@ -635,9 +658,10 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
   // The same log with one request dated 2031: dropped as a time outlier and named, so the plan is the same one.
   std::filesystem::copy_file(dir + "/log.csv", dir + "/outlier.csv", std::filesystem::copy_options::overwrite_existing);
   std::ofstream(dir + "/outlier.csv", std::ios::app) << "2031-01-01 00:00:00,1500,200\n";
-  const Result o = run("compare --trace " + dir + "/outlier.csv --model llama-3.1-8b --gpu h100-sxm --gpu-types "
-                       "h100-sxm,a100-80gb-sxm --slo-ttft-ms 2000 --slo-tpot-ms 60 --tp-degrees 1,2 --plot " + dir +
-                       "/plot2 --format json --quiet");
+  const Result o = run("compare --trace " + dir +
+                       "/outlier.csv --model llama-3.1-8b --gpu h100-sxm --gpu-types "
+                       "h100-sxm,a100-80gb-sxm --slo-ttft-ms 2000 --slo-tpot-ms 60 --tp-degrees 1,2 --plot " +
+                       dir + "/plot2 --format json --quiet");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_NE(o.err.find("1 request(s)"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("line 42:"), std::string::npos) << o.err;  // header + 40 requests, then the outlier
@@ -784,8 +808,11 @@ TEST(CliSchema, EveryCommandWritesTheOneSchema) {
         expect_result_schema(row, args);
         EXPECT_TRUE(row.at("energy_per_1k_output_tokens_j").is_number()) << args;
       }
-  for (const auto& c : json_of("compare --trace " + log + " --gpu-types h100-sxm --tp-degrees 1 --slo-ttft-ms 5000 "
-                               "--quiet" + setup).at("ranked_by_energy"))
+  for (const auto& c : json_of("compare --trace " + log +
+                               " --gpu-types h100-sxm --tp-degrees 1 --slo-ttft-ms 5000 "
+                               "--quiet" +
+                               setup)
+                           .at("ranked_by_energy"))
     expect_quantity(c.at("energy_j"), "capacity");
   const auto traced = json_of("trace " + log + " --quiet" + setup);
   expect_result_schema(traced, "trace");

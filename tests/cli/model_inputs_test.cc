@@ -59,8 +59,7 @@ TEST(ModelInputs, SnapshotFolderReadsItsQuantisationFile) {
   const auto plain_dtype = nlohmann::json::parse(plain.out)["request"]["dtype"];
   EXPECT_EQ(plain_dtype["weights"], "bf16");  // the config's torch_dtype
   EXPECT_EQ(plain_dtype["kv_cache"], "bf16");
-  copy_bundled("nvidia-Llama-3.1-70B-Instruct-FP8.hf_quant_config.json",
-               dir / "my-70b-fp8" / "hf_quant_config.json");
+  copy_bundled("nvidia-Llama-3.1-70B-Instruct-FP8.hf_quant_config.json", dir / "my-70b-fp8" / "hf_quant_config.json");
   const Result quantised = graph_in(dir, "my-70b-fp8/", " --gpus 4");
   ASSERT_EQ(quantised.exit_code, 0) << quantised.err;
   const auto dtype = nlohmann::json::parse(quantised.out)["request"]["dtype"];

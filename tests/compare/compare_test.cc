@@ -2,12 +2,12 @@
 // predictor whose answers are known.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "carbon/embodied.h"
 #include "compare/setup_comparison.h"
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -57,7 +57,8 @@ TEST(Compare, LowestCarbonSetupMeetingTheObjective) {
   const std::vector<Gpu> gpus = {GpuCatalog::bundled().resolve("h100-sxm")};
   const ScalingPredictor predictor;
   // Without an objective: 1 GPU (100 g + 0.008 g). Total CO2 = 100 x n + 0.008 g (embodied: 8/n s x n GPUs).
-  const Comparison any = compare_request(predictor, gpus, {1, 2, 4, 8}, fixed_setup(model, request, carbon_for), std::nullopt);
+  const Comparison any =
+      compare_request(predictor, gpus, {1, 2, 4, 8}, fixed_setup(model, request, carbon_for), std::nullopt);
   ASSERT_EQ(any.rows.size(), 4u);
   ASSERT_TRUE(any.best);
   EXPECT_EQ(any.rows[*any.best].gpus, 1);
@@ -85,7 +86,8 @@ TEST(Compare, GpusWithoutAnEmbodiedFigureAreComparedOnOperationalCo2) {
   request.precision = precision_or_default("", model.default_dtype);
   const std::vector<Gpu> gpus = {GpuCatalog::bundled().resolve("h100-sxm"), GpuCatalog::bundled().resolve("b200")};
   const ScalingPredictor predictor;
-  const Comparison c = compare_request(predictor, gpus, {1, 2}, fixed_setup(model, request, llmcarbon_for), std::nullopt);
+  const Comparison c =
+      compare_request(predictor, gpus, {1, 2}, fixed_setup(model, request, llmcarbon_for), std::nullopt);
   ASSERT_EQ(c.rows.size(), 4u);
   for (const SetupRow& r : c.rows) {
     EXPECT_TRUE(r.unavailable.empty()) << r.gpu << ": " << r.unavailable;
@@ -107,9 +109,8 @@ TEST(Compare, GpusWithoutAnEmbodiedFigureAreComparedOnOperationalCo2) {
   log.source = "test";
   log.format = "dataset";
   log.requests = {{std::nullopt, 100, 10, 2}, {std::nullopt, 200, 20, 3}};
-  const Comparison logged =
-      compare_log(predictor, log, {GpuCatalog::bundled().resolve("b200")}, {1},
-                  fixed_setup(model, request, llmcarbon_for), std::nullopt, 1.1);
+  const Comparison logged = compare_log(predictor, log, {GpuCatalog::bundled().resolve("b200")}, {1},
+                                        fixed_setup(model, request, llmcarbon_for), std::nullopt, 1.1);
   ASSERT_EQ(logged.rows.size(), 1u);
   EXPECT_TRUE(logged.rows[0].unavailable.empty()) << logged.rows[0].unavailable;
   EXPECT_FALSE(logged.rows[0].embodied_known);

@@ -1,8 +1,8 @@
 // MAPE and EBA on values worked out by hand.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/accuracy.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

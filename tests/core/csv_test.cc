@@ -3,9 +3,9 @@
 
 #include <sstream>
 
-#include "support/all_modules.h"
 #include "core/csv.h"
 #include "core/error.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -32,7 +32,8 @@ TEST(Csv, HandlesCrLfAndAByteOrderMark) {
 // quotes must be stepped over, the id matches in any case, and the row keeps its own line of the file (here 5: the
 // header is line 1, the quoted cell spans lines 3-4).
 TEST(Csv, ParsesTheOneRowAFirstCellNames) {
-  const std::string text = "id,ci,note\nUSA,369.5,plain\nDEU,\"380\",\"two\nfra,1,lines\"\nFRA,56,\"a \"\"quoted\"\", cell\"\n";
+  const std::string text =
+      "id,ci,note\nUSA,369.5,plain\nDEU,\"380\",\"two\nfra,1,lines\"\nFRA,56,\"a \"\"quoted\"\", cell\"\n";
   const auto table = parse_csv_row(text, "r.csv", "fra");
   ASSERT_TRUE(table.has_value());
   EXPECT_EQ(table->header, (std::vector<std::string>{"id", "ci", "note"}));
@@ -49,7 +50,9 @@ TEST(Csv, ParsesTheOneRowAFirstCellNames) {
 
 // parse_csv reads from memory, CsvReader from a stream (request logs): the same text gives the same records.
 TEST(Csv, StreamAndMemoryReadersGiveTheSameRecords) {
-  const std::string text = "\xEF\xBB\xBF" "a,b\r\n1,\"x, \"\"y\"\"\"\n\n\"multi\nline\",2\n3,";
+  const std::string text =
+      "\xEF\xBB\xBF"
+      "a,b\r\n1,\"x, \"\"y\"\"\"\n\n\"multi\nline\",2\n3,";
   std::istringstream in(text);
   CsvReader stream(in, "t.csv");
   std::vector<CsvTable::Record> records;

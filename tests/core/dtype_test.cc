@@ -1,9 +1,9 @@
 // Precision specs: names, bit widths per tensor class, the compute type, errors.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -134,7 +134,8 @@ TEST(Precision, NarrowSingleNamesLeaveTheKvCacheSixteenBit) {
   // The canonical text reads back to the same precision.
   for (const char* spec : {"fp8", "int4", "w8a8kv8", "bf16", "wfp8-afp8-kvfp8-blk"})
     EXPECT_EQ(parse_precision(parse_precision(spec, DType::bf16).to_string(), DType::bf16),
-              parse_precision(spec, DType::bf16)) << spec;
+              parse_precision(spec, DType::bf16))
+        << spec;
 }
 
 TEST(Precision, NamesAreCaseInsensitive) {
@@ -169,7 +170,7 @@ TEST(Precision, BadSpecsNameTheSpec) {
   }
   EXPECT_THROW(parse_precision("float64", DType::bf16), Error);
   EXPECT_THROW(parse_precision("", DType::bf16), Error);
-  EXPECT_THROW(parse_precision("wbf16-kvfp8", DType::bf16), Error);   // no activations
+  EXPECT_THROW(parse_precision("wbf16-kvfp8", DType::bf16), Error);     // no activations
   EXPECT_THROW(parse_precision("wbf16-abf16-x4", DType::bf16), Error);  // unknown class
 }
 

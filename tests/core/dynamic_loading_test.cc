@@ -3,8 +3,8 @@
 
 #include <dlfcn.h>
 
-#include "support/all_modules.h"
 #include "core/dynamic_loading.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <random>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/json_io.h"
 #include "core/paths.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -61,8 +61,11 @@ std::string typed(const Json& j) {
     for (const auto& value : j) out += typed(value) + ",";
     return out + "]";
   }
-  return std::string(j.type_name()) + (j.is_number_unsigned() ? "u" : j.is_number_integer() ? "i" : "") + ":" +
-         j.dump();
+  return std::string(j.type_name()) +
+         (j.is_number_unsigned()  ? "u"
+          : j.is_number_integer() ? "i"
+                                  : "") +
+         ":" + j.dump();
 }
 
 // Whether the fast parser, where it takes `text`, gives nlohmann's document.
@@ -107,13 +110,34 @@ TEST(JsonParseFast, ValuesAndTypesWorkedOutByHand) {
 
 TEST(JsonParseFast, LeavesToNlohmannWhatItDoesNotTake) {
   const std::string deep = std::string(65, '[') + std::string(65, ']');
-  for (const std::string& text :
-       {std::string("{\"a\": 1,}"), std::string("[1 2]"), std::string("{\"a\" 1}"), std::string(""), std::string(" "),
-        std::string("01"), std::string("1."), std::string(".5"), std::string("1e"), std::string("-"), std::string("+1"),
-        std::string("tru"), std::string("nul"), std::string("[1] x"), std::string("\"a\tb\""), std::string("\"\\x\""),
-        std::string("\"open"), std::string("\"\xc0\x80\""), std::string("\"\xed\xa0\x80\""), std::string("\"\xf5\x80\x80\x80\""),
-        std::string("\"\xe2\x82\""), std::string("\xef\xbb\xbf{}"), std::string("18446744073709551616"),
-        std::string("-9223372036854775809"), std::string("1e999"), std::string("-1e999"), std::string("[NaN]"), deep})
+  for (const std::string& text : {std::string("{\"a\": 1,}"),
+                                  std::string("[1 2]"),
+                                  std::string("{\"a\" 1}"),
+                                  std::string(""),
+                                  std::string(" "),
+                                  std::string("01"),
+                                  std::string("1."),
+                                  std::string(".5"),
+                                  std::string("1e"),
+                                  std::string("-"),
+                                  std::string("+1"),
+                                  std::string("tru"),
+                                  std::string("nul"),
+                                  std::string("[1] x"),
+                                  std::string("\"a\tb\""),
+                                  std::string("\"\\x\""),
+                                  std::string("\"open"),
+                                  std::string("\"\xc0\x80\""),
+                                  std::string("\"\xed\xa0\x80\""),
+                                  std::string("\"\xf5\x80\x80\x80\""),
+                                  std::string("\"\xe2\x82\""),
+                                  std::string("\xef\xbb\xbf{}"),
+                                  std::string("18446744073709551616"),
+                                  std::string("-9223372036854775809"),
+                                  std::string("1e999"),
+                                  std::string("-1e999"),
+                                  std::string("[NaN]"),
+                                  deep})
     EXPECT_FALSE(parse_json_fast(text).has_value()) << text;
   EXPECT_TRUE(parse_json_fast(std::string(64, '[') + std::string(64, ']')).has_value());
   // parse_json_text's answers for them are nlohmann's: a value where it takes the text, its error where not
@@ -127,7 +151,8 @@ TEST(JsonParseFast, LeavesToNlohmannWhatItDoesNotTake) {
 
 std::vector<std::filesystem::path> json_files() {
   std::vector<std::filesystem::path> files;
-  for (const auto& root : {data_dir(), std::filesystem::path(LLMCO2_TESTDATA), std::filesystem::path(LLMCO2_FUZZ_CORPUS)})
+  for (const auto& root :
+       {data_dir(), std::filesystem::path(LLMCO2_TESTDATA), std::filesystem::path(LLMCO2_FUZZ_CORPUS)})
     for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
       if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
   return files;
@@ -167,7 +192,8 @@ TEST(JsonParseFast, EqualsNlohmannOnRandomNumbers) {
     expect_as_nlohmann(text, text);
     std::snprintf(text, sizeof text, "%lld", static_cast<long long>(bits) >> (i % 64));
     expect_as_nlohmann(text, text);
-    std::snprintf(text, sizeof text, "%llue%d", static_cast<unsigned long long>(bits % 100000), static_cast<int>(i % 700) - 350);
+    std::snprintf(text, sizeof text, "%llue%d", static_cast<unsigned long long>(bits % 100000),
+                  static_cast<int>(i % 700) - 350);
     expect_as_nlohmann(text, text);
   }
 }

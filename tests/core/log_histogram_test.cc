@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "support/all_modules.h"
 #include "carbon/ci_profile.h"
 #include "core/error.h"
 #include "core/log_histogram.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -16,10 +16,10 @@ TEST(LogHistogram, QuantilesOfOneToAThousandMillisecondsWithinHalfAPercent) {
   LogHistogram h;
   for (int ms = 1; ms <= 1000; ++ms) h.add(ms / 1000.0);
   EXPECT_EQ(h.count(), 1000);
-  EXPECT_NEAR(h.mean(), 0.5005, 1e-12);                  // (1 + 1000) / 2 ms, exact
-  EXPECT_NEAR(h.quantile(0.5) / 0.5005, 1.0, 0.006);     // the order statistic at rank 0.5 x 999
+  EXPECT_NEAR(h.mean(), 0.5005, 1e-12);               // (1 + 1000) / 2 ms, exact
+  EXPECT_NEAR(h.quantile(0.5) / 0.5005, 1.0, 0.006);  // the order statistic at rank 0.5 x 999
   EXPECT_NEAR(h.quantile(0.99) / 0.99001, 1.0, 0.006);
-  EXPECT_DOUBLE_EQ(h.quantile(0), 0.001);                // clamped to the smallest value
+  EXPECT_DOUBLE_EQ(h.quantile(0), 0.001);  // clamped to the smallest value
   EXPECT_DOUBLE_EQ(h.quantile(1), 1.0);
   const auto cdf = h.cdf();
   EXPECT_DOUBLE_EQ(cdf.back().second, 1.0);
@@ -33,8 +33,9 @@ std::filesystem::path write(const std::string& name, const std::string& text) {
 }
 
 TEST(CiProfile, ChargesEachHourAtItsOwnIntensity) {
-  const CiProfile p = CiProfile::read(write("ci.csv", "timestamp,g_per_kwh\n2023-11-16 18:00:00,300\n"
-                                                      "2023-11-16 19:00:00,100\n"));
+  const CiProfile p = CiProfile::read(write("ci.csv",
+                                            "timestamp,g_per_kwh\n2023-11-16 18:00:00,300\n"
+                                            "2023-11-16 19:00:00,100\n"));
   const double six_pm = p.first_s();
   EXPECT_DOUBLE_EQ(p.at(six_pm - 10), 300);  // before the first row: the first value
   EXPECT_DOUBLE_EQ(p.at(six_pm + 3600), 100);

@@ -1,8 +1,8 @@
 // Suggestions for unknown names.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/names.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

@@ -10,13 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "support/all_modules.h"
 #include "core/atomic_file.h"
 #include "core/checksum.h"
 #include "core/error.h"
 #include "core/json_io.h"
 #include "core/output_manifest.h"
 #include "core/plot.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -142,7 +142,6 @@ TEST(Plot, AFailedPlotLeavesNoTemporaryFile) {
   EXPECT_TRUE(names_in(dir).empty());
 }
 
-
 // Issue 41: an output is written as a new regular file, so a path that is something else (a link, a FIFO, a
 // folder) is refused, naming what it is, and left as it was.
 TEST(AtomicFile, RefusesToReplaceWhatIsNotARegularFile) {
@@ -178,8 +177,8 @@ TEST(AtomicFile, AnOutputThatIsAnInputIsRefused) {
   std::ofstream(dir / "log.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
   fs::create_directory(dir / "sub");
   fs::create_directory_symlink(dir, dir / "sub" / "up");
-  for (const fs::path& output : {dir / "log.csv", dir / "." / "log.csv", dir / "sub" / ".." / "log.csv",
-                                 dir / "sub" / "up" / "log.csv"}) {
+  for (const fs::path& output :
+       {dir / "log.csv", dir / "." / "log.csv", dir / "sub" / ".." / "log.csv", dir / "sub" / "up" / "log.csv"}) {
     std::string message;
     try {
       refuse_output_over_input(output, "--by-request", dir / "log.csv", "request log");
@@ -198,7 +197,8 @@ TEST(RunManifest, CheckReadsOnlyRegularFilesNamedRelatively) {
   const fs::path dir = fresh_dir("manifest_hostile");
   ASSERT_EQ(mkfifo((dir / "fifo").c_str(), 0600), 0);
   std::string up;
-  for (const auto& part : fs::absolute(dir)) if (part != "/") up += "../";
+  for (const auto& part : fs::absolute(dir))
+    if (part != "/") up += "../";
   std::ofstream(dir / "manifest.json")
       << R"({"schema": "llmco2-run-manifest/1", "run_id": "x", "command": [], "written_utc": "", "outputs": [)"
       << R"({"name": "/dev/zero", "size_bytes": 1, "fnv1a64": "0"},)"
@@ -217,7 +217,8 @@ TEST(RunManifest, ANameLeadingToAnEndlessFileIsStaleWithoutReadingIt) {
   // the manifest's size is read.
   const fs::path dir = fresh_dir("manifest_endless");
   std::string up;
-  for (const auto& part : fs::absolute(dir)) if (part != "/") up += "../";
+  for (const auto& part : fs::absolute(dir))
+    if (part != "/") up += "../";
   std::ofstream(dir / "out.csv") << "a,b\n";
   std::ofstream(dir / "manifest.json")
       << R"({"schema": "llmco2-run-manifest/1", "run_id": "x", "command": [], "written_utc": "", "outputs": [)"

@@ -1,13 +1,13 @@
 // Tests of the dataset format: round trip, and per-row validation that keeps good rows and names bad ones.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "dataset/dataset_csv.h"
 #include "dataset/plan.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -79,7 +79,7 @@ TEST(ImportRejects, RoundTripPerSourceAndReasonClassesDropDetail) {
   const auto dir = std::filesystem::temp_directory_path() / ("llmco2-rejects-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   write_import_rejects(dir / "alpha.rejects.csv", {{"a.csv", 3, "GPU 1 drew 299 W (serving, not idle)"},
-                                                    {"a.csv", 9, "model 'x, y' not in the catalog"}});
+                                                   {"a.csv", 9, "model 'x, y' not in the catalog"}});
   write_import_rejects(dir / "beta.rejects.csv", {});
   const auto rejects = read_import_rejects(dir);
   std::filesystem::remove_all(dir);
@@ -102,10 +102,10 @@ TEST(DatasetCsv, MissingRequiredColumnFailsTheWholeFile) {
 }
 
 TEST(Plan, ReadsRowsWithOptionalColumnsAndRejectsBadCounts) {
-  const PlanReadResult plan = parse_plan(parse_csv(
-      "model,gpu,gpus,batch,prompt,gen,engine\nllama-3.1-8b,h100,1,8,512,64,hf-transformers\n"
-      "llama-3.1-8b,h100,0,8,512,64,\nllama-3.1-8b,h100,1,8,5x,64,\n",
-      "plan.csv"));
+  const PlanReadResult plan =
+      parse_plan(parse_csv("model,gpu,gpus,batch,prompt,gen,engine\nllama-3.1-8b,h100,1,8,512,64,hf-transformers\n"
+                           "llama-3.1-8b,h100,0,8,512,64,\nllama-3.1-8b,h100,1,8,5x,64,\n",
+                           "plan.csv"));
   ASSERT_EQ(plan.rows.size(), 1u);
   EXPECT_EQ(plan.rows[0].batch, 8);
   EXPECT_EQ(plan.rows[0].engine, "hf-transformers");

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "support/all_modules.h"
 #include "evaluation/report.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

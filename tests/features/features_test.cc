@@ -1,12 +1,12 @@
 // Roofline features on a GPU and the memory-fit check.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "features/features.h"
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -60,8 +60,9 @@ TEST(MemoryPlan, KvPerSequenceUsesGqaHeadsPerGpuAndTheKvDtype) {
   // Per token and layer: 2 (K, V) x 8 heads x 128 x 2 bytes = 4096 bytes.
   const MemoryPlan bf16 = plan_memory(m, request(m, 1, 1024, 128, 1), gpu("h100-sxm"));
   EXPECT_DOUBLE_EQ(bf16.kv_bytes_per_sequence_per_gpu, 4096.0 * 32 * 1152);
-  EXPECT_DOUBLE_EQ(plan_memory(m, request(m, 1, 1024, 128, 1, "w16a16kv8"), gpu("h100-sxm"))
-                       .kv_bytes_per_sequence_per_gpu, 2048.0 * 32 * 1152);  // kv8 halves it
+  EXPECT_DOUBLE_EQ(
+      plan_memory(m, request(m, 1, 1024, 128, 1, "w16a16kv8"), gpu("h100-sxm")).kv_bytes_per_sequence_per_gpu,
+      2048.0 * 32 * 1152);  // kv8 halves it
   EXPECT_DOUBLE_EQ(plan_memory(m, request(m, 1, 1024, 128, 4), gpu("h100-sxm")).kv_bytes_per_sequence_per_gpu,
                    1024.0 * 32 * 1152);  // 2 KV heads per GPU
   // gpt-oss: 18 full layers hold the context, 18 sliding layers at most 128 tokens; 8 KV heads of 64.
@@ -83,8 +84,7 @@ TEST(MemoryPlan, ChunkedLocalLayersHoldOnlyTheirChunk) {
   // Scout on 4 GPUs (2 KV heads of 128 each), 16,484 tokens: 36 chunked layers hold 8192 tokens (vLLM frees
   // finished chunks), 12 NoPE layers all 16,484; 2 (K, V) x 2 x 128 x 2 B = 1024 B per token and layer.
   const ModelSpec m = model("llama-4-scout-17b-16e-instruct");
-  EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 16384, 100, 4)),
-                   (36 * 8192.0 + 12 * 16484.0) * 1024);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_sequence_per_gpu(m, request(m, 1, 16384, 100, 4)), (36 * 8192.0 + 12 * 16484.0) * 1024);
 }
 
 TEST(MemoryPlan, GemmaSlidingLayersHoldOnlyTheirWindow) {
@@ -145,7 +145,7 @@ TEST(MemoryPlan, Llama2_70bBatch256RunsInWavesOnFourA100s) {
   EXPECT_EQ(plan.last_wave_sequences, 37);
   EXPECT_NE(plan.note.find("2 waves"), std::string::npos) << plan.note;
   EXPECT_NO_THROW(check_memory_fit(m, r, gpu("a100-80gb-sxm")));  // no longer refused
-  EXPECT_FALSE(memory_fit(m, r, gpu("a100-80gb-sxm")).fits());  // ...but not in one wave
+  EXPECT_FALSE(memory_fit(m, r, gpu("a100-80gb-sxm")).fits());    // ...but not in one wave
 }
 
 TEST(MemoryPlan, RefusedWhenWeightsOrOneSequenceDoNotFit) {
@@ -170,9 +170,9 @@ TEST(MemoryPlan, RefusedWhenWeightsOrOneSequenceDoNotFit) {
 }
 
 // The planner of a setup gives plan_memory's plan for every request of it, to the bit: every bundled model on one and
-// several GPUs, at an 8-bit KV cache and the model's precision, with static-batch and continuous-batching engines, requests that
-// fit, run in waves or do not run. Its layer groups sum the KV cache in another order than the layer-by-layer loop;
-// every term is an integer times the KV bytes, so both sums are exact.
+// several GPUs, at an 8-bit KV cache and the model's precision, with static-batch and continuous-batching engines,
+// requests that fit, run in waves or do not run. Its layer groups sum the KV cache in another order than the
+// layer-by-layer loop; every term is an integer times the KV bytes, so both sums are exact.
 TEST(MemoryPlanner, EqualsPlanMemoryForEveryRequestOfASetup) {
   const std::vector<std::array<long, 3>> counts = {{1, 1, 1}, {8, 1024, 256}, {256, 4000, 3000}, {4096, 30000, 2000}};
   int waves = 0, plans = 0;
@@ -189,8 +189,8 @@ TEST(MemoryPlanner, EqualsPlanMemoryForEveryRequestOfASetup) {
             Request r = setup;
             r.batch = batch, r.prompt_tokens = prompt, r.gen_tokens = gen;
             const MemoryPlan fast = planner.plan(r), reference = plan_memory(m, r, g);
-            const std::string where = fmt::format("{} {} x{} {} {}/{}/{}", entry.id, gpu_id, gpus, engine, batch,
-                                                  prompt, gen);
+            const std::string where =
+                fmt::format("{} {} x{} {} {}/{}/{}", entry.id, gpu_id, gpus, engine, batch, prompt, gen);
             EXPECT_EQ(fast.weight_bytes_per_gpu, reference.weight_bytes_per_gpu) << where;
             EXPECT_EQ(fast.reserve_bytes_per_gpu, reference.reserve_bytes_per_gpu) << where;
             EXPECT_EQ(fast.kv_bytes_per_sequence_per_gpu, reference.kv_bytes_per_sequence_per_gpu) << where;

@@ -1,8 +1,8 @@
 // Keys seen by causal, sliding-window and block-sparse attention, summed in closed form vs by hand and brute force.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "graph/context.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -17,11 +17,11 @@ TEST(Context, KeysSeen) {
 }
 
 TEST(Context, SumsByHand) {
-  EXPECT_DOUBLE_EQ(sum_keys_seen(1, 5, kFull), 15);                        // 1+2+3+4+5
-  EXPECT_DOUBLE_EQ(sum_keys_seen(1, 5, kWindow3), 12);                     // 1+2+3+3+3
-  EXPECT_DOUBLE_EQ(sum_keys_seen(4, 6, kWindow3), 9);                      // 3+3+3
-  EXPECT_DOUBLE_EQ(sum_keys_seen(1, 4, LayerAttention{8, 2, 2}), 8.5);     // 1+2+2.5+3
-  EXPECT_DOUBLE_EQ(sum_keys_seen(5, 4, kFull), 0);                         // empty range
+  EXPECT_DOUBLE_EQ(sum_keys_seen(1, 5, kFull), 15);                     // 1+2+3+4+5
+  EXPECT_DOUBLE_EQ(sum_keys_seen(1, 5, kWindow3), 12);                  // 1+2+3+3+3
+  EXPECT_DOUBLE_EQ(sum_keys_seen(4, 6, kWindow3), 9);                   // 3+3+3
+  EXPECT_DOUBLE_EQ(sum_keys_seen(1, 4, LayerAttention{8, 2, 2}), 8.5);  // 1+2+2.5+3
+  EXPECT_DOUBLE_EQ(sum_keys_seen(5, 4, kFull), 0);                      // empty range
 }
 
 // Chunked local attention (Llama-4): a query sees the keys of its own chunk only.
@@ -43,8 +43,8 @@ TEST(Context, FlashChunkedTilesReadOnlyTheirChunk) {
 }
 
 TEST(Context, ClosedFormEqualsBruteForce) {
-  for (const LayerAttention a : {kFull, kWindow3, LayerAttention{1, 7, 0}, LayerAttention{1, 5, 3}, kChunk4,
-                                 LayerAttention{1, 0, 0, 13}})
+  for (const LayerAttention a :
+       {kFull, kWindow3, LayerAttention{1, 7, 0}, LayerAttention{1, 5, 3}, kChunk4, LayerAttention{1, 0, 0, 13}})
     for (long first = 1; first < 40; first += 7)
       for (long last = first; last < 90; last += 11) {
         double brute = 0;
@@ -100,7 +100,7 @@ TEST(Context, DecodeGrowsTheCacheEachStep) {
   r.gen_tokens = 3;  // 2 decode steps with contexts 5 and 6
   EXPECT_DOUBLE_EQ(attention_span(Phase::decode, r, kFull).computed_keys, 11);
   EXPECT_DOUBLE_EQ(attention_span(Phase::decode, r, kWindow3).computed_keys, 6);  // capped at 3 each
-  r.gen_tokens = 1;  // no decode step
+  r.gen_tokens = 1;                                                               // no decode step
   EXPECT_DOUBLE_EQ(attention_span(Phase::decode, r, kFull).computed_keys, 0);
 }
 

@@ -5,7 +5,6 @@
 #include <array>
 #include <optional>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/json_io.h"
 #include "graph/graph_template.h"
@@ -13,6 +12,7 @@
 #include "graph/layer_kernels.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -30,12 +30,14 @@ Request request(long batch, long prompt, long gen, int gpus = 1) {
 
 std::vector<const KernelNode*> nodes_of(const KernelGraph& g, KernelType type) {
   std::vector<const KernelNode*> out;
-  for (const auto& n : g.nodes) if (n.type == type) out.push_back(&n);
+  for (const auto& n : g.nodes)
+    if (n.type == type) out.push_back(&n);
   return out;
 }
 
 const KernelNode& node(const KernelGraph& g, const std::string& kernel, const std::string& expert = "") {
-  for (const auto& n : g.nodes) if (n.kernel == kernel && n.expert == expert) return n;
+  for (const auto& n : g.nodes)
+    if (n.kernel == kernel && n.expert == expert) return n;
   throw std::runtime_error("no node " + kernel);
 }
 
@@ -198,8 +200,8 @@ TEST(KernelGraph, EagerAttentionHasThreeKernels) {
 
 TEST(KernelGraph, EdgesFormADagInNodeOrder) {
   for (const char* id : {"llama-3.1-8b", "mixtral-8x7b", "gemma-2-9b", "falcon-7b", "falcon-40b", "gpt-j-6b",
-                         "dolly-v2-12b", "redpajama-incite-7b-chat", "qwen2-57b-a14b",
-                         "bloom-7b1", "deepseek-v3.1", "llama-4-maverick-17b-128e-instruct", "nemotron-nano-9b-v2"}) {
+                         "dolly-v2-12b", "redpajama-incite-7b-chat", "qwen2-57b-a14b", "bloom-7b1", "deepseek-v3.1",
+                         "llama-4-maverick-17b-128e-instruct", "nemotron-nano-9b-v2"}) {
     const KernelGraph g = build_kernel_graph(model(id), request(1, 128, 8));
     for (const auto& [from, to] : g.edges) {
       EXPECT_LT(from, to) << id;
@@ -207,7 +209,8 @@ TEST(KernelGraph, EdgesFormADagInNodeOrder) {
     }
     for (int i = 1; i < static_cast<int>(g.nodes.size()); ++i)  // only norms read the layer's input
       EXPECT_TRUE(g.nodes[i].type == KernelType::norm ||
-                  std::any_of(g.edges.begin(), g.edges.end(), [&](auto e) { return e.second == i; })) << id << i;
+                  std::any_of(g.edges.begin(), g.edges.end(), [&](auto e) { return e.second == i; }))
+          << id << i;
   }
 }
 
@@ -236,8 +239,8 @@ TEST(KernelGraph, Falcon40bHasTwoNormsOneAllReduceAndOneAdd) {
 TEST(KernelGraph, GptJRopeTurnsOnlyItsRotaryDimsAndOneNormFeedsBothBranches) {
   const KernelGraph g = build_kernel_graph(model("gpt-j-6b"), request(1, 128, 8));
   const KernelNode& rope = node(g, "rope");
-  EXPECT_EQ(rope.d_in, 2 * 16 * 64);                              // q and k, 64 of each head's 256 dims
-  EXPECT_DOUBLE_EQ(rope.prefill.ops, 3.0 * 128 * 2048);            // 786,432
+  EXPECT_EQ(rope.d_in, 2 * 16 * 64);                                // q and k, 64 of each head's 256 dims
+  EXPECT_DOUBLE_EQ(rope.prefill.ops, 3.0 * 128 * 2048);             // 786,432
   EXPECT_DOUBLE_EQ(rope.prefill.act_load_bytes, 128.0 * 2048 * 2);  // 524,288
   ASSERT_EQ(nodes_of(g, KernelType::norm).size(), 1u);              // ln_1 only
   const auto adds = nodes_of(g, KernelType::add);
@@ -252,8 +255,8 @@ TEST(KernelGraph, GptJRopeTurnsOnlyItsRotaryDimsAndOneNormFeedsBothBranches) {
 
 TEST(KernelGraph, GptJLmHeadAddsItsBias) {
   const KernelGraph g = build_kernel_graph(model("gpt-j-6b"), request(1, 128, 8));
-  const auto lm_head = std::find_if(g.step_nodes.begin(), g.step_nodes.end(),
-                                    [](const KernelNode& n) { return n.kernel == "lm_head"; });
+  const auto lm_head =
+      std::find_if(g.step_nodes.begin(), g.step_nodes.end(), [](const KernelNode& n) { return n.kernel == "lm_head"; });
   ASSERT_NE(lm_head, g.step_nodes.end());
   EXPECT_DOUBLE_EQ(lm_head->decode.ops, 2.0 * 7 * 4096 * 50400 + 7.0 * 50400);
   EXPECT_DOUBLE_EQ(lm_head->decode.weight_bytes, 7.0 * (4096.0 * 50400 + 50400) * 2);
@@ -272,7 +275,7 @@ TEST(KernelGraph, GptNeoXParallelResidualHasTwoNormsOfTheInputAndOneAdd) {
 
 TEST(KernelGraph, GptNeoXSequentialResidualAddsTwiceAndTurnsWholeHeads) {
   const KernelGraph g = build_kernel_graph(model("redpajama-incite-7b-chat"), request(1, 128, 8));
-  EXPECT_EQ(nodes_of(g, KernelType::add).size(), 2u);  // use_parallel_residual false
+  EXPECT_EQ(nodes_of(g, KernelType::add).size(), 2u);                        // use_parallel_residual false
   EXPECT_DOUBLE_EQ(node(g, "rope").prefill.ops, 3.0 * 128 * (4096 + 4096));  // rotary_pct 1.0
 }
 
@@ -427,7 +430,8 @@ TEST(KernelGraph, SingleKindModelsBuildTheSameGraphAsTheUnion) {
 // other batches, prompts and gens in turn (some shorter, some longer than the setup's), gives build_kernel_graph's
 // graph for each to the bit: same nodes, edges, shares, experts loaded and costs.
 TEST(KernelGraphTemplate, EvaluatesEveryRequestOfASetupAsBuildKernelGraphDoes) {
-  const std::vector<std::array<long, 3>> counts = {{1, 1, 1}, {3, 700, 90}, {64, 128, 2}, {8, 4000, 300}, {1, 129, 1000}};
+  const std::vector<std::array<long, 3>> counts = {
+      {1, 1, 1}, {3, 700, 90}, {64, 128, 2}, {8, 4000, 300}, {1, 129, 1000}};
   int setups = 0;
   for (const auto& entry : ModelCatalog::bundled().entries()) {
     const ModelSpec model = ModelCatalog::bundled().resolve(entry.id);
@@ -448,8 +452,8 @@ TEST(KernelGraphTemplate, EvaluatesEveryRequestOfASetupAsBuildKernelGraphDoes) {
           if (model.max_positions && prompt + gen > *model.max_positions) continue;
           const KernelGraph& fast = graphs->evaluate(r);
           const KernelGraph reference = build_kernel_graph(model, r);
-          const std::string where = fmt::format("{} gpus {} flash {} batch {} prompt {} gen {}", entry.id, gpus, flash,
-                                                batch, prompt, gen);
+          const std::string where =
+              fmt::format("{} gpus {} flash {} batch {} prompt {} gen {}", entry.id, gpus, flash, batch, prompt, gen);
           ASSERT_EQ(fast.nodes.size(), reference.nodes.size()) << where;
           ASSERT_EQ(fast.step_nodes.size(), reference.step_nodes.size()) << where;
           EXPECT_EQ(fast.edges, reference.edges) << where;

@@ -1,10 +1,10 @@
 // Every kernel formula against values worked out by hand (see docs/kernels.md).
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "graph/layer_kernels.h"
 #include "model/model_catalog.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -30,7 +30,7 @@ TEST(LayerKernels, Linear) {
 
 TEST(LayerKernels, LinearWithBiasAndKvStore) {
   const KernelCost c = linear_cost(prefill_shape(), 64, 32, true, true);
-  EXPECT_DOUBLE_EQ(c.ops, 65536 + 512);        // + 16 x 32 bias additions
+  EXPECT_DOUBLE_EQ(c.ops, 65536 + 512);         // + 16 x 32 bias additions
   EXPECT_DOUBLE_EQ(c.weight_bytes, 4096 + 64);  // + 32 bias elements
   EXPECT_DOUBLE_EQ(c.kv_store_bytes, 1024);     // K/V projections write the cache...
   EXPECT_DOUBLE_EQ(c.act_store_bytes, 0);       // ...not an activation (the paper has this reversed)
@@ -81,8 +81,8 @@ TEST(LayerKernels, RingAllReduce) {
 TEST(LayerKernels, FusedAttentionReadsTheCacheOnce) {
   const AttentionShape a{4, 2, 16, AttentionSpan{36, 8}};
   const KernelCost c = fused_attention_cost(prefill_shape(), a);
-  EXPECT_DOUBLE_EQ(c.ops, 2.0 * 4 * 36 * (4 * 16 + 5));  // QK and SV 2 d each + softmax 5, per pair
-  EXPECT_DOUBLE_EQ(c.act_load_bytes, 16 * 4 * 16 * 2);  // Q
+  EXPECT_DOUBLE_EQ(c.ops, 2.0 * 4 * 36 * (4 * 16 + 5));         // QK and SV 2 d each + softmax 5, per pair
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 16 * 4 * 16 * 2);          // Q
   EXPECT_DOUBLE_EQ(c.kv_load_bytes, 2.0 * 2 * 8 * 2 * 16 * 2);  // K and V: batch x keys x kv heads x d x 2 B
   EXPECT_DOUBLE_EQ(c.act_store_bytes, 16 * 4 * 16 * 2);
 }
@@ -133,8 +133,8 @@ TEST(LayerKernels, MlaKvBProjExpandsInPrefillAndAbsorbsInDecode) {
   s.phase = Phase::decode;
   s.weight_bytes = 1, s.head_weight_bytes = 2;  // fp8 checkpoint: the absorbed copies are 16-bit
   const KernelCost decode = mla_kv_b_cost(s, small_mla(), 4);
-  EXPECT_DOUBLE_EQ(decode.ops, 2.0 * 16 * 128);               // same multiply-adds per token
-  EXPECT_DOUBLE_EQ(decode.weight_bytes, 128.0 * 2);           // W_UK and W_UV at 16 bits
+  EXPECT_DOUBLE_EQ(decode.ops, 2.0 * 16 * 128);                      // same multiply-adds per token
+  EXPECT_DOUBLE_EQ(decode.weight_bytes, 128.0 * 2);                  // W_UK and W_UV at 16 bits
   EXPECT_DOUBLE_EQ(decode.act_load_bytes, 16.0 * 2 * (4 + 8) * 2);   // q_nope, attention output (latent)
   EXPECT_DOUBLE_EQ(decode.act_store_bytes, 16.0 * 2 * (8 + 4) * 2);  // q in latent space, v
 }
@@ -163,7 +163,7 @@ TEST(LayerKernels, MambaConvCarriesItsWindowAsState) {
   EXPECT_DOUBLE_EQ(prefill.act_load_bytes, 16.0 * 24 * 2);
   EXPECT_DOUBLE_EQ(prefill.kv_store_bytes, 2.0 * 3 * 24 * 2);  // each sequence's last 3 inputs
   const KernelCost decode = mamba_conv_cost(decode_shape(), small_mamba());
-  EXPECT_DOUBLE_EQ(decode.kv_load_bytes, 6.0 * 3 * 24 * 2);    // read and written at every step
+  EXPECT_DOUBLE_EQ(decode.kv_load_bytes, 6.0 * 3 * 24 * 2);  // read and written at every step
   EXPECT_DOUBLE_EQ(decode.kv_store_bytes, 6.0 * 3 * 24 * 2);
   EXPECT_DOUBLE_EQ(decode.weight_bytes, 3.0 * 24 * 5 * 2);
 }
@@ -174,8 +174,8 @@ TEST(LayerKernels, SsdScanIsLinearInTokens) {
   const KernelCost prefill = ssd_scan_cost(prefill_shape(), small_mamba());
   EXPECT_DOUBLE_EQ(prefill.ops, 16.0 * 544);
   EXPECT_DOUBLE_EQ(prefill.act_load_bytes, 16.0 * (8 + 16 + 2) * 2);  // x, B, C, dt
-  EXPECT_DOUBLE_EQ(prefill.act_store_bytes, 16.0 * 8 * 2);             // y
-  EXPECT_DOUBLE_EQ(prefill.kv_store_bytes, 2.0 * 64 * 4);              // each sequence's final state, in fp32
+  EXPECT_DOUBLE_EQ(prefill.act_store_bytes, 16.0 * 8 * 2);            // y
+  EXPECT_DOUBLE_EQ(prefill.kv_store_bytes, 2.0 * 64 * 4);             // each sequence's final state, in fp32
   // Decode: per token 2 heads x (5 x 4 x 8 + 2 x 4) = 336 ops; the 64-element fp32 state read and written.
   const KernelCost decode = ssd_scan_cost(decode_shape(), small_mamba());
   EXPECT_DOUBLE_EQ(decode.ops, 6.0 * 336);
@@ -228,11 +228,11 @@ TEST(LayerKernels, RoutedExperts) {
 }
 
 TEST(LayerKernels, DequantisationOpsPerWeight) {
-  EXPECT_EQ(dequant_ops_per_weight(DType::int4, DType::bf16), 3);   // unpack, convert, scale
+  EXPECT_EQ(dequant_ops_per_weight(DType::int4, DType::bf16), 3);  // unpack, convert, scale
   EXPECT_EQ(dequant_ops_per_weight(DType::mxfp4, DType::bf16), 3);
-  EXPECT_EQ(dequant_ops_per_weight(DType::int8, DType::fp16), 2);   // convert, scale
-  EXPECT_EQ(dequant_ops_per_weight(DType::fp8, DType::bf16), 2);    // Marlin fp8 on an A100
-  EXPECT_EQ(dequant_ops_per_weight(DType::fp8, DType::fp8), 0);     // fp8 tensor cores take them as stored
+  EXPECT_EQ(dequant_ops_per_weight(DType::int8, DType::fp16), 2);  // convert, scale
+  EXPECT_EQ(dequant_ops_per_weight(DType::fp8, DType::bf16), 2);   // Marlin fp8 on an A100
+  EXPECT_EQ(dequant_ops_per_weight(DType::fp8, DType::fp8), 0);    // fp8 tensor cores take them as stored
   EXPECT_EQ(dequant_ops_per_weight(DType::nvfp4, DType::nvfp4), 0);
   EXPECT_EQ(dequant_ops_per_weight(DType::bf16, DType::bf16), 0);
 }
@@ -301,9 +301,9 @@ TEST(LayerKernels, W8a8QuantisesEachGemmInputFrom16Bit) {
   EXPECT_DOUBLE_EQ(s.weight_bytes, 1);
   s.batch = 2, s.tokens = 16, s.steps = 1;
   const KernelCost c = linear_cost(s, 64, 32, false, false);
-  EXPECT_DOUBLE_EQ(c.weight_bytes, 2048);    // 64 x 32 x 1
-  EXPECT_DOUBLE_EQ(c.act_load_bytes, 4096);  // 16 x 64 x (2 + 1 + 1)
-  EXPECT_DOUBLE_EQ(c.act_store_bytes, 1024);  // 16 x 32 x 2: the output is dequantised to bf16
+  EXPECT_DOUBLE_EQ(c.weight_bytes, 2048);                          // 64 x 32 x 1
+  EXPECT_DOUBLE_EQ(c.act_load_bytes, 4096);                        // 16 x 64 x (2 + 1 + 1)
+  EXPECT_DOUBLE_EQ(c.act_store_bytes, 1024);                       // 16 x 32 x 2: the output is dequantised to bf16
   EXPECT_DOUBLE_EQ(norm_cost(s, 64, false).act_load_bytes, 2048);  // 16 x 64 x 2, as in bf16
   // k and v read the fp8 copy q_proj made (fused QKV): 16 x 64 x 1; the router and LM head run in bf16: 16 x 64 x 2.
   EXPECT_DOUBLE_EQ(linear_cost(s, 64, 32, false, true, GemmInput::already_quantised).act_load_bytes, 1024);
@@ -350,8 +350,7 @@ TEST(LayerKernels, W4a16QuartersLayerWeightsButNotTheLmHead) {
   EXPECT_GT(graph_node(w4, "down_proj").decode.ops, graph_node(bf16, "down_proj").decode.ops);
   EXPECT_DOUBLE_EQ(graph_node(w4, "lm_head").decode.weight_bytes, graph_node(bf16, "lm_head").decode.weight_bytes);
   EXPECT_DOUBLE_EQ(graph_node(w4, "lm_head").decode.ops, graph_node(bf16, "lm_head").decode.ops);
-  EXPECT_DOUBLE_EQ(graph_node(w4, "embedding").decode.weight_bytes,
-                   graph_node(bf16, "embedding").decode.weight_bytes);
+  EXPECT_DOUBLE_EQ(graph_node(w4, "embedding").decode.weight_bytes, graph_node(bf16, "embedding").decode.weight_bytes);
 }
 
 TEST(LayerKernels, ExpertPrecisionNeedsExperts) {

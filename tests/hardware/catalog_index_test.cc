@@ -4,12 +4,12 @@
 
 #include <map>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "hardware/catalog_index.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/node.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -64,9 +64,16 @@ TEST(CatalogIndex, EveryGpuNameResolvesAsTheWholeCatalogResolvesIt) {
     names.insert(names.end(), gpu.nvidia_smi_names.begin(), gpu.nvidia_smi_names.end());
     for (const auto& name : names) {
       std::string whole, lazy;
-      try { expect_same_gpu(GpuCatalog::resolve_bundled(name), GpuCatalog::bundled().resolve(name), name); }
-      catch (const Error& e) { lazy = e.what(); }
-      try { GpuCatalog::bundled().resolve(name); } catch (const Error& e) { whole = e.what(); }
+      try {
+        expect_same_gpu(GpuCatalog::resolve_bundled(name), GpuCatalog::bundled().resolve(name), name);
+      } catch (const Error& e) {
+        lazy = e.what();
+      }
+      try {
+        GpuCatalog::bundled().resolve(name);
+      } catch (const Error& e) {
+        whole = e.what();
+      }
       EXPECT_EQ(lazy, whole) << name;
     }
   }

@@ -1,8 +1,8 @@
 // Tensor-core paths: the precision an engine runs on each GPU, and the note saying why it differs.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "hardware/gpu_catalog.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

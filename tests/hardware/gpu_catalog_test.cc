@@ -9,12 +9,12 @@
 #include <map>
 #include <set>
 
-#include "support/all_modules.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/names.h"
 #include "core/paths.h"
 #include "hardware/gpu_catalog.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -39,11 +39,12 @@ std::string refusal(const Json& json) {
 constexpr size_t kBundledGpus = 27;
 
 TEST(GpuCatalog, BundlesTheIssuesGpus) {
-  for (const char* id : {"t4", "l4", "a10g", "a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie",
-                         "h100-sxm", "h100-pcie", "h100-nvl", "h200", "b200", "l40s", "v100-sxm2", "v100-sxm2-32gb", "mi300x",
-                         // issue 15, part 2
-                         "a40", "rtx-6000-ada", "rtx-3090", "l40", "gh200-96gb", "gh200-144gb", "h200-nvl", "gb200",
-                         "mi250x", "mi325x", "gaudi3"})
+  for (const char* id :
+       {"t4", "l4", "a10g", "a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie", "h100-sxm",
+        "h100-pcie", "h100-nvl", "h200", "b200", "l40s", "v100-sxm2", "v100-sxm2-32gb", "mi300x",
+        // issue 15, part 2
+        "a40", "rtx-6000-ada", "rtx-3090", "l40", "gh200-96gb", "gh200-144gb", "h200-nvl", "gb200", "mi250x", "mi325x",
+        "gaudi3"})
     EXPECT_EQ(catalog().resolve(id).id, id);
   EXPECT_EQ(catalog().gpus().size(), kBundledGpus);
 }
@@ -154,8 +155,7 @@ TEST(GpuCatalog, SameDieBoardsAreConsistent) {
   // GB200 runs the B200's two dies at higher clocks: every tensor peak is 10/9 of the B200's (2.5 vs 2.25 PF bf16).
   const Gpu gb200 = catalog().resolve("gb200"), b200 = catalog().resolve("b200");
   for (const DType t : {DType::tf32, DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::fp4})
-    EXPECT_NEAR(gb200.dense_peak_ops_per_s.at(t) / b200.dense_peak_ops_per_s.at(t), 10.0 / 9.0, 0.02)
-        << dtype_name(t);
+    EXPECT_NEAR(gb200.dense_peak_ops_per_s.at(t) / b200.dense_peak_ops_per_s.at(t), 10.0 / 9.0, 0.02) << dtype_name(t);
 }
 
 double tflops(const Gpu& gpu, DType dtype) { return gpu.dense_peak_ops_per_s.at(dtype) / 1e12; }
@@ -183,8 +183,9 @@ TEST(GpuCatalog, BoardsNamedAfterOneDieHaveOneTensorRatePerClock) {
   EXPECT_GE(compared, 9);
   // Boards of one die named apart, and why. Same rate per clock, named apart for their power: GB200 (1,200 W) and
   // MI325X (HBM3E power) must not become the reference of the B200 and MI300X; the RTX 6000 Ada shares the L40S's name.
-  for (const auto& [a, b] : {std::pair{"b200", "gb200"}, std::pair{"mi300x", "mi325x"}, std::pair{"l40s", "rtx-6000-ada"},
-                             std::pair{"a10g", "a40"}, std::pair{"h100-sxm", "gh200-96gb"}})
+  for (const auto& [a, b] :
+       {std::pair{"b200", "gb200"}, std::pair{"mi300x", "mi325x"}, std::pair{"l40s", "rtx-6000-ada"},
+        std::pair{"a10g", "a40"}, std::pair{"h100-sxm", "gh200-96gb"}})
     EXPECT_NEAR(tensor_per_vector(catalog().resolve(a)) / tensor_per_vector(catalog().resolve(b)), 1.0, 0.10)
         << a << " vs " << b;
   // Half the tensor rate per clock on the same die: the GeForce RTX 3090 (FP32 accumulate) and NVIDIA's L40

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/host_power.h"
 #include "hardware/node.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -33,7 +33,7 @@ TEST(Node, ReadsEveryComponent) {
   EXPECT_DOUBLE_EQ(n.nics_w, 2 * 20 + 60);  // the NIC list summed
   EXPECT_DOUBLE_EQ(n.psu_capacity_w, 4 * 2500);
   EXPECT_DOUBLE_EQ(n.design_power_w, 8000);  // the vendor maximum
-  EXPECT_DOUBLE_EQ(n.gpu_tdp_w, 700);         // h100-sxm's, from the GPU catalog
+  EXPECT_DOUBLE_EQ(n.gpu_tdp_w, 700);        // h100-sxm's, from the GPU catalog
   EXPECT_EQ(n.psu_efficiency.size(), 4u);
   EXPECT_FALSE(n.measured_idle_w.has_value());
 }
@@ -111,7 +111,7 @@ TEST(Node, EveryBundledNodeIsPhysical) {
   for (const Node& n : NodeCatalog::bundled().nodes()) {
     SCOPED_TRACE(n.id);
     const double idle_wall = node_wall_w(n, n.gpu_idle_w, false), full_wall = node_wall_w(n, n.gpu_tdp_w, true);
-    EXPECT_GT(idle_wall, n.gpus * n.gpu_idle_w);  // the host draws something
+    EXPECT_GT(idle_wall, n.gpus * n.gpu_idle_w);                                          // the host draws something
     EXPECT_LT(full_wall, 1.05 * n.design_power_w / psu_efficiency(n, n.design_power_w));  // within its design
     EXPECT_GT(full_wall, n.gpus * n.gpu_tdp_w);
   }

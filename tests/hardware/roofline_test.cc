@@ -1,8 +1,8 @@
 // Roofline (paper eq. 9): P = min(Th, BW x ops/mem, NET x ops/net).
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "hardware/roofline.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

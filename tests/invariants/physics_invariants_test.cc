@@ -8,7 +8,6 @@
 #include <cmath>
 #include <memory>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "features/memory_fit.h"
@@ -16,6 +15,7 @@
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 #include "predictor/predictor.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -54,9 +54,10 @@ class PhysicsInvariants : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     const SimParams params = load_sim_params(default_sim_params_path());
-    predictor_ = GetParam() == "sim" ? make_bounded_predictor(make_sim_predictor(params))
-                                     : make_bounded_predictor(load_predictor(
-                                           data_dir() / "predictors" / (GetParam() + ".model"), params));
+    predictor_ =
+        GetParam() == "sim"
+            ? make_bounded_predictor(make_sim_predictor(params))
+            : make_bounded_predictor(load_predictor(data_dir() / "predictors" / (GetParam() + ".model"), params));
   }
   Prediction predict(const Case& c) const { return predictor_->predict(config(c)); }
   std::unique_ptr<Predictor> predictor_;
@@ -82,7 +83,8 @@ TEST_P(PhysicsInvariants, PowerBetweenIdleAndTdpAndTimeNoFasterThanTheRoofline) 
       const double peak = gpu.matrix_peak(cfg.request.precision.compute_dtype()).ops_per_s;
       EXPECT_GE(*p.latency_s.total, graph.totals(Phase::prefill).ops / c.gpus / peak);
       if (p.latency_s.decode) {
-        EXPECT_GE(*p.latency_s.decode, graph.totals(Phase::decode).mem_bytes / c.gpus / gpu.memory_bandwidth_bytes_per_s);
+        EXPECT_GE(*p.latency_s.decode,
+                  graph.totals(Phase::decode).mem_bytes / c.gpus / gpu.memory_bandwidth_bytes_per_s);
       }
       if (p.latency_s.prefill) {
         EXPECT_GE(*p.latency_s.prefill, graph.totals(Phase::prefill).ops / c.gpus / peak);
@@ -116,8 +118,10 @@ TEST_P(PhysicsInvariants, AGpuBetterOnEveryFigureIsNeverSlower) {
 }
 
 TEST_P(PhysicsInvariants, OneDieOnTwoBoardsCostsAboutTheSame) {
-  const std::pair<const char*, const char*> boards[] = {{"h100-sxm", "h100-pcie"}, {"h100-sxm", "h100-nvl"},
-                                                        {"h100-pcie", "h100-nvl"}, {"a100-80gb-sxm", "a100-80gb-pcie"},
+  const std::pair<const char*, const char*> boards[] = {{"h100-sxm", "h100-pcie"},
+                                                        {"h100-sxm", "h100-nvl"},
+                                                        {"h100-pcie", "h100-nvl"},
+                                                        {"a100-80gb-sxm", "a100-80gb-pcie"},
                                                         {"a100-40gb-sxm", "a100-40gb-pcie"}};
   for (const auto& [a, b] : boards)
     for (const char* model : {"llama-3.1-8b", "llama-3.2-1b"}) {

@@ -7,6 +7,7 @@
 // FAKE_RUNNER_CRASH_ONCE_ON_RUN=N exits on its N-th 'go' (once per state file), FAKE_RUNNER_OOM_PROMPT=P answers an
 // out-of-memory error for prompts of P tokens or more, FAKE_RUNNER_KILL_PARENT_ON_RUN=N kills the harness (SIGKILL)
 // on its N-th 'go'. Every 'go' is appended to FAKE_NVML_STATE.runs.
+#include <unistd.h>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -15,7 +16,6 @@
 #include <map>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include <nlohmann/json.hpp>

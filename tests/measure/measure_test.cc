@@ -10,10 +10,10 @@
 #include <thread>
 #include <vector>
 
-#include "support/all_modules.h"
 #include "core/json_io.h"
 #include "dataset/dataset_csv.h"
 #include "measure/campaign.h"
+#include "support/all_modules.h"
 #include "support/run_cli.h"
 
 namespace llmco2 {
@@ -85,9 +85,9 @@ TEST(Measure, RepeatsAverageAndPrefillDecodeSplit) {
   EXPECT_EQ(a.gpu, "h100-sxm");
   EXPECT_EQ(a.engine, "hf-transformers");
   EXPECT_EQ(a.measures, Measures::fixed_batch);
-  EXPECT_NEAR(*a.energy_j.prefill, 8.0, 1e-9);   // 400 W x 0.02 s
-  EXPECT_NEAR(*a.energy_j.total, 48.0, 1e-9);    // 400 W x 0.12 s
-  EXPECT_NEAR(*a.energy_j.decode, 40.0, 1e-9);   // full - prefill
+  EXPECT_NEAR(*a.energy_j.prefill, 8.0, 1e-9);  // 400 W x 0.02 s
+  EXPECT_NEAR(*a.energy_j.total, 48.0, 1e-9);   // 400 W x 0.12 s
+  EXPECT_NEAR(*a.energy_j.decode, 40.0, 1e-9);  // full - prefill
   EXPECT_NEAR(*a.latency_s.prefill, 0.02, 1e-12);
   EXPECT_NEAR(*a.latency_s.decode, 0.10, 1e-12);
   EXPECT_EQ(*a.repeats, 2);
@@ -118,8 +118,9 @@ TEST(Measure, SeveralGpusSumTheirEnergyAndRecordTheParallelism) {
 }
 
 TEST(Measure, AKilledCampaignKeepsItsRowsAndResumes) {
-  Campaign c("resume", "llama-3.1-8b,h100-sxm,1,1,100,11\nllama-3.1-8b,h100-sxm,1,1,200,11\n"
-                       "llama-3.1-8b,h100-sxm,1,1,300,11\n");
+  Campaign c("resume",
+             "llama-3.1-8b,h100-sxm,1,1,100,11\nllama-3.1-8b,h100-sxm,1,1,200,11\n"
+             "llama-3.1-8b,h100-sxm,1,1,300,11\n");
   // warm-up 0, 1 repeat: 2 runs per configuration; the harness is killed during the second configuration.
   const auto killed = c.measure("FAKE_RUNNER_KILL_PARENT_ON_RUN=3", "--repeats 1 --warmup 0");
   EXPECT_EQ(killed.exit_code, 128 + 9);  // the shell reports the SIGKILL
@@ -140,8 +141,9 @@ TEST(Measure, AKilledCampaignKeepsItsRowsAndResumes) {
 }
 
 TEST(Measure, ARunnerCrashFailsOneConfigurationAndTheCampaignGoesOn) {
-  Campaign c("crash", "llama-3.1-8b,h100-sxm,1,1,100,11\nllama-3.1-8b,h100-sxm,1,1,200,11\n"
-                      "llama-3.1-8b,h100-sxm,1,1,300,11\n");
+  Campaign c("crash",
+             "llama-3.1-8b,h100-sxm,1,1,100,11\nllama-3.1-8b,h100-sxm,1,1,200,11\n"
+             "llama-3.1-8b,h100-sxm,1,1,300,11\n");
   const auto r = c.measure("FAKE_RUNNER_CRASH_ONCE_ON_RUN=3", "--repeats 1 --warmup 0");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("1 failed"), std::string::npos) << r.out;
@@ -182,8 +184,9 @@ TEST(Measure, AGpuOtherThanThePlansIsAFailureNamingBoth) {
   Campaign c("mismatch", "llama-3.1-8b,a100-80gb-sxm,1,1,100,11\n");
   const auto r = c.measure();
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(c.text(c.out.string() + ".failures.csv").find("the plan asks for a100-80gb-sxm, but GPU 0 is 'NVIDIA H100 "
-                                                           "80GB HBM3'"),
+  EXPECT_NE(c.text(c.out.string() + ".failures.csv")
+                .find("the plan asks for a100-80gb-sxm, but GPU 0 is 'NVIDIA H100 "
+                      "80GB HBM3'"),
             std::string::npos);
 }
 
@@ -237,8 +240,8 @@ TEST(Measure, TheReferenceRunnerWithoutTorchFailsEachConfigurationClearly) {
   if (std::system("python3 -c 'pass' 2>/dev/null") != 0) GTEST_SKIP() << "no python3";
   Campaign c("reference", "llama-3.1-8b,h100-sxm,1,1,100,11\n");
   const auto r = run_llmco2("measure --plan " + c.plan.string() + " --out " + c.out.string() + " --runner 'python3 " +
-                                std::string(LLMCO2_SOURCE) + "/tools/runners/hf_transformers.py' --nvml " FAKE_NVML
-                                " --idle-s 0.05 --quiet",
+                                std::string(LLMCO2_SOURCE) +
+                                "/tools/runners/hf_transformers.py' --nvml " FAKE_NVML " --idle-s 0.05 --quiet",
                             c.env);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(c.rows().empty());

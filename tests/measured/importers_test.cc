@@ -4,11 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/paths.h"
 #include "dataset/dataset_csv.h"
 #include "hardware/gpu_catalog.h"
 #include "measured/importer.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -38,7 +38,7 @@ TEST(Importers, MlEnergyV1KeepsPerResponseEnergyAtBatch1AndScalesTheBatchSweep) 
   EXPECT_EQ(koala7.measures, Measures::isolated);
   EXPECT_DOUBLE_EQ(*koala7.energy_j.total, 1345.554839153794);
   EXPECT_DOUBLE_EQ(koala7.prompt_tokens, (8 + 16) / 2.0 / 4.0);  // fixture prompts of 8 and 16 characters
-  const DatasetRow& vicuna = r.rows[2];  // A40 batch 4: the source stores energy per request
+  const DatasetRow& vicuna = r.rows[2];                          // A40 batch 4: the source stores energy per request
   EXPECT_EQ(vicuna.gpu, "a40");
   EXPECT_EQ(vicuna.measures, Measures::fixed_batch);
   EXPECT_DOUBLE_EQ(*vicuna.energy_j.total, 905.0992419354778 * 4);
@@ -64,10 +64,9 @@ TEST(Importers, MlEnergyV2IsSteadyStateEnergyForTheMeanBatchAndRejectsPipelineRo
   // = 43.9 s also counts the drain's short steps). Energy / latency: 230.6 J x 1,051 tok/s / 392.5 tok = 618 W for
   // the 4 GPUs, 154 W each, between the A100's idle and TDP.
   EXPECT_DOUBLE_EQ(*g.latency_s.total, 127.72361537073786 * 392.47133333333335 / 1051.3354539260472);
-  EXPECT_NEAR(*g.energy_j.total / *g.latency_s.total, 230.644433524673 * 1051.3354539260472 / 392.47133333333335,
-              1e-9);
+  EXPECT_NEAR(*g.energy_j.total / *g.latency_s.total, 230.644433524673 * 1051.3354539260472 / 392.47133333333335, 1e-9);
   EXPECT_FALSE(has(g, "greedy_sampling"));  // chat: the client sends temperature 0.8, top_p 0.95
-  EXPECT_FALSE(g.gen_tokens_cv);             // v2 stores no output-length distribution
+  EXPECT_FALSE(g.gen_tokens_cv);            // v2 stores no output-length distribution
 }
 
 TEST(Importers, MlEnergyV3ReadsExpertParallelRowsAsOneTensorParallelGroup) {
@@ -85,7 +84,7 @@ TEST(Importers, MlEnergyV3ReadsExpertParallelRowsAsOneTensorParallelGroup) {
   // So energy / latency is the source's own mean power of the 8 GPUs (J/token x tokens/s), 450 W each, under the TDP.
   EXPECT_NEAR(*moe.energy_j.total / *moe.latency_s.total, 3596.4456629623637, 1e-6);
   EXPECT_EQ(moe.note("median_itl_ms"), "24.736017920076847");  // for serve-validate's inter-token latency
-  EXPECT_DOUBLE_EQ(moe.prompt_tokens, (8 + 16) / 2.0 / 4.0);  // chat: the estimate from the v2 prompt file
+  EXPECT_DOUBLE_EQ(moe.prompt_tokens, (8 + 16) / 2.0 / 4.0);   // chat: the estimate from the v2 prompt file
   EXPECT_DOUBLE_EQ(r.rows[0].prompt_tokens, 300);              // gpqa: assumed
 }
 
@@ -120,7 +119,7 @@ TEST(Importers, SplitwiseScalesNormalisedPowerByTdpAndInfersEarlyStops) {
   EXPECT_DOUBLE_EQ(*llama.energy_j.total, 0.73599375 * 400 * 2 * 7.168983697891235);
   EXPECT_DOUBLE_EQ(*llama.latency_s.prefill, 0.1962532191537321);
   EXPECT_DOUBLE_EQ(llama.gen_tokens, 128);  // (7169.0 - 196.3) / 54.88 = 127.1 steps + the prefill token
-  EXPECT_EQ(llama.engine, "vllm-0.2");       // not named by the source: vLLM of 2023, before CUDA graphs
+  EXPECT_EQ(llama.engine, "vllm-0.2");      // not named by the source: vLLM of 2023, before CUDA graphs
   EXPECT_TRUE(has(llama, "engine_assumed"));
   const DatasetRow& bloom = r.rows[1];
   EXPECT_EQ(bloom.model, "bloom-176b");  // SplitwiseSim's name
@@ -168,7 +167,7 @@ TEST(Importers, TokenPowerBenchCountsOnlyTheServingGpu) {
   EXPECT_DOUBLE_EQ(d.gen_tokens, 14669.0 / 128);
   EXPECT_TRUE(has(d, "idle_gpus_subtracted"));
   EXPECT_TRUE(has(d, "nvml_window_mean"));
-  EXPECT_TRUE(has(d, "short_run"));  // 1 s < 10 s
+  EXPECT_TRUE(has(d, "short_run"));             // 1 s < 10 s
   EXPECT_TRUE(has(d, "temperature_sampling"));  // SamplingParams(max_tokens, temperature): no top-p sort
   // One generate() per 128 prompts returns when its longest response, at max_tokens 128, ends.
   EXPECT_EQ(d.measures, Measures::fixed_batch);
@@ -203,7 +202,8 @@ TEST(Importers, MlperfPowerKeepsTheNodesWallEnergyPerSampleAndCountsEachRunOnce)
   EXPECT_EQ(h100.gpu, "h100-sxm");
   EXPECT_EQ(h100.tensor_parallel, 2);  // NVIDIA's v4.0 config; 70 GB of FP8 weights would fill 87% of one 80 GB GPU
   EXPECT_EQ(h100.data_parallel, 4);
-  // tokens/s alone: samples/s = 15,487.46 / 294.45 (the reference tokens per sample); J per token = 5,908.76 / 15,487.46
+  // tokens/s alone: samples/s = 15,487.46 / 294.45 (the reference tokens per sample); J per token = 5,908.76 /
+  // 15,487.46
   EXPECT_NEAR(*h100.latency_s.total, 294.45 / 15487.46, 1e-12);
   EXPECT_NEAR(*h100.energy_j.total / h100.gen_tokens, 5908.76 / 15487.46, 1e-9);
   EXPECT_NE(h100.notes.find("node dgx-h100"), std::string::npos);
@@ -225,12 +225,12 @@ TEST(Importers, MlperfGptjRunsImportWithTheirFourBeams) {
   EXPECT_EQ(gptj.model_relation, "fine-tune");  // MLCommons' CNN/DailyMail fine-tune of EleutherAI/gpt-j-6b
   EXPECT_NEAR(*gptj.energy_j.total, 4722.5611727417 / 169.58, 1e-9);  // 27.85 J per sample at the wall
   EXPECT_DOUBLE_EQ(gptj.gen_tokens, 68.999);
-  EXPECT_DOUBLE_EQ(gptj.prompt_tokens, 960);    // half the 1,919-token cut of the prompts (estimated)
+  EXPECT_DOUBLE_EQ(gptj.prompt_tokens, 960);   // half the 1,919-token cut of the prompts (estimated)
   EXPECT_DOUBLE_EQ(*gptj.max_batch, 396 * 8);  // 396 requests per engine (NVIDIA's v4.1 config), 8 engines
   EXPECT_EQ(gptj.note("beams"), "4");          // beam search, beam width 4 (the reference and NVIDIA's engine)
   EXPECT_EQ(gptj.note("power_cap_w"), "350");
   EXPECT_TRUE(has(gptj, "prompt_tokens_estimated"));
-  EXPECT_EQ(r.rows[1].note("beams"), "");      // llama2-70b decodes greedily
+  EXPECT_EQ(r.rows[1].note("beams"), "");  // llama2-70b decodes greedily
 }
 
 TEST(Importers, BenchlabIsRejectedBecauseItsTokenCountIsMissing) {

@@ -1,10 +1,10 @@
 // config.json -> ModelSpec: every bundled config, family conventions, published parameter counts, clean errors.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
+#include "support/all_modules.h"
 #include "support/temp_file.h"
 
 namespace llmco2 {
@@ -75,7 +75,7 @@ TEST(HfConfig, GptJ6bCountsItsUntiedHeadWithBias) {
   EXPECT_EQ(gptj.rotary_dims(), 64);
   EXPECT_EQ(gptj.intermediate, 16384);
   EXPECT_TRUE(gptj.parallel_attention);
-  EXPECT_EQ(gptj.norms_per_layer, 1);  // ln_1 feeds attention and MLP
+  EXPECT_EQ(gptj.norms_per_layer, 1);                 // ln_1 feeds attention and MLP
   EXPECT_EQ(gptj.activation, Activation::gelu_tanh);  // NewGELUActivation is the tanh form
   // Per layer: ln_1 8,192; q, k, v, out_proj 4 x 4096^2 = 67,108,864 (no biases); fc_in 4096 x 16384 + 16,384;
   // fc_out 16384 x 4096 + 4,096: 201,355,264. 28 layers 5,637,947,392 + wte 206,438,400 + ln_f 8,192 + lm_head
@@ -135,7 +135,7 @@ TEST(HfConfig, BadRotaryShapesNameTheKey) {
 TEST(HfConfig, Qwen3Coder480bIsAllMoeWithoutASharedExpert) {
   const ModelSpec coder = bundled("qwen3-coder-480b-a35b-instruct");
   EXPECT_EQ(coder.layers_with(FfnKind::moe), 62);  // decoder_sparse_step 1, mlp_only_layers []
-  EXPECT_EQ(coder.moe->shared_intermediate, 0);   // shared_expert_intermediate_size: 0
+  EXPECT_EQ(coder.moe->shared_intermediate, 0);    // shared_expert_intermediate_size: 0
   // Per layer: attention 6144 x 12288 x 2 + 6144 x 1024 x 2 = 163,577,856; 160 experts x 3 x 6144 x 2560
   // (47,185,920 each); router 6144 x 160; 2 norms. 62 layers + 2 x 151936 x 6144 + 6144 = 480,154,859,520 (480B);
   // active: less 62 x 152 idle experts = 35,474,749,440 (A35B).
@@ -150,8 +150,8 @@ TEST(HfConfig, DeepSeekV3MlaAndMoeMatchThePublishedSize) {
   EXPECT_EQ(m.layer_specs[0].mixer, MixerKind::mla);
   EXPECT_EQ(m.layer_specs[2].ffn, FfnKind::dense);  // first_k_dense_replace 3
   EXPECT_EQ(m.layer_specs[3].ffn, FfnKind::moe);
-  EXPECT_EQ(m.moe->shared_intermediate, 2048);      // n_shared_experts 1 x moe_intermediate_size
-  EXPECT_TRUE(m.moe->router_bias);                  // noaux_tc: e_score_correction_bias
+  EXPECT_EQ(m.moe->shared_intermediate, 2048);  // n_shared_experts 1 x moe_intermediate_size
+  EXPECT_TRUE(m.moe->router_bias);              // noaux_tc: e_score_correction_bias
   // MLA per layer: q_a 7168 x 1536 + 1536 + q_b 1536 x 128 x 192 + kv_a 7168 x 576 + 512 + kv_b 512 x 128 x 256
   // + o 128 x 128 x 7168 = 187,107,328. Dense MLP 3 x 7168 x 18432 = 396,361,728. MoE: 256 experts x 44,040,192
   // + shared 44,040,192 + router 7168 x 256 + 256 = 11,320,164,608. 3 dense + 58 MoE layers (+ 2 x 7168 norms each)
@@ -159,7 +159,7 @@ TEST(HfConfig, DeepSeekV3MlaAndMoeMatchThePublishedSize) {
   // 58 x 248 idle experts = 37,552,297,472 (card: 37B; within 1.5%).
   EXPECT_DOUBLE_EQ(m.mla_params(), 187107328.0);
   expect_params(m, 671026419200.0, 37552297472.0, 671e9, 37e9, 0.015);
-  EXPECT_EQ(m.default_precision.to_string(), "wfp8-afp8-kvbf16-blk");  // block fp8, ue8m0 scales
+  EXPECT_EQ(m.default_precision.to_string(), "wfp8-afp8-kvbf16-blk");         // block fp8, ue8m0 scales
   EXPECT_DOUBLE_EQ(bundled("deepseek-r1").total_params(), m.total_params());  // same shape keys
   EXPECT_EQ(bundled("deepseek-v3.1-nvfp4").default_precision, (Precision{DType::nvfp4, DType::nvfp4, DType::fp8}));
 }
@@ -168,10 +168,10 @@ TEST(HfConfig, Llama4ScoutReadsItsTextConfig) {
   const ModelSpec m = bundled("llama-4-scout-17b-16e-instruct");  // Llama4ForConditionalGeneration
   EXPECT_EQ(m.family, "llama4_text");
   EXPECT_EQ(m.hidden, 5120);
-  EXPECT_EQ(m.intermediate, 16384);               // intermediate_size_mlp: dense layers (none in Scout)
-  EXPECT_EQ(m.moe->expert_intermediate, 8192);    // intermediate_size: experts
-  EXPECT_EQ(m.moe->shared_intermediate, 8192);    // one shared expert of the same width (modelling code)
-  EXPECT_EQ(m.layers_with(FfnKind::moe), 48);     // interleave_moe_layer_step 1
+  EXPECT_EQ(m.intermediate, 16384);             // intermediate_size_mlp: dense layers (none in Scout)
+  EXPECT_EQ(m.moe->expert_intermediate, 8192);  // intermediate_size: experts
+  EXPECT_EQ(m.moe->shared_intermediate, 8192);  // one shared expert of the same width (modelling code)
+  EXPECT_EQ(m.layers_with(FfnKind::moe), 48);   // interleave_moe_layer_step 1
   // no_rope_layers [] -> every 4th layer NoPE with full attention; the others RoPE, chunks of 8192.
   EXPECT_EQ(m.layer_specs[0].attention.chunk_tokens, 8192);
   EXPECT_TRUE(m.layer_specs[0].attention.rope);
@@ -217,9 +217,9 @@ TEST(HfConfig, ReconstructedGemma3_12bAndStarCoder2_15b) {
 TEST(HfConfig, ReconstructedNemotronNanoV2IsAHybridOfMambaAttentionAndMlpLayers) {
   const ModelSpec m = bundled("nemotron-nano-9b-v2");
   EXPECT_TRUE(m.reconstructed);
-  EXPECT_EQ(m.layers_with(MixerKind::mamba), 27);  // 'M'
+  EXPECT_EQ(m.layers_with(MixerKind::mamba), 27);     // 'M'
   EXPECT_EQ(m.layers_with(MixerKind::attention), 4);  // '*'
-  EXPECT_EQ(m.layers_with(FfnKind::dense), 25);  // '-'
+  EXPECT_EQ(m.layers_with(FfnKind::dense), 25);       // '-'
   EXPECT_EQ(m.layer_specs[0].ffn, FfnKind::none);
   EXPECT_EQ(m.layer_specs[1].mixer, MixerKind::none);
   EXPECT_EQ(m.activation, Activation::relu2);
@@ -280,8 +280,8 @@ TEST(HfConfig, SlidingWindowLayers) {
   const ModelSpec mistral = bundled("mistral-7b-v0.1");
   for (const auto& a : mistral.layer_specs) EXPECT_EQ(a.attention.window_tokens, 4096);
   EXPECT_EQ(bundled("mistral-7b-instruct-v0.3").layer_specs[0].attention.window_tokens, 0);  // sliding_window: null
-  EXPECT_EQ(bundled("qwen2-7b").layer_specs[0].attention.window_tokens, 0);                  // use_sliding_window: false
-  const ModelSpec gemma2 = bundled("gemma-2-9b");  // even layers local, odd layers global
+  EXPECT_EQ(bundled("qwen2-7b").layer_specs[0].attention.window_tokens, 0);  // use_sliding_window: false
+  const ModelSpec gemma2 = bundled("gemma-2-9b");                            // even layers local, odd layers global
   EXPECT_EQ(gemma2.layer_specs[0].attention.window_tokens, 4096);
   EXPECT_EQ(gemma2.layer_specs[1].attention.window_tokens, 0);
   const ModelSpec gemma3 = bundled("gemma-3-27b-it");  // 5 local layers per global layer
@@ -349,7 +349,9 @@ TEST(HfConfig, BadLayerListsNameTheKey) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("qwen2-57b-a14b-edited: key 'mlp_only_layers' must hold whole numbers from "
-                                         "0 to 27, found 99"), std::string::npos) << e.what();
+                                         "0 to 27, found 99"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -360,7 +362,9 @@ TEST(HfConfig, BadHybridPatternNamesTheKeyAndTheLayer) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("nemotron-nano-9b-v2-edited: key 'hybrid_override_pattern' has 'E' at "
-                                         "layer 7"), std::string::npos) << e.what();
+                                         "layer 7"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -503,8 +507,7 @@ TEST(HfQuantization, Qwen3CoderFp8ExcerptIsBlockFp8OfEveryLinearWeight) {
 TEST(HfQuantization, BadQuantizationConfigsAreClearErrors) {
   EXPECT_NE(quantization_error(R"({"quant_method": "awq", "bits": 3})").find("'bits' must be 4 or 8"),
             std::string::npos);
-  EXPECT_NE(quantization_error(R"({"quant_method": "hqq"})").find("unsupported quant_method 'hqq'"),
-            std::string::npos);
+  EXPECT_NE(quantization_error(R"({"quant_method": "hqq"})").find("unsupported quant_method 'hqq'"), std::string::npos);
   EXPECT_NE(quantization_error(R"({"bits": 4})").find("missing key 'quant_method'"), std::string::npos);
 }
 
@@ -552,7 +555,9 @@ TEST(ModelCatalog, IndexSaysWhetherAConfigIsReconstructed) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("index.csv:2: column 'config' must be published or reconstructed, found "
-                                         "'guessed'"), std::string::npos) << e.what();
+                                         "'guessed'"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -570,13 +575,15 @@ TEST(ModelCatalog, IndexRowsFieldsAndErrors) {
   EXPECT_TRUE(catalog.entries()[1].reconstructed);
   EXPECT_EQ(catalog.config_path(catalog.entries()[1]), dir / "sub" / "b.json");
   EXPECT_EQ(catalog.find("ORG/b"), &catalog.entries()[1]);
-  testing_support::write_temp("small-catalog/index.csv", "id,file,hf_repo,config\na,a.json,org/A,published\nb,b.json\n");
+  testing_support::write_temp("small-catalog/index.csv",
+                              "id,file,hf_repo,config\na,a.json,org/A,published\nb,b.json\n");
   try {
     ModelCatalog::load(dir);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("index.csv:3: expected 4 fields (id,file,hf_repo,config), found 2"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   try {
     ModelCatalog::load(dir / "missing");

@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "hardware/gpu_catalog.h"
@@ -19,6 +18,7 @@
 #include "predictor/predictor.h"
 #include "predictor/setup_cache.h"
 #include "sample_configs.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -156,7 +156,9 @@ TEST(SetupEncoder, LeavesRequestsThatRunInWavesToThePlainPath) {
 GnnWeights random_weights(int hidden, unsigned seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 0.3f);
-  auto matrix = [&](int rows, int cols) { return RowMatrix(RowMatrix::NullaryExpr(rows, cols, [&] { return normal(rng); })); };
+  auto matrix = [&](int rows, int cols) {
+    return RowMatrix(RowMatrix::NullaryExpr(rows, cols, [&] { return normal(rng); }));
+  };
   auto vector = [&](int n) { return Eigen::VectorXf(Eigen::VectorXf::NullaryExpr(n, [&] { return normal(rng); })); };
   GnnWeights w = bundled_weights();
   const int in = node_width(w.features), globals = global_width(w.features);
@@ -212,7 +214,8 @@ TEST(PreparedGnnPass, OtherShapesDoNotFit) {
 
 TEST(SageWeightsByInput, NotFiniteOrUnsupportedWidthsTakeThePlainPath) {
   GnnWeights w = random_weights(64, 3);
-  if (!sage_weights_by_input(w)) GTEST_SKIP() << "this build's Eigen kernels are not the ones the prepared pass reproduces";
+  if (!sage_weights_by_input(w))
+    GTEST_SKIP() << "this build's Eigen kernels are not the ones the prepared pass reproduces";
   w.sage2_neigh(5, 7) = std::numeric_limits<float>::infinity();
   EXPECT_FALSE(sage_weights_by_input(w));
   EXPECT_FALSE(sage_weights_by_input(random_weights(48, 3)));
@@ -301,8 +304,8 @@ TEST(GnnPredictor, BothBundledGnnsPredictAsAFreshPredictor) {
     for (int round = 0; round < 3; ++round)
       for (const PredictorInput& c : configs) {
         const Prediction fresh = load_predictor(file, params())->predict(c), p = kept->predict(c);
-        const std::string where = fmt::format("{} {} x{} batch {} round {}", name, c.model->id, c.request.gpus,
-                                              c.request.batch, round);
+        const std::string where =
+            fmt::format("{} {} x{} batch {} round {}", name, c.model->id, c.request.gpus, c.request.batch, round);
         expect_same_values(p.energy_j, fresh.energy_j, where);
         expect_same_values(p.latency_s, fresh.latency_s, where);
       }

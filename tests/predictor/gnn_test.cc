@@ -1,16 +1,14 @@
 // The Eigen GraphSAGE forward pass on a graph small enough to compute by hand.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "predictor/gnn.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
 
-RowMatrix m(int rows, int cols, std::vector<float> values) {
-  return Eigen::Map<RowMatrix>(values.data(), rows, cols);
-}
+RowMatrix m(int rows, int cols, std::vector<float> values) { return Eigen::Map<RowMatrix>(values.data(), rows, cols); }
 Eigen::VectorXf v(std::vector<float> values) { return Eigen::Map<Eigen::VectorXf>(values.data(), values.size()); }
 
 // Two nodes with one feature, edge 0 -> 1, hidden width 1, one global feature.

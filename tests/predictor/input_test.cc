@@ -4,7 +4,6 @@
 
 #include <type_traits>
 
-#include "support/all_modules.h"
 #include "api/resolve.h"
 #include "compare/capacity.h"
 #include "compare/setup_comparison.h"
@@ -16,6 +15,7 @@
 #include "predictor/predictor.h"
 #include "predictor/registry.h"
 #include "predictor/setup_cache.h"
+#include "support/all_modules.h"
 #include "trace/shape_table.h"
 #include "trace/trace_account.h"
 #include "trace/trace_stream.h"
@@ -42,7 +42,7 @@ TEST(PredictorInput, AResolvedRequestIsAnIsolatedRunOfItsBatch) {
   r.batch = 8;
   const PredictorInput eight = predictor_input(model, gpu, r);
   EXPECT_EQ(eight.scenario.measures, Measures::fixed_batch);  // a batch of 8 run alone, as a fixed batch
-  EXPECT_FALSE(same_setup(one, eight));                        // the scenario differs
+  EXPECT_FALSE(same_setup(one, eight));                       // the scenario differs
   r.prompt_tokens *= 2;
   EXPECT_TRUE(same_setup(eight, predictor_input(model, gpu, r)));  // tokens are not part of a setup
   r.gpus = 2;

@@ -1,9 +1,9 @@
 // The model container: round trip, and every kind of damage is a clear error.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "predictor/model_file.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

@@ -5,11 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "api/resolve.h"
 #include "core/paths.h"
 #include "predictor/model_file.h"
 #include "predictor/registry.h"
+#include "support/all_modules.h"
 #include "support/error_of.h"
 
 namespace llmco2 {
@@ -17,10 +17,14 @@ namespace {
 
 const char* file_kind(PredictorFamily family) {
   switch (family) {
-    case PredictorFamily::gnn: return "gnn";
-    case PredictorFamily::forest: return "deepen";
-    case PredictorFamily::analytic: return "llmcarbon";
-    case PredictorFamily::simulator: return "";
+    case PredictorFamily::gnn:
+      return "gnn";
+    case PredictorFamily::forest:
+      return "deepen";
+    case PredictorFamily::analytic:
+      return "llmcarbon";
+    case PredictorFamily::simulator:
+      return "";
   }
   return "?";
 }

@@ -4,8 +4,8 @@
 #include <tuple>
 #include <vector>
 
-#include "support/all_modules.h"
 #include "sim/label.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 
@@ -13,8 +13,10 @@ namespace llmco2 {
 // batch of 32 (batch scale 0.75), one without decode, and a batch of 512 x 8000 tokens (waves on the smaller GPUs).
 inline std::vector<PredictorInput> sample_configs(CatalogCache& catalogs) {
   std::vector<PredictorInput> out;
-  for (const auto& [model, gpu, gpus] : {std::tuple{"llama-3.1-8b", "h100-sxm", 1}, {"mixtral-8x7b", "a100-80gb-sxm", 2},
-                                        {"llama-3.1-70b", "h100-sxm", 4}, {"llama-3.1-8b", "l4", 1}}) {
+  for (const auto& [model, gpu, gpus] : {std::tuple{"llama-3.1-8b", "h100-sxm", 1},
+                                         {"mixtral-8x7b", "a100-80gb-sxm", 2},
+                                         {"llama-3.1-70b", "h100-sxm", 4},
+                                         {"llama-3.1-8b", "l4", 1}}) {
     PredictorInput c = predictor_input(default_config(model, gpu, catalogs));
     c.request.gpus = gpus;
     out.push_back(c);

@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "predictor/predictor.h"
 #include "sample_configs.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -21,8 +21,8 @@ TEST(SimPredictor, PredictsAsSimulateToTheBit) {
     for (const PredictorInput& c : configs) {
       const SimResult r = simulate(*c.model, *c.gpu, c.request, c.scenario, params);
       const Prediction p = predictor->predict(c);
-      const std::string where = fmt::format("{} on {} x{} batch {} round {}", c.model->id, c.gpu->id, c.request.gpus,
-                                            c.request.batch, round);
+      const std::string where =
+          fmt::format("{} on {} x{} batch {} round {}", c.model->id, c.gpu->id, c.request.gpus, c.request.batch, round);
       EXPECT_EQ(*p.energy_j.prefill, r.energy_j.prefill * c.batch_scale) << where;
       EXPECT_EQ(*p.energy_j.decode, r.energy_j.decode * c.batch_scale) << where;
       EXPECT_EQ(*p.latency_s.prefill, r.latency_s.prefill) << where;
@@ -54,7 +54,7 @@ TEST(SimPredictor, RejectsCountsWithSimulatesError) {
   CatalogCache catalogs;
   PredictorInput c = predictor_input(default_config("llama-3.1-8b", "h100-sxm", catalogs));
   predictor->predict(c);
-  predictor->predict(c);  // the setup's state is made and kept
+  predictor->predict(c);             // the setup's state is made and kept
   c.request.prompt_tokens = 200000;  // past the 131,072-token context window
   std::string expected, got;
   try {

@@ -5,15 +5,13 @@
 #include <cstring>
 #include <fstream>
 
-#include "support/all_modules.h"
+#include "carbon/region_catalog.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/json_io.h"
 #include "core/names.h"
 #include "core/paths.h"
-#include "carbon/region_catalog.h"
-#include "sim/sim_params.h"
 #include "dataset/request_log.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/node.h"
@@ -24,6 +22,8 @@
 #include "predictor/model_file.h"
 #include "predictor/predictor.h"
 #include "serving/timeline.h"
+#include "sim/sim_params.h"
+#include "support/all_modules.h"
 #include "support/error_of.h"
 #include "support/temp_file.h"
 
@@ -42,7 +42,8 @@ TEST(ArchitectureBounds, LayersAboveTheBoundAreAnErrorNamingTheKeyAndTheBound) {
   // Issue 16: num_hidden_layers 1e9 was accepted and the process was killed for memory (a LayerSpec per layer).
   const std::string message = error_of([] { read_hf_config(write_temp("layers.json", tiny_llama("1e9"))); });
   EXPECT_NE(message.find("layers.json: key 'num_hidden_layers' = 1000000000 is above the largest accepted, 1024"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
   EXPECT_EQ(read_hf_config(write_temp("layers.json", tiny_llama("1024"))).layers, 1024);  // the bound itself is fine
   EXPECT_NE(error_of([] { read_hf_config(write_temp("layers.json", tiny_llama("1025"))); }), "");
 }
@@ -71,8 +72,9 @@ TEST(JsonFiles, DeepNestingIsAnErrorNotAStackOverflow) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   const std::string message = error_of([&] { read_json_file(write_temp("deep.json", deep)); });
   EXPECT_NE(message.find("deep.json: JSON nested deeper than 64 levels at byte 64"), std::string::npos) << message;
-  EXPECT_EQ(parse_json_text(R"({"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["})", "x").size(),
-            1u);  // brackets inside strings do not count
+  EXPECT_EQ(
+      parse_json_text(R"({"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["})", "x").size(),
+      1u);  // brackets inside strings do not count
 }
 
 TEST(CsvFiles, AFieldAboveTheRecordCapIsAnErrorWithItsLine) {
@@ -119,7 +121,8 @@ std::string sealed(const std::string& header, const std::string& payload = "") {
 
 TEST(ModelFiles, AnEmptyTensorParsesWithoutCopyingFromNull) {
   // Issue 16: UBSan reported a memcpy from a null pointer at model_file.cc:104 for an empty section.
-  const ModelFile f = parse_model_file(sealed(R"({"kind": "gnn", "entries": [{"name": "t", "type": "f32", "shape": [0]}]})"), "m");
+  const ModelFile f =
+      parse_model_file(sealed(R"({"kind": "gnn", "entries": [{"name": "t", "type": "f32", "shape": [0]}]})"), "m");
   EXPECT_EQ(f.tensors.at("t").values.size(), 0u);
 }
 
@@ -128,18 +131,23 @@ TEST(ModelFiles, CraftedHeadersAreErrorsNamingTheFile) {
     return error_of([&] { parse_model_file(sealed(header, payload), "crafted.model"); });
   };
   // 2^40 x 2^40 floats: the product overflows a long; each dimension alone exceeds the 8 bytes of payload.
-  EXPECT_NE(error(R"({"kind": "gnn", "entries": [{"name": "t", "type": "f32", "shape": [1099511627776, 1099511627776]}]})",
-                  "12345678").find("crafted.model: tensor 't' has a dimension 1099511627776"), std::string::npos);
+  EXPECT_NE(
+      error(R"({"kind": "gnn", "entries": [{"name": "t", "type": "f32", "shape": [1099511627776, 1099511627776]}]})",
+            "12345678")
+          .find("crafted.model: tensor 't' has a dimension 1099511627776"),
+      std::string::npos);
   EXPECT_NE(error(R"({"kind": "gnn", "entries": [{"name": "t", "type": "f32", "shape": [-1]}]})").find("dimension -1"),
             std::string::npos);
-  EXPECT_NE(error(R"({"kind": "gnn", "entries": 5})").find("crafted.model: model header lacks a string 'kind' or an 'entries' list"),
+  EXPECT_NE(error(R"({"kind": "gnn", "entries": 5})")
+                .find("crafted.model: model header lacks a string 'kind' or an 'entries' list"),
             std::string::npos);
   EXPECT_NE(error(R"({"kind": "gnn", "entries": [7]})").find("lacks a 'name' or a 'type'"), std::string::npos);
   EXPECT_NE(error(R"({"kind": "gnn", "entries": [{"name": "b", "type": "bytes", "size": "big"}]})").find("blob 'b'"),
             std::string::npos);
   float nan = std::nanf("");
   EXPECT_NE(error(R"({"kind": "gnn", "entries": [{"name": "t", "type": "f32", "shape": [1]}]})",
-                  std::string(reinterpret_cast<const char*>(&nan), 4)).find("tensor 't' holds a value that is not finite"),
+                  std::string(reinterpret_cast<const char*>(&nan), 4))
+                .find("tensor 't' holds a value that is not finite"),
             std::string::npos);
 }
 
@@ -169,7 +177,9 @@ TEST(ForestCheck, CraftedTreesAreErrorsBeforeXGBoostSeesThem) {
   const auto error = [](const std::function<void(Json&)>& edit) {
     return error_of([&] { checked_forest(edited_forest(edit), deepen_feature_count(), "m.model", "energy_forest"); });
   };
-  EXPECT_NE(error([](Json& t) { t["left_children"][1] = 0; }).find("m.model: forest 'energy_forest' tree 0: node 1 has children 0"),
+  EXPECT_NE(error([](Json& t) {
+              t["left_children"][1] = 0;
+            }).find("m.model: forest 'energy_forest' tree 0: node 1 has children 0"),
             std::string::npos);  // a cycle back to the root
   EXPECT_NE(error([](Json& t) { t["split_indices"][0] = 28; }).find("'split_indices' holds 28"), std::string::npos);
   EXPECT_NE(error([](Json& t) { t["split_conditions"].erase(0); }).find("'split_conditions' holds"), std::string::npos);
@@ -178,25 +188,33 @@ TEST(ForestCheck, CraftedTreesAreErrorsBeforeXGBoostSeesThem) {
   EXPECT_NE(error_of([] { checked_forest(std::string(5000, '['), 28, "m.model", "f"); }).find("not an XGBoost"),
             std::string::npos);
   // {"a": an optimised UBJSON array of 2^56 nulls} in 17 bytes: refused, not materialised.
-  const std::string nulls = std::string("{U\x01" "a[$Z#L") + std::string("\x01\0\0\0\0\0\0\0", 8) + "}";
+  const std::string nulls = std::string(
+                                "{U\x01"
+                                "a[$Z#L") +
+                            std::string("\x01\0\0\0\0\0\0\0", 8) + "}";
   EXPECT_NE(error_of([&] { checked_forest(nulls, 28, "m.model", "f"); }).find("malformed UBJSON"), std::string::npos);
 }
 
 TEST(CatalogRanges, NotFiniteOrNegativeValuesAreErrorsNamingFileLineAndKey) {
   // Issue 16 reported these flowing through; main range-checked them before this branch: kept as regression tests.
   const auto pue = data_dir() / "carbon" / "pue.csv", regions = data_dir() / "carbon" / "regions.csv";
-  const auto nan_region = write_temp("regions.csv", "id,kind,provider,name,country,ci_g_per_kwh,year,source\n"
-                                                    "WORLD,world,,World,,nan,2023,x\n");
-  EXPECT_NE(error_of([&] { RegionCatalog::load(nan_region, pue); }).find("regions.csv:2: column 'ci_g_per_kwh': expected a number, got 'nan'"),
+  const auto nan_region = write_temp("regions.csv",
+                                     "id,kind,provider,name,country,ci_g_per_kwh,year,source\n"
+                                     "WORLD,world,,World,,nan,2023,x\n");
+  EXPECT_NE(error_of([&] {
+              RegionCatalog::load(nan_region, pue);
+            }).find("regions.csv:2: column 'ci_g_per_kwh': expected a number, got 'nan'"),
             std::string::npos);
   const auto negative_pue = write_temp("pue.csv", "id,pue,year,source\ngcp,-1.1,2024,x\n");
-  EXPECT_NE(error_of([&] { RegionCatalog::load(regions, negative_pue); }).find("pue.csv:2: pue = -1.1 is outside [1, 3]"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { RegionCatalog::load(regions, negative_pue); }).find("pue.csv:2: pue = -1.1 is outside [1, 3]"),
+      std::string::npos);
   Json params = read_json_file(default_sim_params_path());
   params["engines"]["deepspeed"]["step_host_s"] = -0.5;
   const auto path = write_temp("params.json", params.dump());
-  EXPECT_NE(error_of([&] { load_sim_params(path); }).find("params.json: engines.deepspeed.step_host_s = -0.5 is outside"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { load_sim_params(path); }).find("params.json: engines.deepspeed.step_host_s = -0.5 is outside"),
+      std::string::npos);
 }
 
 // Issue 41: ids are printed and written into file names and JSON, so a GPU or node file whose id holds '/', a
@@ -205,7 +223,7 @@ TEST(CatalogIds, IdsHoldOnlyNameCharactersAndAreShownEscaped) {
   for (const char* good : {"h100-sxm", "a100-80gb-sxm", "mi300x", "gb200-nvl72", "rtx-6000-ada", "l40s+"})
     EXPECT_NO_THROW(check_catalog_id(good, "x.json")) << good;
   for (const std::string& bad : {std::string(""), std::string("../h100"), std::string("-h100"), std::string(65, 'a'),
-                                std::string("h100\n"), std::string("h100 sxm")})
+                                 std::string("h100\n"), std::string("h100 sxm")})
     EXPECT_NE(error_of([&] { check_catalog_id(bad, "x.json"); }).find("x.json: key 'id' must be"), std::string::npos)
         << bad;
   Json gpu = read_json_file(data_dir() / "gpus" / "h100-sxm.json");
@@ -238,11 +256,14 @@ TEST(ForestCheck, CraftedCorpusModelsAreErrorsNotHangs) {
   // a split on feature 100000 of 28 (XGBoost reads past the row).
   const std::string corpus = std::string(LLMCO2_FUZZ_CORPUS) + "/model_file/";
   const SimParams params = default_sim_params();
-  EXPECT_NE(error_of([&] { load_predictor(corpus + "deepen-cycle.model", params); })
-                .find("deepen-cycle.model: forest 'energy_forest' tree 0: node 1 has children 0 and 2 that do not form a tree"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { load_predictor(corpus + "deepen-split-feature.model", params); })
-                .find("'split_indices' holds 100000 (expected a number in [0, 27])"),
+  EXPECT_NE(
+      error_of([&] {
+        load_predictor(corpus + "deepen-cycle.model", params);
+      }).find("deepen-cycle.model: forest 'energy_forest' tree 0: node 1 has children 0 and 2 that do not form a tree"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] {
+              load_predictor(corpus + "deepen-split-feature.model", params);
+            }).find("'split_indices' holds 100000 (expected a number in [0, 27])"),
             std::string::npos);
   EXPECT_EQ(error_of([&] { load_predictor(corpus + "deepen-one-split.model", params); }), "");
 }
@@ -304,7 +325,8 @@ TEST(RunnerLines, WrongTypesAreProtocolFailuresNotJsonExceptions) {
             "the runner's 'done' lacks a whole number 'prompt_tokens'");
   EXPECT_EQ(failure(R"({"event": "done", "elapsed_s": 1e999})", "done"),
             "the runner wrote a line that is not JSON: '{\"event\": \"done\", \"elapsed_s\": 1e999}'");
-  const RunnerDone d = runner_done(parse_runner_line(R"({"event": "done", "elapsed_s": 0.25, "prompt_tokens": 128, "gen_tokens": 16})"));
+  const RunnerDone d =
+      runner_done(parse_runner_line(R"({"event": "done", "elapsed_s": 0.25, "prompt_tokens": 128, "gen_tokens": 16})"));
   EXPECT_EQ(d.prompt_tokens, 128);
   EXPECT_EQ(d.gen_tokens, 16);
   EXPECT_EQ(d.elapsed_s, 0.25);

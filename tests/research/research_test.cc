@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "llmco2/research.h"
+#include "support/all_modules.h"
 #include "support/error_of.h"
 #include "support/temp_file.h"
 
@@ -87,8 +87,9 @@ TEST(Research, SampledPlanLabelledAndCheckedAgainstItsManifest) {
   std::ofstream(l.out, std::ios::app) << "\n";
   ASSERT_EQ(check_outputs(l.out + ".manifest.json").size(), 1u);
 
-  const auto bad = write_temp("research-bad-plan.csv", "model,gpu,gpus,batch,prompt,gen\nllama-3.1-8b,h100-sxm,1,1,"
-                                                       "128,16\nno-such-model,h100-sxm,1,1,128,16\n");
+  const auto bad = write_temp("research-bad-plan.csv",
+                              "model,gpu,gpus,batch,prompt,gen\nllama-3.1-8b,h100-sxm,1,1,"
+                              "128,16\nno-such-model,h100-sxm,1,1,128,16\n");
   l.plan = bad.string(), l.out = (dir / "bad-rows.csv").string();
   const LabelSummary partly = label_plan(l);
   EXPECT_EQ(partly.rows_written, 1);

@@ -3,11 +3,11 @@
 
 #include <set>
 
-#include "support/all_modules.h"
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 #include "sampling/focused_sampling.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {

@@ -109,12 +109,12 @@ TEST(TaskLine, RefusesBeyondItsBacklog) {
     started.set_value();
     release_future.wait();
   }));
-  started.get_future().wait();           // the one worker is busy
-  EXPECT_TRUE(line.try_enqueue([] {}));  // one waits
-  EXPECT_FALSE(line.try_enqueue([] {})); // the second is refused
+  started.get_future().wait();            // the one worker is busy
+  EXPECT_TRUE(line.try_enqueue([] {}));   // one waits
+  EXPECT_FALSE(line.try_enqueue([] {}));  // the second is refused
   release.set_value();
   line.shutdown();
-  EXPECT_FALSE(line.try_enqueue([] {})); // stopped
+  EXPECT_FALSE(line.try_enqueue([] {}));  // stopped
 }
 
 TEST(TaskLine, ThenRunsOnceTheSlotIsFree) {
@@ -150,7 +150,8 @@ RequestReader::State feed_bytewise(RequestReader& reader, const std::string& byt
 
 TEST(RequestReader, PipelinedRequestsComeOutOneByOne) {
   RequestReader reader(small_limits());
-  std::string in = "GET /health?x=1 HTTP/1.1\r\nHost: a\r\n\r\nPOST /v1/predict HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}";
+  std::string in =
+      "GET /health?x=1 HTTP/1.1\r\nHost: a\r\n\r\nPOST /v1/predict HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}";
   ASSERT_EQ(reader.feed(in), RequestReader::State::done);
   HttpRequest first = reader.take();
   EXPECT_EQ(first.method, "GET");
@@ -166,8 +167,8 @@ TEST(RequestReader, PipelinedRequestsComeOutOneByOne) {
 TEST(RequestReader, AByteAtATimeGivesTheSameRequest) {
   RequestReader reader(small_limits());
   std::string rest;
-  ASSERT_EQ(feed_bytewise(reader, "POST /a HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 5\r\n\r\nhello",
-                          rest), RequestReader::State::done);
+  ASSERT_EQ(feed_bytewise(reader, "POST /a HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 5\r\n\r\nhello", rest),
+            RequestReader::State::done);
   const HttpRequest r = reader.take();
   EXPECT_EQ(r.body, "hello");
   EXPECT_EQ(r.minor_version, 0);
@@ -189,8 +190,9 @@ TEST(RequestReader, HeadLimitsAre431) {
 TEST(RequestReader, ChunkedBodiesAreDecodedAndCountedAgainstTheCap) {
   RequestReader reader(small_limits());
   std::string rest;
-  const std::string wiki = "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n5;x=y\r\npedia\r\n0\r\n"
-                           "Trailer: t\r\n\r\n";
+  const std::string wiki =
+      "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n5;x=y\r\npedia\r\n0\r\n"
+      "Trailer: t\r\n\r\n";
   ASSERT_EQ(feed_bytewise(reader, wiki, rest), RequestReader::State::done);
   EXPECT_EQ(reader.take().body, "Wikipedia");
   // 60 + 60 bytes: refused when the second chunk's size line says so, before its data arrives.
@@ -257,11 +259,11 @@ TEST(AccessLog, AFullBufferDropsAndCountsInsteadOfWaiting) {
     r.method = "GET";
     r.path = "/health";
     r.status = 200;
-    EXPECT_TRUE(log.write(r));         // taken by the writer, which blocks on the stream
+    EXPECT_TRUE(log.write(r));  // taken by the writer, which blocks on the stream
     buffer.entered.get_future().wait();
-    EXPECT_TRUE(log.write(r));         // waits in the buffer
-    EXPECT_TRUE(log.write(r));         // waits in the buffer
-    EXPECT_FALSE(log.write(r));        // dropped: the buffer holds 2
+    EXPECT_TRUE(log.write(r));   // waits in the buffer
+    EXPECT_TRUE(log.write(r));   // waits in the buffer
+    EXPECT_FALSE(log.write(r));  // dropped: the buffer holds 2
     EXPECT_EQ(log.dropped(), 1u);
     buffer.release.set_value();
     EXPECT_TRUE(log.flush(std::chrono::seconds(10)));

@@ -6,16 +6,16 @@
 #include <algorithm>
 #include <array>
 
-#include "support/all_modules.h"
+#include "compare/capacity.h"
+#include "core/error.h"
+#include "evaluation/serving_validation.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/node.h"
 #include "model/model_catalog.h"
-#include "core/error.h"
-#include "evaluation/serving_validation.h"
-#include "compare/capacity.h"
 #include "serving/serve_sim.h"
 #include "serving/step_cost.h"
 #include "sim/simulator.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -147,10 +147,12 @@ TEST(ServeSim, APowerCapHoldsSaturatedPowerAtTheCapAndSlowsTheRun) {
   const SteadyState a = run_load_test(free, default_sim_params(), test),
                     b = run_load_test(capped, default_sim_params(), test);
   ASSERT_TRUE(a.valid && b.valid);
-  const auto mean_w = [](const SteadyState& s) { return s.energy_per_token_j * static_cast<double>(s.tokens) / s.window_s; };
-  EXPECT_GT(mean_w(a), 300);            // uncapped, the run draws more than the cap
-  EXPECT_LE(mean_w(b), 300 * 1.0001);   // capped, never more
-  EXPECT_GT(mean_w(b), 0.95 * 300);     // and saturated at it
+  const auto mean_w = [](const SteadyState& s) {
+    return s.energy_per_token_j * static_cast<double>(s.tokens) / s.window_s;
+  };
+  EXPECT_GT(mean_w(a), 300);           // uncapped, the run draws more than the cap
+  EXPECT_LE(mean_w(b), 300 * 1.0001);  // capped, never more
+  EXPECT_GT(mean_w(b), 0.95 * 300);    // and saturated at it
   EXPECT_LT(static_cast<double>(b.tokens) / b.window_s, static_cast<double>(a.tokens) / a.window_s);
 }
 
@@ -231,13 +233,18 @@ TEST(ServeSim, ABeamSearchStepCostsTheDecodeOfEveryBeam) {
   log.requests[0].beams = 4;
   std::vector<StepRecord> steps;
   ReplayOptions options;
-  options.on_step = [&](const StepRecord& s) { if (!s.idle) steps.push_back(s); };
+  options.on_step = [&](const StepRecord& s) {
+    if (!s.idle) steps.push_back(s);
+  };
   const Replayed beam = run_log(log, d, options);
   ASSERT_EQ(steps.size(), 3u);
   StepCostModel costs(d.model, d.gpu, d.setup, default_sim_params(), d.sampling, d.power);
-  auto energy_j = [&](const MixedStep& m) { const StepCost c = costs.cost(m); return c.power_w * c.time_s; };
-  const double expected_j = energy_j({0, 1, 100, 1, 0, 1}) + energy_j({4, 101, 0, 0, 0, 4}) +
-                            energy_j({4, 102, 0, 0, 0, 4});
+  auto energy_j = [&](const MixedStep& m) {
+    const StepCost c = costs.cost(m);
+    return c.power_w * c.time_s;
+  };
+  const double expected_j =
+      energy_j({0, 1, 100, 1, 0, 1}) + energy_j({4, 101, 0, 0, 0, 4}) + energy_j({4, 102, 0, 0, 0, 4});
   EXPECT_NEAR(beam.requests[0].energy_j / expected_j, 1.0, 1e-9);
   for (const StepRecord& s : steps) EXPECT_EQ(s.sampled, 1);  // one output token per step: the request's
   EXPECT_EQ(steps[1].decodes, 1);

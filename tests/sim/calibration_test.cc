@@ -2,9 +2,9 @@
 // parameters that reproduce them far better than the starting point, and the accuracy figures are computed by hand.
 #include <gtest/gtest.h>
 
-#include "support/all_modules.h"
 #include "calibration/calibration.h"
 #include "sim/label.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -20,8 +20,8 @@ TEST(Calibration, FitRecoversSimulatedGroundTruth) {
   for (long batch : {1L, 4L, 32L})
     for (long prompt : {128L, 2048L})
       for (int gpus : {1, 2}) {
-        const SimConfig c = config_for_plan({0, "llama-3.1-8b", "a100-80gb-sxm", gpus, batch, prompt, 64, "", ""},
-                                            catalogs);
+        const SimConfig c =
+            config_for_plan({0, "llama-3.1-8b", "a100-80gb-sxm", gpus, batch, prompt, 64, "", ""}, catalogs);
         DatasetRow row = simulated_row(c, simulate(*c.model, *c.gpu, c.request, c.scenario, truth), "t");
         row.source = gpus == 1 ? "one" : "two";
         rows.push_back(row);

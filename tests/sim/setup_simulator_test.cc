@@ -8,13 +8,13 @@
 
 #include <fmt/format.h>
 
-#include "support/all_modules.h"
 #include "core/error.h"
 #include "dataset/dataset_csv.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 #include "sim/label.h"
 #include "sim/simulator.h"
+#include "support/all_modules.h"
 
 namespace llmco2 {
 namespace {
@@ -84,8 +84,8 @@ TEST(SetupSimulator, SimulatesEveryRequestOfASetupAsSimulateDoes) {
           setup.gpus = gpus, setup.engine = engine;
           setup.precision = engine_precision(gpu, model.precision_for(""), engine).precision;
           SimScenario scenario;
-          ran += compare_setup(model, gpu, setup, scenario,
-                               fmt::format("{} {} x{} {}", entry.id, gpu_id, gpus, engine));
+          ran +=
+              compare_setup(model, gpu, setup, scenario, fmt::format("{} {} x{} {}", entry.id, gpu_id, gpus, engine));
         }
     }
   }
@@ -140,7 +140,8 @@ TEST(LabelPlan, GroupedBySetupEqualsRowByRow) {
       EXPECT_EQ(fast.rows[i].energy_spread, reference.rows[i].energy_spread) << i;
     }
     ASSERT_EQ(fast.rejects.size(), reference.rejects.size());
-    for (size_t i = 0; i < fast.rejects.size(); ++i) EXPECT_EQ(fast.rejects[i].message(), reference.rejects[i].message());
+    for (size_t i = 0; i < fast.rejects.size(); ++i)
+      EXPECT_EQ(fast.rejects[i].message(), reference.rejects[i].message());
     EXPECT_GT(fast.rows.size(), 40u);
     EXPECT_GT(fast.rejects.size(), 100u);  // zero batches, the unknown model, 3 GPUs, 300k-token prompts
   }
@@ -206,8 +207,8 @@ TEST(MixedStepWorkloads, EveryStepAsMixedStepWorkloadBuildsIt) {
           continue;  // heads the GPUs do not split
         }
         for (const MixedStep& step : serving_steps()) {
-          const std::string where = fmt::format("{} {} x{} step {}+{}", entry.id, gpu_id, gpus, step.decodes,
-                                                step.prefill_tokens);
+          const std::string where =
+              fmt::format("{} {} x{} step {}+{}", entry.id, gpu_id, gpus, step.decodes, step.prefill_tokens);
           std::string fast_error, reference_error;
           std::optional<SimWorkload> reference;
           try {

@@ -10,13 +10,13 @@
 
 #include "core/error.h"
 
-#include "hardware/gpu_catalog.h"
 #include "core/json_io.h"
+#include "engine/engine_profile.h"
+#include "hardware/gpu_catalog.h"
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
-#include "engine/engine_profile.h"
-#include "sim/simulator.h"
 #include "sim/label.h"
+#include "sim/simulator.h"
 
 namespace llmco2 {
 namespace {
@@ -58,8 +58,8 @@ SimWorkload one_gemm_workload(double steps, double ops, double bytes, double cou
 TEST(Simulator, OneSegmentByHand) {
   const SimWorkload w = one_gemm_workload(10, 1e12, 1e9, 2);
   // kernel: 1e-5 + max(1e12 / (1e15 x 0.5), 1e9 / (2e12 x 0.5)) = 2.01e-3 s; 2 launches: 4.02e-3 s busy;
-  // host launches 2 x 1e-6 s < busy; step: 4.02e-3 + 1e-3 host = 5.02e-3 s. Ideal compute 2 x 1e-3 s, memory 2 x 0.5e-3 s.
-  // energy/step = 100 W x 5.02e-3 s + 600 W x (0.2 x 4.02e-3 + 0.5 x 2e-3 + 0.4 x 1e-3) s = 0.502 + 1.3224 J.
+  // host launches 2 x 1e-6 s < busy; step: 4.02e-3 + 1e-3 host = 5.02e-3 s. Ideal compute 2 x 1e-3 s, memory 2 x 0.5e-3
+  // s. energy/step = 100 W x 5.02e-3 s + 600 W x (0.2 x 4.02e-3 + 0.5 x 2e-3 + 0.4 x 1e-3) s = 0.502 + 1.3224 J.
   const SimResult r = run_workload(w, hand_params());
   EXPECT_NEAR(r.latency_s.prefill, 10 * 5.02e-3, 1e-12);
   EXPECT_NEAR(r.energy_j.prefill, 10 * 1.8244, 1e-9);
@@ -273,10 +273,10 @@ TEST(Simulator, DecodeAttentionReadsItsCacheWithoutTilePadding) {
 }
 
 // The time a block-scaled GEMM loses against its 16-bit efficiency is CUDA-core work (block scales, FP32
-// accumulation), and draws power as such. OneSegmentByHand's GEMM at block_scaled_efficiency 0.5: 1e-5 + max(1e12 / (1e15 x 0.25),
-// 1e9 / (2e12 x 0.25)) = 4.01e-3 s a launch, 8.02e-3 s busy, 9.02e-3 s a step; its lost half, 2 x 4.01e-3 x 0.5 s,
-// counts at power_simt (0.3): energy/step = 100 W x 9.02e-3 s + 600 W x (0.2 x 8.02e-3 + 0.5 x 2e-3 + 0.4 x 1e-3 +
-// 0.3 x 4.01e-3) s = 0.902 + 2.5242 J.
+// accumulation), and draws power as such. OneSegmentByHand's GEMM at block_scaled_efficiency 0.5: 1e-5 + max(1e12 /
+// (1e15 x 0.25), 1e9 / (2e12 x 0.25)) = 4.01e-3 s a launch, 8.02e-3 s busy, 9.02e-3 s a step; its lost half, 2
+// x 4.01e-3 x 0.5 s, counts at power_simt (0.3): energy/step = 100 W x 9.02e-3 s + 600 W x (0.2 x 8.02e-3 + 0.5 x 2e-3
+// + 0.4 x 1e-3 + 0.3 x 4.01e-3) s = 0.902 + 2.5242 J.
 TEST(Simulator, TheTimeBlockScaledGemmsLoseDrawsCudaCorePower) {
   SimWorkload w = one_gemm_workload(10, 1e12, 1e9, 2);
   w.prefill[0].kernels[0].work.block_scaled = true;
@@ -537,9 +537,8 @@ TEST(SimParamsFiles, AMissingParamsFileIsAnError) {
 TEST(SimParamsFiles, AValueOutsideItsPhysicalRangeNamesFileAndKey) {
   Json j = sim_params_to_json(default_sim_params());
   j["shared"]["power_active"] = 2.0;  // the range is [0, 0.4]
-  const std::string message = error_of([&] {
-    sim_params_from_json(j, "p.json", default_sim_params().kernels, default_sim_params().engines);
-  });
+  const std::string message =
+      error_of([&] { sim_params_from_json(j, "p.json", default_sim_params().kernels, default_sim_params().engines); });
   EXPECT_NE(message.find("p.json"), std::string::npos) << message;
   EXPECT_NE(message.find("shared.power_active"), std::string::npos) << message;
   EXPECT_NE(message.find("[0, 0.4]"), std::string::npos) << message;
@@ -551,9 +550,8 @@ TEST(SimParamsFiles, TheOldW8a8KeyNamesItsRename) {
   Json j = sim_params_to_json(default_sim_params());
   j["shared"]["w8a8_efficiency"] = j["shared"]["block_scaled_efficiency"];
   j["shared"].erase("block_scaled_efficiency");
-  const std::string message = error_of([&] {
-    sim_params_from_json(j, "old.json", default_sim_params().kernels, default_sim_params().engines);
-  });
+  const std::string message = error_of(
+      [&] { sim_params_from_json(j, "old.json", default_sim_params().kernels, default_sim_params().engines); });
   EXPECT_NE(message.find("old.json"), std::string::npos) << message;
   EXPECT_NE(message.find("'w8a8_efficiency' is now 'block_scaled_efficiency'"), std::string::npos) << message;
   EXPECT_NE(message.find("llmco2 calibrate"), std::string::npos) << message;
@@ -595,8 +593,9 @@ TEST(EngineCatalogFile, ACopyChangedByCalibrationLeavesTheOriginal) {
 // passes the bound and is refused at first use, naming the file and the key.
 TEST(EngineCatalogFile, FittedHostCostsAreCheckedAgainstBoundAndOwnRange) {
   EngineCatalog outside_bound = EngineCatalog::bundled();
-  EXPECT_NE(error_of([&] { outside_bound.overlay("vllm", {{"step_host_s", 0.03}}, "p.json"); })
-                .find("p.json: engines.vllm.step_host_s = 0.03 is outside"),
+  EXPECT_NE(error_of([&] {
+              outside_bound.overlay("vllm", {{"step_host_s", 0.03}}, "p.json");
+            }).find("p.json: engines.vllm.step_host_s = 0.03 is outside"),
             std::string::npos);
   EngineCatalog outside_own = EngineCatalog::bundled();
   outside_own.overlay("vllm", {{"step_host_s", 5e-3}}, "p.json");

@@ -4,8 +4,8 @@
 #include <functional>
 #include <string>
 
-#include "support/all_modules.h"
 #include "core/error.h"
+#include "support/all_modules.h"
 
 namespace llmco2::testing_support {
 

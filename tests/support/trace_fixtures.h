@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "support/all_modules.h"
 #include "predictor/predictor.h"
 #include "sim/label.h"
+#include "support/all_modules.h"
 
 namespace llmco2::testing_support {
 

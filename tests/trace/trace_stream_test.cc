@@ -10,7 +10,6 @@
 #include <random>
 #include <sstream>
 
-#include "support/all_modules.h"
 #include "carbon/embodied.h"
 #include "compare/setup_comparison.h"
 #include "core/csv.h"
@@ -18,6 +17,7 @@
 #include "dataset/log_scanner.h"
 #include "predictor/predictor.h"
 #include "sim/sim_params.h"
+#include "support/all_modules.h"
 #include "support/temp_file.h"
 #include "support/trace_fixtures.h"
 #include "trace/shape_map.h"
@@ -102,12 +102,22 @@ TEST(ExactSum, DoesNotDependOnTheOrderOfItsTerms) {
 }
 
 TEST(TraceReport, FixedThreeDecimalsAsFmtWritesThem) {
-  std::vector<double> values = {0, 0.0005, 0.0625, 0.1875, 1.0005, 999.9995, 1700158546.0625, 1700158546.1875,
-                                1700158546.6805900, 253402300799.9999, 1e15, -1.25};
+  std::vector<double> values = {0,
+                                0.0005,
+                                0.0625,
+                                0.1875,
+                                1.0005,
+                                999.9995,
+                                1700158546.0625,
+                                1700158546.1875,
+                                1700158546.6805900,
+                                253402300799.9999,
+                                1e15,
+                                -1.25};
   std::mt19937_64 random(17);
   for (int i = 0; i < 200000; ++i) {
     values.push_back(std::uniform_real_distribution<double>(0, 2.6e11)(random));
-    values.push_back(static_cast<double>(random() % 4000000000) / 16.0);  // exact ties at the third decimal
+    values.push_back(static_cast<double>(random() % 4000000000) / 16.0);         // exact ties at the third decimal
     values.push_back(1.7e9 + static_cast<double>(random() % 100000000) * 1e-7);  // Azure's 7 decimals
   }
   for (double v : values) {
@@ -172,9 +182,12 @@ std::string scan_with(const std::filesystem::path& path, size_t workers, bool ge
     scanner.scan_general(recorders[0]);
     return recorders[0].text;
   }
-  const bool scanned = scanner.scan(sinks, [&](size_t filled) {
-    for (size_t k = 0; k < filled; ++k) out += recorders[k].text, recorders[k].text.clear();
-  }, false);
+  const bool scanned = scanner.scan(
+      sinks,
+      [&](size_t filled) {
+        for (size_t k = 0; k < filled; ++k) out += recorders[k].text, recorders[k].text.clear();
+      },
+      false);
   return scanned ? out : "stopped at a quote";
 }
 
@@ -205,8 +218,9 @@ TEST(LogScanner, ReadsEveryRecordAsTheGeneralReaderDoes) {
   EXPECT_EQ(scan_with(path, 3, false), general);
   const auto quoted = write_temp("quoted.csv", "ContextTokens,GeneratedTokens\n\"1\n2\",3\n4,5\n");
   EXPECT_EQ(scan_with(quoted, 2, false), "stopped at a quote");
-  EXPECT_EQ(scan_with(quoted, 1, true), "2 skip column 'ContextTokens': expected a positive whole number of tokens, "
-                                        "got '1\n2'\n4 4 5 -1\n");
+  EXPECT_EQ(scan_with(quoted, 1, true),
+            "2 skip column 'ContextTokens': expected a positive whole number of tokens, "
+            "got '1\n2'\n4 4 5 -1\n");
 }
 
 TEST(TraceStream, EqualsThePlainPathOnAMessyLogWithAnyNumberOfThreads) {
@@ -222,8 +236,9 @@ TEST(TraceStream, EqualsThePlainPathOnAMessyLogWithAnyNumberOfThreads) {
     EXPECT_EQ(printed(fast), printed(plain)) << threads << " threads";
     EXPECT_EQ(read_all(temp("fast.csv")), read_all(temp("plain.csv"))) << threads << " threads";
   }
-  const auto quoted = write_temp("quoted-log.csv", "TIMESTAMP,ContextTokens,\"GeneratedTokens\"\n"
-                                                   "2023-11-16 10:00:00,\"100\",10\n2023-11-16 10:01:00,50,5\n");
+  const auto quoted = write_temp("quoted-log.csv",
+                                 "TIMESTAMP,ContextTokens,\"GeneratedTokens\"\n"
+                                 "2023-11-16 10:00:00,\"100\",10\n2023-11-16 10:01:00,50,5\n");
   EXPECT_EQ(printed(streamed(quoted, predictor, options, 2, temp("q.csv"))),
             printed(reference(quoted, predictor, options, temp("qp.csv"))));
 }

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <fstream>
 
-#include "support/all_modules.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "sim/label.h"
+#include "support/all_modules.h"
 #include "support/temp_file.h"
 #include "support/trace_fixtures.h"
 #include "trace/trace_report.h"
@@ -85,7 +85,8 @@ TEST(RequestLog, SkipsAndNamesBadLinesAndKeepsTheGoodOnes) {
 }
 
 TEST(RequestLog, ReadsTheDatasetFormatAndRefusesOtherFiles) {
-  const RequestLog log = read_request_log(write_temp("rows.csv", "model,prompt_tokens,gen_tokens\nx,512,64\nx,99.6,7\n"));
+  const RequestLog log =
+      read_request_log(write_temp("rows.csv", "model,prompt_tokens,gen_tokens\nx,512,64\nx,99.6,7\n"));
   EXPECT_EQ(log.format, "dataset");
   ASSERT_EQ(log.requests.size(), 2u);
   EXPECT_EQ(log.requests[1].prompt_tokens, 100);  // means are rounded
@@ -127,7 +128,8 @@ TEST(ShapeTable, InterpolatedSimulatorStaysWithinAPerCentOfExact) {
   exact.prepare(shapes, false);
   EXPECT_EQ(exact.predictions_made(), shapes.size());
   for (const auto& s : shapes) {
-    EXPECT_NEAR(*grid.at(s).energy_j.total / *exact.at(s).energy_j.total, 1.0, 0.01) << s.prompt_tokens << " " << s.gen_tokens;
+    EXPECT_NEAR(*grid.at(s).energy_j.total / *exact.at(s).energy_j.total, 1.0, 0.01)
+        << s.prompt_tokens << " " << s.gen_tokens;
     EXPECT_NEAR(*grid.at(s).latency_s.total / *exact.at(s).latency_s.total, 1.0, 0.01);
   }
 }
@@ -161,7 +163,7 @@ TEST(TraceAccount, TotalsSharesTimelineAndBatchShare) {
   ASSERT_EQ(a.hourly.size(), 2u);  // 18:00 and 19:00
   EXPECT_EQ(a.hourly[0].requests, 2);
   EXPECT_NEAR(a.hourly[1].co2_g, 150.02, 1e-9);
-  EXPECT_EQ(a.timeline_bin_s, 60);  // the log spans an hour: minute bins, empty minutes included
+  EXPECT_EQ(a.timeline_bin_s, 60);    // the log spans an hour: minute bins, empty minutes included
   EXPECT_EQ(a.timeline.size(), 66u);  // 18:00 to 19:05
   ASSERT_EQ(figures.size(), 3u);
   EXPECT_EQ(figures[2].line, 4);
@@ -181,8 +183,7 @@ TEST(TraceAccount, TotalsSharesTimelineAndBatchShare) {
 }
 
 TEST(TraceAccount, RequestsLongerThanTheSetupServesAreSkippedAndNamed) {
-  const RequestLog log = read_request_log(write_temp(
-      "long.csv", "ContextTokens,GeneratedTokens\n100,10\n200000,10\n"));
+  const RequestLog log = read_request_log(write_temp("long.csv", "ContextTokens,GeneratedTokens\n100,10\n200000,10\n"));
   const ConstantPredictor predictor;
   const TraceAccount a = account_trace(log, predictor, llama_on_h100(), test_carbon(), nullptr, TraceOptions{});
   EXPECT_EQ(a.requests, 1);
@@ -196,7 +197,8 @@ TEST(TraceReport, WritesTheReportFilesAndTheRequestCsv) {
       "report.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,100,10\n2023-11-16 18:01:00,50,5\n"));
   const ConstantPredictor predictor;
   std::vector<RequestFigures> figures;
-  const TraceAccount a = account_trace(log, predictor, llama_on_h100(), test_carbon(), nullptr, TraceOptions{}, &figures);
+  const TraceAccount a =
+      account_trace(log, predictor, llama_on_h100(), test_carbon(), nullptr, TraceOptions{}, &figures);
   const auto dir = std::filesystem::path(testing::TempDir()) / "trace-report";
   std::filesystem::remove_all(dir);
   TraceContext context{log.source, log.format, "setup", "constant", "carbon", "no interval", TraceOptions{}};

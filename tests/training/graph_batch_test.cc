@@ -46,7 +46,8 @@ Entries entries(const SparseRows& m) {
 Entries transposed(const SparseRows& m) {
   Entries out;
   for (const auto& [r, c, w] : entries(m)) out.emplace_back(c, r, w);
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
   return out;
 }
 
@@ -63,11 +64,10 @@ TEST(GraphBatch, CollatesTwoGraphsInTheOrderAskedWithMeanWeights) {
   EXPECT_EQ(batch.x, (std::vector<float>{1, 1, 1.5f, 1, 2, 1, 2.5f, 1, 3, 1}));
   EXPECT_EQ(batch.globals, (std::vector<float>{-2, 1}));  // (0 - 10) / 5, (15 - 10) / 5
   EXPECT_EQ(batch.offset, (std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f, 0.5f, 1.5f, 2.5f, 3.5f}));
-  EXPECT_EQ(entries(batch.neighbours),
-            (Entries{{1, 0, 0.5f}, {1, 0, 0.5f}, {3, 2, 1.0f}, {4, 2, 0.5f}, {4, 3, 0.5f}}));
+  EXPECT_EQ(entries(batch.neighbours), (Entries{{1, 0, 0.5f}, {1, 0, 0.5f}, {3, 2, 1.0f}, {4, 2, 0.5f}, {4, 3, 0.5f}}));
   EXPECT_EQ(batch.neighbours.rows(), 5);
-  EXPECT_EQ(entries(batch.pool), (Entries{{0, 0, 0.5f}, {0, 1, 0.5f}, {1, 2, 1 / 3.0f}, {1, 3, 1 / 3.0f},
-                                          {1, 4, 1 / 3.0f}}));
+  EXPECT_EQ(entries(batch.pool),
+            (Entries{{0, 0, 0.5f}, {0, 1, 0.5f}, {1, 2, 1 / 3.0f}, {1, 3, 1 / 3.0f}, {1, 4, 1 / 3.0f}}));
   EXPECT_EQ(entries(batch.neighbours_t), transposed(batch.neighbours));
   EXPECT_EQ(entries(batch.pool_t), transposed(batch.pool));
   EXPECT_TRUE(batch.target.empty());  // graphs without targets

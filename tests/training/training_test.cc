@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "support/all_modules.h"
 #include "predictor/deepen.h"
 #include "predictor/predictor.h"
-#include "sim/label.h"
 #include "sampling/focused_sampling.h"
+#include "sim/label.h"
+#include "support/all_modules.h"
 #include "training/baselines_fit.h"
 #include "training/gnn_trainer.h"
 
@@ -96,8 +96,10 @@ TEST(GnnTraining, FlatBatchGradientEqualsThePaddedReference) {
 
 TEST(GnnTraining, SameSeedSameWeights) {
   const ExampleSet set = make_examples(rows(), FeatureSet::phases, default_sim_params(), false);
-  const auto a = serialize_model_file(gnn_to_file(train_gnn(pointers(set), FeatureSet::phases, quick(TargetScaling::log))));
-  const auto b = serialize_model_file(gnn_to_file(train_gnn(pointers(set), FeatureSet::phases, quick(TargetScaling::log))));
+  const auto a =
+      serialize_model_file(gnn_to_file(train_gnn(pointers(set), FeatureSet::phases, quick(TargetScaling::log))));
+  const auto b =
+      serialize_model_file(gnn_to_file(train_gnn(pointers(set), FeatureSet::phases, quick(TargetScaling::log))));
   EXPECT_EQ(a, b);
 }
 

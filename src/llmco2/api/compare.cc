@@ -10,12 +10,12 @@
 #include "api/format.h"
 #include "api/resolve.h"
 #include "api/session_impl.h"
+#include "compare/capacity.h"
 #include "compare/setup_comparison.h"
 #include "core/error.h"
 #include "core/output_manifest.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/node.h"
-#include "compare/capacity.h"
 
 namespace llmco2::api {
 namespace {
@@ -23,8 +23,10 @@ namespace {
 // The log of options.trace without the requests a pause of over 30 days separates from the rest (unless
 // keep_time_outliers), each dropped line named in the warnings.
 std::string time_outlier_warning(const std::string& source, long dropped, std::span<const SkippedLine> named) {
-  std::string warning = fmt::format("compare: {} request(s) of {} dropped as time outliers (--keep-time-outliers keeps "
-                                    "them)", dropped, source);
+  std::string warning = fmt::format(
+      "compare: {} request(s) of {} dropped as time outliers (--keep-time-outliers keeps "
+      "them)",
+      dropped, source);
   for (const auto& e : named) warning += fmt::format("\n  line {}: {}", e.line, e.reason);
   return warning;
 }
@@ -81,9 +83,10 @@ std::string unknown_embodied_note(const Comparison& c) {
     if (r.unavailable.empty() && !r.embodied_known && std::find(ids.begin(), ids.end(), r.gpu) == ids.end())
       ids.push_back(r.gpu);
   if (ids.empty()) return "";
-  return fmt::format("embodied CO2 unknown for {} (no sourced embodied figure; give --embodied-kg): their co2_total "
-                     "is operational only (marked ~)",
-                     fmt::join(ids, ", "));
+  return fmt::format(
+      "embodied CO2 unknown for {} (no sourced embodied figure; give --embodied-kg): their co2_total "
+      "is operational only (marked ~)",
+      fmt::join(ids, ", "));
 }
 
 std::string short_reason(std::string reason) {
@@ -143,8 +146,8 @@ Json rows_json(const Comparison& c) {
   Json rows = Json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
-    Json j = {{"gpu", r.gpu}, {"gpus", r.gpus}, {"dtype", r.dtype.empty() ? Json() : Json(r.dtype)},
-              {"notes", r.notes}};
+    Json j = {
+        {"gpu", r.gpu}, {"gpus", r.gpus}, {"dtype", r.dtype.empty() ? Json() : Json(r.dtype)}, {"notes", r.notes}};
     if (!r.unavailable.empty()) {
       j["unavailable"] = r.unavailable;
     } else {
@@ -160,9 +163,9 @@ Json rows_json(const Comparison& c) {
 }
 
 std::string capacity_table(const CapacityPlan& plan) {
-  std::string out = fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12} {:>12} {:>11} {:>10} {:>10}\n", "rank", "gpu",
-                                "tp", "replicas", "gpus", "p95_ttft_ms", "p95_tpot_ms", "energy_kwh", "gpu_hours",
-                                "co2_kg");
+  std::string out =
+      fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12} {:>12} {:>11} {:>10} {:>10}\n", "rank", "gpu", "tp",
+                  "replicas", "gpus", "p95_ttft_ms", "p95_tpot_ms", "energy_kwh", "gpu_hours", "co2_kg");
   for (size_t k = 0; k < plan.chosen.size(); ++k) {
     const CapacityCandidate& c = plan.tried[plan.chosen[k]];
     out += fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12.1f} {:>12.2f} {:>11.3f} {:>10.2f} {:>9.3f}{}\n", k + 1,
@@ -179,12 +182,18 @@ Json capacity_json(const CapacityPlan& plan) {
       j["unavailable"] = c.unavailable;
       return j;
     }
-    j.update({{"gpus", c.gpus()}, {"meets_slo", c.meets_slo}, {"completed", c.completed}, {"rejected", c.rejected},
-              {"p95_ttft_s", c.ttft_q_s}, {"p95_tpot_s", c.tpot_q_s}, {"energy_j", total_json(c.energy_j)},
+    j.update({{"gpus", c.gpus()},
+              {"meets_slo", c.meets_slo},
+              {"completed", c.completed},
+              {"rejected", c.rejected},
+              {"p95_ttft_s", c.ttft_q_s},
+              {"p95_tpot_s", c.tpot_q_s},
+              {"energy_j", total_json(c.energy_j)},
               {"gpu_hours", c.gpu_hours},
-              {"co2_g", {{"operational", total_json(c.operational_g)},
-                         {"embodied", c.embodied_known ? total_json(c.embodied_g) : Json()},
-                         {"total", total_json(c.total_g())}}}});
+              {"co2_g",
+               {{"operational", total_json(c.operational_g)},
+                {"embodied", c.embodied_known ? total_json(c.embodied_g) : Json()},
+                {"total", total_json(c.total_g())}}}});
     return j;
   };
   Json chosen = Json::array(), tried = Json::array();
@@ -218,17 +227,19 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
     if (tp < 1 || tp > 64) fail("--tp-degrees: expected GPUs per replica between 1 and 64, got {}", tp);
   const CapacityPlan plan =
       plan_capacity(log, gpus, deployment_for, load_sim_params_or_default(params), slo, carbon, search);
-  const std::string subject = fmt::format(
-      "{} requests of {}{} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(), log.source,
-      o.concurrency > 0 ? fmt::format(" from {} clients in a closed loop", o.concurrency) : "", model.id,
-      model.precision_for(request.dtype).to_string(), request.engine,
-      o.slo_ttft_ms > 0 ? fmt::format("{:g}", o.slo_ttft_ms) : "-",
-      o.slo_tpot_ms > 0 ? fmt::format("{:g}", o.slo_tpot_ms) : "-");
+  const std::string subject =
+      fmt::format("{} requests of {}{} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(),
+                  log.source, o.concurrency > 0 ? fmt::format(" from {} clients in a closed loop", o.concurrency) : "",
+                  model.id, model.precision_for(request.dtype).to_string(), request.engine,
+                  o.slo_ttft_ms > 0 ? fmt::format("{:g}", o.slo_ttft_ms) : "-",
+                  o.slo_tpot_ms > 0 ? fmt::format("{:g}", o.slo_tpot_ms) : "-");
   if (!o.plot_dir.empty()) {
     RunManifest manifest(manifest_in_folder(o.plot_dir));
-    const std::string warning = write_capacity_plot(
-        plan, fmt::format("{} on {}: cheapest deployment per GPU type meeting the P95 objectives",
-                          std::filesystem::path(o.trace).filename().string(), model.id), o.plot_dir);
+    const std::string warning =
+        write_capacity_plot(plan,
+                            fmt::format("{} on {}: cheapest deployment per GPU type meeting the P95 objectives",
+                                        std::filesystem::path(o.trace).filename().string(), model.id),
+                            o.plot_dir);
     manifest.commit();
     if (!warning.empty()) out.warnings.push_back(warning);
   }
@@ -257,9 +268,10 @@ Request comparable_scope(Request request, const std::vector<Gpu>& gpus, std::str
   for (const Gpu& gpu : gpus)
     if (!NodeCatalog::bundled().default_for(gpu.id)) without.push_back(gpu.id);
   if (without.empty()) return request;
-  note = fmt::format("energy scope gpu for every setup: the node catalog has no node for {} (compared like for "
-                     "like); `llmco2 nodes` lists those it has",
-                     fmt::join(without, ", "));
+  note = fmt::format(
+      "energy scope gpu for every setup: the node catalog has no node for {} (compared like for "
+      "like); `llmco2 nodes` lists those it has",
+      fmt::join(without, ", "));
   request.scope = "gpu";
   return request;
 }
@@ -321,7 +333,7 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
   const ModelSpec model = resolve_model(request, paths, &model_note);
   refuse_file(request.gpu, "--gpu", paths);
   const Gpu plotted = GpuCatalog::resolve_bundled(request.gpu, paths);  // the GPU type of the GPU-count plots
-  resolve_carbon(request, plotted, 1, paths);  // checks the carbon fields once, up front
+  resolve_carbon(request, plotted, 1, paths);                           // checks the carbon fields once, up front
   std::optional<Node> asked_node;
   if (request.scope == "node" && !request.node.empty()) {
     refuse_file(request.node, "--node", paths);
@@ -333,8 +345,10 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
   const CarbonInputs example = resolve_carbon(cf, plotted, 1, paths);
   const bool planning = !o.trace.empty() && (o.slo_ttft_ms > 0 || o.slo_tpot_ms > 0);
   if (o.concurrency < 0 || (o.concurrency > 0 && !planning))
-    fail("--concurrency {}: a closed loop of clients applies to capacity planning (--trace with --slo-ttft-ms or "
-         "--slo-tpot-ms); expected 0 otherwise", o.concurrency);
+    fail(
+        "--concurrency {}: a closed loop of clients applies to capacity planning (--trace with --slo-ttft-ms or "
+        "--slo-tpot-ms); expected 0 otherwise",
+        o.concurrency);
   if (planning) {
     const DeploymentFor deployment_for = [&](const Gpu& gpu, int tp) {
       Deployment d = deployment(resolve_row(cf, model, asked_node, gpu, tp, true, paths));
@@ -383,8 +397,11 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
       if (!w.empty()) out.warnings.push_back(w);
   }
   const std::string unknown_note = unknown_embodied_note(c);
-  out.json = {{"subject", subject}, {"predictor", p.predictor->name()}, {"latency", c.latency_meaning},
-              {"setups", rows_json(c)}, {"plot_dir", o.plot_dir.empty() ? Json() : Json(o.plot_dir)}};
+  out.json = {{"subject", subject},
+              {"predictor", p.predictor->name()},
+              {"latency", c.latency_meaning},
+              {"setups", rows_json(c)},
+              {"plot_dir", o.plot_dir.empty() ? Json() : Json(o.plot_dir)}};
   if (o.slo_ms) out.json["slo_ms"] = *o.slo_ms;
   const Json inputs = carbon_inputs_json(example);
   for (const char* key : {"region", "ci_g_per_kwh", "pue", "embodied_basis", "lifetime_years"})
@@ -396,19 +413,19 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
   std::string& t = out.text;
   t = subject + "; predictor " + p.predictor->name() + "; latency = " + c.latency_meaning + "\n" + table(c, o.slo_ms);
   if (c.best)
-    t += fmt::format("  * lowest carbon{}: {} x {} ({:.4g} g{})\n",
-                     o.slo_ms ? fmt::format(" meeting {} ms", *o.slo_ms) : "", c.rows[*c.best].gpus,
-                     c.rows[*c.best].gpu, c.rows[*c.best].total_g(),
-                     c.rows[*c.best].embodied_known ? "" : ", operational only");
-  else if (o.slo_ms)
-    t += fmt::format("  no setup meets {} ms\n", *o.slo_ms);
+    t +=
+        fmt::format("  * lowest carbon{}: {} x {} ({:.4g} g{})\n",
+                    o.slo_ms ? fmt::format(" meeting {} ms", *o.slo_ms) : "", c.rows[*c.best].gpus, c.rows[*c.best].gpu,
+                    c.rows[*c.best].total_g(), c.rows[*c.best].embodied_known ? "" : ", operational only");
+  else if (o.slo_ms) t += fmt::format("  no setup meets {} ms\n", *o.slo_ms);
   t += fmt::format("  grid {:.4g} gCO2e/kWh ({}); PUE {:.3g} ({}); embodied basis {}, lifetime {:.3g} years\n",
                    example.ci_g_per_kwh, example.ci_label, example.pue, example.pue_label,
                    embodied_basis_name(example.embodied.basis), example.lifetime_years);
   if (!note.empty()) t += "  " + note + "\n";
   if (!unknown_note.empty()) t += "  " + unknown_note + "\n";
   t += std::string("  energy scope: ") +
-       (cf.scope == "gpu" ? "gpu (GPU board power)" : "node (wall power of the node named in each row, the used GPUs' share)") +
+       (cf.scope == "gpu" ? "gpu (GPU board power)"
+                          : "node (wall power of the node named in each row, the used GPUs' share)") +
        "\n";
   if (!scope_note.empty()) t += "  " + scope_note + "\n";
   for (const auto& n : distinct_notes(c)) t += "  note: " + n + "\n";

@@ -29,7 +29,6 @@ std::string operational_only_note(const Footprint& f) {
                      *f.embodied_unknown);
 }
 
-
 }  // namespace
 
 Json request_json(const ResolvedRequest& r) {
@@ -61,15 +60,15 @@ Json energy_scope_json(const EnergyScope& scope) {
 Json carbon_inputs_json(const CarbonInputs& in) {
   Json j = energy_scope_json(in.scope);
   j.update(Json{{"region", in.region},
-          {"ci_g_per_kwh", in.ci_g_per_kwh},
-          {"ci_source", in.ci_source},
-          {"pue", in.pue},
-          {"pue_source", in.pue_source},
-          {"embodied_basis", embodied_basis_name(in.embodied.basis)},
-          {"embodied_kg_per_gpu", in.embodied.kgco2e ? Json(*in.embodied.kgco2e) : Json()},
-          {"embodied_derivation", in.embodied.derivation},
-          {"lifetime_years", in.lifetime_years},
-          {"gpus", in.gpus}});
+                {"ci_g_per_kwh", in.ci_g_per_kwh},
+                {"ci_source", in.ci_source},
+                {"pue", in.pue},
+                {"pue_source", in.pue_source},
+                {"embodied_basis", embodied_basis_name(in.embodied.basis)},
+                {"embodied_kg_per_gpu", in.embodied.kgco2e ? Json(*in.embodied.kgco2e) : Json()},
+                {"embodied_derivation", in.embodied.derivation},
+                {"lifetime_years", in.lifetime_years},
+                {"gpus", in.gpus}});
   return j;
 }
 

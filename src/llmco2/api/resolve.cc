@@ -23,7 +23,8 @@ namespace llmco2::api {
 namespace {
 
 double check_range(double value, double low, double high, const char* field, const char* what) {
-  if (!(value >= low && value <= high)) fail("{}: expected {} between {} and {}, got {}", field, what, low, high, value);
+  if (!(value >= low && value <= high))
+    fail("{}: expected {} between {} and {}, got {}", field, what, low, high, value);
   return value;
 }
 
@@ -39,8 +40,10 @@ ModelSpec resolve_model(const Request& r, bool allow_paths, std::string* note) {
   if (!allow_paths && !ModelCatalog::bundled().find(r.model)) {
     std::vector<std::string> ids;
     for (const auto& entry : ModelCatalog::bundled().entries()) ids.push_back(entry.id);
-    fail("--model: unknown model '{}' (did you mean {}? here a model is a bundled id, or its config.json posted as "
-         "model_config)", r.model, join_or(nearest_names(r.model, ids, 3)));
+    fail(
+        "--model: unknown model '{}' (did you mean {}? here a model is a bundled id, or its config.json posted as "
+        "model_config)",
+        r.model, join_or(nearest_names(r.model, ids, 3)));
   }
   return ModelCatalog::bundled().resolve(r.model, note);
 }
@@ -54,8 +57,8 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
   const auto& engines = offered_engines();
   if (std::find(engines.begin(), engines.end(), f.engine) == engines.end())
     fail("--engine '{}' is unknown (expected {})", f.engine, join_or(engines));
-  ResolvedRequest out{model, gpu, {}, {}, checked_power_setting(gpu, f.power_cap_w, f.clock_mhz), {}, 1, f.batch,
-                      f.batch};
+  ResolvedRequest out{model, gpu, {},      {},     checked_power_setting(gpu, f.power_cap_w, f.clock_mhz),
+                      {},    1,   f.batch, f.batch};
   graph::Request& r = out.request;
   r.batch = f.batch;
   r.prompt_tokens = f.prompt_tokens;
@@ -73,9 +76,10 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
   if (r.expert_parallel && r.gpus == 1)
     out.notes.push_back("--expert-parallel on one GPU: every expert is on it already");
   if (out.power.clock_share < 1)
-    out.notes.push_back(fmt::format("SM clock locked at {:g} MHz, {:.2f} of the {:g} MHz the peaks are quoted at: "
-                                    "compute-bound kernels slow by that share, memory-bound ones keep their pace",
-                                    f.clock_mhz, out.power.clock_share, *gpu.tensor_peak_clock()));
+    out.notes.push_back(
+        fmt::format("SM clock locked at {:g} MHz, {:.2f} of the {:g} MHz the peaks are quoted at: "
+                    "compute-bound kernels slow by that share, memory-bound ones keep their pace",
+                    f.clock_mhz, out.power.clock_share, *gpu.tensor_peak_clock()));
   out.carbon = resolve_carbon(f, gpu, gpus, allow_paths);
   return out;
 }
@@ -219,9 +223,10 @@ std::unique_ptr<Predictor> choose_predictor(const std::string& name, const Setti
     fail("--predictor: expected {}, got '{}'", join_or(names), name);
   const auto bundled = data_dir() / "predictors" / (name + ".model");
   if (!std::filesystem::exists(bundled))
-    fail("no bundled model for --predictor {} ({} is missing); train one with llmco2 train --predictor {} and pass "
-         "--model-file",
-         name, bundled.string(), name);
+    fail(
+        "no bundled model for --predictor {} ({} is missing); train one with llmco2 train --predictor {} and pass "
+        "--model-file",
+        name, bundled.string(), name);
   file = bundled.string();
   return predictor::load_predictor(bundled, params);
 }

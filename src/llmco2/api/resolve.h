@@ -17,19 +17,19 @@
 #include "llmco2/api.h"
 #include "model/model_spec.h"
 #include "predictor/error_band.h"
+#include "predictor/input.h"
 #include "predictor/predictor.h"
 #include "serving/serve_sim.h"
-#include "predictor/input.h"
 
 namespace llmco2::api {
 
 // A request's setup as it runs on one GPU type and count: the model, the GPU, the engine's precision after that GPU's
-// fallbacks, the energy scope and node, the carbon inputs and the power limit and clock, with a sentence for every change the
-// user should know about. Batch and tokens ride along in `request` as asked; they are not part of the setup.
+// fallbacks, the energy scope and node, the carbon inputs and the power limit and clock, with a sentence for every
+// change the user should know about. Batch and tokens ride along in `request` as asked; they are not part of the setup.
 struct ResolvedRequest {
   ModelSpec model;
   Gpu gpu;
-  graph::Request request;         // GPUs, precision, engine, attention; batch and tokens as asked
+  graph::Request request;          // GPUs, precision, engine, attention; batch and tokens as asked
   CarbonInputs carbon;             // energy scope and node, region, intensity, PUE, the GPU's embodied figure
   PowerSetting power;              // each GPU's power limit and locked SM clock
   std::vector<std::string> notes;  // the model's source, precision fallbacks, memory waves, ...
@@ -81,7 +81,7 @@ struct LoadedPredictor {
   std::optional<PredictorErrorBands> bands;  // absent for a model file, or when no evaluation measured it
   std::string bands_note;                    // where the bands come from, or why there are none
   double band_level = 0.8;
-  std::string file;                          // the model file read ("" for the simulator and LLMCarbon)
+  std::string file;  // the model file read ("" for the simulator and LLMCarbon)
 };
 
 // The bundled model of `name` (or `settings.model_file`), bounded to the power envelope. Throws Error.

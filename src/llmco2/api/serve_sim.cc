@@ -47,35 +47,51 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   const double operational = profile_g.value_or(operational_g(total_j, carbon.pue, carbon.ci_g_per_kwh));
   Json j;
   j.update(energy_scope_json(carbon.scope));
-  j["deployment"] = {{"model", d.model.id}, {"gpu", d.gpu.id}, {"tensor_parallel", d.setup.gpus},
-                     {"replicas", d.replicas}, {"engine", d.setup.engine}, {"dtype", d.setup.precision.to_string()},
-                     {"router", f.router}, {"max_num_seqs", limits.max_num_seqs},
-                     {"max_batched_tokens", limits.max_batched_tokens}, {"block_size", limits.block_size},
+  j["deployment"] = {{"model", d.model.id},
+                     {"gpu", d.gpu.id},
+                     {"tensor_parallel", d.setup.gpus},
+                     {"replicas", d.replicas},
+                     {"engine", d.setup.engine},
+                     {"dtype", d.setup.precision.to_string()},
+                     {"router", f.router},
+                     {"max_num_seqs", limits.max_num_seqs},
+                     {"max_batched_tokens", limits.max_batched_tokens},
+                     {"block_size", limits.block_size},
                      {"kv_blocks_per_replica", limits.kv_blocks}};
   const double completed = static_cast<double>(t.completed), output_tokens = static_cast<double>(l.output_tokens);
   const double good = static_cast<double>(l.good);
-  j["requests"] = {{"completed", t.completed}, {"rejected_too_long", t.rejected}, {"preemptions", t.preemptions},
-                    {"log_lines_skipped", skipped_lines}};
-  j["load"] = {{"source", f.num_prompts > 0 ? "random" : "log"}, {"concurrency", f.concurrency},
+  j["requests"] = {{"completed", t.completed},
+                   {"rejected_too_long", t.rejected},
+                   {"preemptions", t.preemptions},
+                   {"log_lines_skipped", skipped_lines}};
+  j["load"] = {{"source", f.num_prompts > 0 ? "random" : "log"},
+               {"concurrency", f.concurrency},
                {"loop", f.concurrency > 0 ? "closed" : "open"}};
   if (f.num_prompts > 0)
-    j["load"].update({{"num_prompts", f.num_prompts}, {"input_len", f.input_len}, {"output_len", f.output_len},
-                      {"range_ratio", f.range_ratio}, {"seed", f.seed}});
+    j["load"].update({{"num_prompts", f.num_prompts},
+                      {"input_len", f.input_len},
+                      {"output_len", f.output_len},
+                      {"range_ratio", f.range_ratio},
+                      {"seed", f.seed}});
   j["window_s"] = t.window_s;
   // What each request saw, as distributions over the completed requests (trace's per_request likewise).
-  j["per_request"] = {{"queue_s", percentiles_json(l.queue_s)}, {"ttft_s", percentiles_json(l.ttft_s)},
-                      {"tpot_s", percentiles_json(l.tpot_s)}, {"e2e_s", percentiles_json(l.e2e_s)},
+  j["per_request"] = {{"queue_s", percentiles_json(l.queue_s)},
+                      {"ttft_s", percentiles_json(l.ttft_s)},
+                      {"tpot_s", percentiles_json(l.tpot_s)},
+                      {"e2e_s", percentiles_json(l.e2e_s)},
                       {"energy_j", {{"mean", completed > 0 ? l.request_energy_j / completed : 0.0}}}};
   j["throughput"] = {{"output_tokens_per_s", t.window_s > 0 ? output_tokens / t.window_s : 0.0},
                      {"requests_per_s", t.window_s > 0 ? completed / t.window_s : 0.0}};
   if (f.slo_ttft_ms > 0 || f.slo_tpot_ms > 0)
-    j["goodput"] = {{"requests_meeting_slo", l.good}, {"requests_per_s", t.window_s > 0 ? good / t.window_s : 0.0},
-                    {"slo_ttft_ms", f.slo_ttft_ms}, {"slo_tpot_ms", f.slo_tpot_ms}};
+    j["goodput"] = {{"requests_meeting_slo", l.good},
+                    {"requests_per_s", t.window_s > 0 ? good / t.window_s : 0.0},
+                    {"slo_ttft_ms", f.slo_ttft_ms},
+                    {"slo_tpot_ms", f.slo_tpot_ms}};
   j["gpu_hours"] = gpu_hours;
   j["utilisation"] = t.window_s > 0 ? t.busy_gpu_s / (t.gpus_total * t.window_s) : 0.0;
   j["energy_j"] = total_json(total_j);
-  j["energy_j"].update({{"busy", t.busy_energy_j}, {"idle", t.idle_energy_j},
-                        {"idle_attributed_to_requests", t.attributed_idle_j}});
+  j["energy_j"].update(
+      {{"busy", t.busy_energy_j}, {"idle", t.idle_energy_j}, {"idle_attributed_to_requests", t.attributed_idle_j}});
   j["energy_per_1k_output_tokens_j"] = output_tokens > 0 ? 1000.0 * total_j / output_tokens : 0.0;
   const bool embodied_known = carbon.embodied.known();
   const double embodied =
@@ -83,12 +99,13 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   j["co2_g"] = {{"operational", total_json(operational)},
                 {"embodied", embodied_known ? total_json(embodied) : Json()},
                 {"total", total_json(operational + embodied)}};
-  if (!embodied_known) j["co2_note"] = "embodied CO2 " + carbon.embodied.unknown_label() + ": total is operational only";
+  if (!embodied_known)
+    j["co2_note"] = "embodied CO2 " + carbon.embodied.unknown_label() + ": total is operational only";
   j.update(carbon_inputs_json(carbon));  // as predict writes them (its scope fields are those above)
   if (profile_g) j["ci_profile"] = f.ci_profile;
   j["peaks"] = {{"running", t.peak_running}, {"waiting", t.peak_waiting}, {"kv_share", t.peak_kv_share}};
-  j["simulation"] = {{"steps", t.steps}, {"step_shapes_simulated", t.distinct_shapes},
-                     {"peak_requests_in_memory", t.peak_in_flight}};
+  j["simulation"] = {
+      {"steps", t.steps}, {"step_shapes_simulated", t.distinct_shapes}, {"peak_requests_in_memory", t.peak_in_flight}};
   return j;
 }
 
@@ -100,7 +117,9 @@ constexpr long kMaxPrompts = 100'000'000;
 class RandomPrompts {
  public:
   explicit RandomPrompts(const ServeSimOptions& f)
-      : count_(f.num_prompts), input_(range(f.input_len, f.range_ratio)), output_(range(f.output_len, f.range_ratio)),
+      : count_(f.num_prompts),
+        input_(range(f.input_len, f.range_ratio)),
+        output_(range(f.output_len, f.range_ratio)),
         rng_(f.seed) {
     if (f.num_prompts < 1 || f.num_prompts > kMaxPrompts)
       fail("--num-prompts must be 1 to {}, got {}", kMaxPrompts, f.num_prompts);
@@ -163,12 +182,11 @@ std::string summary_text(const Json& j) {
   const Json& load = j["load"];
   const std::string clients =
       load["concurrency"].get<long>() > 0 ? fmt::format(", {} clients", load["concurrency"].get<long>()) : "";
-  std::string out = fmt::format("{} on {} x {} x {} replicas ({}), {} requests over {:.1f} s{}\n",
-                                j["deployment"]["model"].get<std::string>(),
-                                j["deployment"]["tensor_parallel"].get<int>(),
-                                j["deployment"]["gpu"].get<std::string>(), j["deployment"]["replicas"].get<int>(),
-                                j["deployment"]["engine"].get<std::string>(), j["requests"]["completed"].get<long>(),
-                                j["window_s"].get<double>(), clients);
+  std::string out = fmt::format(
+      "{} on {} x {} x {} replicas ({}), {} requests over {:.1f} s{}\n", j["deployment"]["model"].get<std::string>(),
+      j["deployment"]["tensor_parallel"].get<int>(), j["deployment"]["gpu"].get<std::string>(),
+      j["deployment"]["replicas"].get<int>(), j["deployment"]["engine"].get<std::string>(),
+      j["requests"]["completed"].get<long>(), j["window_s"].get<double>(), clients);
   out += "  latency (ms)       mean      p50      p90      p95      p99\n";
   for (const char* name : {"queue", "ttft", "tpot", "e2e"}) {
     const Json& p = j["per_request"][std::string(name) + "_s"];
@@ -185,10 +203,11 @@ std::string summary_text(const Json& j) {
                      100.0 * j["utilisation"].get<double>());
   const Json& e = j["energy_j"];
   out += fmt::format("  scope       {}\n", j["energy_scope_label"].get<std::string>());
-  out += fmt::format("  energy      {:.1f} Wh ({:.1f} busy + {:.1f} idle), {:.1f} J per request, {:.1f} J per 1k "
-                     "output tokens\n", e["total"].get<double>() / 3600, e["busy"].get<double>() / 3600,
-                     e["idle"].get<double>() / 3600, j["per_request"]["energy_j"]["mean"].get<double>(),
-                     j["energy_per_1k_output_tokens_j"].get<double>());
+  out += fmt::format(
+      "  energy      {:.1f} Wh ({:.1f} busy + {:.1f} idle), {:.1f} J per request, {:.1f} J per 1k "
+      "output tokens\n",
+      e["total"].get<double>() / 3600, e["busy"].get<double>() / 3600, e["idle"].get<double>() / 3600,
+      j["per_request"]["energy_j"]["mean"].get<double>(), j["energy_per_1k_output_tokens_j"].get<double>());
   const Json& c = j["co2_g"];
   out += fmt::format("  CO2         {:.1f} g operational, embodied {}\n", c["operational"]["total"].get<double>(),
                      c["embodied"].is_object() ? fmt::format("{:.1f} g", c["embodied"]["total"].get<double>())
@@ -201,8 +220,10 @@ std::string summary_text(const Json& j) {
 
 Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Settings& settings) {
   if (rf.batch != 1)
-    fail("--batch {}: serve-sim batches the log's requests as the engine's scheduler does; bound the running batch "
-         "with --max-num-seqs", rf.batch);
+    fail(
+        "--batch {}: serve-sim batches the log's requests as the engine's scheduler does; bound the running batch "
+        "with --max-num-seqs",
+        rf.batch);
   if (!settings.allow_paths) fail("serve-sim reads a log file: not offered where paths are not allowed");
   refuse_output_over_input(f.requests_csv, "--requests-out", f.log, "request log");
   refuse_output_over_input(f.requests_csv, "--requests-out", f.ci_profile, "carbon-intensity profile");
@@ -284,18 +305,18 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   };
   const ReplayTotals totals = replay(source, d, params, options, sink);
   if (totals.completed == 0 && totals.rejected > 0)  // nothing served: no figure would mean anything
-    fail("{}: none of its {} requests fits a replica's KV cache ({} blocks of {} tokens on {} x {}); use more GPUs "
-         "per replica (--gpus), a GPU with more memory or a higher --gpu-memory-utilization", requests.name,
-         totals.rejected,
-         limits.kv_blocks, limits.block_size, d.setup.gpus, d.gpu.id);
+    fail(
+        "{}: none of its {} requests fits a replica's KV cache ({} blocks of {} tokens on {} x {}); use more GPUs "
+        "per replica (--gpus), a GPU with more memory or a higher --gpu-memory-utilization",
+        requests.name, totals.rejected, limits.kv_blocks, limits.block_size, d.setup.gpus, d.gpu.id);
   if (csv) csv->commit();
   Result result;
   result.json = summary_json(totals, l, carbon, d, limits, f, profile ? std::optional<double>(profile_g) : std::nullopt,
                              requests.reader ? requests.reader->skipped() : 0);
   result.text = summary_text(result.json);
   if (timeline) {
-    const std::string title = fmt::format("{}: {} on {} x {} x {} replicas", requests.name, d.model.id, d.setup.gpus,
-                                          d.gpu.id, d.replicas);
+    const std::string title =
+        fmt::format("{}: {} on {} x {} x {} replicas", requests.name, d.model.id, d.setup.gpus, d.gpu.id, d.replicas);
     const std::string warning = write_serving_plots(*timeline, l, title, f.plot_dir);
     if (!warning.empty()) result.warnings.push_back(warning);
     else result.text += fmt::format("  plots: {0}/timeline.png, {0}/latency-cdf.png\n", f.plot_dir);

@@ -12,9 +12,9 @@
 #include "api/resolve.h"
 #include "api/session_impl.h"
 #include "carbon/region_catalog.h"
-#include "core/interrupt.h"
 #include "core/checksum.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/paths.h"
 #include "hardware/gpu_catalog.h"
 #include "hardware/host_power.h"
@@ -89,10 +89,11 @@ Json serving_json(const ServingFigures& s, const Prediction& p) {
 
 std::string serving_line(const ServingFigures& s) {
   auto ms = [](const std::optional<double>& v) { return v ? fmt::format("{:.1f} ms", *v * 1e3) : std::string("-"); };
-  return fmt::format("  time to first token {}, time per output token {}, {:.1f} output tokens/s, {:.1f} J ({:.3f} Wh) "
-                     "per 1,000 output tokens\n",
-                     ms(s.ttft_s), ms(s.tpot_s), s.tokens_per_s, s.energy_per_1k_output_tokens_j,
-                     s.energy_per_1k_output_tokens_j / 3600);
+  return fmt::format(
+      "  time to first token {}, time per output token {}, {:.1f} output tokens/s, {:.1f} J ({:.3f} Wh) "
+      "per 1,000 output tokens\n",
+      ms(s.ttft_s), ms(s.tpot_s), s.tokens_per_s, s.energy_per_1k_output_tokens_j,
+      s.energy_per_1k_output_tokens_j / 3600);
 }
 
 Figures key_figures(const Footprint& f, const ServingFigures& s) {
@@ -143,9 +144,9 @@ void request_interrupt(bool on) { llmco2::request_interrupt(on); }
 std::vector<Result> Session::predict_many(const std::vector<Request>& requests, int threads) const {
   std::vector<Result> out(requests.size());
   std::vector<std::exception_ptr> errors(requests.size());
-  const size_t workers = std::clamp<size_t>(
-      threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()), 1,
-      std::max<size_t>(1, requests.size()));
+  const size_t workers =
+      std::clamp<size_t>(threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()),
+                         1, std::max<size_t>(1, requests.size()));
   auto work = [&](size_t first) {
     for (size_t i = first; i < requests.size() && !interrupt_requested(); i += workers) {
       try {
@@ -175,9 +176,15 @@ Json Session::models() const {
   Json list = Json::array();
   for (const auto& entry : ModelCatalog::bundled().entries()) {
     const ModelSpec& m = ModelCatalog::bundled().config_of(entry);
-    list.push_back({{"id", entry.id}, {"hf_repo", entry.hf_repo}, {"family", m.family}, {"layers", m.layers},
-                    {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.max_kv_heads()},
-                    {"params", m.total_params()}, {"active_params", m.active_params()},
+    list.push_back({{"id", entry.id},
+                    {"hf_repo", entry.hf_repo},
+                    {"family", m.family},
+                    {"layers", m.layers},
+                    {"hidden", m.hidden},
+                    {"heads", m.heads},
+                    {"kv_heads", m.max_kv_heads()},
+                    {"params", m.total_params()},
+                    {"active_params", m.active_params()},
                     {"experts", m.moe ? Json(m.moe->experts) : Json()},
                     {"experts_per_token", m.moe ? Json(m.moe->experts_per_token) : Json()},
                     {"default_dtype", m.default_precision.to_string()},
@@ -192,13 +199,19 @@ Json Session::gpus() const {
     Json peaks = Json::object();
     for (const auto& [dtype, ops] : gpu.dense_peak_ops_per_s) peaks[std::string(dtype_name(dtype))] = ops;
     const Link& link = gpu.gpu_link ? *gpu.gpu_link : gpu.host_link;
-    list.push_back({{"id", gpu.id}, {"name", gpu.name}, {"vendor", gpu.vendor}, {"architecture", gpu.architecture},
-                    {"dense_peak_ops_per_s", peaks}, {"memory_bytes", gpu.memory_bytes},
-                    {"memory_bandwidth_bytes_per_s", gpu.memory_bandwidth_bytes_per_s}, {"tdp_w", gpu.tdp_w},
+    list.push_back({{"id", gpu.id},
+                    {"name", gpu.name},
+                    {"vendor", gpu.vendor},
+                    {"architecture", gpu.architecture},
+                    {"dense_peak_ops_per_s", peaks},
+                    {"memory_bytes", gpu.memory_bytes},
+                    {"memory_bandwidth_bytes_per_s", gpu.memory_bandwidth_bytes_per_s},
+                    {"tdp_w", gpu.tdp_w},
                     {"idle_w", gpu.idle_w},
                     {"min_power_limit_w", gpu.min_power_limit_w ? Json(*gpu.min_power_limit_w) : Json()},
                     {"link", link.kind},
-                    {"link_bytes_per_s_per_direction", link.bandwidth_bytes_per_s}, {"source", gpu.source}});
+                    {"link_bytes_per_s_per_direction", link.bandwidth_bytes_per_s},
+                    {"source", gpu.source}});
   }
   return list;
 }
@@ -208,12 +221,18 @@ Json Session::nodes() const {
   Json list = Json::array();
   for (const Node& n : NodeCatalog::bundled().nodes()) {
     const bool is_default = NodeCatalog::bundled().default_for(n.gpu) == &n;
-    list.push_back({{"id", n.id}, {"name", n.name}, {"gpu", n.gpu}, {"gpus", n.gpus},
+    list.push_back({{"id", n.id},
+                    {"name", n.name},
+                    {"gpu", n.gpu},
+                    {"gpus", n.gpus},
                     {"host_idle_dc_w", host_dc_w(n, n.gpu_idle_w, false)},
                     {"wall_idle_w", node_wall_w(n, n.gpu_idle_w, false)},
-                    {"wall_at_gpu_tdp_w", node_wall_w(n, n.gpu_tdp_w, true)}, {"design_power_w", n.design_power_w},
-                    {"psu_standard", n.psu_standard}, {"psu_assumed", n.psu_assumed},
-                    {"default_for_gpu", is_default}, {"source", n.source}});
+                    {"wall_at_gpu_tdp_w", node_wall_w(n, n.gpu_tdp_w, true)},
+                    {"design_power_w", n.design_power_w},
+                    {"psu_standard", n.psu_standard},
+                    {"psu_assumed", n.psu_assumed},
+                    {"default_for_gpu", is_default},
+                    {"source", n.source}});
   }
   return list;
 }
@@ -222,8 +241,13 @@ Json Session::regions() const {
   const RegionCatalog& catalog = RegionCatalog::bundled();
   Json regions = Json::array(), pue = Json::array();
   for (const Region& r : catalog.regions())
-    regions.push_back({{"id", r.id}, {"kind", r.kind}, {"provider", r.provider}, {"name", r.name},
-                       {"ci_g_per_kwh", r.ci_g_per_kwh}, {"year", r.year}, {"source", r.source}});
+    regions.push_back({{"id", r.id},
+                       {"kind", r.kind},
+                       {"provider", r.provider},
+                       {"name", r.name},
+                       {"ci_g_per_kwh", r.ci_g_per_kwh},
+                       {"year", r.year},
+                       {"source", r.source}});
   for (const PueEntry& p : catalog.pue_entries())
     pue.push_back({{"id", p.id}, {"pue", p.pue}, {"year", p.year}, {"source", p.source}});
   return {{"regions", regions}, {"pue", pue}};
@@ -263,8 +287,8 @@ Json Session::versions() const {
         if (std::filesystem::exists(file)) predictors[name] = checksum_hex(digest_file(file).fnv1a64);
       }
     }
-    impl_->versions = {{"llmco2", LLMCO2_VERSION}, {"data", data_checksum()}, {"predictors", predictors},
-                       {"checksum", "FNV-1a 64"}};
+    impl_->versions = {
+        {"llmco2", LLMCO2_VERSION}, {"data", data_checksum()}, {"predictors", predictors}, {"checksum", "FNV-1a 64"}};
   });
   return impl_->versions;
 }

@@ -26,7 +26,8 @@ std::string setup_line(const ResolvedRequest& r) {
 
 RequestLog log_from_columns(const LogColumns& c) {
   const size_t n = c.prompt_tokens.size();
-  if (c.gen_tokens.size() != n) fail("{}: {} prompt token counts but {} gen token counts", c.source, n, c.gen_tokens.size());
+  if (c.gen_tokens.size() != n)
+    fail("{}: {} prompt token counts but {} gen token counts", c.source, n, c.gen_tokens.size());
   if (!c.time_s.empty() && c.time_s.size() != n)
     fail("{}: {} requests but {} timestamps (give one per request, or none)", c.source, n, c.time_s.size());
   RequestLog log;
@@ -79,8 +80,13 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
   std::optional<RunManifest> manifest;
   if (!o.report_dir.empty()) manifest.emplace(manifest_in_folder(o.report_dir));
   const TraceAccount account = account_and_write_csv();
-  const TraceContext context{source, format, setup_line(s.resolved), p.predictor->name(),
-                             carbon_inputs_lines(s.resolved.carbon), p.bands_note, s.options,
+  const TraceContext context{source,
+                             format,
+                             setup_line(s.resolved),
+                             p.predictor->name(),
+                             carbon_inputs_lines(s.resolved.carbon),
+                             p.bands_note,
+                             s.options,
                              s.resolved.carbon.scope.name(),
                              s.resolved.carbon.scope.node ? s.resolved.carbon.scope.node->id : "",
                              carbon_inputs_json(s.resolved.carbon)};
@@ -91,7 +97,8 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
   }
   out.json = trace_summary_json(account, context);
   out.text = trace_summary_text(account, context);
-  if (!o.report_dir.empty()) out.text += "  report: " + (std::filesystem::path(o.report_dir) / "report.md").string() + "\n";
+  if (!o.report_dir.empty())
+    out.text += "  report: " + (std::filesystem::path(o.report_dir) / "report.md").string() + "\n";
   return out;
 }
 
@@ -107,8 +114,7 @@ Result Session::score_trace(const std::string& path, const Request& setup, const
   refuse_output_over_input(o.by_request_csv, "--by-request", path, "request log");
   const std::string format = LogScanner(path).layout().format;  // an unreadable log fails before any output
   return scored(s, o, path, format, [&] {
-    return account_trace_file(path, *s.predictor->predictor,
-                              input_for(s.resolved), s.resolved.carbon,
+    return account_trace_file(path, *s.predictor->predictor, input_for(s.resolved), s.resolved.carbon,
                               s.predictor->bands ? &*s.predictor->bands : nullptr, s.options, file_options);
   });
 }
@@ -122,11 +128,9 @@ Result Session::Impl::score(RequestLog log, const Request& setup, const TraceOpt
   if (!o.keep_time_outliers) drop_time_outliers(log);
   return scored(s, o, log.source, log.format, [&] {
     std::vector<RequestFigures> figures;
-    const TraceAccount account =
-        account_trace(log, *s.predictor->predictor,
-                      input_for(s.resolved), s.resolved.carbon,
-                      s.predictor->bands ? &*s.predictor->bands : nullptr, s.options,
-                      o.by_request_csv.empty() ? nullptr : &figures);
+    const TraceAccount account = account_trace(log, *s.predictor->predictor, input_for(s.resolved), s.resolved.carbon,
+                                               s.predictor->bands ? &*s.predictor->bands : nullptr, s.options,
+                                               o.by_request_csv.empty() ? nullptr : &figures);
     if (!o.by_request_csv.empty()) write_request_csv(figures, o.by_request_csv);
     return account;
   });

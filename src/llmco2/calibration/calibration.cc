@@ -103,8 +103,8 @@ struct Knob {
   }
   double theta(double value) const {
     value = std::clamp(value, lo * 1.0001, hi * 0.9999);
-    const double s = log_scale ? (std::log(value) - std::log(lo)) / (std::log(hi) - std::log(lo))
-                               : (value - lo) / (hi - lo);
+    const double s =
+        log_scale ? (std::log(value) - std::log(lo)) / (std::log(hi) - std::log(lo)) : (value - lo) / (hi - lo);
     return std::log(s / (1 - s));
   }
 };
@@ -115,8 +115,8 @@ std::vector<Knob> shared_knobs() {
   std::vector<Knob> knobs;
   for (const SimField& f : sim_fields()) {
     if (f.range.name == "energy_noise" || f.range.name == "latency_noise") continue;
-    knobs.push_back({[f](SimParams& p) -> double& { return f.ref(p); }, f.range.lo, f.range.hi, false,
-                     std::string(f.range.name)});
+    knobs.push_back(
+        {[f](SimParams& p) -> double& { return f.ref(p); }, f.range.lo, f.range.hi, false, std::string(f.range.name)});
   }
   return knobs;
 }
@@ -177,8 +177,7 @@ class Objective {
       // is fitted to power and cannot absorb a latency error (a slow engine would otherwise push power up).
       if (sample.energy_j && sample.latency_s && p.latency_s > 0)
         loss += weights_[i] * squared_log_error(p.energy_j / p.latency_s, *sample.energy_j / *sample.latency_s);
-      else if (sample.energy_j)
-        loss += weights_[i] * squared_log_error(p.energy_j, *sample.energy_j);
+      else if (sample.energy_j) loss += weights_[i] * squared_log_error(p.energy_j, *sample.energy_j);
       if (sample.latency_s) loss += weights_[i] * squared_log_error(p.latency_s, *sample.latency_s);
     }
     return loss;

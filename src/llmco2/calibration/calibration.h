@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "calibration/module.h"
-#include "dataset/record.h"
 #include "core/accuracy.h"
+#include "dataset/record.h"
 #include "sim/label.h"
 #include "sim/simulator.h"
 
@@ -33,7 +33,7 @@ struct SkippedRow {
 struct CalibrationSet {
   std::vector<DatasetRow> rows;
   std::vector<CalibrationSample> samples;
-  std::vector<SkippedRow> skipped;  // rows the simulator cannot label, with the reason
+  std::vector<SkippedRow> skipped;           // rows the simulator cannot label, with the reason
   std::vector<std::string> sources() const;  // in first-seen order
 };
 

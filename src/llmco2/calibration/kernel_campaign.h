@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "calibration/module.h"
 #include "calibration/kernel_profiles.h"
+#include "calibration/module.h"
 #include "hardware/gpu.h"
 
 namespace llmco2::calibration {
@@ -21,8 +21,8 @@ KernelWork campaign_gemm_work(double m, double n, double k, const std::string& d
 // Decode attention of `batch` sequences with `context` cached tokens each, `heads` query heads over `kv_heads` KV
 // heads of `head_dim`: per query-key pair 4 head_dim + 5 operations; reads Q and K, V once (kv_bytes per element)
 // and writes O (2 bytes per element); the bf16 tensor peak; not padded to a row tile (kernel_time_s).
-KernelWork campaign_decode_attention_work(double batch, double context, double kv_bytes, const Gpu& gpu,
-                                          int heads = 32, int kv_heads = 8, int head_dim = 128);
+KernelWork campaign_decode_attention_work(double batch, double context, double kv_bytes, const Gpu& gpu, int heads = 32,
+                                          int kv_heads = 8, int head_dim = 128);
 // Causal prefill attention of one sequence of `tokens`: tokens (tokens + 1) / 2 query-key pairs per head.
 KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int heads = 32, int kv_heads = 8,
                                            int head_dim = 128);
@@ -33,7 +33,8 @@ Gpu campaign_gpu(const std::filesystem::path& dir);
 // gemm.csv and attention.csv of a campaign folder as samples (op: "gemm bf16", "gemm fp8", "decode attention bf16",
 // "decode attention fp8 via bf16 copy", "prefill attention bf16"; group: the case's name or shape). Rows with an
 // error are skipped and counted in `skipped`. Throws Error naming file:line for a malformed row.
-std::vector<KernelSample> read_campaign_kernels(const std::filesystem::path& dir, const Gpu& gpu, int* skipped = nullptr);
+std::vector<KernelSample> read_campaign_kernels(const std::filesystem::path& dir, const Gpu& gpu,
+                                                int* skipped = nullptr);
 
 // One closed-loop concurrency of closed_loop.csv, averaged over its timed (non-warm-up) rounds.
 struct CampaignClosedLoop {
@@ -41,9 +42,9 @@ struct CampaignClosedLoop {
   int clients = 0;
   long isl = 0, osl = 0;
   int rounds = 0;
-  double prefill_s = 0;   // every client's prompt prefilled (the last client's time to first token)
-  double itl_s = 0;       // decode seconds / (osl - 1)
-  double energy_j = 0;    // GPU board energy of one round (prefill and decode), NVML's counter
+  double prefill_s = 0;  // every client's prompt prefilled (the last client's time to first token)
+  double itl_s = 0;      // decode seconds / (osl - 1)
+  double energy_j = 0;   // GPU board energy of one round (prefill and decode), NVML's counter
   double avg_power_w = 0;
 };
 // In (dtype, clients) order; a file without a dtype column ran bf16. Throws Error naming file:line for a malformed

@@ -68,10 +68,9 @@ VidurModelShape read_shape(const CsvTable& table, const CsvTable::Record& r) {
 }  // namespace
 
 const std::vector<std::string>& vidur_compute_ops() {
-  static const std::vector<std::string> ops = {"emb",           "input_layernorm", "attn_pre_proj",
-                                               "attn_rope",     "attn_post_proj",  "post_attention_layernorm",
-                                               "mlp_up_proj",   "mlp_act",         "mlp_down_proj",
-                                               "add"};
+  static const std::vector<std::string> ops = {
+      "emb",         "input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj", "post_attention_layernorm",
+      "mlp_up_proj", "mlp_act",         "mlp_down_proj", "add"};
   return ops;
 }
 
@@ -182,10 +181,12 @@ std::vector<std::filesystem::path> sorted_children(const std::filesystem::path& 
 
 // The SKU behind each of Vidur's device and node folders (docs/profiling.md of the Vidur repository).
 const std::map<std::string, std::string>& vidur_skus() {
-  static const std::map<std::string, std::string> skus = {
-      {"a100", "a100-80gb-sxm"},           {"h100", "h100-sxm"},
-      {"a100_dgx", "a100-80gb-sxm"},       {"h100_dgx", "h100-sxm"},
-      {"a100_pairwise_nvlink", "a100-80gb-pcie"}, {"h100_pairwise_nvlink", "h100-nvl"}};
+  static const std::map<std::string, std::string> skus = {{"a100", "a100-80gb-sxm"},
+                                                          {"h100", "h100-sxm"},
+                                                          {"a100_dgx", "a100-80gb-sxm"},
+                                                          {"h100_dgx", "h100-sxm"},
+                                                          {"a100_pairwise_nvlink", "a100-80gb-pcie"},
+                                                          {"h100_pairwise_nvlink", "h100-nvl"}};
   return skus;
 }
 
@@ -204,7 +205,8 @@ KernelProfileSet read_vidur_profiles(const std::filesystem::path& dir) {
     const Gpu gpu = catalog.resolve(sku_of(device));
     for (const auto& org : sorted_children(device))
       for (const auto& model : sorted_children(org)) {
-        auto samples = read_vidur_mlp(model / "mlp.csv", gpu, org.filename().string() + "/" + model.filename().string());
+        auto samples =
+            read_vidur_mlp(model / "mlp.csv", gpu, org.filename().string() + "/" + model.filename().string());
         set.compute.insert(set.compute.end(), samples.begin(), samples.end());
       }
   }
@@ -234,9 +236,7 @@ namespace {
 struct Axis {
   double lo = 0, hi = 0;
   bool log_scale = false;
-  double value(double u) const {
-    return log_scale ? lo * std::pow(hi / lo, u) : lo + (hi - lo) * u;
-  }
+  double value(double u) const { return log_scale ? lo * std::pow(hi / lo, u) : lo + (hi - lo) * u; }
   double unit(double v) const {
     const double u = log_scale ? std::log(v / lo) / std::log(hi / lo) : (v - lo) / (hi - lo);
     return std::clamp(u, 0.0, 1.0);
@@ -502,9 +502,9 @@ std::string compute_table(const std::vector<OpScore>& scores) {
       "| GPU | operator | samples | fitted MAPE | held-out MAPE | held-out MAPE, kernels >= 10 us (samples) |\n"
       "|---|---|---:|---:|---:|---:|\n";
   for (const auto& s : scores)
-    md += fmt::format("| {} | {}{} | {} | {} | {} | {} ({}) |\n", s.gpu_id, s.op, fitted_compute_op(s.op) ? "" : " (not fitted)",
-                      s.samples, percent(s.fitted_mape), percent(s.held_out_mape),
-                      s.long_samples ? percent(s.held_out_mape_long) : "-", s.long_samples);
+    md += fmt::format("| {} | {}{} | {} | {} | {} | {} ({}) |\n", s.gpu_id, s.op,
+                      fitted_compute_op(s.op) ? "" : " (not fitted)", s.samples, percent(s.fitted_mape),
+                      percent(s.held_out_mape), s.long_samples ? percent(s.held_out_mape_long) : "-", s.long_samples);
   return md;
 }
 
@@ -512,14 +512,14 @@ std::string network_table(const KernelProfileSet& set, const std::vector<OpScore
   std::map<std::pair<std::string, std::string>, std::string> link_of;
   for (const auto& s : set.network) link_of[{s.gpu_id, s.op}] = s.group;
   std::string md =
-      "| GPU | collective | link class | samples | fitted MAPE | held-out MAPE (size decade out) | held-out MAPE, >= 10 us "
+      "| GPU | collective | link class | samples | fitted MAPE | held-out MAPE (size decade out) | held-out MAPE, >= "
+      "10 us "
       "(samples) | pooled class fitted on the other generation |\n"
       "|---|---|---|---:|---:|---:|---:|---:|\n";
   for (const auto& s : scores)
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} ({}) | {} |\n", s.gpu_id, s.op, link_of[{s.gpu_id, s.op}],
                       s.samples, percent(s.fitted_mape), percent(s.held_out_mape),
-                      s.long_samples ? percent(s.held_out_mape_long) : "-", s.long_samples,
-                      percent(s.other_gpu_mape));
+                      s.long_samples ? percent(s.held_out_mape_long) : "-", s.long_samples, percent(s.other_gpu_mape));
   return md;
 }
 
@@ -537,9 +537,8 @@ std::string values_table(const std::map<std::string, Struct>& entries,
     const ParamRange& r = kernel_param_range(name);
     md += fmt::format("| `{}` | [{:g}, {:g}] |", name, r.lo, r.hi);
     for (const auto& [entry, value] : entries) {
-      const std::string note = entry == "default" || std::string(name) == "attention_efficiency"
-                                   ? ""
-                                   : bound_note(name, value.*field);
+      const std::string note =
+          entry == "default" || std::string(name) == "attention_efficiency" ? "" : bound_note(name, value.*field);
       const bool noted = !note.empty();
       md += fmt::format(" {}{}{}{} |", value_text(value.*field), noted ? " (" : "", note, noted ? ")" : "");
     }
@@ -550,15 +549,20 @@ std::string values_table(const std::map<std::string, Struct>& entries,
 
 std::string ranges_table() {
   std::string md = "| parameter | range | physical source |\n|---|---|---|\n";
-  for (const auto& r : kernel_param_ranges()) md += fmt::format("| `{}` | [{:g}, {:g}] | {} |\n", r.name, r.lo, r.hi, r.why);
+  for (const auto& r : kernel_param_ranges())
+    md += fmt::format("| `{}` | [{:g}, {:g}] | {} |\n", r.name, r.lo, r.hi, r.why);
   return md;
 }
 
 Json scores_json(const std::vector<OpScore>& scores) {
   Json out = Json::array();
   for (const auto& s : scores)
-    out.push_back({{"gpu", s.gpu_id}, {"op", s.op}, {"samples", s.samples}, {"fitted_mape", s.fitted_mape},
-                   {"held_out_mape", s.held_out_mape}, {"held_out_mape_long", s.held_out_mape_long}});
+    out.push_back({{"gpu", s.gpu_id},
+                   {"op", s.op},
+                   {"samples", s.samples},
+                   {"fitted_mape", s.fitted_mape},
+                   {"held_out_mape", s.held_out_mape},
+                   {"held_out_mape_long", s.held_out_mape_long}});
   return out;
 }
 
@@ -579,74 +583,81 @@ std::string plot_kernel_fit(const KernelProfileSet& set, const KernelFit& fit, c
     script += gnuplot_datablock(fmt::format("d{}", k), lines);
     plot += fmt::format(", $d{} using 1:2 with points pt 7 ps 0.25 title \"{}\"", k++, gnuplot_text(gpu));
   }
-  script += "set logscale xy\nset xlabel 'measured (us)'\nset ylabel 'predicted, held out (us)'\n"
-            "set title 'Vidur operators and all-reduces: held-out kernel-time predictions'\n"
-            "set key top left\nset grid\n" + plot + "\n";
+  script +=
+      "set logscale xy\nset xlabel 'measured (us)'\nset ylabel 'predicted, held out (us)'\n"
+      "set title 'Vidur operators and all-reduces: held-out kernel-time predictions'\n"
+      "set key top left\nset grid\n" +
+      plot + "\n";
   return plot_to_file(script, png, 900, 700);
 }
 
 Json kernel_fit_json(const KernelProfileSet& set, const KernelFit& fit) {
   Json j = kernel_params_to_json(fit.params);
-  j["fit"] = {
-      {"source", "data/measured/vidur (Vidur operator profiles, microsoft/vidur 7d47513); docs/kernel-fit.md"},
-      {"compute", scores_json(score_by_op(set.compute, fit.compute_fitted_s, fit.compute_held_out_s))},
-      {"network", scores_json(score_by_op(set.network, fit.network_fitted_s, fit.network_held_out_s,
-                                          fit.network_other_gpu_s))}};
+  j["fit"] = {{"source", "data/measured/vidur (Vidur operator profiles, microsoft/vidur 7d47513); docs/kernel-fit.md"},
+              {"compute", scores_json(score_by_op(set.compute, fit.compute_fitted_s, fit.compute_held_out_s))},
+              {"network", scores_json(score_by_op(set.network, fit.network_fitted_s, fit.network_held_out_s,
+                                                  fit.network_other_gpu_s))}};
   return j;
 }
 
 std::string kernel_fit_markdown(const KernelProfileSet& set, const KernelFit& fit, const std::string& plot,
                                 const std::string& command) {
   std::string md = "# Kernel-time fit on Vidur's operator profiles\n\n";
-  md += fmt::format("Generated by `{}`; do not edit. Parameters: [data/sim/kernels.json](../data/sim/kernels.json); "
-                    "data: [data/measured/vidur](../data/measured/vidur/README.md) ({} operator samples, {} "
-                    "all-reduce samples). Model: `sim/kernel_time.h` (`kernel_time_s`).\n\n",
-                    command, set.compute.size(), set.network.size());
-  md += "## Method\n\n"
-        "- Measured: the median of Vidur's repeated CUDA timings of each operator (fp16, Sarathi-Serve/vLLM kernels, "
-        "torch profiler kernel durations at 1 us resolution), per num_tokens (the GEMM rows) and TP degree.\n"
-        "- Work: operations and DRAM bytes counted from the shapes (formulas in "
-        "`calibration/kernel_profiles.cc`); roofs from the GPU catalog: A100 -> `a100-80gb-sxm` (312 TFLOP/s fp16, "
-        "2,039 GB/s), H100 -> `h100-sxm` (989 TFLOP/s, 3,350 GB/s); all-reduce links: DGX -> the SXM boards' "
-        "NVSwitch, pairwise -> `a100-80gb-pcie` / `h100-nvl` (NVLink bridge for 2 GPUs, PCIe for 4).\n"
-        "- Fit: per generation (ampere, hopper) every KernelEfficiency field except `attention_efficiency`, and per "
-        "generation and link class both NetworkEfficiency fields, minimising the squared log error by a bounded deterministic pattern "
-        "search inside the ranges below. Every octave of tokens (message bytes) gets the same weight per GPU and "
-        "operator, so the decode regime (1-16 tokens) is not outvoted by the dense prefill grid.\n"
-        "- Held out: compute, leave one model out (fit on the other models of that GPU, predict this one); network, "
-        "leave one decade of message sizes out (per generation and link class), and the pooled class fitted on the "
-        "other generation only (how a GPU without profiles fares). MAPE = mean |predicted / measured - 1|.\n"
-        "- `attention_efficiency` is not fitted: Vidur's attention profiles are not bundled; it keeps 0.55.\n"
-        "- `emb` (the embedding gather) is scored but not fitted: PyTorch's gather reaches only 0.15-0.18 of the HBM "
-        "bandwidth on both GPUs, which a shared memory efficiency cannot express without distorting every other "
-        "kernel.\n\n";
-  md += "## Fitted values\n\nKernel efficiency per generation (`default` = mean of the fitted generations, used for "
-        "GPUs of other generations with their own datasheet peaks):\n\n";
+  md += fmt::format(
+      "Generated by `{}`; do not edit. Parameters: [data/sim/kernels.json](../data/sim/kernels.json); "
+      "data: [data/measured/vidur](../data/measured/vidur/README.md) ({} operator samples, {} "
+      "all-reduce samples). Model: `sim/kernel_time.h` (`kernel_time_s`).\n\n",
+      command, set.compute.size(), set.network.size());
+  md +=
+      "## Method\n\n"
+      "- Measured: the median of Vidur's repeated CUDA timings of each operator (fp16, Sarathi-Serve/vLLM kernels, "
+      "torch profiler kernel durations at 1 us resolution), per num_tokens (the GEMM rows) and TP degree.\n"
+      "- Work: operations and DRAM bytes counted from the shapes (formulas in "
+      "`calibration/kernel_profiles.cc`); roofs from the GPU catalog: A100 -> `a100-80gb-sxm` (312 TFLOP/s fp16, "
+      "2,039 GB/s), H100 -> `h100-sxm` (989 TFLOP/s, 3,350 GB/s); all-reduce links: DGX -> the SXM boards' "
+      "NVSwitch, pairwise -> `a100-80gb-pcie` / `h100-nvl` (NVLink bridge for 2 GPUs, PCIe for 4).\n"
+      "- Fit: per generation (ampere, hopper) every KernelEfficiency field except `attention_efficiency`, and per "
+      "generation and link class both NetworkEfficiency fields, minimising the squared log error by a bounded "
+      "deterministic pattern "
+      "search inside the ranges below. Every octave of tokens (message bytes) gets the same weight per GPU and "
+      "operator, so the decode regime (1-16 tokens) is not outvoted by the dense prefill grid.\n"
+      "- Held out: compute, leave one model out (fit on the other models of that GPU, predict this one); network, "
+      "leave one decade of message sizes out (per generation and link class), and the pooled class fitted on the "
+      "other generation only (how a GPU without profiles fares). MAPE = mean |predicted / measured - 1|.\n"
+      "- `attention_efficiency` is not fitted: Vidur's attention profiles are not bundled; it keeps 0.55.\n"
+      "- `emb` (the embedding gather) is scored but not fitted: PyTorch's gather reaches only 0.15-0.18 of the HBM "
+      "bandwidth on both GPUs, which a shared memory efficiency cannot express without distorting every other "
+      "kernel.\n\n";
+  md +=
+      "## Fitted values\n\nKernel efficiency per generation (`default` = mean of the fitted generations, used for "
+      "GPUs of other generations with their own datasheet peaks):\n\n";
   md += values_table(fit.params.generations, kernel_efficiency_fields()) + "\n";
-  md += "Network per generation and link class (`ampere/...`, `hopper/...`: what A100 and H100 use), per link class "
-        "pooled over both (what GPUs of other generations use), `default` = mean of the pooled classes:\n\n";
+  md +=
+      "Network per generation and link class (`ampere/...`, `hopper/...`: what A100 and H100 use), per link class "
+      "pooled over both (what GPUs of other generations use), `default` = mean of the pooled classes:\n\n";
   md += values_table(fit.params.networks, network_efficiency_fields()) + "\n";
   md += "## Compute operators\n\n" +
         compute_table(score_by_op(set.compute, fit.compute_fitted_s, fit.compute_held_out_s)) + "\n";
   md += "## All-reduce\n\n" +
-        network_table(set, score_by_op(set.network, fit.network_fitted_s, fit.network_held_out_s,
-                                       fit.network_other_gpu_s)) +
+        network_table(set,
+                      score_by_op(set.network, fit.network_fitted_s, fit.network_held_out_s, fit.network_other_gpu_s)) +
         "\n";
   if (!plot.empty()) md += fmt::format("![held-out predicted vs measured]({})\n\n", plot);
-  md += "## What limits the fit\n\n"
-        "- GEMMs (`*_proj`): see the table for their held-out error. What remains is tile and wave "
-        "quantisation (times step at row counts that fill another tile wave) and, at 1-16 rows, weight streaming "
-        "that reaches only ~0.7-0.8 of HBM while the largest element-wise adds reach ~0.9-1.0 (L2 hits on a tensor "
-        "just written): one memory efficiency serves both.\n"
-        "- Element-wise kernels below ~10 us are launch-bound: the profiler's 1 us resolution alone is 10-100% of a "
-        "1-4 us kernel, and their fixed cost differs by kernel (residual add ~1-2 us, RMSNorm ~4-6 us, SiLU x up "
-        "~2-7 us) while the model has one `kernel_floor_s`. The column for kernels >= 10 us shows the part the model "
-        "can be asked to get right.\n"
-        "- `memory_half_bytes` ends at its lower bound: with a fixed floor already in every kernel, the data want no "
-        "separate bandwidth ramp (the floor plays that role).\n"
-        "- All-reduce: small messages (< ~1 MB) take 7-60 us without a trend in size (rank skew and NCCL protocol "
-        "changes inside one timed kernel), and on NVSwitch the latency does not grow as 2 (n - 1) ring steps "
-        "(H100: ~7 us at 2 GPUs, ~35 us at 4 and 8), so no single `step_latency_s` fits 2, 4 and 8 GPUs.\n\n";
+  md +=
+      "## What limits the fit\n\n"
+      "- GEMMs (`*_proj`): see the table for their held-out error. What remains is tile and wave "
+      "quantisation (times step at row counts that fill another tile wave) and, at 1-16 rows, weight streaming "
+      "that reaches only ~0.7-0.8 of HBM while the largest element-wise adds reach ~0.9-1.0 (L2 hits on a tensor "
+      "just written): one memory efficiency serves both.\n"
+      "- Element-wise kernels below ~10 us are launch-bound: the profiler's 1 us resolution alone is 10-100% of a "
+      "1-4 us kernel, and their fixed cost differs by kernel (residual add ~1-2 us, RMSNorm ~4-6 us, SiLU x up "
+      "~2-7 us) while the model has one `kernel_floor_s`. The column for kernels >= 10 us shows the part the model "
+      "can be asked to get right.\n"
+      "- `memory_half_bytes` ends at its lower bound: with a fixed floor already in every kernel, the data want no "
+      "separate bandwidth ramp (the floor plays that role).\n"
+      "- All-reduce: small messages (< ~1 MB) take 7-60 us without a trend in size (rank skew and NCCL protocol "
+      "changes inside one timed kernel), and on NVSwitch the latency does not grow as 2 (n - 1) ring steps "
+      "(H100: ~7 us at 2 GPUs, ~35 us at 4 and 8), so no single `step_latency_s` fits 2, 4 and 8 GPUs.\n\n";
   md += "## Parameter ranges\n\n" + ranges_table();
   return md;
 }

@@ -89,9 +89,9 @@ struct OpScore {
   size_t samples = 0;
   double fitted_mape = 0;
   double held_out_mape = 0;
-  double other_gpu_mape = 0;       // network: the pooled class fitted without this generation
-  size_t long_samples = 0;         // measured >= kLongKernelS: past the timer's 1 us resolution and the floor
-  double held_out_mape_long = 0;   // held-out MAPE over those
+  double other_gpu_mape = 0;      // network: the pooled class fitted without this generation
+  size_t long_samples = 0;        // measured >= kLongKernelS: past the timer's 1 us resolution and the floor
+  double held_out_mape_long = 0;  // held-out MAPE over those
 };
 constexpr double kLongKernelS = 10e-6;
 std::vector<OpScore> score_by_op(const std::vector<KernelSample>& samples, const std::vector<double>& fitted_s,

@@ -55,7 +55,8 @@ std::string reason_counts(const std::map<std::string, int>& reasons) {
 std::string data_section(const CalibrationReport& r) {
   const CalibrationSet& set = *r.set;
   std::string out =
-      "## Data\n\nRows of `data/measured/*.csv` (written by `llmco2 import`; `rejected` are the source rows the importer "
+      "## Data\n\nRows of `data/measured/*.csv` (written by `llmco2 import`; `rejected` are the source rows the "
+      "importer "
       "refused, listed with their reasons in `<source>.rejects.csv`), the rows the simulator labels and fits "
       "(`used`), and the rows it does not (`not fitted`: model or GPU not in the catalogs, a request the model does "
       "not allow, or rows validated elsewhere), with every reason and its count.\n\n"
@@ -90,14 +91,16 @@ std::string accuracy_section(const CalibrationReport& r) {
       "## Accuracy\n\n`fit`: parameters fitted on all sources, scored on the same rows (how well the simulator can "
       "describe the data). `held out`: parameters fitted on all *other* sources, scored on this one (how it does on a "
       "source it never saw; there is no per-GPU parameter, and an engine's host costs are fitted only where the other "
-      "sources have 20 rows of that engine, otherwise its sourced defaults from data/engines/engines.json are used). MAPE = mean |predicted - measured| / measured; "
+      "sources have 20 rows of that engine, otherwise its sourced defaults from data/engines/engines.json are used). "
+      "MAPE = mean |predicted - measured| / measured; "
       "EBA(d) = share of rows within +-d. Totals per row: energy of all GPUs for the row's requests; latency as "
       "defined per row in docs/data.md.\n\n";
   for (const bool energy : {true, false}) {
-    out += fmt::format("### {}\n\n| source | rows | MAPE fit | MAPE held out | EBA(10%) fit | EBA(10%) held out | "
-                       "EBA(30%) fit | EBA(30%) held out | median predicted/measured, held out |\n"
-                       "|---|---|---|---|---|---|---|---|---|\n",
-                       energy ? "Energy" : "Latency");
+    out += fmt::format(
+        "### {}\n\n| source | rows | MAPE fit | MAPE held out | EBA(10%) fit | EBA(10%) held out | "
+        "EBA(30%) fit | EBA(30%) held out | median predicted/measured, held out |\n"
+        "|---|---|---|---|---|---|---|---|---|\n",
+        energy ? "Energy" : "Latency");
     for (const auto& source : set.sources()) {
       const auto samples = samples_of(set, source);
       if (samples.empty()) continue;  // nothing fitted (node-scope rows have their own section)
@@ -138,7 +141,8 @@ std::string gpu_section(const CalibrationReport& r) {
     const auto lf = accuracy(set, samples, r.fit, Quantity::latency);
     const auto lh = accuracy(set, samples, r.leave_one_gpu_out, Quantity::latency);
     auto cell = [](const AccuracyStats& a) { return a.n ? percent(a.mape) : std::string("-"); };
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", gpu, ef.n, cell(ef), cell(eh), lf.n, cell(lf), cell(lh));
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", gpu, ef.n, cell(ef), cell(eh), lf.n, cell(lf), cell(lh));
   }
   return out + "\n";
 }
@@ -148,10 +152,11 @@ std::string params_section(const CalibrationReport& r) {
                                            : "Fitted parameters that ended at an end of their range (the data push "
                                              "past what is physical there; see docs/simulator.md):\n\n";
   for (const auto& b : r.at_bounds) bounds += "- " + b + "\n";
-  return fmt::format("## Fitted parameters\n\nShipped in `data/sim/params.json` (fitted on all sources; the kernel "
-                     "efficiencies come from `data/sim/kernels.json`, the engine defaults from "
-                     "`data/engines/engines.json`):\n\n```json\n{}\n```\n\n{}",
-                     sim_params_to_json(r.params).dump(2), bounds);
+  return fmt::format(
+      "## Fitted parameters\n\nShipped in `data/sim/params.json` (fitted on all sources; the kernel "
+      "efficiencies come from `data/sim/kernels.json`, the engine defaults from "
+      "`data/engines/engines.json`):\n\n```json\n{}\n```\n\n{}",
+      sim_params_to_json(r.params).dump(2), bounds);
 }
 
 // Held-out against measured, one series per source (gnuplot datablocks), written atomically; returns "" or a warning.
@@ -174,8 +179,8 @@ std::string plot(const CalibrationReport& r, bool energy, const std::filesystem:
       "{}set logscale xy\nset grid\nset key left top\nset xlabel 'measured {}'\n"
       "set ylabel 'simulated {}, source held out'\nset title '{} (each source predicted with parameters fitted on the "
       "others)'\nplot x title 'y = x' lc rgb 'black'{}",
-      blocks, energy ? "energy (J)" : "latency (s)", energy ? "energy (J)" : "latency (s)", energy ? "Energy" : "Latency",
-      series);
+      blocks, energy ? "energy (J)" : "latency (s)", energy ? "energy (J)" : "latency (s)",
+      energy ? "Energy" : "Latency", series);
   return plot_to_file(script, svg, 760, 620);
 }
 
@@ -196,8 +201,9 @@ std::string write_calibration_report(const CalibrationReport& r, const std::file
       r.command, r.seconds);
   md += data_section(r) + "\n" + accuracy_section(r) + gpu_section(r);
   for (const auto& section : r.appendix) md += section + "\n";
-  md += warning.empty() ? fmt::format("## Plots\n\n![energy]({0}/energy.svg)\n\n![latency]({0}/latency.svg)\n\n", relative)
-                        : fmt::format("## Plots\n\nNot written: {}.\n\n", warning);
+  md += warning.empty()
+            ? fmt::format("## Plots\n\n![energy]({0}/energy.svg)\n\n![latency]({0}/latency.svg)\n\n", relative)
+            : fmt::format("## Plots\n\nNot written: {}.\n\n", warning);
   md += params_section(r);
   write_file_atomic(markdown, md);
   return warning;
@@ -206,10 +212,10 @@ std::string write_calibration_report(const CalibrationReport& r, const std::file
 void write_calibration_rows(const CalibrationReport& r, const std::filesystem::path& csv) {
   const CalibrationSet& set = *r.set;
   std::string out;
-  append_csv_record(out, {"source", "source_ref", "model", "gpu", "gpus", "dtype", "engine", "measures", "batch",
-                          "prompt_tokens", "gen_tokens", "energy_measured_j", "energy_fit_j", "energy_held_out_j",
-                          "energy_gpu_held_out_j", "latency_measured_s", "latency_fit_s", "latency_held_out_s",
-                          "latency_gpu_held_out_s"});
+  append_csv_record(
+      out, {"source", "source_ref", "model", "gpu", "gpus", "dtype", "engine", "measures", "batch", "prompt_tokens",
+            "gen_tokens", "energy_measured_j", "energy_fit_j", "energy_held_out_j", "energy_gpu_held_out_j",
+            "latency_measured_s", "latency_fit_s", "latency_held_out_s", "latency_gpu_held_out_s"});
   auto value = [](const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : std::string(); };
   auto estimate = [](const std::vector<SimEstimate>& v, size_t s, bool energy) {
     if (s >= v.size()) return std::string();
@@ -222,9 +228,8 @@ void write_calibration_rows(const CalibrationReport& r, const std::filesystem::p
                             row.engine, std::string(measures_name(row.measures)), fmt::format("{:g}", row.batch),
                             fmt::format("{:g}", row.prompt_tokens), fmt::format("{:g}", row.gen_tokens),
                             value(sample.energy_j), estimate(r.fit, s, true), estimate(r.leave_one_out, s, true),
-                            estimate(r.leave_one_gpu_out, s, true), value(sample.latency_s),
-                            estimate(r.fit, s, false), estimate(r.leave_one_out, s, false),
-                            estimate(r.leave_one_gpu_out, s, false)});
+                            estimate(r.leave_one_gpu_out, s, true), value(sample.latency_s), estimate(r.fit, s, false),
+                            estimate(r.leave_one_out, s, false), estimate(r.leave_one_gpu_out, s, false)});
   }
   write_file_atomic(csv, out);
 }

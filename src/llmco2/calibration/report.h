@@ -6,23 +6,23 @@
 #include <string>
 #include <vector>
 
-#include "calibration/module.h"
 #include "calibration/calibration.h"
+#include "calibration/module.h"
 #include "dataset/dataset_csv.h"
 
 namespace llmco2::calibration {
 
 struct CalibrationReport {
   const CalibrationSet* set = nullptr;
-  std::vector<RowReject> read_rejects;       // rows the dataset reader refused
+  std::vector<RowReject> read_rejects;                           // rows the dataset reader refused
   std::map<std::string, std::vector<RowReject>> import_rejects;  // per source, rows its importer refused
-  std::vector<SimEstimate> fit;               // per sample, parameters fitted on all sources
-  std::vector<SimEstimate> leave_one_out;     // per sample, parameters fitted without the sample's source
-  std::vector<SimEstimate> leave_one_gpu_out; // per sample, parameters fitted without any row of the sample's GPU type
-  std::vector<std::string> at_bounds;         // fitted parameters that ended at an end of their range
-  SimParams params;                          // fitted on all sources (shipped)
-  double seconds = 0;                        // wall time of the whole calibration
-  std::string command;                       // how to reproduce it
+  std::vector<SimEstimate> fit;                                  // per sample, parameters fitted on all sources
+  std::vector<SimEstimate> leave_one_out;      // per sample, parameters fitted without the sample's source
+  std::vector<SimEstimate> leave_one_gpu_out;  // per sample, parameters fitted without any row of the sample's GPU type
+  std::vector<std::string> at_bounds;          // fitted parameters that ended at an end of their range
+  SimParams params;                            // fitted on all sources (shipped)
+  double seconds = 0;                          // wall time of the whole calibration
+  std::string command;                         // how to reproduce it
   // Sections written by later layers (the whole-node validation needs the serving simulation), placed after the
   // accuracy tables, each a complete markdown section.
   std::vector<std::string> appendix;

@@ -19,8 +19,17 @@ using WorkKey = std::tuple<std::string, std::string, std::string, std::string, i
 
 WorkKey work_key(const DatasetRow& row) {
   const long gen = row.measures == Measures::steady_state ? 0 : std::lround(row.gen_tokens);
-  return {row.source, row.model, row.dtype, row.engine, row.gpus, row.tensor_parallel, row.parallelism, row.measures,
-          row.note("task"), std::lround(row.prompt_tokens), gen};
+  return {row.source,
+          row.model,
+          row.dtype,
+          row.engine,
+          row.gpus,
+          row.tensor_parallel,
+          row.parallelism,
+          row.measures,
+          row.note("task"),
+          std::lround(row.prompt_tokens),
+          gen};
 }
 
 struct BatchPoint {
@@ -52,8 +61,8 @@ double interpolated_s_per_token(const std::vector<BatchPoint>& points, double ba
   if (points.empty() || batch < points.front().batch / 1.1 || batch > points.back().batch * 1.1) return -1;
   if (batch <= points.front().batch) return points.front().s_per_token;
   if (batch >= points.back().batch) return points.back().s_per_token;
-  const auto hi = std::lower_bound(points.begin(), points.end(), batch,
-                                   [](const BatchPoint& p, double b) { return p.batch < b; });
+  const auto hi =
+      std::lower_bound(points.begin(), points.end(), batch, [](const BatchPoint& p, double b) { return p.batch < b; });
   const auto lo = hi - 1;
   const double t = std::log(batch / lo->batch) / std::log(hi->batch / lo->batch);
   return lo->s_per_token + t * (hi->s_per_token - lo->s_per_token);
@@ -98,9 +107,10 @@ std::vector<NotGpuBound> not_gpu_bound(const CalibrationSet& set) {
       if (gen_ratio > kOutputLengthRatio || gen_ratio < 1 / kOutputLengthRatio) continue;
       const double other_s = interpolated_s_per_token(points, row.batch);
       if (other_s > 0 && s_per_token > kNotGpuBoundMargin * other_s) {
-        out.push_back({s, fmt::format("slower than the same work on a GPU it is at least as good as on every figure, so "
-                                      "not GPU-bound ({} x{:.2f} of {} at batch {:.0f})",
-                                      row.gpu, s_per_token / other_s, other_id, row.batch)});
+        out.push_back(
+            {s, fmt::format("slower than the same work on a GPU it is at least as good as on every figure, so "
+                            "not GPU-bound ({} x{:.2f} of {} at batch {:.0f})",
+                            row.gpu, s_per_token / other_s, other_id, row.batch)});
         break;
       }
     }

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "calibration/module.h"
 #include "calibration/calibration.h"
+#include "calibration/module.h"
 
 namespace llmco2::calibration {
 

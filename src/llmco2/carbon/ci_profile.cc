@@ -5,15 +5,16 @@
 
 #include "carbon/footprint.h"
 #include "core/csv.h"
-#include "core/input_file.h"
 #include "core/error.h"
+#include "core/input_file.h"
 #include "dataset/request_log.h"
 
 namespace llmco2::carbon {
 
 CiProfile::CiProfile(std::vector<double> start_s, std::vector<double> g_per_kwh)
     : start_s_(std::move(start_s)), g_per_kwh_(std::move(g_per_kwh)) {
-  if (start_s_.empty() || start_s_.size() != g_per_kwh_.size()) fail("a carbon-intensity profile needs at least one row");
+  if (start_s_.empty() || start_s_.size() != g_per_kwh_.size())
+    fail("a carbon-intensity profile needs at least one row");
 }
 
 // Streamed record by record: memory is the two columns (16 bytes a row), not the table (a 120 MB profile read whole

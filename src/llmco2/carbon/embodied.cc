@@ -15,9 +15,12 @@ namespace llmco2::carbon {
 
 std::string_view embodied_basis_name(EmbodiedBasis basis) {
   switch (basis) {
-    case EmbodiedBasis::llmcarbon: return "llmcarbon";
-    case EmbodiedBasis::vendor: return "vendor";
-    case EmbodiedBasis::user: return "user";
+    case EmbodiedBasis::llmcarbon:
+      return "llmcarbon";
+    case EmbodiedBasis::vendor:
+      return "vendor";
+    case EmbodiedBasis::user:
+      return "user";
   }
   return "?";
 }
@@ -35,8 +38,9 @@ EmbodiedBasis parse_embodied_basis(std::string_view name) {
   const std::vector<std::string> offered = offered_embodied_bases();
   if (std::find(offered.begin(), offered.end(), name) != offered.end()) return EmbodiedBasis::vendor;
   if (name == "vendor")
-    fail("--embodied-basis vendor: no GPU file in the catalog carries a sourced vendor product carbon footprint "
-         "(embodied.vendor_pcf_kgco2e); use llmcarbon, or give your own figure with --embodied-kg");
+    fail(
+        "--embodied-basis vendor: no GPU file in the catalog carries a sourced vendor product carbon footprint "
+        "(embodied.vendor_pcf_kgco2e); use llmcarbon, or give your own figure with --embodied-kg");
   fail("--embodied-basis: expected {}, got '{}'", fmt::format("{}", fmt::join(offered, " or ")), name);
 }
 
@@ -66,17 +70,18 @@ namespace {
 
 GpuEmbodied vendor_embodied(const Gpu& gpu) {
   if (!gpu.vendor_pcf_kgco2e)
-    fail("{} has no vendor product carbon footprint in its GPU file ({}); use --embodied-basis llmcarbon, give "
-         "one with --embodied-kg, or add embodied.vendor_pcf_kgco2e with its source to the file",
-         gpu.id, gpu.source);
+    fail(
+        "{} has no vendor product carbon footprint in its GPU file ({}); use --embodied-basis llmcarbon, give "
+        "one with --embodied-kg, or add embodied.vendor_pcf_kgco2e with its source to the file",
+        gpu.id, gpu.source);
   return {*gpu.vendor_pcf_kgco2e, EmbodiedBasis::vendor,
           fmt::format("vendor PCF {:.4g} kg per GPU", *gpu.vendor_pcf_kgco2e), gpu.id};
 }
 
 GpuEmbodied llmcarbon_embodied(const Gpu& gpu, const EmbodiedParams& params) {
   if (!gpu.die_area_mm2 || !gpu.llmcarbon_cpa_kgco2e_per_cm2) {
-    const std::string why = gpu.die_area_mm2 ? "LLMCarbon has no carbon per area for its node"
-                                             : "no die area is published";
+    const std::string why =
+        gpu.die_area_mm2 ? "LLMCarbon has no carbon per area for its node" : "no die area is published";
     return {std::nullopt, EmbodiedBasis::llmcarbon,
             fmt::format("unknown for {}: {} ({}); CO2 totals are operational only, give a figure with --embodied-kg",
                         gpu.id, why, gpu.process.empty() ? "process unknown" : gpu.process),
@@ -95,9 +100,12 @@ GpuEmbodied llmcarbon_embodied(const Gpu& gpu, const EmbodiedParams& params) {
 
 GpuEmbodied gpu_embodied(const Gpu& gpu, EmbodiedBasis basis, const EmbodiedParams& params) {
   switch (basis) {
-    case EmbodiedBasis::vendor: return vendor_embodied(gpu);
-    case EmbodiedBasis::llmcarbon: return llmcarbon_embodied(gpu, params);
-    case EmbodiedBasis::user: break;
+    case EmbodiedBasis::vendor:
+      return vendor_embodied(gpu);
+    case EmbodiedBasis::llmcarbon:
+      return llmcarbon_embodied(gpu, params);
+    case EmbodiedBasis::user:
+      break;
   }
   fail("the user basis takes its figure from --embodied-kg");
 }

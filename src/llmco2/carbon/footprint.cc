@@ -26,7 +26,8 @@ PhaseIntervals sum(const PhaseIntervals& a, const PhaseIntervals& b) {
   PhaseIntervals out;
   for (const auto& p : kPhaseMembers)
     if (a.*p.interval && b.*p.interval)
-      out.*p.interval = Interval{(a.*p.interval)->low + (b.*p.interval)->low, (a.*p.interval)->high + (b.*p.interval)->high};
+      out.*p.interval =
+          Interval{(a.*p.interval)->low + (b.*p.interval)->low, (a.*p.interval)->high + (b.*p.interval)->high};
   return out;
 }
 
@@ -44,7 +45,8 @@ PhaseValues scoped_energy_j(const Prediction& prediction, const EnergyScope& sco
   const PhaseValues& t = prediction.latency_s;
   if (!scope.is_node()) return e;
   // A phase without a latency takes the total's ratio of metered to GPU energy.
-  const double total_ratio = e.total && t.total && *e.total > 0 ? scope.metered_j(*e.total, *t.total, gpus) / *e.total : 1.0;
+  const double total_ratio =
+      e.total && t.total && *e.total > 0 ? scope.metered_j(*e.total, *t.total, gpus) / *e.total : 1.0;
   PhaseValues out;
   for (const auto& p : kPhaseMembers) {
     if (!(e.*p.value)) continue;
@@ -84,8 +86,8 @@ Footprint footprint(const Prediction& prediction, const CarbonInputs& in, const 
     f.operational_g_interval = scaled(f.operational_g, *bands->energy);
     f.embodied_g_interval = scaled(f.embodied_g, *bands->latency);
     // The bounds add: as if the energy and latency errors went the same way (the wider, safer interval).
-    f.total_g_interval = f.embodied_unknown ? f.operational_g_interval
-                                            : sum(f.operational_g_interval, f.embodied_g_interval);
+    f.total_g_interval =
+        f.embodied_unknown ? f.operational_g_interval : sum(f.operational_g_interval, f.embodied_g_interval);
   }
   return f;
 }

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "carbon/module.h"
 #include "carbon/embodied.h"
+#include "carbon/module.h"
 #include "core/json_io.h"
 #include "hardware/host_power.h"
 #include "predictor/error_band.h"
@@ -20,17 +20,17 @@ namespace llmco2::carbon {
 
 // Everything the carbon of a request depends on besides its energy and latency, with where each value came from.
 struct CarbonInputs {
-  std::string region;          // region id, or "--ci" when the intensity was given
+  std::string region;  // region id, or "--ci" when the intensity was given
   double ci_g_per_kwh = 0;
-  std::string ci_label;        // short: "France (FRA), 2023"
-  std::string ci_source;       // the label and the full source
+  std::string ci_label;   // short: "France (FRA), 2023"
+  std::string ci_source;  // the label and the full source
   double pue = 1;
-  std::string pue_label;       // short: "azure, 2024" or "unknown: 1.0 assumed"
+  std::string pue_label;  // short: "azure, 2024" or "unknown: 1.0 assumed"
   std::string pue_source;
-  GpuEmbodied embodied;        // one GPU
+  GpuEmbodied embodied;  // one GPU
   double lifetime_years = 5;
   int gpus = 1;
-  EnergyScope scope;           // which energy the figures count (GPU scope when unset)
+  EnergyScope scope;  // which energy the figures count (GPU scope when unset)
 };
 
 // The carbon inputs of a setup of `gpus` GPUs of one type (its embodied figure, possibly unknown, and the region);

@@ -8,9 +8,9 @@
 
 #include "core/csv.h"
 #include "core/error.h"
-#include "core/ranges.h"
 #include "core/names.h"
 #include "core/paths.h"
+#include "core/ranges.h"
 
 namespace llmco2::carbon {
 namespace {
@@ -39,8 +39,7 @@ double parse_number(const std::string& cell, const CsvTable& table, long line, s
 
 int parse_year(const std::string& cell, const CsvTable& table, long line) {
   const double year = parse_number(cell, table, line, "year");
-  if (year != static_cast<int>(year))
-    fail("{}:{}: column 'year': expected a year, got '{}'", table.source, line, cell);
+  if (year != static_cast<int>(year)) fail("{}:{}: column 'year': expected a year, got '{}'", table.source, line, cell);
   return static_cast<int>(year);
 }
 
@@ -98,7 +97,7 @@ RegionCatalog RegionCatalog::load(const std::filesystem::path& regions_csv, cons
 struct RegionCatalog::ByRow {
   std::filesystem::path path;
   std::mutex mutex;
-  std::string text;  // the file, read at the first look-up
+  std::string text;                                                        // the file, read at the first look-up
   std::map<std::string, std::unique_ptr<const Region>, std::less<>> rows;  // by lower-case id; null: no such id
   std::once_flag whole_once;
   std::vector<Region> whole;
@@ -162,14 +161,16 @@ const Region& RegionCatalog::resolve(std::string_view name) const {
     }
   }
   if (bare_matches == 1) return canonical(*bare);
-  if (bare_matches > 1) fail("region '{}' exists at several providers: prefix it, e.g. gcp:{} or aws:{}", name, key, key);
+  if (bare_matches > 1)
+    fail("region '{}' exists at several providers: prefix it, e.g. gcp:{} or aws:{}", name, key, key);
   for (const auto& r : all)
     if (r.kind != "cloud" && lower(r.name) == key) return canonical(r);
   std::vector<std::string> ids;
   for (const auto& r : all) ids.push_back(r.id);
-  fail("unknown region '{}' (a country code such as USA or FRA, a cloud region such as gcp:us-central1 or "
-       "aws:us-east-1, or WORLD); nearest: {}",
-       name, join_or(nearest_names(name, ids)));
+  fail(
+      "unknown region '{}' (a country code such as USA or FRA, a cloud region such as gcp:us-central1 or "
+      "aws:us-east-1, or WORLD); nearest: {}",
+      name, join_or(nearest_names(name, ids)));
 }
 
 const PueEntry* RegionCatalog::find_pue(std::string_view id) const {

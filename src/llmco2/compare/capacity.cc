@@ -9,9 +9,9 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/log_histogram.h"
 #include "core/plot.h"
 #include "core/progress.h"
-#include "core/log_histogram.h"
 
 namespace llmco2::compare {
 namespace {
@@ -89,8 +89,8 @@ bool cheaper(const CapacityCandidate& a, const CapacityCandidate& b) {
 }  // namespace
 
 CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types,
-                           const DeploymentFor& deployment_for, const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
-                           const CapacitySearch& search) {
+                           const DeploymentFor& deployment_for, const SimParams& params, const ServingSlo& slo,
+                           const CarbonFor& carbon, const CapacitySearch& search) {
   if (search.max_replicas < 1 || search.max_replicas > kMaxReplicas)
     fail("--max-replicas must be 1 to {}, got {}", kMaxReplicas, search.max_replicas);
   if (!(slo.quantile > 0 && slo.quantile < 1)) fail("the SLO quantile must be in (0, 1), got {}", slo.quantile);

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/module.h"
 #include "carbon/footprint.h"
+#include "compare/module.h"
 #include "serving/serve_sim.h"
 
 namespace llmco2::compare {
@@ -52,8 +52,8 @@ using DeploymentFor = std::function<Deployment(const Gpu& gpu, int tensor_parall
 // a bisection over replicas: the latency quantiles fall as replicas are added). The cheapest of a GPU type is the one
 // with the fewest GPUs, then the least energy.
 CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types,
-                           const DeploymentFor& deployment_for, const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
-                           const CapacitySearch& search);
+                           const DeploymentFor& deployment_for, const SimParams& params, const ServingSlo& slo,
+                           const CarbonFor& carbon, const CapacitySearch& search);
 
 // Writes a bar chart of the chosen deployments' energy, GPU-hours and CO2 (one group per GPU type) and its data as CSV
 // into `dir`; returns "" or a warning about the plot.

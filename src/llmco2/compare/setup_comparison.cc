@@ -175,7 +175,8 @@ std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const std::
 
 std::string write_setups_plot(const Comparison& c, const std::string& title, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
-  std::string csv = "gpu,gpus,dtype,energy_scope,energy_j,latency_s,co2_total_g,embodied_known,meets_slo,best,unavailable\n";
+  std::string csv =
+      "gpu,gpus,dtype,energy_scope,energy_j,latency_s,co2_total_g,embodied_known,meets_slo,best,unavailable\n";
   std::string data;
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
@@ -209,8 +210,7 @@ std::string write_sweep(const std::vector<SweepPoint>& points, const std::string
   std::map<std::pair<long, long>, std::string> series;
   for (const auto& p : points) {
     csv += fmt::format("{},{},{},{:.6g},{:.6g},{},{:.6g}\n", p.batch, p.prompt_tokens, p.gpus, p.latency_s,
-                       p.operational_per_gpu_g, p.embodied_known ? fmt::format("{:.6g}", p.embodied_g) : "",
-                       p.total_g);
+                       p.operational_per_gpu_g, p.embodied_known ? fmt::format("{:.6g}", p.embodied_g) : "", p.total_g);
     series[{p.batch, p.prompt_tokens}] += fmt::format("{} {} {}\n", p.gpus, p.operational_per_gpu_g, p.total_g);
   }
   write_file_atomic(dir / "sweep.csv", csv);
@@ -225,15 +225,20 @@ std::string write_sweep(const std::vector<SweepPoint>& points, const std::string
     total += fmt::format("{}{} using 1:3 with linespoints lw 2 title '{}'", sep, block, label);
   }
   if (series.empty()) return "no setup of the sweep can serve the model: no plot";
-  const std::string axes = blocks + "set grid\nset logscale x 2\nset logscale y\nset xlabel 'GPUs'\nset key outside right\n";
+  const std::string axes =
+      blocks + "set grid\nset logscale x 2\nset logscale y\nset xlabel 'GPUs'\nset key outside right\n";
   std::string warning = plot_to_file(
-      axes + fmt::format("set ylabel 'operational CO2 per GPU (g)'\nset title \"{}: operational CO2 per GPU\"\n",
-                         gnuplot_text(title)) + per_gpu,
+      axes +
+          fmt::format("set ylabel 'operational CO2 per GPU (g)'\nset title \"{}: operational CO2 per GPU\"\n",
+                      gnuplot_text(title)) +
+          per_gpu,
       dir / "co2-per-gpu.png", 1000, 600);
-  const std::string second = plot_to_file(
-      axes + fmt::format("set ylabel 'total CO2 (g)'\nset title \"{}: total CO2 (operational + embodied)\"\n",
-                         gnuplot_text(title)) + total,
-      dir / "co2-total.png", 1000, 600);
+  const std::string second =
+      plot_to_file(axes +
+                       fmt::format("set ylabel 'total CO2 (g)'\nset title \"{}: total CO2 (operational + embodied)\"\n",
+                                   gnuplot_text(title)) +
+                       total,
+                   dir / "co2-total.png", 1000, 600);
   return warning.empty() ? second : warning;
 }
 

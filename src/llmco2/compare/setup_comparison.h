@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/module.h"
 #include "carbon/footprint.h"
+#include "compare/module.h"
 #include "predictor/input.h"
 #include "trace/trace_account.h"
 #include "trace/trace_stream.h"
@@ -18,12 +18,12 @@ namespace llmco2::compare {
 struct SetupRow {
   std::string gpu;  // GPU id
   int gpus = 1;
-  std::string unavailable;  // why the setup cannot serve (empty when it can)
-  std::string scope = "gpu";  // the energy's scope: "gpu", or the node id whose wall power it is
+  std::string unavailable;         // why the setup cannot serve (empty when it can)
+  std::string scope = "gpu";       // the energy's scope: "gpu", or the node id whose wall power it is
   std::string dtype;               // the precision the setup runs, after its GPU's fallbacks
   std::vector<std::string> notes;  // the setup's own notes (fallbacks, waves, node)
   double energy_j = 0, latency_s = 0, operational_g = 0, embodied_g = 0;
-  double output_tokens = 0;          // generated tokens the energy paid for (the request's batch x gen, or the log's)
+  double output_tokens = 0;            // generated tokens the energy paid for (the request's batch x gen, or the log's)
   std::optional<Footprint> footprint;  // one request's, per phase (unset for a log)
   bool embodied_known = true;  // false: the GPU has no embodied figure, embodied_g is 0 and total_g() operational only
   double total_g() const { return operational_g + embodied_g; }
@@ -32,9 +32,9 @@ struct SetupRow {
 };
 
 struct Comparison {
-  std::vector<SetupRow> rows;      // GPU types in the order given, counts ascending
-  std::optional<size_t> best;      // lowest total CO2 among the rows that serve and meet the objective
-  std::string latency_meaning;     // "request latency" or "p90 request latency of the log"
+  std::vector<SetupRow> rows;   // GPU types in the order given, counts ascending
+  std::optional<size_t> best;   // lowest total CO2 among the rows that serve and meet the objective
+  std::string latency_meaning;  // "request latency" or "p90 request latency of the log"
 };
 
 // One setup of a comparison as the caller resolved it for its GPU type and count: what runs (the model, the GPU, the

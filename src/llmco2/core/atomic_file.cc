@@ -50,13 +50,20 @@ void remove_abandoned_temporaries(const std::filesystem::path& path) {
 // What a path that is not a regular file is, for the message refusing to replace it.
 const char* file_kind(std::filesystem::file_type type) {
   switch (type) {
-    case std::filesystem::file_type::symlink: return "a symbolic link";
-    case std::filesystem::file_type::directory: return "a folder";
-    case std::filesystem::file_type::fifo: return "a FIFO";
-    case std::filesystem::file_type::character: return "a character device";
-    case std::filesystem::file_type::block: return "a block device";
-    case std::filesystem::file_type::socket: return "a socket";
-    default: return "not a regular file";
+    case std::filesystem::file_type::symlink:
+      return "a symbolic link";
+    case std::filesystem::file_type::directory:
+      return "a folder";
+    case std::filesystem::file_type::fifo:
+      return "a FIFO";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
   }
 }
 

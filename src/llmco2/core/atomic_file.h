@@ -16,7 +16,7 @@ class AtomicFile {
   explicit AtomicFile(std::filesystem::path path);
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
-  ~AtomicFile();                                    // removes the temporary file unless committed
+  ~AtomicFile();  // removes the temporary file unless committed
   std::ofstream& stream() { return out_; }
   // The unique temporary file, for a writer that is another process (gnuplot): close stream() first.
   const std::filesystem::path& temporary_path() const { return tmp_; }

@@ -86,7 +86,7 @@ std::optional<CsvTable::Record> CsvReader::next() {
   CsvTable::Record record{line_, {}};
   std::string cell;
   bool quoted = false, any = false;
-  size_t record_bytes = 0;  // of the cells already taken, one separator each
+  size_t record_bytes = 0;   // of the cells already taken, one separator each
   auto check_length = [&] {  // after each character (or run) added, quoted or not: a quoted field may span lines
     if (record_bytes + cell.size() > kMaxCsvRecordBytes)
       fail("{}:{}: a record longer than {} bytes (expected CSV lines)", source_, record.line, kMaxCsvRecordBytes);
@@ -171,8 +171,8 @@ std::optional<CsvTable> parse_csv_row(std::string_view text, std::string source,
   for (size_t start = header_end + 1; start < text.size();) {
     const auto [end, breaks] = record_end(text, start);
     if (first_cell_is(text.substr(start, end - start), first_cell)) {
-      const std::string two_records = std::string(text.substr(0, header_end)) + "\n" +
-                                      std::string(text.substr(start, end - start));
+      const std::string two_records =
+          std::string(text.substr(0, header_end)) + "\n" + std::string(text.substr(start, end - start));
       CsvTable table = parse_csv(two_records, std::move(source));
       table.records.at(0).line = line;
       return table;
@@ -187,9 +187,7 @@ std::string read_text_file(const std::filesystem::path& path) {
   return read_input_file(path, kMaxTextFileBytes, "text file");
 }
 
-CsvTable read_csv_file(const std::filesystem::path& path) {
-  return parse_csv(read_text_file(path), path.string());
-}
+CsvTable read_csv_file(const std::filesystem::path& path) { return parse_csv(read_text_file(path), path.string()); }
 
 std::string csv_escape(std::string_view cell) {
   const bool needs = cell.find_first_of(",\"\n\r") != std::string_view::npos ||

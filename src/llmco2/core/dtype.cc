@@ -13,11 +13,20 @@ namespace llmco2 {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, DType>, 14> kNames{{
-    {"fp32", DType::fp32}, {"float32", DType::fp32}, {"tf32", DType::tf32},
-    {"bf16", DType::bf16}, {"bfloat16", DType::bf16}, {"fp16", DType::fp16},
-    {"float16", DType::fp16}, {"half", DType::fp16}, {"fp8", DType::fp8},
-    {"int8", DType::int8}, {"int4", DType::int4}, {"fp4", DType::fp4},
-    {"mxfp4", DType::mxfp4}, {"nvfp4", DType::nvfp4},
+    {"fp32", DType::fp32},
+    {"float32", DType::fp32},
+    {"tf32", DType::tf32},
+    {"bf16", DType::bf16},
+    {"bfloat16", DType::bf16},
+    {"fp16", DType::fp16},
+    {"float16", DType::fp16},
+    {"half", DType::fp16},
+    {"fp8", DType::fp8},
+    {"int8", DType::int8},
+    {"int4", DType::int4},
+    {"fp4", DType::fp4},
+    {"mxfp4", DType::mxfp4},
+    {"nvfp4", DType::nvfp4},
 }};
 
 constexpr std::string_view kExpected = "4, 8, 16, 32 or fp32, bf16, fp16, fp8, int8, int4, fp4, mxfp4, nvfp4";
@@ -25,10 +34,20 @@ constexpr std::string_view kExpected = "4, 8, 16, 32 or fp32, bf16, fp16, fp8, i
 // Width rank used to pick the compute type: wider wins.
 int width_rank(DType d) {
   switch (d) {
-    case DType::fp32: case DType::tf32: return 3;
-    case DType::bf16: case DType::fp16: return 2;
-    case DType::fp8: case DType::int8: return 1;
-    case DType::int4: case DType::fp4: case DType::mxfp4: case DType::nvfp4: return 0;
+    case DType::fp32:
+    case DType::tf32:
+      return 3;
+    case DType::bf16:
+    case DType::fp16:
+      return 2;
+    case DType::fp8:
+    case DType::int8:
+      return 1;
+    case DType::int4:
+    case DType::fp4:
+    case DType::mxfp4:
+    case DType::nvfp4:
+      return 0;
   }
   return 0;
 }
@@ -89,8 +108,10 @@ Precision parse_dashed(std::string_view spec, DType default16) {
       return true;
     };
     if (!take("moe", moe) && !take("kv", kv) && !take("w", w) && !take("a", a))
-      fail("--dtype '{}': unexpected part '{}' (expected w<type>, a<type>, optional kv<type>, moe<type> and blk, "
-           "separated by '-')", spec, part);
+      fail(
+          "--dtype '{}': unexpected part '{}' (expected w<type>, a<type>, optional kv<type>, moe<type> and blk, "
+          "separated by '-')",
+          spec, part);
   }
   if (!w || !a) fail("--dtype '{}': both the weights (w...) and the activations (a...) are needed", spec);
   Precision p{*w, *a, kv.value_or(unnamed_kv(*a, default16)), moe};
@@ -104,28 +125,48 @@ Precision parse_dashed(std::string_view spec, DType default16) {
 
 double dtype_bytes(DType dtype) {
   switch (dtype) {
-    case DType::fp32: case DType::tf32: return 4.0;
-    case DType::bf16: case DType::fp16: return 2.0;
-    case DType::fp8: case DType::int8: return 1.0;
-    case DType::int4: case DType::fp4: return 0.5;
-    case DType::mxfp4: return 0.5 + 1.0 / 32;  // e8m0 scale per 32 values
-    case DType::nvfp4: return 0.5 + 1.0 / 16;  // e4m3 scale per 16 values (the per-tensor fp32 scale is negligible)
+    case DType::fp32:
+    case DType::tf32:
+      return 4.0;
+    case DType::bf16:
+    case DType::fp16:
+      return 2.0;
+    case DType::fp8:
+    case DType::int8:
+      return 1.0;
+    case DType::int4:
+    case DType::fp4:
+      return 0.5;
+    case DType::mxfp4:
+      return 0.5 + 1.0 / 32;  // e8m0 scale per 32 values
+    case DType::nvfp4:
+      return 0.5 + 1.0 / 16;  // e4m3 scale per 16 values (the per-tensor fp32 scale is negligible)
   }
   return 0.0;
 }
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::fp32: return "fp32";
-    case DType::tf32: return "tf32";
-    case DType::bf16: return "bf16";
-    case DType::fp16: return "fp16";
-    case DType::fp8: return "fp8";
-    case DType::int8: return "int8";
-    case DType::int4: return "int4";
-    case DType::fp4: return "fp4";
-    case DType::mxfp4: return "mxfp4";
-    case DType::nvfp4: return "nvfp4";
+    case DType::fp32:
+      return "fp32";
+    case DType::tf32:
+      return "tf32";
+    case DType::bf16:
+      return "bf16";
+    case DType::fp16:
+      return "fp16";
+    case DType::fp8:
+      return "fp8";
+    case DType::int8:
+      return "int8";
+    case DType::int4:
+      return "int4";
+    case DType::fp4:
+      return "fp4";
+    case DType::mxfp4:
+      return "mxfp4";
+    case DType::nvfp4:
+      return "nvfp4";
   }
   return "?";
 }

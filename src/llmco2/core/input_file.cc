@@ -37,7 +37,8 @@ namespace {
 
 void check_file_name(const std::filesystem::path& path) {
   if (!is_utf8(path.string()))
-    fail("{}: the file name is not valid UTF-8 (llmco2 writes names into JSON and CSV; rename the file)", path.string());
+    fail("{}: the file name is not valid UTF-8 (llmco2 writes names into JSON and CSV; rename the file)",
+         path.string());
 }
 
 [[noreturn]] void fail_not_regular(const std::filesystem::path& path, const std::string& what) {
@@ -97,8 +98,7 @@ std::string read_input_file(const std::filesystem::path& path, uintmax_t max_byt
     filled += static_cast<size_t>(n);
   }
   text.resize(filled);
-  if (text.size() > max_bytes)
-    fail("{}: more than the {} bytes a {} may hold", path.string(), max_bytes, what);
+  if (text.size() > max_bytes) fail("{}: more than the {} bytes a {} may hold", path.string(), max_bytes, what);
   return text;
 }
 

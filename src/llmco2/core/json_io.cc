@@ -139,15 +139,15 @@ Json parse_json_text(std::string_view text, const std::string& source) {
   if (shape.too_deep_at != std::string_view::npos)
     fail("{}: JSON nested deeper than {} levels at byte {}", source, kMaxJsonDepth, shape.too_deep_at);
   if (shape.values > kMaxJsonValues)
-    fail("{}: JSON of more than {} values (a config.json or catalog file holds a few hundred)", source,
-         kMaxJsonValues);
+    fail("{}: JSON of more than {} values (a config.json or catalog file holds a few hundred)", source, kMaxJsonValues);
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
     // nlohmann's reason without its "[json.exception.parse_error.101] parse error at line 1, column 9: " prefix
     const std::string what = e.what();
     const size_t colon = what.find(": ");
-    fail("{}: malformed JSON at byte {}: {}", source, e.byte, colon == std::string::npos ? what : what.substr(colon + 2));
+    fail("{}: malformed JSON at byte {}: {}", source, e.byte,
+         colon == std::string::npos ? what : what.substr(colon + 2));
   } catch (const Json::exception&) {  // out_of_range: a number beyond a double's range, e.g. 1e999
     fail("{}: malformed JSON: a number too large for a double (expected finite numbers)", source);
   }

@@ -34,14 +34,22 @@ int utf8_length(const unsigned char* p, const unsigned char* end) {
 // The escaped character after a backslash, or 0 for one this parser leaves to nlohmann (\u, or an invalid escape).
 char unescaped(char c) {
   switch (c) {
-    case '"': return '"';
-    case '\\': return '\\';
-    case '/': return '/';
-    case 'b': return '\b';
-    case 'f': return '\f';
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
+    case '"':
+      return '"';
+    case '\\':
+      return '\\';
+    case '/':
+      return '/';
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
   }
   return 0;
 }
@@ -79,17 +87,22 @@ class Parser {
   bool value(Json& out, int depth) {
     if (p_ == end_) return false;
     switch (*p_) {
-      case '{': return object(out, depth + 1);
-      case '[': return array(out, depth + 1);
+      case '{':
+        return object(out, depth + 1);
+      case '[':
+        return array(out, depth + 1);
       case '"': {
         std::string s;
         if (!string(s)) return false;
         out = std::move(s);
         return true;
       }
-      case 't': return literal("true", Json(true), out);
-      case 'f': return literal("false", Json(false), out);
-      case 'n': return literal("null", Json(nullptr), out);
+      case 't':
+        return literal("true", Json(true), out);
+      case 'f':
+        return literal("false", Json(false), out);
+      case 'n':
+        return literal("null", Json(nullptr), out);
     }
     return number(out);
   }

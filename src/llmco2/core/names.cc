@@ -78,8 +78,10 @@ void check_catalog_id(std::string_view id, const std::string& source) {
   const auto allowed = [&](char c) { return lower_or_digit(c) || c == '.' || c == '+' || c == '-'; };
   const bool ok = !id.empty() && id.size() <= 64 && lower_or_digit(id[0]) && std::all_of(id.begin(), id.end(), allowed);
   if (!ok)
-    fail("{}: key 'id' must be 1 to 64 characters, a lower-case letter or digit then lower-case letters, digits, '.', "
-         "'+' or '-', found '{}'", source, printable(id));
+    fail(
+        "{}: key 'id' must be 1 to 64 characters, a lower-case letter or digit then lower-case letters, digits, '.', "
+        "'+' or '-', found '{}'",
+        source, printable(id));
 }
 
 }  // namespace llmco2

@@ -55,8 +55,8 @@ void set_run_command_line(std::vector<std::string> args) { command_line() = std:
 RunManifest::RunManifest(std::filesystem::path manifest_path)
     : path_(absolute_path(manifest_path)), run_id_(new_run_id()) {
   std::lock_guard lock(active_mutex);
-  if (active) fail("{}: another output manifest ({}) is already open in this run", path_.string(),
-                   active->path_.string());
+  if (active)
+    fail("{}: another output manifest ({}) is already open in this run", path_.string(), active->path_.string());
   active = this;
 }
 
@@ -93,13 +93,15 @@ void RunManifest::commit() {
     for (const Entry& e : entries_) {
       if (!std::filesystem::exists(e.path)) continue;
       outputs.push_back(nlohmann::ordered_json{{"name", listed_name(e.path, path_)},
-                         {"size_bytes", e.digest.size_bytes},
-                         {"fnv1a64", checksum_hex(e.digest.fnv1a64)}});
+                                               {"size_bytes", e.digest.size_bytes},
+                                               {"fnv1a64", checksum_hex(e.digest.fnv1a64)}});
     }
   }
-  const nlohmann::ordered_json manifest = {{"schema", kSchema},        {"run_id", run_id_},
-                         {"command", command_line()}, {"written_utc", utc_stamp("%Y-%m-%dT%H:%M:%SZ")},
-                         {"outputs", outputs}};
+  const nlohmann::ordered_json manifest = {{"schema", kSchema},
+                                           {"run_id", run_id_},
+                                           {"command", command_line()},
+                                           {"written_utc", utc_stamp("%Y-%m-%dT%H:%M:%SZ")},
+                                           {"outputs", outputs}};
   write_file_atomic(path_, manifest.dump(2) + "\n");
 }
 

@@ -14,7 +14,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 Progress::Progress(std::string what, long total, bool enabled)
-    : what_(std::move(what)), total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()), last_(start_) {}
+    : what_(std::move(what)),
+      total_(total),
+      enabled_(enabled),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
 
 void Progress::update(long done) {
   check_interrupt();  // every loop that reports progress can be stopped here (core/interrupt.h)
@@ -35,9 +39,9 @@ void Progress::print(long done, bool final) {
   const double rate = elapsed_s > 0 ? done_d / elapsed_s : 0.0;
   const double eta_s = rate > 0 ? (total_d - done_d) / rate : 0.0;
   const double percent = total_ > 0 ? 100.0 * done_d / total_d : 100.0;
-  std::string line = final ? fmt::format("{}: {}/{} in {:.1f} s ({:.0f}/s)", what_, done, total_, elapsed_s, rate)
-                           : fmt::format("{}: {}/{} ({:.0f}%) {:.0f}/s ETA {:.1f} s", what_, done, total_, percent,
-                                         rate, eta_s);
+  std::string line =
+      final ? fmt::format("{}: {}/{} in {:.1f} s ({:.0f}/s)", what_, done, total_, elapsed_s, rate)
+            : fmt::format("{}: {}/{} ({:.0f}%) {:.0f}/s ETA {:.1f} s", what_, done, total_, percent, rate, eta_s);
   std::fprintf(stderr, "\r%-78s%s", line.c_str(), final ? "\n" : "");
   std::fflush(stderr);
 }

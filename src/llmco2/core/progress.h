@@ -1,4 +1,5 @@
-// core/progress.h - a progress line on stderr for long work: done/total, rate and ETA, redrawn at most 4 times a second.
+// core/progress.h - a progress line on stderr for long work: done/total, rate and ETA, redrawn at most 4 times a
+// second.
 #pragma once
 
 #include <chrono>

@@ -17,7 +17,9 @@ namespace {
 
 std::string format_number(double value) { return fmt::format("{}", value); }
 template <typename T>
-std::string format_optional(const std::optional<T>& value) { return value ? fmt::format("{}", *value) : ""; }
+std::string format_optional(const std::optional<T>& value) {
+  return value ? fmt::format("{}", *value) : "";
+}
 
 double parse_number(const std::string& text) {
   const auto value = parse_double(text);
@@ -57,13 +59,14 @@ struct Column {
   std::function<void(DatasetRow&, const std::string&)> read;  // throws std::invalid_argument with the reason
 };
 
-#define TEXT(field) [](const DatasetRow& r) { return r.field; }, [](DatasetRow& r, const std::string& s) { r.field = s; }
-#define OPT(type, field) \
+#define TEXT(field) \
+  [](const DatasetRow& r) { return r.field; }, [](DatasetRow& r, const std::string& s) { r.field = s; }
+#define OPT(type, field)                                        \
   [](const DatasetRow& r) { return format_optional(r.field); }, \
-  [](DatasetRow& r, const std::string& s) { r.field = parse_optional<type>(s); }
-#define NUM(field) \
+      [](DatasetRow& r, const std::string& s) { r.field = parse_optional<type>(s); }
+#define NUM(field)                                            \
   [](const DatasetRow& r) { return format_number(r.field); }, \
-  [](DatasetRow& r, const std::string& s) { r.field = parse_number(s); }
+      [](DatasetRow& r, const std::string& s) { r.field = parse_number(s); }
 
 const std::vector<Column>& columns() {
   static const std::vector<Column> table = {
@@ -94,9 +97,13 @@ const std::vector<Column>& columns() {
          r.parallelism = *p;
        }},
       {"tensor_parallel", false, [](const DatasetRow& r) { return std::to_string(r.tensor_parallel); },
-       [](DatasetRow& r, const std::string& s) { if (!s.empty()) r.tensor_parallel = static_cast<int>(parse_integer(s)); }},
+       [](DatasetRow& r, const std::string& s) {
+         if (!s.empty()) r.tensor_parallel = static_cast<int>(parse_integer(s));
+       }},
       {"data_parallel", false, [](const DatasetRow& r) { return std::to_string(r.data_parallel); },
-       [](DatasetRow& r, const std::string& s) { if (!s.empty()) r.data_parallel = static_cast<int>(parse_integer(s)); }},
+       [](DatasetRow& r, const std::string& s) {
+         if (!s.empty()) r.data_parallel = static_cast<int>(parse_integer(s));
+       }},
       {"engine", true, TEXT(engine)},
       {"batch", true, NUM(batch)},
       {"max_batch", false, OPT(double, max_batch)},
@@ -246,7 +253,8 @@ DatasetReadResult read_dataset_folder(const std::filesystem::path& dir) {
   DatasetReadResult all;
   for (const auto& file : dataset_files(dir)) {
     DatasetReadResult read = read_dataset(file);
-    all.rows.insert(all.rows.end(), std::make_move_iterator(read.rows.begin()), std::make_move_iterator(read.rows.end()));
+    all.rows.insert(all.rows.end(), std::make_move_iterator(read.rows.begin()),
+                    std::make_move_iterator(read.rows.end()));
     all.rejects.insert(all.rejects.end(), read.rejects.begin(), read.rejects.end());
   }
   return all;
@@ -269,7 +277,8 @@ std::map<std::string, std::vector<RowReject>> read_import_rejects(const std::fil
     const size_t file = table.column("file"), line = table.column("line"), reason = table.column("reason");
     auto& rejects = out[name.substr(0, name.size() - kSuffix.size())];
     for (const auto& r : table.records) {
-      if (r.cells.size() != table.header.size()) fail("{}:{}: expected {} cells", table.source, r.line, table.header.size());
+      if (r.cells.size() != table.header.size())
+        fail("{}:{}: expected {} cells", table.source, r.line, table.header.size());
       rejects.push_back({r.cells[file], parse_long(r.cells[line]).value_or(0), r.cells[reason]});
     }
   }
@@ -294,7 +303,8 @@ std::string reason_class(const std::string& reason) {
     }
     const bool replacing = number_end == out.size();  // the digit before this one became the N just written
     const bool word_start = out.empty() || out.back() == ' ' || out.back() == '=';
-    const bool after_separator = !out.empty() && (out.back() == '.' || out.back() == ',') && number_end + 1 == out.size();
+    const bool after_separator =
+        !out.empty() && (out.back() == '.' || out.back() == ',') && number_end + 1 == out.size();
     if (replacing && i > 0 && std::isdigit(static_cast<unsigned char>(reason[i - 1]))) continue;
     if (word_start || after_separator) {
       out += 'N';

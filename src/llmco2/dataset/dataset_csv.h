@@ -1,4 +1,5 @@
-// dataset/dataset_csv.h - the dataset CSV format (docs/data.md): writing rows, and reading them with per-row validation.
+// dataset/dataset_csv.h - the dataset CSV format (docs/data.md): writing rows, and reading them with per-row
+// validation.
 #pragma once
 
 #include <filesystem>
@@ -6,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "dataset/module.h"
 #include "core/csv.h"
+#include "dataset/module.h"
 #include "dataset/record.h"
 
 namespace llmco2::dataset {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "dataset/module.h"
 #include "dataset/dataset_csv.h"
+#include "dataset/module.h"
 
 namespace llmco2::dataset {
 

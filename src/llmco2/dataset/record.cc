@@ -9,9 +9,12 @@ namespace llmco2::dataset {
 
 std::string_view measures_name(Measures m) {
   switch (m) {
-    case Measures::isolated: return "isolated";
-    case Measures::fixed_batch: return "fixed_batch";
-    case Measures::steady_state: return "steady_state";
+    case Measures::isolated:
+      return "isolated";
+    case Measures::fixed_batch:
+      return "fixed_batch";
+    case Measures::steady_state:
+      return "steady_state";
   }
   return "?";
 }

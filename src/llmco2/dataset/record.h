@@ -47,33 +47,33 @@ struct PhaseValues {
 };
 
 struct DatasetRow {
-  std::string source;      // dataset source id, e.g. "mlenergy-v2", "sim", "nvml"
-  std::string source_ref;  // where in the source: "file:line"
-  std::string model;       // model catalog id when known, else the source's own name
+  std::string source;             // dataset source id, e.g. "mlenergy-v2", "sim", "nvml"
+  std::string source_ref;         // where in the source: "file:line"
+  std::string model;              // model catalog id when known, else the source's own name
   std::string model_source_name;  // the name the source uses
   std::string model_relation;     // same | fine-tune | same-architecture | not-in-catalog
   ArchitectureFields arch;
-  std::string dtype;  // precision spec, e.g. bf16, w8a16kv16
-  std::string gpu;    // GPU catalog id when known, else the source's name
-  int gpus = 1;       // all GPUs of the row (tensor_parallel x data_parallel, or the layer split)
+  std::string dtype;         // precision spec, e.g. bf16, w8a16kv16
+  std::string gpu;           // GPU catalog id when known, else the source's name
+  int gpus = 1;              // all GPUs of the row (tensor_parallel x data_parallel, or the layer split)
   std::string interconnect;  // link between the GPUs ("" on one GPU)
   Parallelism parallelism = Parallelism::tensor;
   int tensor_parallel = 1;
   int data_parallel = 1;
-  std::string engine;  // vllm, hf-transformers, ... or "unknown"
-  double batch = 1;    // requests per batch; mean running batch for steady_state
-  std::optional<double> max_batch;  // the engine's concurrency cap (steady_state)
+  std::string engine;                  // vllm, hf-transformers, ... or "unknown"
+  double batch = 1;                    // requests per batch; mean running batch for steady_state
+  std::optional<double> max_batch;     // the engine's concurrency cap (steady_state)
   std::optional<double> run_requests;  // requests of the whole measured run the row's meter window covered, when
                                        // the row reports `batch` of them (the meter model needs the run's length)
-  double prompt_tokens = 0;  // per request (mean when aggregated)
-  double gen_tokens = 0;     // generated per request (mean when aggregated)
+  double prompt_tokens = 0;            // per request (mean when aggregated)
+  double gen_tokens = 0;               // generated per request (mean when aggregated)
   // Coefficient of variation (std / mean) of the generated tokens per request, when they vary (steady_state): the
   // running batch then holds long requests more often than short ones (docs/simulator.md, steady state).
   std::optional<double> gen_tokens_cv;
   Measures measures = Measures::isolated;
   PhaseValues energy_j;
   PhaseValues latency_s;
-  std::optional<double> repeats;  // runs (or requests) averaged into the row
+  std::optional<double> repeats;         // runs (or requests) averaged into the row
   std::optional<double> energy_spread;   // relative standard deviation of the energy over repeats
   std::optional<double> latency_spread;  // relative standard deviation of the latency over repeats
   std::vector<std::string> caveats;

@@ -60,9 +60,10 @@ LogLayout detect_log_layout(std::vector<std::string> header, const std::string& 
   else if (auto p = t.find_column("prompt_tokens"), g = t.find_column("gen_tokens"); p && g)
     l = {source, {}, "dataset", std::nullopt, *p, *g};
   else
-    fail("{}: expected the Azure trace columns (TIMESTAMP, ContextTokens, GeneratedTokens) or the dataset columns "
-         "(prompt_tokens, gen_tokens)",
-         source);
+    fail(
+        "{}: expected the Azure trace columns (TIMESTAMP, ContextTokens, GeneratedTokens) or the dataset columns "
+        "(prompt_tokens, gen_tokens)",
+        source);
   l.header = std::move(t.header);
   return l;
 }
@@ -104,7 +105,8 @@ std::optional<double> in_calendar(double seconds) {
 // days_from_civil, remembering the last date (a log's lines share their date, mostly).
 long days_of(long y, long m, long d) {
   thread_local long last_y = 1970, last_m = 1, last_d = 1, last_days = 0;
-  if (y != last_y || m != last_m || d != last_d) last_y = y, last_m = m, last_d = d, last_days = days_from_civil(y, m, d);
+  if (y != last_y || m != last_m || d != last_d)
+    last_y = y, last_m = m, last_d = d, last_days = days_from_civil(y, m, d);
   return last_days;
 }
 
@@ -128,8 +130,8 @@ std::optional<double> parse_timestamp(std::string_view s) {
     if (!y || !mo || !d || !h || !mi || !sec) return std::nullopt;
     if (*mo < 1 || *mo > 12 || *d < 1 || *d > days_in_month(*y, *mo) || *h > 23 || *mi > 59 || *sec < 0 || *sec >= 61)
       return std::nullopt;
-    return in_calendar(static_cast<double>(days_of(*y, *mo, *d)) * 86400.0 +
-                       static_cast<double>(*h * 3600 + *mi * 60) + *sec);
+    return in_calendar(static_cast<double>(days_of(*y, *mo, *d)) * 86400.0 + static_cast<double>(*h * 3600 + *mi * 60) +
+                       *sec);
   }
   const auto seconds = parse_double(s);
   return seconds ? in_calendar(*seconds) : std::nullopt;
@@ -188,7 +190,7 @@ void fail_no_request(const std::string& source, long skipped, const std::vector<
 }
 
 void ArrivalBins::add(double t) {
-  const auto index = static_cast<long>(std::floor(t / kMaxTimeGap_s));  // times are in 0 .. kMaxTimestamp_s
+  const auto index = static_cast<long>(std::floor(t / kMaxTimeGap_s));   // times are in 0 .. kMaxTimestamp_s
   const bool latest = !bins_.empty() && bins_.rbegin()->first == index;  // a log in time order: no search
   auto [it, fresh] = latest ? std::pair{std::prev(bins_.end()), false} : bins_.try_emplace(index, Bin{0, t, t});
   ++it->second.count;
@@ -239,9 +241,10 @@ long ArrivalBins::count_within(double from_s, double to_s) const {
 }
 
 std::string time_outlier_reason(double t, std::pair<double, double> bulk) {
-  return fmt::format("timestamp {:.0f} s lies more than {:.0f} days from the other requests ({:.0f} to {:.0f} s); "
-                     "--keep-time-outliers keeps it",
-                     t, kMaxTimeGap_s / 86400, bulk.first, bulk.second);
+  return fmt::format(
+      "timestamp {:.0f} s lies more than {:.0f} days from the other requests ({:.0f} to {:.0f} s); "
+      "--keep-time-outliers keeps it",
+      t, kMaxTimeGap_s / 86400, bulk.first, bulk.second);
 }
 
 long drop_time_outliers(RequestLog& log) {

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <filesystem>
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,8 +33,8 @@ struct SkippedLine {
 inline constexpr size_t kSkippedExamples = 5;  // skipped lines named with their reason (the first ones of the log)
 
 struct RequestLog {
-  std::string source;   // the path
-  std::string format;   // "azure" or "dataset"
+  std::string source;  // the path
+  std::string format;  // "azure" or "dataset"
   std::vector<LoggedRequest> requests;
   long skipped = 0;                   // lines not used
   std::vector<SkippedLine> examples;  // the first few skipped lines with their reasons

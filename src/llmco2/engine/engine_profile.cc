@@ -97,17 +97,22 @@ constexpr ParamRange kEngineBounds[] = {
     {"launch_host_s", 1e-6, 2e-4, "a CUDA launch costs ~2-5 us in C++; PyTorch eager with Python modules 10-100 us"},
     {"graph_launch_s", 1e-6, 1e-3, "one cudaGraphLaunch of a whole forward pass: tens of us"},
     {"step_host_s", 0.0, 2e-2, "scheduling, input preparation and sampler sync of one step: 0.1-10 ms"},
-    {"step_host_per_seq_s", 0.0, 5e-4, "per-sequence bookkeeping per step: at most ~0.5 ms (llama.cpp samples on the CPU)"},
+    {"step_host_per_seq_s", 0.0, 5e-4,
+     "per-sequence bookkeeping per step: at most ~0.5 ms (llama.cpp samples on the CPU)"},
     {"tp_step_host_s", 0.0, 2e-3, "broadcasting a step's inputs to tensor-parallel workers: tens to hundreds of us"},
-    {"sampler_random_bytes_per_logit", 2.0, 200.0, "temperature sampling: a fused sampler reads the logits once "
+    {"sampler_random_bytes_per_logit", 2.0, 200.0,
+     "temperature sampling: a fused sampler reads the logits once "
      "(~4 B); PyTorch casts, divides, softmaxes and draws an exponential per logit (~45-80 B)"},
-    {"sampler_top_p_extra_bytes_per_logit", 0.0, 400.0, "top-p/top-k: a radix sort of fp32 keys with int64 indices, "
+    {"sampler_top_p_extra_bytes_per_logit", 0.0, 400.0,
+     "top-p/top-k: a radix sort of fp32 keys with int64 indices, "
      "cumulative sum, mask and scatter back: ~150-220 B in PyTorch, a few passes in fused kernels"},
-    {"sampler_greedy_bytes_per_logit", 2.0, 200.0, "greedy: an argmax (~4-10 B), up to ~60 B where the engine still "
+    {"sampler_greedy_bytes_per_logit", 2.0, 200.0,
+     "greedy: an argmax (~4-10 B), up to ~60 B where the engine still "
      "computes softmax and log-softmax"},
     {"sampler_penalty_bytes_per_logit", 0.0, 200.0, "penalties: token-count tensors and masks over the vocabulary"},
     {"memory_utilization", 0.5, 1.0, "share of GPU memory an engine gives to weights + KV cache"},
-    {"expert_loop_launches", 0.0, 10.0, "launches per routed graph node per loaded expert: 0 for fused MoE kernels "
+    {"expert_loop_launches", 0.0, 10.0,
+     "launches per routed graph node per loaded expert: 0 for fused MoE kernels "
      "(vLLM fused_moe, TensorRT-LLM, SGLang), a few for a Python loop over the experts"},
 };
 
@@ -124,7 +129,8 @@ EngineProfile profile_from_json(const std::string& id, const Json& j, const std:
   if (auto v = r.optional_bool("custom_allreduce")) p.custom_allreduce = *v;
   if (auto v = r.optional_bool("kv_share_of_free")) p.kv_share_of_free = *v;
   if (auto v = r.optional_string("attention_kernel")) p.attention_kernel = *v;
-  if (auto v = r.optional_number("graph_max_tokens")) p.graph_max_tokens = static_cast<long>(check_range(*v, 1, 1e6, where, "graph_max_tokens"));
+  if (auto v = r.optional_number("graph_max_tokens"))
+    p.graph_max_tokens = static_cast<long>(check_range(*v, 1, 1e6, where, "graph_max_tokens"));
   for (const ParamRange& bound : kEngineBounds) {
     double& field = engine_field(p, std::string(bound.name));
     if (auto v = r.optional_number(bound.name)) field = *v;
@@ -142,7 +148,8 @@ EngineProfile profile_from_json(const std::string& id, const Json& j, const std:
       check_range(hi, bound->lo, bound->hi, where, "ranges." + field + "[1]");
       if (lo > hi) fail("{}.ranges.{}: lower end {} above upper end {}", where, field, lo, hi);
       const double value = engine_field(p, field);
-      if (value < lo || value > hi) fail("{}: {} = {:g} is outside its own range [{:g}, {:g}]", where, field, value, lo, hi);
+      if (value < lo || value > hi)
+        fail("{}: {} = {:g} is outside its own range [{:g}, {:g}]", where, field, value, lo, hi);
       p.ranges[field] = {lo, hi};
     }
   }
@@ -183,7 +190,8 @@ void EngineCatalog::overlay(const std::string& id, std::vector<std::pair<std::st
                             const std::string& source) {
   const auto it = engines_.find(id);
   if (it == engines_.end()) fail("engine catalog has no '{}'", id);
-  for (const auto& [field, value] : fields) check_range(value, engine_bound(field), source, "engines." + id + "." + field);
+  for (const auto& [field, value] : fields)
+    check_range(value, engine_bound(field), source, "engines." + id + "." + field);
   it->second = Entry::deferred([base = it->second, fields = std::move(fields), source] {
     EngineProfile profile = base->get();
     for (const auto& [field, value] : fields) {

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/module.h"
 #include "core/json_io.h"
 #include "core/ranges.h"
+#include "engine/module.h"
 #include "hardware/gpu.h"
 
 namespace llmco2::engine {
@@ -27,12 +27,12 @@ struct SamplingMode {
 
 struct EngineProfile {
   std::string id;
-  bool cuda_graphs = true;            // decode steps replay a captured CUDA graph (one host launch per step)
-  double launch_host_s = 2e-5;        // host time per kernel launched eagerly (PyTorch dispatcher + Python)
-  double graph_launch_s = 5e-5;       // host time per CUDA-graph replay
-  double step_host_s = 5e-4;          // per-step host work serial with the GPU: scheduling, inputs, sampler sync
-  double step_host_per_seq_s = 0;     // per running sequence per step (scheduler, sampler, detokeniser)
-  double tp_step_host_s = 0;          // per step under tensor parallelism: broadcasting the step to the workers
+  bool cuda_graphs = true;         // decode steps replay a captured CUDA graph (one host launch per step)
+  double launch_host_s = 2e-5;     // host time per kernel launched eagerly (PyTorch dispatcher + Python)
+  double graph_launch_s = 5e-5;    // host time per CUDA-graph replay
+  double step_host_s = 5e-4;       // per-step host work serial with the GPU: scheduling, inputs, sampler sync
+  double step_host_per_seq_s = 0;  // per running sequence per step (scheduler, sampler, detokeniser)
+  double tp_step_host_s = 0;       // per step under tensor parallelism: broadcasting the step to the workers
   // GPU memory traffic of the token sampler per element of the [sequences, vocab] logits of a step (its passes:
   // casts, temperature, softmax, log-softmax, the exponential draw, argmax), on the GPU that samples: random sampling
   // with a temperature, the extra of a top-p/top-k sort and mask, greedy decoding, and the extra of penalties.
@@ -41,28 +41,28 @@ struct EngineProfile {
   double sampler_greedy_bytes_per_logit = 8;
   double sampler_penalty_bytes_per_logit = 0;
   double sampler_bytes_per_logit(const SamplingMode& sampling) const {
-    const double choose = sampling.greedy ? sampler_greedy_bytes_per_logit
-                                          : sampler_random_bytes_per_logit +
-                                                (sampling.top_p ? sampler_top_p_extra_bytes_per_logit : 0.0);
+    const double choose =
+        sampling.greedy ? sampler_greedy_bytes_per_logit
+                        : sampler_random_bytes_per_logit + (sampling.top_p ? sampler_top_p_extra_bytes_per_logit : 0.0);
     return choose + (sampling.penalties ? sampler_penalty_bytes_per_logit : 0.0);
   }
-  bool paged_kv = true;               // false: the KV cache of a static batch is padded to its longest sequence
-  bool continuous_batching = true;    // requests join and leave the running batch at every step
+  bool paged_kv = true;                // false: the KV cache of a static batch is padded to its longest sequence
+  bool continuous_batching = true;     // requests join and leave the running batch at every step
   bool prefill_stalls_decode = false;  // prefills run as steps of their own that pause every running decode (vLLM
                                        // v0 without chunked prefill); false: prefill chunks ride along in decode steps
-  bool custom_allreduce = false;      // small all-reduces over NVLink by the engine's own kernel (peers' buffers read
-                                      // directly: two barrier steps whatever the GPU count), not NCCL's ring
-  bool casts_bf16_to_fp16 = true;     // on GPUs without bf16 tensor cores: cast to fp16 (vLLM) or keep bf16 (PyTorch)
+  bool custom_allreduce = false;       // small all-reduces over NVLink by the engine's own kernel (peers' buffers read
+                                       // directly: two barrier steps whatever the GPU count), not NCCL's ring
+  bool casts_bf16_to_fp16 = true;      // on GPUs without bf16 tensor cores: cast to fp16 (vLLM) or keep bf16 (PyTorch)
   // Routed experts looped over on the host (HF transformers' MoE blocks: per loaded expert a torch.where with its
   // device-to-host sync, gathers of its tokens and routing weights, the expert MLP, a multiply and index_add_):
   // kernel launches per routed graph node per loaded expert. 0: fused MoE kernels, one launch per routed node.
   double expert_loop_launches = 0;
-  double memory_utilization = 0.9;    // share of GPU memory given to weights + KV cache (the rest: activations, context)
+  double memory_utilization = 0.9;  // share of GPU memory given to weights + KV cache (the rest: activations, context)
   // memory_utilization is the KV cache's share of the memory left free after the weights and activations
   // (TensorRT-LLM's KvCacheConfig.free_gpu_memory_fraction), not of the whole GPU (vLLM's gpu_memory_utilization,
   // SGLang's mem_fraction_static).
   bool kv_share_of_free = false;
-  long graph_max_tokens = 512;        // steps with more tokens than this run eagerly even with cuda_graphs
+  long graph_max_tokens = 512;  // steps with more tokens than this run eagerly even with cuda_graphs
   std::string attention_kernel = "flash";
   std::map<std::string, std::pair<double, double>> ranges;  // numeric field -> range a calibration may move it in
   std::map<std::string, std::string> sources;               // field -> citation
@@ -80,9 +80,9 @@ struct EngineProfile {
 // names one engine, and parsing all ten with their citations was a seventh of `predict`), and so does a copy of it.
 class EngineCatalog {
  public:
-  static const EngineCatalog& bundled();  // data/engines/engines.json
+  static const EngineCatalog& bundled();                  // data/engines/engines.json
   const EngineProfile& get(const std::string& id) const;  // thread-safe
-  EngineProfile& at(const std::string& id);  // for calibration; throws Error when unknown
+  EngineProfile& at(const std::string& id);               // for calibration; throws Error when unknown
   bool has(const std::string& id) const { return engines_.count(id) != 0; }
   std::vector<std::string> ids() const;
   void add(EngineProfile profile);

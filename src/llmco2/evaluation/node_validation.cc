@@ -33,12 +33,14 @@ Deployment deployment_for(const DatasetRow& row, const SimConfig& config) {
   return d;
 }
 
-NodeValidationRow replay_node_row(const DatasetRow& row, size_t index, const SimParams& params, CatalogCache& catalogs) {
+NodeValidationRow replay_node_row(const DatasetRow& row, size_t index, const SimParams& params,
+                                  CatalogCache& catalogs) {
   if (!row.energy_j.total || !row.latency_s.total || row.gen_tokens < 1)
     fail("needs the node's energy per sample and its time per sample");
   if (row.has_caveat("run_settings_unknown"))
-    fail("the submitter's batch and power limits were not found (data/mlperf/benchmarks.json 'missing'): a replay "
-         "at the board's TDP and the engine's default limits would not be the run that was measured");
+    fail(
+        "the submitter's batch and power limits were not found (data/mlperf/benchmarks.json 'missing'): a replay "
+        "at the board's TDP and the engine's default limits would not be the run that was measured");
   const SimConfig config = config_for_row(row, catalogs);
   NodeValidationRow out;
   out.row = index;
@@ -101,16 +103,17 @@ std::string node_validation_markdown(const NodeValidation& v, const std::string&
       "simulated | measured node kW | simulated |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
       source, v.rows.size(), v.skipped.size(), how, source);
   for (const auto& r : v.rows)
-    out += fmt::format("| {} | {} | {} | {} | {} x {} | {} | {:.3f} | {:.3f} | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n", r.node,
-                       r.gpu, r.benchmark, r.scenario, r.tensor_parallel, r.replicas,
+    out += fmt::format("| {} | {} | {} | {} | {} x {} | {} | {:.3f} | {:.3f} | {:.0f} | {:.0f} | {:.2f} | {:.2f} |\n",
+                       r.node, r.gpu, r.benchmark, r.scenario, r.tensor_parallel, r.replicas,
                        r.power_cap_w > 0 ? fmt::format("{:.0f}", r.power_cap_w) : "TDP", r.measured_energy_per_token_j,
                        r.simulated_energy_per_token_j, r.measured_tokens_per_s, r.simulated_tokens_per_s,
                        r.measured_node_w / 1000, r.simulated_node_w / 1000);
   std::map<std::string, std::vector<NodeValidationRow>> by_group;
   for (const auto& r : v.rows) by_group[r.gpu + " | " + r.benchmark.substr(0, r.benchmark.find("-99"))].push_back(r);
   by_group["**all** | **all**"] = v.rows;
-  out += "\n| GPU | benchmark | runs | energy/token MAPE | bias | Offline throughput MAPE | bias |\n"
-         "|---|---|---:|---:|---:|---:|---:|\n";
+  out +=
+      "\n| GPU | benchmark | runs | energy/token MAPE | bias | Offline throughput MAPE | bias |\n"
+      "|---|---|---:|---:|---:|---:|---:|\n";
   for (const auto& [group, rows] : by_group) {
     const Accuracy e = node_energy_accuracy(rows), t = node_throughput_accuracy(rows);
     out += fmt::format("| {} | {} | {:.1f} | x{:.2f} | {} | x{:.2f} |\n", group, rows.size(), 100 * e.mape, e.bias,

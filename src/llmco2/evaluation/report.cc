@@ -118,7 +118,8 @@ std::string write_eval_report(const EvalReport& r, const std::filesystem::path& 
     const auto png = plot_dir / fmt::format("test-{}.png", t.id);
     const std::string w = plot(t, png);
     if (w.empty()) {
-      const auto relative = std::filesystem::relative(png, markdown.parent_path().empty() ? "." : markdown.parent_path());
+      const auto relative =
+          std::filesystem::relative(png, markdown.parent_path().empty() ? "." : markdown.parent_path());
       md += fmt::format("![predicted vs measured energy, test set ({})]({})\n\n", t.id, relative.string());
     } else {
       warning = w;

@@ -19,7 +19,7 @@ struct PredictorResult {
 };
 
 struct TestResult {
-  std::string id;           // "a", "b": names the plot file
+  std::string id;  // "a", "b": names the plot file
   std::string title;
   std::string description;  // Markdown: what is trained on, what is tested, and why
   std::vector<const DatasetRow*> rows;
@@ -39,8 +39,8 @@ struct EvalReport {
   double seconds = 0;
 };
 
-// Writes the Markdown report and one PNG scatter per test set into `plot_dir` (linked relative to the report). Returns a
-// warning, or "" when everything was written.
+// Writes the Markdown report and one PNG scatter per test set into `plot_dir` (linked relative to the report). Returns
+// a warning, or "" when everything was written.
 std::string write_eval_report(const EvalReport& report, const std::filesystem::path& markdown,
                               const std::filesystem::path& plot_dir);
 

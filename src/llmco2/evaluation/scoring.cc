@@ -19,7 +19,8 @@ const std::map<std::string, std::string>& family_table() {
   return table;
 }
 
-void add_if_both(AccuracyCounter& counter, const std::optional<double>& predicted, const std::optional<double>& measured) {
+void add_if_both(AccuracyCounter& counter, const std::optional<double>& predicted,
+                 const std::optional<double>& measured) {
   if (predicted && measured && *measured > 0) counter.add(*predicted, *measured);
 }
 

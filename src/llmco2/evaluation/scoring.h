@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "evaluation/module.h"
 #include "core/accuracy.h"
+#include "evaluation/module.h"
 #include "predictor/predictor.h"
 
 namespace llmco2::evaluation {
@@ -18,9 +18,9 @@ std::string family_of(const std::string& model);
 
 struct Score {
   std::map<std::string, Accuracy> energy_by_family;  // families present in the test set, and "other"
-  Accuracy energy_family_mean;  // each metric averaged over the paper families present (the paper's "Mean")
-  Accuracy energy_all;          // over all rows
-  Accuracy latency_all;         // over rows with a measured total latency
+  Accuracy energy_family_mean;             // each metric averaged over the paper families present (the paper's "Mean")
+  Accuracy energy_all;                     // over all rows
+  Accuracy latency_all;                    // over rows with a measured total latency
   Accuracy prefill_energy, decode_energy;  // rows with measured phases, when the predictor splits them
 };
 

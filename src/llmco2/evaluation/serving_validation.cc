@@ -105,8 +105,7 @@ SteadyState run_load_test(const Deployment& d, const SimParams& params, const Lo
   return steady_window(steps, start_s, end_s, d.replicas);
 }
 
-SteadyState run_open_load_test(const Deployment& d, const SimParams& params, const LoadTest& test,
-                               double rate_per_s) {
+SteadyState run_open_load_test(const Deployment& d, const SimParams& params, const LoadTest& test, double rate_per_s) {
   if (!(rate_per_s > 0)) fail("an open load test needs a positive arrival rate, got {}", rate_per_s);
   RequestLog log = load_test_log(test);
   std::mt19937_64 rng(test.seed + 7919);
@@ -160,7 +159,8 @@ ServingValidationRow replay_row(const DatasetRow& row, size_t index, const SimPa
   out.max_num_seqs = d.max_num_seqs;
   const TaskSettings task = task_settings(out.task);
   LoadTest test;
-  const long repeats = std::max(1L, (2 * d.max_num_seqs * out.data_parallel + task.base_requests - 1) / task.base_requests);
+  const long repeats =
+      std::max(1L, (2 * d.max_num_seqs * out.data_parallel + task.base_requests - 1) / task.base_requests);
   test.requests = std::max(1L, task.base_requests * repeats / out.data_parallel);
   test.prompt_tokens = row.prompt_tokens;
   test.gen_mean = row.gen_tokens;

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "evaluation/module.h"
 #include "core/accuracy.h"
 #include "core/progress.h"
 #include "dataset/record.h"
 #include "dataset/request_log.h"
+#include "evaluation/module.h"
 #include "serving/serve_sim.h"
 
 namespace llmco2::evaluation {
@@ -41,7 +41,7 @@ struct SteadyState {
   double median_itl_s = 0;
   double mean_running = 0;  // requests running per replica, time-weighted
   long tokens = 0;
-  bool valid = false;       // false when the run never reached a steady state (too few requests)
+  bool valid = false;  // false when the run never reached a steady state (too few requests)
 };
 
 SteadyState run_load_test(const Deployment& deployment, const SimParams& params, const LoadTest& test);
@@ -74,8 +74,7 @@ struct ServingValidation {
 // Replays each row of `rows` that `take` accepts with `replay(row, index)`, with a progress line; a row whose replay
 // throws goes to `skipped` with the reason. Shared by the GPU-scope and node-scope validations.
 template <typename Validation, typename Take, typename Replay>
-Validation replay_rows(const std::vector<DatasetRow>& rows, Take take, const char* what, bool progress,
-                       Replay replay) {
+Validation replay_rows(const std::vector<DatasetRow>& rows, Take take, const char* what, bool progress, Replay replay) {
   Validation v;
   std::vector<size_t> chosen;
   for (size_t i = 0; i < rows.size(); ++i)

@@ -31,8 +31,8 @@ Roofs kernel_roofs(KernelType type, const GraphFeatures& f, const Gpu& gpu) {
 GraphFeatures device_features(const Gpu& gpu, const Request& request) {
   GraphFeatures f;
   f.matrix_peak = gpu.matrix_peak(request.precision.compute_dtype());
-  f.block_scaled_gemms = request.precision.block_scaled && !f.matrix_peak.cuda_cores &&
-                         dtype_bytes(f.matrix_peak.dtype) == 1.0;
+  f.block_scaled_gemms =
+      request.precision.block_scaled && !f.matrix_peak.cuda_cores && dtype_bytes(f.matrix_peak.dtype) == 1.0;
   // A derived 16-bit type (bf16 for a w8a8 checkpoint) is the GPU's own 16-bit type, as engines run it.
   DType attention = request.precision.attention_dtype();
   if (attention == DType::bf16 && !is_wide(request.precision.activations)) attention = gpu.sixteen_bit();

@@ -19,12 +19,12 @@ struct NodeFeatures {
 };
 
 struct GraphFeatures {
-  ComputePeak matrix_peak;  // tensor units at the request's compute type (after fallbacks)
+  ComputePeak matrix_peak;     // tensor units at the request's compute type (after fallbacks)
   ComputePeak attention_peak;  // attention math runs at the activation type
   // The layer GEMMs run 1-byte inputs scaled per block on tensor units (Precision::block_scaled, after fallbacks).
   bool block_scaled_gemms = false;
   double vector_peak_ops_per_s = 0;
-  std::optional<Link> network;  // absent on one GPU
+  std::optional<Link> network;           // absent on one GPU
   std::vector<NodeFeatures> nodes;       // parallel to KernelGraph::nodes
   std::vector<NodeFeatures> step_nodes;  // parallel to KernelGraph::step_nodes
   std::vector<std::string> notes;        // fallbacks and assumptions the user should know

@@ -31,8 +31,7 @@ Json node_json(const KernelNode& node, const NodeFeatures& features, Phase phase
   if (node.layer_share < 1) j["layer_share"] = node.layer_share;
   if (!node.expert.empty()) {
     j["expert"] = node.expert;
-    if (node.expert == "routed")
-      j["experts_loaded"] = node.experts_loaded(phase);
+    if (node.expert == "routed") j["experts_loaded"] = node.experts_loaded(phase);
   }
   return j;
 }
@@ -53,13 +52,14 @@ Json phase_json(const PricedGraph& g, Phase phase) {
 }
 
 Json model_json(const ModelSpec& m) {
-  Json j{{"id", m.id},           {"family", m.family},     {"layers", m.layers},
-         {"hidden", m.hidden},   {"heads", m.heads},       {"kv_heads", m.max_kv_heads()},
-         {"head_dim", m.head_dim}, {"intermediate", m.intermediate}, {"vocab", m.vocab},
-         {"params", m.total_params()}};
-  if (m.moe) j["moe"] = {{"experts", m.moe->experts}, {"experts_per_token", m.moe->experts_per_token},
-                         {"expert_intermediate", m.moe->expert_intermediate},
-                         {"shared_intermediate", m.moe->shared_intermediate}};
+  Json j{{"id", m.id},       {"family", m.family},           {"layers", m.layers},     {"hidden", m.hidden},
+         {"heads", m.heads}, {"kv_heads", m.max_kv_heads()}, {"head_dim", m.head_dim}, {"intermediate", m.intermediate},
+         {"vocab", m.vocab}, {"params", m.total_params()}};
+  if (m.moe)
+    j["moe"] = {{"experts", m.moe->experts},
+                {"experts_per_token", m.moe->experts_per_token},
+                {"expert_intermediate", m.moe->expert_intermediate},
+                {"shared_intermediate", m.moe->shared_intermediate}};
   return j;
 }
 
@@ -82,9 +82,10 @@ Json request_json(const Request& r) {
           {"prompt_tokens", r.prompt_tokens},
           {"gen_tokens", r.gen_tokens},
           {"gpus", r.gpus},
-          {"dtype", {{"weights", dtype_name(r.precision.weights)},
-                     {"activations", dtype_name(r.precision.activations)},
-                     {"kv_cache", dtype_name(r.precision.kv_cache)}}},
+          {"dtype",
+           {{"weights", dtype_name(r.precision.weights)},
+            {"activations", dtype_name(r.precision.activations)},
+            {"kv_cache", dtype_name(r.precision.kv_cache)}}},
           {"flash_attention", r.flash_attention},
           {"engine", r.engine},
           {"expert_parallel", r.expert_parallel}};
@@ -105,9 +106,10 @@ Json graph_to_json(const PricedGraph& g) {
           {"gpu", gpu_json(g)},
           {"request", request_json(g.request)},
           {"layers", g.graph.layers},
-          {"memory", {{"weight_bytes_per_gpu", g.memory.weight_bytes_per_gpu},
-                      {"kv_cache_bytes_per_gpu", g.memory.kv_cache_bytes_per_gpu},
-                      {"usable_bytes_per_gpu", g.memory.usable_bytes_per_gpu}}},
+          {"memory",
+           {{"weight_bytes_per_gpu", g.memory.weight_bytes_per_gpu},
+            {"kv_cache_bytes_per_gpu", g.memory.kv_cache_bytes_per_gpu},
+            {"usable_bytes_per_gpu", g.memory.usable_bytes_per_gpu}}},
           {"notes", g.features.notes},
           {"phases", {{"prefill", phase_json(g, Phase::prefill)}, {"decode", phase_json(g, Phase::decode)}}}};
 }
@@ -129,9 +131,10 @@ std::string graph_to_dot(const PricedGraph& g, Phase phase) {
 }
 
 std::string graph_to_summary(const PricedGraph& g) {
-  std::string out = fmt::format("{} on {} x {} ({}), batch {}, prompt {}, gen {}, {}\n", g.model.id, g.request.gpus,
-                                g.gpu.id, g.request.precision.to_string(), g.request.batch, g.request.prompt_tokens,
-                                g.request.gen_tokens, g.request.flash_attention ? "flash attention" : "eager attention");
+  std::string out =
+      fmt::format("{} on {} x {} ({}), batch {}, prompt {}, gen {}, {}\n", g.model.id, g.request.gpus, g.gpu.id,
+                  g.request.precision.to_string(), g.request.batch, g.request.prompt_tokens, g.request.gen_tokens,
+                  g.request.flash_attention ? "flash attention" : "eager attention");
   for (const auto& note : g.features.notes) out += "note: " + note + "\n";
   for (const Phase phase : {Phase::prefill, Phase::decode}) {
     const PhaseTotals t = g.graph.totals(phase);
@@ -143,10 +146,10 @@ std::string graph_to_summary(const PricedGraph& g) {
       const auto& node = g.graph.nodes[i];
       const auto& c = node.cost(phase);
       const auto& p = g.features.nodes[i].at(phase);
-      out += fmt::format("  {:<20} {:>10} {:>10} {:>10} {:>14}  {}\n",
-                         node.kernel + (node.expert.empty() ? "" : "[" + node.expert + "]"), si(c.ops, ""),
-                         si(c.mem_bytes(), "B"), si(c.net_bytes, "B"), si(p.perf_ops_per_s, "op/s"),
-                         bound_name(p.bound));
+      out +=
+          fmt::format("  {:<20} {:>10} {:>10} {:>10} {:>14}  {}\n",
+                      node.kernel + (node.expert.empty() ? "" : "[" + node.expert + "]"), si(c.ops, ""),
+                      si(c.mem_bytes(), "B"), si(c.net_bytes, "B"), si(p.perf_ops_per_s, "op/s"), bound_name(p.bound));
     }
   }
   return out;

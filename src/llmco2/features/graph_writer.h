@@ -1,12 +1,13 @@
-// features/graph_writer.h - the kernel graph with its features as JSON (docs/graph-json.md), Graphviz DOT or a text table.
+// features/graph_writer.h - the kernel graph with its features as JSON (docs/graph-json.md), Graphviz DOT or a text
+// table.
 #pragma once
 
 #include <string>
 
-#include "features/module.h"
 #include "core/json_io.h"
 #include "features/features.h"
 #include "features/memory_fit.h"
+#include "features/module.h"
 #include "model/model_spec.h"
 
 namespace llmco2::features {

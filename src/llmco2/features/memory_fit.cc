@@ -29,10 +29,11 @@ int gpus_needed(const ModelSpec& m, const Request& r, const Gpu& gpu) {
 }
 
 std::string wave_note(const MemoryPlan& p, long batch) {
-  return fmt::format("the KV cache holds {} of the {} sequences ({:.2f} GB each, {:.1f} GB free per GPU): the engine "
-                     "runs {} waves, the last of {}",
-                     p.sequences_per_wave, batch, p.kv_bytes_per_sequence_per_gpu / kGB,
-                     p.kv_capacity_bytes_per_gpu / kGB, p.waves, p.last_wave_sequences);
+  return fmt::format(
+      "the KV cache holds {} of the {} sequences ({:.2f} GB each, {:.1f} GB free per GPU): the engine "
+      "runs {} waves, the last of {}",
+      p.sequences_per_wave, batch, p.kv_bytes_per_sequence_per_gpu / kGB, p.kv_capacity_bytes_per_gpu / kGB, p.waves,
+      p.last_wave_sequences);
 }
 
 void schedule_waves(MemoryPlan& p, long batch) {
@@ -114,8 +115,8 @@ double state_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
   const MambaSpec& mamba = *m.mamba;
   const double conv = static_cast<double>(mamba.conv_kernel - 1) * static_cast<double>(mamba.conv_channels());
   // The conv window in the model's 16-bit type and the SSM state in its own, both split with the heads.
-  const double bytes = conv * dtype_bytes(r.precision.unquantised_dtype()) +
-                       mamba.state_elements() * dtype_bytes(mamba.ssm_state_dtype);
+  const double bytes =
+      conv * dtype_bytes(r.precision.unquantised_dtype()) + mamba.state_elements() * dtype_bytes(mamba.ssm_state_dtype);
   return m.layers_with(MixerKind::mamba) * bytes / r.gpus;
 }
 
@@ -144,9 +145,10 @@ MemoryPlan plan_from(const Gpu& gpu, const Request& r, double weight_bytes_per_g
   }
   schedule_waves(p, r.batch);
   if (p.sequences_per_wave < 1)
-    p.note = fmt::format("one sequence of {} tokens needs {:.1f} GB of KV cache per GPU, but weights and reserve "
-                         "leave {:.1f} GB", r.prompt_tokens + r.gen_tokens, p.kv_bytes_per_sequence_per_gpu / kGB,
-                         p.kv_capacity_bytes_per_gpu / kGB);
+    p.note = fmt::format(
+        "one sequence of {} tokens needs {:.1f} GB of KV cache per GPU, but weights and reserve "
+        "leave {:.1f} GB",
+        r.prompt_tokens + r.gen_tokens, p.kv_bytes_per_sequence_per_gpu / kGB, p.kv_capacity_bytes_per_gpu / kGB);
   return p;
 }
 
@@ -175,7 +177,9 @@ MemoryPlanner::MemoryPlanner(const ModelSpec& model, const Request& setup, const
   profiles_ = width.profiles;
   for (const auto& layer : model.layer_specs) {
     if (layer.mixer != MixerKind::attention && layer.mixer != MixerKind::mla) continue;
-    auto same = [&](const CacheGroup& g) { return g.attention == layer.attention && g.mla == (layer.mixer == MixerKind::mla); };
+    auto same = [&](const CacheGroup& g) {
+      return g.attention == layer.attention && g.mla == (layer.mixer == MixerKind::mla);
+    };
     auto it = std::find_if(groups_.begin(), groups_.end(), same);
     if (it == groups_.end())
       it = groups_.insert(groups_.end(), {layer.attention, layer.mixer == MixerKind::mla,
@@ -217,8 +221,9 @@ void check_memory_fit(const ModelSpec& m, const Request& r, const Gpu& gpu) {
   if (plan.runs()) return;
   const int needed = gpus_needed(m, r, gpu);
   const std::string advice = needed > 0 ? fmt::format("it needs --gpus {} or more", needed)
-                                        : std::string("no GPU count up to 64 holds it; lower the context or the "
-                                                      "precision (--dtype)");
+                                        : std::string(
+                                              "no GPU count up to 64 holds it; lower the context or the "
+                                              "precision (--dtype)");
   fail("{} does not fit {} x {} ({}): {}; {}", m.id, r.gpus, gpu.id, r.precision.to_string(), plan.note, advice);
 }
 

@@ -12,9 +12,9 @@
 
 namespace llmco2::features {
 
-// The share of memory an engine gives to weights + KV cache is its profile's memory_utilization (engine/engine_profile.h:
-// vLLM 0.9, HF transformers 1.0); the rest holds the CUDA context, CUDA graphs and allocator slack.
-// Token rows of the largest forward pass the engine profiles its activation peak with (vLLM's
+// The share of memory an engine gives to weights + KV cache is its profile's memory_utilization
+// (engine/engine_profile.h: vLLM 0.9, HF transformers 1.0); the rest holds the CUDA context, CUDA graphs and allocator
+// slack. Token rows of the largest forward pass the engine profiles its activation peak with (vLLM's
 // max_num_batched_tokens with chunked prefill), and the sequences whose fp32 logits it holds (max_num_seqs).
 inline constexpr double kProfiledBatchedTokens = 8192;
 inline constexpr double kProfiledSequences = 256;
@@ -30,7 +30,7 @@ struct MemoryPlan {
   long waves = 0;                            // ceil(batch / sequences_per_wave); 0 when the request cannot run
   long last_wave_sequences = 0;              // sequences of the last wave (batch - (waves - 1) x per wave)
   bool weights_fit = false;
-  std::string note;                          // why it cannot run, or how the batch is split; "" for one wave
+  std::string note;  // why it cannot run, or how the batch is split; "" for one wave
 
   bool runs() const { return weights_fit && sequences_per_wave >= 1; }
 };

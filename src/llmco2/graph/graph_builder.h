@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/module.h"
 #include "graph/layer_kernels.h"
+#include "graph/module.h"
 
 namespace llmco2::graph {
 
@@ -37,8 +37,8 @@ class GraphBuilder {
   template <typename Cost>
   int add(std::string kernel, KernelType type, std::vector<int> inputs, Cost&& cost, long d_in = 0, long d_out = 0,
           std::string expert = "") {
-    graph_.nodes.push_back({std::move(kernel), type, std::move(expert), block_, d_in, d_out, 0, 0, 1, cost(prefill_),
-                            cost(decode_)});
+    graph_.nodes.push_back(
+        {std::move(kernel), type, std::move(expert), block_, d_in, d_out, 0, 0, 1, cost(prefill_), cost(decode_)});
     if (record_) recipe_.costs.emplace_back(std::forward<Cost>(cost));
     return link_last(inputs);
   }
@@ -75,8 +75,8 @@ struct LayerContext {
 int add_norm(GraphBuilder& b, const LayerContext& c, const std::string& name, int input, long width = 0);
 
 // Ends a residual block: [allreduce] -> add. `inputs` are the block's outputs; `residual` the skip connection.
-int add_residual(GraphBuilder& b, const LayerContext& c, const std::string& name, std::vector<int> inputs,
-                 int residual, int summed_inputs);
+int add_residual(GraphBuilder& b, const LayerContext& c, const std::string& name, std::vector<int> inputs, int residual,
+                 int summed_inputs);
 
 // The mixers other than standard attention, each returning the node whose output the residual add takes.
 int add_mla_attention(GraphBuilder& b, const LayerContext& c, int norm);  // graph/mla_layer.cc

@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "graph/module.h"
 #include "graph/kernel_graph.h"
 #include "graph/layer_kernels.h"
+#include "graph/module.h"
 
 namespace llmco2::graph {
 
@@ -39,8 +39,8 @@ class KernelGraphTemplate {
   PhaseShape prefill_, decode_;
   KernelGraph graph_;
   std::vector<Kind> kinds_;
-  std::vector<int> order_;          // union node placed at i <- node order_[i] before ordering (one kind: empty)
-  std::vector<UnionNode> union_;    // scratch: the union's nodes before ordering
+  std::vector<int> order_;        // union node placed at i <- node order_[i] before ordering (one kind: empty)
+  std::vector<UnionNode> union_;  // scratch: the union's nodes before ordering
 };
 
 }  // namespace llmco2::graph

@@ -43,20 +43,21 @@ void refresh_layer(KernelGraph& layer, const LayerRecipe& recipe, const PhaseSha
 int add_norm(GraphBuilder& b, const LayerContext& c, const std::string& name, int input, long width) {
   const long w = width > 0 ? width : c.m.hidden;
   const bool layer_norm = c.layer_norm();
-  return b.add(name, KernelType::norm, {input}, [=](const PhaseShape& s) { return norm_cost(s, w, layer_norm); }, w, w);
+  return b.add(
+      name, KernelType::norm, {input}, [=](const PhaseShape& s) { return norm_cost(s, w, layer_norm); }, w, w);
 }
 
-int add_residual(GraphBuilder& b, const LayerContext& c, const std::string& name, std::vector<int> inputs,
-                 int residual, int summed_inputs) {
+int add_residual(GraphBuilder& b, const LayerContext& c, const std::string& name, std::vector<int> inputs, int residual,
+                 int summed_inputs) {
   const long h = c.m.hidden;
   if (c.n() > 1) {
-    const int reduce = b.add("allreduce", KernelType::allreduce, inputs,
-                             [=](const PhaseShape& s) { return allreduce_cost(s, h); }, h, h);
+    const int reduce = b.add(
+        "allreduce", KernelType::allreduce, inputs, [=](const PhaseShape& s) { return allreduce_cost(s, h); }, h, h);
     inputs = {reduce};
   }
   inputs.push_back(residual);
-  return b.add(name, KernelType::add, inputs,
-               [=](const PhaseShape& s) { return add_cost(s, h, summed_inputs); }, h, h);
+  return b.add(
+      name, KernelType::add, inputs, [=](const PhaseShape& s) { return add_cost(s, h, summed_inputs); }, h, h);
 }
 
 namespace {
@@ -65,20 +66,23 @@ namespace {
 int add_attention(GraphBuilder& b, const LayerContext& c, int norm) {
   const long h = c.m.hidden, qw = c.q_width(), kvw = c.kv_width();
   const bool bias = c.m.qkv_bias, o_bias = c.m.o_bias;
-  const int q = b.add("q_proj", KernelType::linear, {norm},
-                      [=](const PhaseShape& s) { return linear_cost(s, h, qw, bias, false); }, h, qw);
+  const int q = b.add(
+      "q_proj", KernelType::linear, {norm}, [=](const PhaseShape& s) { return linear_cost(s, h, qw, bias, false); }, h,
+      qw);
   constexpr GemmInput fused = GemmInput::already_quantised;  // vLLM's QKVParallelLinear: one quantisation for q, k, v
-  const int k = b.add("k_proj", KernelType::linear, {norm},
-                      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true, fused); }, h, kvw);
-  const int v = b.add("v_proj", KernelType::linear, {norm},
-                      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true, fused); }, h, kvw);
+  const int k = b.add(
+      "k_proj", KernelType::linear, {norm},
+      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true, fused); }, h, kvw);
+  const int v = b.add(
+      "v_proj", KernelType::linear, {norm},
+      [=](const PhaseShape& s) { return linear_cost(s, h, kvw, bias, true, fused); }, h, kvw);
   std::vector<int> attention_inputs{q, k, v};
   if (c.m.position == PositionKind::rotary && c.attention().rope) {
     const long rot_q = c.q_width() / c.m.head_dim * c.m.rotary_dims();  // partial rotary: only the turned dims
     const long rot_kv = c.kv_width() / c.m.head_dim * c.m.rotary_dims();
-    const int rope = b.add("rope", KernelType::rope, {q, k},
-                           [=](const PhaseShape& s) { return rope_cost(s, rot_q, rot_kv); }, rot_q + rot_kv,
-                           rot_q + rot_kv);
+    const int rope = b.add(
+        "rope", KernelType::rope, {q, k}, [=](const PhaseShape& s) { return rope_cost(s, rot_q, rot_kv); },
+        rot_q + rot_kv, rot_q + rot_kv);
     attention_inputs = {rope, v};
   }
   const int heads = c.m.heads / c.n(), kv_heads = kv_heads_per_gpu(c.attention().kv_heads, c.n());
@@ -90,18 +94,23 @@ int add_attention(GraphBuilder& b, const LayerContext& c, int norm) {
   };
   int attention_out;
   if (c.r.flash_attention) {
-    attention_out = b.add("fused_attention", KernelType::fused_attention, attention_inputs,
-                          [=](const PhaseShape& s) { return fused_attention_cost(s, shape_for(s)); }, qw, qw);
+    attention_out = b.add(
+        "fused_attention", KernelType::fused_attention, attention_inputs,
+        [=](const PhaseShape& s) { return fused_attention_cost(s, shape_for(s)); }, qw, qw);
   } else {
-    const int qk = b.add("matmul_qk", KernelType::matmul_qk, {attention_inputs[0]},
-                         [=](const PhaseShape& s) { return matmul_qk_cost(s, shape_for(s)); }, qw, qw);
-    const int softmax = b.add("softmax", KernelType::softmax, {qk},
-                              [=](const PhaseShape& s) { return softmax_cost(s, shape_for(s)); }, qw, qw);
-    attention_out = b.add("matmul_sv", KernelType::matmul_sv, {softmax, v},
-                          [=](const PhaseShape& s) { return matmul_sv_cost(s, shape_for(s)); }, qw, qw);
+    const int qk = b.add(
+        "matmul_qk", KernelType::matmul_qk, {attention_inputs[0]},
+        [=](const PhaseShape& s) { return matmul_qk_cost(s, shape_for(s)); }, qw, qw);
+    const int softmax = b.add(
+        "softmax", KernelType::softmax, {qk}, [=](const PhaseShape& s) { return softmax_cost(s, shape_for(s)); }, qw,
+        qw);
+    attention_out = b.add(
+        "matmul_sv", KernelType::matmul_sv, {softmax, v},
+        [=](const PhaseShape& s) { return matmul_sv_cost(s, shape_for(s)); }, qw, qw);
   }
-  return b.add("o_proj", KernelType::linear, {attention_out},
-               [=](const PhaseShape& s) { return linear_cost(s, qw, h, o_bias, false); }, qw, h);
+  return b.add(
+      "o_proj", KernelType::linear, {attention_out},
+      [=](const PhaseShape& s) { return linear_cost(s, qw, h, o_bias, false); }, qw, h);
 }
 
 // gate/up -> act -> down for one (dense or shared) MLP of per-GPU width `width`. Returns the down_proj node.
@@ -116,9 +125,9 @@ int add_mlp(GraphBuilder& b, const LayerContext& c, int input, long width, const
   const GemmInput up_input = gated ? GemmInput::already_quantised : GemmInput::quantised_here;  // fused gate/up
   act_inputs.push_back(b.add("up_proj", KernelType::linear, {input}, linear(h, width, up_input), h, width, expert));
   const Activation activation = c.m.activation;
-  const int act = b.add("act_mlp", KernelType::activation, act_inputs,
-                        [=](const PhaseShape& s) { return activation_cost(s, width, activation, gated); }, width,
-                        width, expert);
+  const int act = b.add(
+      "act_mlp", KernelType::activation, act_inputs,
+      [=](const PhaseShape& s) { return activation_cost(s, width, activation, gated); }, width, width, expert);
   return b.add("down_proj", KernelType::linear, {act}, linear(width, h), width, h, expert);
 }
 
@@ -166,11 +175,12 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
   const int ep_gpus = c.r.expert_parallel ? c.n() : 1;  // whole experts over the GPUs, or a slice of each on each
   const long h = c.m.hidden, width = moe.expert_intermediate / (ep_gpus > 1 ? 1 : c.n());
   const bool gated = c.m.mlp == MlpKind::gated, bias = c.m.mlp_bias;
-  const int router = b.add("router", KernelType::router, {input},
-                           [=](const PhaseShape& s) {
-                             return linear_cost(s, h, moe.experts, moe.router_bias, false, GemmInput::sixteen_bit);
-                           },
-                           h, moe.experts);
+  const int router = b.add(
+      "router", KernelType::router, {input},
+      [=](const PhaseShape& s) {
+        return linear_cost(s, h, moe.experts, moe.router_bias, false, GemmInput::sixteen_bit);
+      },
+      h, moe.experts);
   const auto loaded = std::make_shared<ExpertsLoaded>(moe, ep_gpus);  // shared by this block's routed nodes
   auto expert = [&](long din, long dout, GemmInput in) {
     return [=](const PhaseShape& s) {
@@ -186,12 +196,16 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
                              expert(h, width, gated ? GemmInput::already_quantised : first), h, width, "routed"));
   const Activation activation = c.m.activation;
   const int k = moe.experts_per_token;
-  const int act = b.add("act_mlp", KernelType::activation, act_inputs, [=](const PhaseShape& s) {
-    PhaseShape routed = s;
-    routed.tokens = s.tokens * k * (*loaded)(s).row_share;
-    return activation_cost(routed, width, activation, gated);
-  }, width, width, "routed");
-  const int down = b.add("down_proj", KernelType::linear, {act}, expert(width, h, GemmInput::quantised_here), width, h, "routed");
+  const int act = b.add(
+      "act_mlp", KernelType::activation, act_inputs,
+      [=](const PhaseShape& s) {
+        PhaseShape routed = s;
+        routed.tokens = s.tokens * k * (*loaded)(s).row_share;
+        return activation_cost(routed, width, activation, gated);
+      },
+      width, width, "routed");
+  const int down =
+      b.add("down_proj", KernelType::linear, {act}, expert(width, h, GemmInput::quantised_here), width, h, "routed");
   const LoadFn per_step = [=](const PhaseShape& s) { return (*loaded)(s).per_step; };
   for (const int index : act_inputs) b.set_experts_loaded(index, per_step);
   b.set_experts_loaded(act, per_step);  // no weights, but an engine looping over the experts launches it per expert
@@ -199,9 +213,10 @@ std::vector<int> add_moe(GraphBuilder& b, const LayerContext& c, int input) {
   std::vector<int> outputs{down};
   if (moe.shared_intermediate > 0) outputs.push_back(add_mlp(b, c, input, moe.shared_intermediate / c.n(), "shared"));
   if (moe.shared_intermediate > 0 && moe.shared_gate)
-    outputs.push_back(b.add("shared_expert_gate", KernelType::linear, {input},
-                            [=](const PhaseShape& s) { return linear_cost(s, h, 1, false, false, GemmInput::sixteen_bit); },
-                            h, 1, "shared"));
+    outputs.push_back(b.add(
+        "shared_expert_gate", KernelType::linear, {input},
+        [=](const PhaseShape& s) { return linear_cost(s, h, 1, false, false, GemmInput::sixteen_bit); }, h, 1,
+        "shared"));
   return outputs;
 }
 
@@ -361,13 +376,15 @@ std::array<KernelCost, 4> step_costs(const ModelSpec& m, const PhaseShape& s) {
   last.weight_bytes = s.head_weight_bytes;
   last.dequant_ops_per_weight = 0;
   KernelCost lm_head = linear_cost(last, h, vocab_per_gpu, m.lm_head_bias, false, GemmInput::sixteen_bit);
-  if (s.gpus > 1) lm_head.net_bytes = (s.gpus - 1.0) / s.gpus * last.tokens * static_cast<double>(m.vocab) * s.act_bytes;
+  if (s.gpus > 1)
+    lm_head.net_bytes = (s.gpus - 1.0) / s.gpus * last.tokens * static_cast<double>(m.vocab) * s.act_bytes;
   return {embedding, norm_cost(s, h, m.norm == NormKind::layer_norm), lm_head, sampler_cost(s, m.vocab)};
 }
 
 std::vector<KernelNode> build_step_nodes(const ModelSpec& m, const Request& r) {
   const long h = m.hidden, vocab_per_gpu = m.vocab / r.gpus;
-  const auto prefill = step_costs(m, phase_shape(Phase::prefill, r)), decode = step_costs(m, phase_shape(Phase::decode, r));
+  const auto prefill = step_costs(m, phase_shape(Phase::prefill, r)),
+             decode = step_costs(m, phase_shape(Phase::decode, r));
   return {
       {"embedding", KernelType::embedding, "", "", m.vocab, h, 0, 0, 1, prefill[0], decode[0]},
       {"final_norm", KernelType::norm, "", "", h, h, 0, 0, 1, prefill[1], decode[1]},
@@ -380,8 +397,8 @@ std::vector<KernelNode> build_step_nodes(const ModelSpec& m, const Request& r) {
 
 std::string_view kernel_type_name(KernelType type) {
   static constexpr std::string_view names[kKernelTypeCount] = {
-      "embedding", "norm", "linear", "rope", "matmul_qk", "softmax", "matmul_sv", "fused_attention", "add",
-      "activation", "router", "allreduce", "lm_head"};
+      "embedding",       "norm", "linear",     "rope",   "matmul_qk", "softmax", "matmul_sv",
+      "fused_attention", "add",  "activation", "router", "allreduce", "lm_head"};
   return names[static_cast<int>(type)];
 }
 

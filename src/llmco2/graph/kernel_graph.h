@@ -1,4 +1,5 @@
-// graph/kernel_graph.h - the kernels of one transformer layer and the tensors between them, with prefill and decode costs.
+// graph/kernel_graph.h - the kernels of one transformer layer and the tensors between them, with prefill and decode
+// costs.
 #pragma once
 
 #include <string>
@@ -13,7 +14,18 @@ namespace llmco2::graph {
 
 // Kernel types, one-hot encoded as node features. Order is part of the feature layout: append only.
 enum class KernelType {
-  embedding, norm, linear, rope, matmul_qk, softmax, matmul_sv, fused_attention, add, activation, router, allreduce,
+  embedding,
+  norm,
+  linear,
+  rope,
+  matmul_qk,
+  softmax,
+  matmul_sv,
+  fused_attention,
+  add,
+  activation,
+  router,
+  allreduce,
   lm_head
 };
 inline constexpr int kKernelTypeCount = 13;
@@ -31,9 +43,7 @@ struct KernelCost {
   double tokens = 0;           // token rows the kernel processes in the phase (all steps)
   double dequant_ops = 0;      // of `ops`: dequantising weight-only quantised weights (CUDA cores, not tensor cores)
 
-  double mem_bytes() const {
-    return weight_bytes + act_load_bytes + act_store_bytes + kv_load_bytes + kv_store_bytes;
-  }
+  double mem_bytes() const { return weight_bytes + act_load_bytes + act_store_bytes + kv_load_bytes + kv_store_bytes; }
   KernelCost& operator+=(const KernelCost& o) {
     ops += o.ops, weight_bytes += o.weight_bytes, act_load_bytes += o.act_load_bytes;
     act_store_bytes += o.act_store_bytes, kv_load_bytes += o.kv_load_bytes, kv_store_bytes += o.kv_store_bytes;
@@ -41,21 +51,22 @@ struct KernelCost {
     return *this;
   }
   KernelCost scaled(double f) const {
-    return {ops * f, weight_bytes * f, act_load_bytes * f, act_store_bytes * f, kv_load_bytes * f,
-            kv_store_bytes * f, net_bytes * f, tokens * f, dequant_ops * f};
+    return {ops * f,           weight_bytes * f,   act_load_bytes * f, act_store_bytes * f,
+            kv_load_bytes * f, kv_store_bytes * f, net_bytes * f,      tokens * f,
+            dequant_ops * f};
   }
 };
 
 struct KernelNode {
   std::string kernel;  // q_proj, fused_attention, allreduce, ...
   KernelType type = KernelType::linear;
-  std::string expert;  // "" for dense kernels, "routed" or "shared" for MoE experts
-  std::string block;   // the residual block it belongs to: "attn", "mlp", "mamba" or "parallel"
-  long d_in = 0;       // per GPU: input width, weight rows
-  long d_out = 0;      // per GPU: output width, weight columns
+  std::string expert;                 // "" for dense kernels, "routed" or "shared" for MoE experts
+  std::string block;                  // the residual block it belongs to: "attn", "mlp", "mamba" or "parallel"
+  long d_in = 0;                      // per GPU: input width, weight rows
+  long d_out = 0;                     // per GPU: output width, weight columns
   double experts_loaded_prefill = 0;  // routed experts: distinct experts whose weights a prefill loads
   double experts_loaded_decode = 0;   // routed experts: distinct experts loaded per decode step (mean)
-  double layer_share = 1;  // share of the model's layers that run this kernel (DeepSeek's MoE nodes: 58/61)
+  double layer_share = 1;             // share of the model's layers that run this kernel (DeepSeek's MoE nodes: 58/61)
   KernelCost prefill;
   KernelCost decode;
 
@@ -89,6 +100,5 @@ KernelGraph build_kernel_graph(const ModelSpec& model, const Request& request);
 // The same, the mean layer always built as the union of the layer kinds, even of one kind: the reference that
 // build_kernel_graph's direct path for single-kind models is tested against.
 KernelGraph build_kernel_graph_by_union(const ModelSpec& model, const Request& request);
-
 
 }  // namespace llmco2::graph

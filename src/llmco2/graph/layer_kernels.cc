@@ -7,15 +7,20 @@
 namespace llmco2::graph {
 namespace {
 
-constexpr double kNormOpsPerElement = 7;     // square, sum, mean, rsqrt, scale, gain (+ LayerNorm's centring)
+constexpr double kNormOpsPerElement = 7;  // square, sum, mean, rsqrt, scale, gain (+ LayerNorm's centring)
 
 double activation_ops(Activation activation) {
   switch (activation) {
-    case Activation::relu: return 1;       // max(x, 0)
-    case Activation::relu2: return 2;      // max(x, 0)^2
-    case Activation::silu: return 5;       // x / (1 + exp(-x)): negate, exp, add, divide, multiply
-    case Activation::gelu: return 8;       // erf form
-    case Activation::gelu_tanh: return 9;  // 0.5 x (1 + tanh(c (x + 0.044715 x^3)))
+    case Activation::relu:
+      return 1;  // max(x, 0)
+    case Activation::relu2:
+      return 2;  // max(x, 0)^2
+    case Activation::silu:
+      return 5;  // x / (1 + exp(-x)): negate, exp, add, divide, multiply
+    case Activation::gelu:
+      return 8;  // erf form
+    case Activation::gelu_tanh:
+      return 9;  // 0.5 x (1 + tanh(c (x + 0.044715 x^3)))
   }
   return 1;
 }
@@ -66,9 +71,13 @@ namespace {
 // Bytes per element a GEMM of `tokens` rows pays for its input (with no routing, quantising before it is the same).
 double input_bytes(const PhaseShape& s, GemmInput input) {
   switch (input) {
-    case GemmInput::quantised_here: case GemmInput::quantised_before_routing: return s.gemm_input_bytes;
-    case GemmInput::already_quantised: return s.gemm_read_bytes;
-    case GemmInput::sixteen_bit: return s.act_bytes;
+    case GemmInput::quantised_here:
+    case GemmInput::quantised_before_routing:
+      return s.gemm_input_bytes;
+    case GemmInput::already_quantised:
+      return s.gemm_read_bytes;
+    case GemmInput::sixteen_bit:
+      return s.act_bytes;
   }
   return s.act_bytes;
 }
@@ -134,8 +143,8 @@ KernelCost allreduce_cost(const PhaseShape& s, long width) {
   const double n = s.gpus, elements = s.tokens * static_cast<double>(width);
   const double tensor_bytes = elements * s.act_bytes;
   c.tokens = s.tokens;
-  c.ops = (n - 1) / n * elements;                              // reduce-scatter additions
-  c.net_bytes = 2.0 * (n - 1) / n * tensor_bytes;              // ring: reduce-scatter + all-gather
+  c.ops = (n - 1) / n * elements;                               // reduce-scatter additions
+  c.net_bytes = 2.0 * (n - 1) / n * tensor_bytes;               // ring: reduce-scatter + all-gather
   c.act_load_bytes = c.net_bytes + (n - 1) / n * tensor_bytes;  // chunks sent + local operands of the additions
   c.act_store_bytes = c.net_bytes;                              // chunks received
   return c;
@@ -146,7 +155,9 @@ namespace {
 // Query-key pairs of the phase over all heads of this GPU.
 double score_pairs(const PhaseShape& s, const AttentionShape& a) { return s.batch * a.heads * a.span.computed_keys; }
 // Bytes of Q (read) or O (written): one head_dim vector per token and query head.
-double query_bytes(const PhaseShape& s, const AttentionShape& a) { return s.tokens * a.heads * a.head_dim * s.act_bytes; }
+double query_bytes(const PhaseShape& s, const AttentionShape& a) {
+  return s.tokens * a.heads * a.head_dim * s.act_bytes;
+}
 // Bytes of K (or of V) read from the cache.
 double cache_bytes(const PhaseShape& s, const AttentionShape& a) {
   return s.batch * a.span.loaded_keys * a.kv_heads * a.head_dim * s.kv_bytes;
@@ -158,9 +169,9 @@ KernelCost fused_attention_cost(const PhaseShape& s, const AttentionShape& a) {
   KernelCost c;
   c.tokens = s.tokens;
   c.ops = score_pairs(s, a) * (4.0 * a.head_dim + kSoftmaxOpsPerElement);  // QK^T and SV (2 d each) + softmax
-  c.act_load_bytes = query_bytes(s, a);      // Q
-  c.kv_load_bytes = 2.0 * cache_bytes(s, a);  // K and V, once
-  c.act_store_bytes = query_bytes(s, a);     // O
+  c.act_load_bytes = query_bytes(s, a);                                    // Q
+  c.kv_load_bytes = 2.0 * cache_bytes(s, a);                               // K and V, once
+  c.act_store_bytes = query_bytes(s, a);                                   // O
   return c;
 }
 
@@ -172,11 +183,11 @@ KernelCost mla_attention_cost(const PhaseShape& s, const MlaShape& a) {
   KernelCost c;
   c.tokens = s.tokens;
   c.ops = pairs * (2.0 * qk + 2.0 * v + kSoftmaxOpsPerElement);  // QK^T, SV and softmax per pair
-  c.act_load_bytes = s.tokens * a.heads * qk * s.act_bytes;     // Q
+  c.act_load_bytes = s.tokens * a.heads * qk * s.act_bytes;      // Q
   const double rows = s.batch * a.span.loaded_keys;
-  if (absorbed) c.kv_load_bytes = rows * qk * s.kv_bytes;        // one latent + rope row per key, shared by all heads
+  if (absorbed) c.kv_load_bytes = rows * qk * s.kv_bytes;  // one latent + rope row per key, shared by all heads
   else c.act_load_bytes += rows * a.heads * (qk + v) * s.act_bytes;  // expanded K and V of every head
-  c.act_store_bytes = s.tokens * a.heads * v * s.act_bytes;     // O
+  c.act_store_bytes = s.tokens * a.heads * v * s.act_bytes;          // O
   return c;
 }
 
@@ -184,11 +195,12 @@ KernelCost mla_kv_b_cost(const PhaseShape& s, const MlaShape& a, long nope_dim) 
   const long latent = a.latent_dim, heads_out = static_cast<long>(a.heads) * (nope_dim + a.v_dim);
   if (s.phase == Phase::prefill) return linear_cost(s, latent, heads_out, false, false);
   const double weights = static_cast<double>(latent) * static_cast<double>(heads_out);
-  const double per_head_in = static_cast<double>(nope_dim + latent), per_head_out = static_cast<double>(latent + a.v_dim);
+  const double per_head_in = static_cast<double>(nope_dim + latent),
+               per_head_out = static_cast<double>(latent + a.v_dim);
   KernelCost c;
   c.tokens = s.tokens;
-  c.ops = 2.0 * s.tokens * weights;                           // q_nope x W_UK and o_latent x W_UV, per head
-  c.weight_bytes = s.steps * weights * s.head_weight_bytes;   // 16-bit copies, read every step
+  c.ops = 2.0 * s.tokens * weights;                                     // q_nope x W_UK and o_latent x W_UV, per head
+  c.weight_bytes = s.steps * weights * s.head_weight_bytes;             // 16-bit copies, read every step
   c.act_load_bytes = s.tokens * a.heads * per_head_in * s.act_bytes;    // q_nope, then the attention's latent output
   c.act_store_bytes = s.tokens * a.heads * per_head_out * s.act_bytes;  // q in latent space, then v
   return c;
@@ -205,7 +217,7 @@ KernelCost mamba_conv_cost(const PhaseShape& s, const MambaSpec& m) {
   c.act_load_bytes = s.tokens * channels * s.act_bytes;
   c.act_store_bytes = s.tokens * channels * s.act_bytes;
   const bool decode = s.phase == Phase::decode;
-  c.kv_load_bytes = decode ? s.tokens * state : 0.0;  // each decode token's sequence: read the window...
+  c.kv_load_bytes = decode ? s.tokens * state : 0.0;               // each decode token's sequence: read the window...
   c.kv_store_bytes = decode ? s.tokens * state : s.batch * state;  // ...and write it; prefill writes it once
   return c;
 }
@@ -216,7 +228,7 @@ KernelCost ssd_scan_cost(const PhaseShape& s, const MambaSpec& m) {
   KernelCost c;
   c.tokens = s.tokens;
   c.act_load_bytes = s.tokens * (heads * p + 2.0 * groups * n + heads) * s.act_bytes;  // x, B, C, dt
-  c.act_store_bytes = s.tokens * heads * p * s.act_bytes;                             // y
+  c.act_store_bytes = s.tokens * heads * p * s.act_bytes;                              // y
   if (s.phase == Phase::decode) {
     c.ops = s.tokens * heads * (5.0 * p * n + 2.0 * p);
     c.kv_load_bytes = s.tokens * state;
@@ -286,9 +298,10 @@ KernelCost expert_linear_cost(const PhaseShape& s, long d_in, long d_out, bool b
   c.ops = 2.0 * routed_tokens * in * out + (bias ? routed_tokens * out : 0.0) + c.dequant_ops;
   c.weight_bytes = experts_loaded_total * (in * out * s.expert_weight_bytes + (bias ? out * s.act_bytes : 0.0));
   // The hidden rows are quantised once before routing; each routed row then reads its narrow copy.
-  c.act_load_bytes = input == GemmInput::quantised_before_routing
-                         ? s.tokens * in * (s.gemm_input_bytes - s.gemm_read_bytes) + routed_tokens * in * s.gemm_read_bytes
-                         : routed_tokens * in * input_bytes(s, input);
+  c.act_load_bytes =
+      input == GemmInput::quantised_before_routing
+          ? s.tokens * in * (s.gemm_input_bytes - s.gemm_read_bytes) + routed_tokens * in * s.gemm_read_bytes
+          : routed_tokens * in * input_bytes(s, input);
   c.act_store_bytes = routed_tokens * out * s.act_bytes;
   return c;
 }

@@ -1,9 +1,9 @@
 // graph/layer_kernels.h - the cost formulas of each kernel kind (docs/kernels.md gives them with their derivation).
 #pragma once
 
-#include "graph/module.h"
 #include "graph/context.h"
 #include "graph/kernel_graph.h"
+#include "graph/module.h"
 
 namespace llmco2::graph {
 
@@ -78,7 +78,7 @@ KernelCost matmul_sv_cost(const PhaseShape& s, const AttentionShape& a);
 // token, whose first `latent_dim` elements also serve as the value (MQA over the cache).
 struct MlaShape {
   int heads = 0;
-  long qk_dim = 0, v_dim = 0;        // expanded head widths (qk_nope + qk_rope, v_head_dim)
+  long qk_dim = 0, v_dim = 0;         // expanded head widths (qk_nope + qk_rope, v_head_dim)
   long latent_dim = 0, rope_dim = 0;  // kv_lora_rank, qk_rope_head_dim: the cache holds latent + rope per token
   AttentionSpan span;
 };
@@ -91,7 +91,8 @@ KernelCost mla_kv_b_cost(const PhaseShape& s, const MlaShape& a, long nope_dim);
 // The Mamba-2 mixer's kernels on one GPU; `m` holds the heads and groups of this GPU. The recurrent state counts as
 // cache traffic (kv_*_bytes): engines keep it in their KV-cache pool.
 // Causal depthwise conv1d over x, B and C (conv_channels): conv_kernel multiply-adds, bias and SiLU per element; the
-// last conv_kernel - 1 inputs of each sequence are its conv state, written by prefill, read and written every decode step.
+// last conv_kernel - 1 inputs of each sequence are its conv state, written by prefill, read and written every decode
+// step.
 KernelCost mamba_conv_cost(const PhaseShape& s, const MambaSpec& m);
 // The SSD scan. Prefill: the chunked algorithm (Mamba-2, Dao & Gu 2024), per token and head 2 q head_dim for the
 // intra-chunk block (x by the masked C B^T), 4 state_dim head_dim for chunk states in and out, q for the decay mask

@@ -21,16 +21,21 @@ int add_mamba_mixer(GraphBuilder& b, const LayerContext& c, int norm) {
   const MambaSpec m = per_gpu(*c.m.mamba, c.n());
   const long h = c.m.hidden, width = m.in_proj_width(), inner = m.inner(), channels = m.conv_channels();
   const bool bias = m.proj_bias;
-  const int in_proj = b.add("in_proj", KernelType::linear, {norm},
-                            [=](const PhaseShape& s) { return linear_cost(s, h, width, bias, false); }, h, width);
-  const int conv = b.add("conv1d", KernelType::activation, {in_proj},
-                         [=](const PhaseShape& s) { return mamba_conv_cost(s, m); }, channels, channels);
-  const int scan = b.add("ssd_scan", KernelType::fused_attention, {conv},
-                         [=](const PhaseShape& s) { return ssd_scan_cost(s, m); }, channels, inner);
-  const int gated = b.add("gated_norm", KernelType::norm, {scan, in_proj},
-                          [=](const PhaseShape& s) { return gated_norm_cost(s, inner); }, inner, inner);
-  return b.add("out_proj", KernelType::linear, {gated},
-               [=](const PhaseShape& s) { return linear_cost(s, inner, h, bias, false); }, inner, h);
+  const int in_proj = b.add(
+      "in_proj", KernelType::linear, {norm}, [=](const PhaseShape& s) { return linear_cost(s, h, width, bias, false); },
+      h, width);
+  const int conv = b.add(
+      "conv1d", KernelType::activation, {in_proj}, [=](const PhaseShape& s) { return mamba_conv_cost(s, m); }, channels,
+      channels);
+  const int scan = b.add(
+      "ssd_scan", KernelType::fused_attention, {conv}, [=](const PhaseShape& s) { return ssd_scan_cost(s, m); },
+      channels, inner);
+  const int gated = b.add(
+      "gated_norm", KernelType::norm, {scan, in_proj}, [=](const PhaseShape& s) { return gated_norm_cost(s, inner); },
+      inner, inner);
+  return b.add(
+      "out_proj", KernelType::linear, {gated},
+      [=](const PhaseShape& s) { return linear_cost(s, inner, h, bias, false); }, inner, h);
 }
 
 }  // namespace llmco2::graph

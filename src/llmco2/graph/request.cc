@@ -23,8 +23,18 @@ void check_range(std::string_view flag, long value, long max) {
 std::string_view phase_name(Phase phase) { return phase == Phase::prefill ? "prefill" : "decode"; }
 
 const std::vector<std::string>& known_engines() {
-  static const std::vector<std::string> engines{"vllm", "vllm-eager", "vllm-v0", "vllm-0.2", "hf-transformers", "trt-llm", "sglang", "tgi", "llama.cpp",
-                                                "deepspeed", "hf-transformers-no-kv-cache", "unknown"};
+  static const std::vector<std::string> engines{"vllm",
+                                                "vllm-eager",
+                                                "vllm-v0",
+                                                "vllm-0.2",
+                                                "hf-transformers",
+                                                "trt-llm",
+                                                "sglang",
+                                                "tgi",
+                                                "llama.cpp",
+                                                "deepspeed",
+                                                "hf-transformers-no-kv-cache",
+                                                "unknown"};
   return engines;
 }
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/module.h"
 #include "core/dtype.h"
+#include "graph/module.h"
 #include "model/model_spec.h"
 
 namespace llmco2::graph {
@@ -14,10 +14,10 @@ enum class Phase { prefill, decode };
 std::string_view phase_name(Phase phase);
 
 struct Request {
-  long batch = 1;            // sequences processed together
-  long prompt_tokens = 1024; // per sequence
-  long gen_tokens = 128;     // generated per sequence; the first comes from prefill, gen-1 from decode steps
-  int gpus = 1;              // tensor-parallel degree
+  long batch = 1;             // sequences processed together
+  long prompt_tokens = 1024;  // per sequence
+  long gen_tokens = 128;      // generated per sequence; the first comes from prefill, gen-1 from decode steps
+  int gpus = 1;               // tensor-parallel degree
   Precision precision;
   bool flash_attention = true;
   std::string engine = "vllm";

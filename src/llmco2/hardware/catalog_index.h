@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "hardware/module.h"
 #include "core/paths.h"
 #include "core/read_once.h"
+#include "hardware/module.h"
 
 namespace llmco2::hardware {
 

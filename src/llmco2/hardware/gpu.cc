@@ -21,15 +21,25 @@ DType fastest_sixteen_bit(const std::map<DType, double>& peaks) {
 std::vector<DType> fallbacks(DType dtype, const std::map<DType, double>& peaks) {
   const DType sixteen = fastest_sixteen_bit(peaks);
   switch (dtype) {
-    case DType::int4: return {DType::int8, sixteen, DType::fp32};
-    case DType::fp4: case DType::mxfp4: case DType::nvfp4: return {sixteen, DType::fp32};
-    case DType::int8: return {sixteen, DType::fp32};
-    case DType::fp8: return {sixteen, DType::fp32};
+    case DType::int4:
+      return {DType::int8, sixteen, DType::fp32};
+    case DType::fp4:
+    case DType::mxfp4:
+    case DType::nvfp4:
+      return {sixteen, DType::fp32};
+    case DType::int8:
+      return {sixteen, DType::fp32};
+    case DType::fp8:
+      return {sixteen, DType::fp32};
     // bf16 cannot enter fp16 tensor cores (other exponent width): cuBLAS runs it on the CUDA cores in fp32 math.
-    case DType::bf16: return {DType::fp32};
-    case DType::fp16: return {DType::fp32};
-    case DType::tf32: return {DType::fp32};
-    case DType::fp32: return {};
+    case DType::bf16:
+      return {DType::fp32};
+    case DType::fp16:
+      return {DType::fp32};
+    case DType::tf32:
+      return {DType::fp32};
+    case DType::fp32:
+      return {};
   }
   return {};
 }
@@ -41,14 +51,14 @@ void replace_bf16(Precision& p) {
 }
 
 std::string weight_only_note(const Gpu& gpu, const Precision& requested, DType compute) {
-  const std::string weights = requested.expert_weights && *requested.expert_weights != requested.weights
-                                  ? fmt::format("{} (experts {})", dtype_name(requested.weights),
-                                                dtype_name(*requested.expert_weights))
-                                  : std::string(dtype_name(requested.weights));
-  return fmt::format("{} has no {} tensor cores: activations stay {} and the {} weights run weight-only (streamed "
-                     "at their size, dequantised to {} before each matmul, as vLLM's Marlin kernels do)",
-                     gpu.id, dtype_name(tensor_dtype(requested.activations)), dtype_name(compute), weights,
-                     dtype_name(compute));
+  const std::string weights =
+      requested.expert_weights && *requested.expert_weights != requested.weights
+          ? fmt::format("{} (experts {})", dtype_name(requested.weights), dtype_name(*requested.expert_weights))
+          : std::string(dtype_name(requested.weights));
+  return fmt::format(
+      "{} has no {} tensor cores: activations stay {} and the {} weights run weight-only (streamed "
+      "at their size, dequantised to {} before each matmul, as vLLM's Marlin kernels do)",
+      gpu.id, dtype_name(tensor_dtype(requested.activations)), dtype_name(compute), weights, dtype_name(compute));
 }
 
 }  // namespace
@@ -81,8 +91,10 @@ EnginePrecision Gpu::engine_precision(const Precision& requested, bool casts_bf1
       out.precision = as_fp16;
       out.notes.push_back(fmt::format("{} has no bf16 tensor cores: the engine runs bf16 tensors as fp16", id));
     } else {
-      out.notes.push_back(fmt::format("{} has no bf16 tensor cores and the engine keeps bf16: its matrix kernels run "
-                                      "on the CUDA cores at the fp32 rate", id));
+      out.notes.push_back(
+          fmt::format("{} has no bf16 tensor cores and the engine keeps bf16: its matrix kernels run "
+                      "on the CUDA cores at the fp32 rate",
+                      id));
     }
   }
   const bool emulated_bf16 = !has_bf16 && out.precision.activations == DType::bf16;

@@ -6,15 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "hardware/module.h"
 #include "core/dtype.h"
+#include "hardware/module.h"
 
 namespace llmco2::hardware {
 
 struct Link {
-  std::string kind;                       // "nvlink4", "pcie-gen4-x16", ...
-  double bandwidth_bytes_per_s = 0;       // per direction (half the vendor's bidirectional figure)
-  int max_gpus = 0;                       // GPUs one link domain joins (a bridge joins 2)
+  std::string kind;                  // "nvlink4", "pcie-gen4-x16", ...
+  double bandwidth_bytes_per_s = 0;  // per direction (half the vendor's bidirectional figure)
+  int max_gpus = 0;                  // GPUs one link domain joins (a bridge joins 2)
   bool operator==(const Link&) const = default;
 };
 
@@ -22,7 +22,7 @@ struct Link {
 struct ComputePeak {
   DType dtype = DType::fp16;  // the type actually used after fallbacks
   double ops_per_s = 0;
-  std::string note;           // non-empty when the requested type fell back, e.g. "t4 has no bf16: runs fp16"
+  std::string note;               // non-empty when the requested type fell back, e.g. "t4 has no bf16: runs fp16"
   DType requested = DType::fp16;  // the type asked for
   // Matrix math on NVIDIA's CUDA cores (no tensor units for the type: fp32, tf32 before Ampere, bf16 before Ampere).
   // AMD CDNA and Gaudi run fp32 matmuls on their matrix units: false there.

@@ -1,4 +1,5 @@
-// hardware/gpu_catalog.cc - GPU files: units converted on read (TFLOP/s -> ops/s, GB -> bytes, bidirectional -> per direction).
+// hardware/gpu_catalog.cc - GPU files: units converted on read (TFLOP/s -> ops/s, GB -> bytes, bidirectional -> per
+// direction).
 #include "hardware/gpu_catalog.h"
 
 #include <algorithm>
@@ -10,9 +11,9 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "core/ranges.h"
 #include "core/names.h"
 #include "core/paths.h"
+#include "core/ranges.h"
 #include "hardware/catalog_index.h"
 
 namespace llmco2::hardware {
@@ -23,12 +24,14 @@ constexpr double kGiga = 1e9;
 
 // Value fields that must each name a source.
 constexpr std::string_view kSourcedFields[] = {"dense_peak_tflops", "memory_gb", "memory_bandwidth_gb_per_s",
-                                               "host_link", "tdp_w", "idle_w", "die_area_mm2", "process"};
+                                               "host_link",         "tdp_w",     "idle_w",
+                                               "die_area_mm2",      "process"};
 
 void check_sources(const JsonReader& r) {
   const JsonReader sources(r.at("sources"), r.source() + ": sources");
   for (const auto field : kSourcedFields)
-    if (!sources.has(field)) fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
+    if (!sources.has(field))
+      fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
   if (r.has("gpu_link") && !sources.has("gpu_link"))
     fail("{}: sources has no entry for 'gpu_link' (every value names its source)", r.source());
   for (const char* field : {"min_power_limit_w", "max_sm_clock_mhz", "tensor_peak_clock_mhz"})
@@ -44,14 +47,16 @@ void check_sources(const JsonReader& r) {
 constexpr ParamRange kRanges[] = {
     {"tdp_w", 10, 2000, "W: a 70 W inference card (T4) to a 1200 W GPU (GB200), with headroom both ways"},
     {"idle_w", 1, 2000, "W, and below tdp_w: a powered board never draws 0 (T4 idles at 9 W, Gaudi 3 at 226 W)"},
-    {"min_power_limit_w", 1, 2000, "W, above idle_w and at most tdp_w: nvidia-smi's Min Power Limit (L4 40 W, H100 200 W)"},
+    {"min_power_limit_w", 1, 2000,
+     "W, above idle_w and at most tdp_w: nvidia-smi's Min Power Limit (L4 40 W, H100 200 W)"},
     {"max_sm_clock_mhz", 300, 4000, "MHz: nvidia-smi's Max Clocks, 1410 (A100) to 3105 (RTX 6000 Ada)"},
     {"tensor_peak_clock_mhz", 300, 4000, "MHz: the clock of the tensor peaks, 1545 (H100 NVL) to 2505 (RTX 6000 Ada)"},
     {"memory_gb", 1, 1024, "GB: 16 GB (T4, V100) to 256 GB (MI325X); a TB or more is a node, not one GPU"},
     {"memory_bandwidth_gb_per_s", 50, 20000, "GB/s: 300 GB/s (L4) to 8000 GB/s (B200); below 50 is host DRAM"},
     {"dense_peak_tflops", 0.1, 20000, "TFLOP/s (TOPS for integers), dense: 8.1 (T4 fp32) to 10000 (GB200 fp4)"},
     {"gpu_link.bandwidth_gb_per_s", 1, 20000, "GB/s both ways, positive: 112.5 (GA102 bridge) to 1800 (NVLink 5)"},
-    {"gpu_link.max_gpus", 2, 1024, "GPUs one link domain joins: a bridge 2 (H200 NVL 4), an NVSwitch domain 8, 72 or 256 (GH200)"},
+    {"gpu_link.max_gpus", 2, 1024,
+     "GPUs one link domain joins: a bridge 2 (H200 NVL 4), an NVSwitch domain 8, 72 or 256 (GH200)"},
     {"host_link.bandwidth_gb_per_s", 1, 1000, "GB/s both ways, positive: PCIe Gen3 x16 32 to NVLink-C2C 900 (GH200)"},
     {"die_area_mm2", 10, 5000, "mm2 of silicon: 294 (L4) to 826 (A100), a few reticles for multi-die parts"},
     {"process_nm", 1, 100, "nm, the process node's name: 12 (T4, V100) to 4 (H100, B200)"},
@@ -105,9 +110,10 @@ void check_peak_order(const std::string& source, const std::map<DType, double>& 
   for (const auto& [narrow, wide] : kPeakOrder) {
     const auto n = tflops.find(narrow), w = tflops.find(wide);
     if (n != tflops.end() && w != tflops.end() && n->second < w->second)
-      fail("{}: dense_peak_tflops.{} = {} is below dense_peak_tflops.{} = {} (a narrower type's tensor peak is at "
-           "least a wider type's; is one of them a sparse figure?)",
-           source, dtype_name(narrow), n->second, dtype_name(wide), w->second);
+      fail(
+          "{}: dense_peak_tflops.{} = {} is below dense_peak_tflops.{} = {} (a narrower type's tensor peak is at "
+          "least a wider type's; is one of them a sparse figure?)",
+          source, dtype_name(narrow), n->second, dtype_name(wide), w->second);
   }
 }
 
@@ -118,8 +124,8 @@ void read_peaks(const JsonReader& r, Gpu& gpu) {
   for (const auto dtype :
        {DType::fp32, DType::tf32, DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::int4, DType::fp4})
     if (auto value = peaks.optional_number(dtype_name(dtype)))
-      tflops[dtype] = in_range(r.source(), "dense_peak_tflops", *value,
-                               fmt::format("dense_peak_tflops.{}", dtype_name(dtype)));
+      tflops[dtype] =
+          in_range(r.source(), "dense_peak_tflops", *value, fmt::format("dense_peak_tflops.{}", dtype_name(dtype)));
   if (!tflops.contains(DType::fp32))
     fail("{}: missing key 'dense_peak_tflops.fp32' (the vector-unit peak)", r.source());
   check_peak_order(r.source(), tflops);
@@ -130,8 +136,7 @@ void read_power(const JsonReader& r, Gpu& gpu) {
   gpu.tdp_w = number_in_range(r, r.source(), "tdp_w", "tdp_w");
   gpu.idle_w = number_in_range(r, r.source(), "idle_w", "idle_w");
   if (gpu.idle_w >= gpu.tdp_w)
-    fail("{}: idle_w = {} is not below tdp_w = {} (idle is the board with no work)", r.source(), gpu.idle_w,
-         gpu.tdp_w);
+    fail("{}: idle_w = {} is not below tdp_w = {} (idle is the board with no work)", r.source(), gpu.idle_w, gpu.tdp_w);
   gpu.min_power_limit_w = optional_in_range(r, r.source(), "min_power_limit_w", "min_power_limit_w");
   if (gpu.min_power_limit_w && !(*gpu.min_power_limit_w > gpu.idle_w && *gpu.min_power_limit_w <= gpu.tdp_w))
     fail("{}: min_power_limit_w = {} is not above idle_w = {} and at most tdp_w = {}", r.source(),
@@ -146,10 +151,9 @@ void read_power(const JsonReader& r, Gpu& gpu) {
 void read_embodied(const JsonReader& r, Gpu& gpu) {
   if (!r.has("embodied")) return;
   const JsonReader embodied(r.at("embodied"), r.source() + ": embodied");
-  gpu.llmcarbon_cpa_kgco2e_per_cm2 = optional_in_range(embodied, r.source(), "llmcarbon_cpa_kgco2e_per_cm2",
-                                                       "embodied.llmcarbon_cpa_kgco2e_per_cm2");
-  gpu.vendor_pcf_kgco2e =
-      optional_in_range(embodied, r.source(), "vendor_pcf_kgco2e", "embodied.vendor_pcf_kgco2e");
+  gpu.llmcarbon_cpa_kgco2e_per_cm2 =
+      optional_in_range(embodied, r.source(), "llmcarbon_cpa_kgco2e_per_cm2", "embodied.llmcarbon_cpa_kgco2e_per_cm2");
+  gpu.vendor_pcf_kgco2e = optional_in_range(embodied, r.source(), "vendor_pcf_kgco2e", "embodied.vendor_pcf_kgco2e");
 }
 
 }  // namespace
@@ -200,13 +204,16 @@ const GpuCatalog& GpuCatalog::bundled() {
 
 namespace {
 
-// Whether `key` (normalised) is the entry's id, one of its aliases or one of its nvidia-smi names: the one rule by which
+// Whether `key` (normalised) is the entry's id, one of its aliases or one of its nvidia-smi names: the one rule by
+// which
 // --gpu names a board, for a catalog's Gpu and for an index entry alike.
 template <typename Entry>
 bool names_board(const Entry& e, const std::string& key) {
   if (e.id == key) return true;
-  for (const auto& alias : e.aliases) if (normalize_name(alias) == key) return true;
-  for (const auto& smi : e.nvidia_smi_names) if (normalize_name(smi) == key) return true;
+  for (const auto& alias : e.aliases)
+    if (normalize_name(alias) == key) return true;
+  for (const auto& smi : e.nvidia_smi_names)
+    if (normalize_name(smi) == key) return true;
   return false;
 }
 
@@ -223,7 +230,8 @@ const std::vector<const IndexedGpu*>& indexed_by_id() {
 
 // The first entry (by id) of which `key` (normalised) is the id, an alias or an nvidia-smi name, as resolve matches.
 const IndexedGpu* indexed_entry(const std::string& key) {
-  for (const IndexedGpu* entry : indexed_by_id()) if (names_board(*entry, key)) return entry;
+  for (const IndexedGpu* entry : indexed_by_id())
+    if (names_board(*entry, key)) return entry;
   return nullptr;
 }
 
@@ -263,7 +271,8 @@ const Gpu& GpuCatalog::reference_board(const Gpu& gpu) {
 
 Gpu GpuCatalog::resolve(const std::string& name, bool paths) const {
   const std::string key = normalize_name(name);
-  for (const auto& gpu : gpus_) if (names_board(gpu, key)) return gpu;
+  for (const auto& gpu : gpus_)
+    if (names_board(gpu, key)) return gpu;
   if (paths && name.ends_with(".json")) return read_gpu_file(name);
   std::vector<std::string> names, owners;  // ids and short aliases (both accepted by --gpu), and their GPU ids
   for (const auto& gpu : gpus_) {

@@ -1,13 +1,14 @@
-// hardware/gpu_catalog.h - the bundled GPU catalog (data/gpus/*.json) and look-up by id, alias, nvidia-smi name or path.
+// hardware/gpu_catalog.h - the bundled GPU catalog (data/gpus/*.json) and look-up by id, alias, nvidia-smi name or
+// path.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "hardware/module.h"
 #include "core/json_io.h"
 #include "hardware/gpu.h"
+#include "hardware/module.h"
 
 namespace llmco2::hardware {
 
@@ -21,7 +22,7 @@ Gpu read_gpu_file(const std::filesystem::path& path);
 class GpuCatalog {
  public:
   static GpuCatalog load(const std::filesystem::path& dir);  // every *.json in dir, sorted by id
-  static const GpuCatalog& bundled();                          // data_dir()/gpus, loaded once
+  static const GpuCatalog& bundled();                        // data_dir()/gpus, loaded once
 
   const std::vector<Gpu>& gpus() const { return gpus_; }
   // Resolves an id ("h100-sxm"), an alias ("h100"), an nvidia-smi name ("NVIDIA H100 80GB HBM3") or a JSON path.

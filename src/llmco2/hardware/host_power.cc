@@ -14,7 +14,8 @@ double fans_w(const Node& node, double heat_w) {
 
 double host_dc_w(const Node& n, double gpu_w, bool serving) {
   const double core_w = (n.cpu_tdp_w - n.cpu_idle_w) / n.cpu_cores_per_socket;
-  const double busy_cores = serving ? std::min(kBusyCoresPerGpu * n.gpus, 1.0 * n.cpu_sockets * n.cpu_cores_per_socket) : 0;
+  const double busy_cores =
+      serving ? std::min(kBusyCoresPerGpu * n.gpus, 1.0 * n.cpu_sockets * n.cpu_cores_per_socket) : 0;
   const double cpu_w = n.cpu_sockets * n.cpu_idle_w + busy_cores * core_w;
   const double memory_w = n.dimms * (serving ? n.dimm_active_w : n.dimm_idle_w);
   const double rest_w = cpu_w + memory_w + n.nics_w + n.gpu_fabric_w + n.storage_w + n.baseboard_w;

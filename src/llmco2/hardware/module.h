@@ -2,5 +2,4 @@
 // target links (build/<preset>/layers.txt), each named once, through the folders it links directly.
 #pragma once
 
-namespace llmco2::hardware {
-}  // namespace llmco2::hardware
+namespace llmco2::hardware {}  // namespace llmco2::hardware

@@ -42,8 +42,8 @@ constexpr ParamRange kRanges[] = {
 };
 
 // Fields that must name their source in "sources".
-constexpr std::string_view kSourcedFields[] = {"cpu",     "memory",     "nics", "gpu_fabric_w", "storage_w",
-                                               "baseboard_w", "fans", "psu",  "max_power_w"};
+constexpr std::string_view kSourcedFields[] = {"cpu",         "memory", "nics", "gpu_fabric_w", "storage_w",
+                                               "baseboard_w", "fans",   "psu",  "max_power_w"};
 
 const ParamRange& range_of(std::string_view key) {
   for (const ParamRange& range : kRanges)
@@ -149,8 +149,8 @@ double host_max_dc_w(const Node& n) {
 
 void set_gpu_and_design_power(const JsonReader& r, Node& n) {
   const Gpu gpu = GpuCatalog::resolve_bundled(n.gpu);
-  if (gpu.id != n.gpu) fail("{}: key 'gpu' must be a GPU catalog id, found '{}' (the id is '{}')", r.source(), n.gpu,
-                            gpu.id);
+  if (gpu.id != n.gpu)
+    fail("{}: key 'gpu' must be a GPU catalog id, found '{}' (the id is '{}')", r.source(), n.gpu, gpu.id);
   n.gpu_tdp_w = gpu.tdp_w, n.gpu_idle_w = gpu.idle_w;
   n.design_power_w = n.vendor_max_power_w.value_or(n.gpus * n.gpu_tdp_w + host_max_dc_w(n));
   if (n.psu_assumed) n.psu_capacity_w = kAssumedPsuCapacityPerDesignW * n.design_power_w;
@@ -159,7 +159,8 @@ void set_gpu_and_design_power(const JsonReader& r, Node& n) {
 void check_sources(const JsonReader& r, const Node& n) {
   const JsonReader sources = sub(r, "sources");
   for (const auto field : kSourcedFields)
-    if (!sources.has(field)) fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
+    if (!sources.has(field))
+      fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
   if (n.measured_idle_w && !sources.has("measured_idle_w"))
     fail("{}: sources has no entry for 'measured_idle_w' (every value names its source)", r.source());
 }
@@ -200,8 +201,7 @@ Node node_from_json(const Json& json, const std::string& source) {
 
 NodeCatalog NodeCatalog::load(const std::filesystem::path& dir) {
   NodeCatalog catalog;
-  for (const auto& path : json_files_in(dir, "node catalog"))
-    catalog.nodes_.push_back(read_node_file(path));
+  for (const auto& path : json_files_in(dir, "node catalog")) catalog.nodes_.push_back(read_node_file(path));
   std::sort(catalog.nodes_.begin(), catalog.nodes_.end(), [](const Node& a, const Node& b) { return a.id < b.id; });
   return catalog;
 }

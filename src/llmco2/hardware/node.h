@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "hardware/module.h"
 #include "core/json_io.h"
+#include "hardware/module.h"
 
 namespace llmco2::hardware {
 
@@ -44,7 +44,7 @@ struct Node {
   double design_power_w = 0;
   double gpu_tdp_w = 0, gpu_idle_w = 0;   // of its GPU type (GPU catalog)
   std::optional<double> measured_idle_w;  // a published wall reading of the idle node
-  bool default_for_gpu = false;          // the node llmco2 assumes for its GPU type when none is named
+  bool default_for_gpu = false;           // the node llmco2 assumes for its GPU type when none is named
   std::vector<std::string> notes;
 };
 
@@ -56,7 +56,7 @@ Node read_node_file(const std::filesystem::path& path);  // node_from_json of a 
 class NodeCatalog {
  public:
   static NodeCatalog load(const std::filesystem::path& dir);  // every *.json in dir, sorted by id
-  static const NodeCatalog& bundled();                          // data_dir()/nodes, loaded once
+  static const NodeCatalog& bundled();                        // data_dir()/nodes, loaded once
 
   const std::vector<Node>& nodes() const { return nodes_; }
   // An id or a JSON path; unknown names throw Error suggesting the nearest ids.

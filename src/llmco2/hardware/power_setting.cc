@@ -27,15 +27,17 @@ double checked_clock_share(const Gpu& gpu, double clock_mhz) {
     fail("--clock-mhz: expected a locked SM clock in MHz (0: not locked), got {}", clock_mhz);
   if (clock_mhz == 0) return 1.0;
   if (!gpu.max_sm_clock_mhz)
-    fail("--clock-mhz {:g}: {} has no sourced maximum SM clock in its GPU file ({}), so a locked clock cannot be "
-         "related to its peaks; leave the clock unlocked or add max_sm_clock_mhz with its source",
-         clock_mhz, gpu.id, gpu.source);
+    fail(
+        "--clock-mhz {:g}: {} has no sourced maximum SM clock in its GPU file ({}), so a locked clock cannot be "
+        "related to its peaks; leave the clock unlocked or add max_sm_clock_mhz with its source",
+        clock_mhz, gpu.id, gpu.source);
   const double max_mhz = *gpu.max_sm_clock_mhz, peak_mhz = *gpu.tensor_peak_clock();
   const double min_mhz = std::ceil(kMinClockShare * peak_mhz);
   if (!(clock_mhz >= min_mhz && clock_mhz <= max_mhz))
-    fail("--clock-mhz {:g}: {} takes a locked SM clock from {:g} MHz (the lowest llmco2's power model covers, {:g} "
-         "of the {:g} MHz its peaks are quoted at) to {:g} MHz (its maximum)", clock_mhz, gpu.id, min_mhz,
-         kMinClockShare, peak_mhz, max_mhz);
+    fail(
+        "--clock-mhz {:g}: {} takes a locked SM clock from {:g} MHz (the lowest llmco2's power model covers, {:g} "
+        "of the {:g} MHz its peaks are quoted at) to {:g} MHz (its maximum)",
+        clock_mhz, gpu.id, min_mhz, kMinClockShare, peak_mhz, max_mhz);
   return std::min(1.0, clock_mhz / peak_mhz);
 }
 

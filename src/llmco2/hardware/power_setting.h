@@ -2,8 +2,8 @@
 // (nvidia-smi -lgc), checked against the ranges the board documents.
 #pragma once
 
-#include "hardware/module.h"
 #include "hardware/gpu.h"
+#include "hardware/module.h"
 
 namespace llmco2::hardware {
 

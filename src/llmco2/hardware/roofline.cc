@@ -7,9 +7,12 @@ namespace llmco2::hardware {
 
 std::string_view bound_name(Bound bound) {
   switch (bound) {
-    case Bound::compute: return "compute";
-    case Bound::memory: return "memory";
-    case Bound::network: return "network";
+    case Bound::compute:
+      return "compute";
+    case Bound::memory:
+      return "memory";
+    case Bound::network:
+      return "network";
   }
   return "?";
 }

@@ -16,8 +16,8 @@ struct Roofs {
   double memory_bytes_per_s = 0;
   double network_bytes_per_s = 0;  // 0: no network (single GPU)
 
-  double memory_ridge_ops_per_byte() const { return peak_ops_per_s / memory_bytes_per_s; }   // MRP
-  double network_ridge_ops_per_byte() const { return peak_ops_per_s / network_bytes_per_s; } // NRP
+  double memory_ridge_ops_per_byte() const { return peak_ops_per_s / memory_bytes_per_s; }    // MRP
+  double network_ridge_ops_per_byte() const { return peak_ops_per_s / network_bytes_per_s; }  // NRP
 };
 
 // Attainable performance of a kernel with `ops` operations, `mem_bytes` memory traffic and `net_bytes` network traffic:

@@ -3,8 +3,8 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <csignal>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -73,8 +73,9 @@ struct Failure {
 
 void record_failure(const std::filesystem::path& path, const Failure& f) {
   std::string text;
-  if (!std::filesystem::exists(path)) append_csv_record(text, {"plan_line", "model", "gpu", "gpus", "batch", "prompt",
-                                                               "gen", "dtype", "error", "time_utc"});
+  if (!std::filesystem::exists(path))
+    append_csv_record(text,
+                      {"plan_line", "model", "gpu", "gpus", "batch", "prompt", "gen", "dtype", "error", "time_utc"});
   append_csv_record(text, {std::to_string(f.row.line), f.row.model, f.row.gpu, std::to_string(f.row.gpus),
                            std::to_string(f.row.batch), std::to_string(f.row.prompt), std::to_string(f.row.gen),
                            f.row.dtype, f.error, utc_now()});
@@ -124,7 +125,10 @@ class RunnerSession {
     if (!process_) start(t.devices);
     const std::string model_key = t.model.id + "|" + t.dtype;
     if (model_key == model_key_) return;
-    process_->send({{"op", "load"}, {"model", t.model.id}, {"config", t.model.source}, {"dtype", t.dtype},
+    process_->send({{"op", "load"},
+                    {"model", t.model.id},
+                    {"config", t.model.source},
+                    {"dtype", t.dtype},
                     {"gpus", t.devices.size()}});
     loaded_ = expect(process_->receive(o_.timeout_s), "loaded");
     model_key_ = model_key;
@@ -136,9 +140,9 @@ class RunnerSession {
  private:
   void start(const std::vector<int>& devices) {
     const std::string visible = fmt::format("{}", fmt::join(devices, ","));
-    process_ = std::make_unique<RunnerProcess>(o_.runner, std::vector<std::pair<std::string, std::string>>{
-                                                              {"CUDA_VISIBLE_DEVICES", visible}},
-                                               beside(o_.out, ".runner.log"));
+    process_ = std::make_unique<RunnerProcess>(
+        o_.runner, std::vector<std::pair<std::string, std::string>>{{"CUDA_VISIBLE_DEVICES", visible}},
+        beside(o_.out, ".runner.log"));
     devices_ = devices;
     model_key_.clear();
     try {
@@ -187,16 +191,17 @@ std::string provenance(const Target& t, const RunnerSession& session, const Nvml
   std::string devices;
   for (size_t i = 0; i < t.infos.size(); ++i) {
     const auto& d = t.infos[i];
-    devices += fmt::format("{}GPU {} '{}' power limit {} W max clocks SM {} / memory {} MHz idle {:.1f} W",
-                           i ? "; " : "", d.index, d.name, d.power_limit_w ? fmt::format("{:.0f}", *d.power_limit_w) : "?",
-                           d.sm_clock_max_mhz ? std::to_string(*d.sm_clock_max_mhz) : "?",
-                           d.memory_clock_max_mhz ? std::to_string(*d.memory_clock_max_mhz) : "?",
-                           idle_w.at(d.index));
+    devices +=
+        fmt::format("{}GPU {} '{}' power limit {} W max clocks SM {} / memory {} MHz idle {:.1f} W", i ? "; " : "",
+                    d.index, d.name, d.power_limit_w ? fmt::format("{:.0f}", *d.power_limit_w) : "?",
+                    d.sm_clock_max_mhz ? std::to_string(*d.sm_clock_max_mhz) : "?",
+                    d.memory_clock_max_mhz ? std::to_string(*d.memory_clock_max_mhz) : "?", idle_w.at(d.index));
   }
-  return fmt::format("NVML driver {}; {}; energy from {}; idle power measured before the campaign, not subtracted; "
-                     "runner {} {}",
-                     nvml.driver_version(), devices, counters ? "the energy counters" : "power sampled and integrated",
-                     runner_text_field(session.hello(), "engine", "?"), session.hello().value("versions", Json::object()).dump());
+  return fmt::format(
+      "NVML driver {}; {}; energy from {}; idle power measured before the campaign, not subtracted; "
+      "runner {} {}",
+      nvml.driver_version(), devices, counters ? "the energy counters" : "power sampled and integrated",
+      runner_text_field(session.hello(), "engine", "?"), session.hello().value("versions", Json::object()).dump());
 }
 
 DatasetRow measure(const PlanRow& row, const Target& t, RunnerSession& session, const Nvml& nvml,
@@ -241,7 +246,8 @@ DatasetRow measure(const PlanRow& row, const Target& t, RunnerSession& session, 
   r.latency_spread = ft.spread;
   if (!meter.uses_counters() && ft.mean < 1.0) r.caveats.push_back("short_run");
   r.notes = provenance(t, session, nvml, meter.uses_counters(), idle_w);
-  if (has_decode && fe.mean < pe.mean) r.notes += "; the full run drew less energy than the prefill run: decode set to 0";
+  if (has_decode && fe.mean < pe.mean)
+    r.notes += "; the full run drew less energy than the prefill run: decode set to 0";
   return r;
 }
 
@@ -255,15 +261,22 @@ void write_campaign_facts(const CampaignOptions& o, const Nvml& nvml, const std:
   Json gpus = Json::array();
   for (size_t i = 0; i < devices.size(); ++i) {
     const NvmlDeviceInfo d = nvml.device_info(devices[i]);
-    gpus.push_back({{"index", d.index}, {"name", d.name}, {"idle_w", idle_w[i]},
+    gpus.push_back({{"index", d.index},
+                    {"name", d.name},
+                    {"idle_w", idle_w[i]},
                     {"power_limit_w", d.power_limit_w ? Json(*d.power_limit_w) : Json()},
                     {"sm_clock_max_mhz", d.sm_clock_max_mhz ? Json(*d.sm_clock_max_mhz) : Json()},
                     {"memory_clock_max_mhz", d.memory_clock_max_mhz ? Json(*d.memory_clock_max_mhz) : Json()},
                     {"energy_counter", d.has_energy_counter}});
   }
-  const Json facts = {{"started_utc", utc_now()}, {"driver", nvml.driver_version()}, {"gpus", gpus},
-                      {"idle_seconds", o.idle_s}, {"runner", o.runner}, {"repeats", o.repeats},
-                      {"warmup", o.warmup}, {"plan", o.plan.string()},
+  const Json facts = {{"started_utc", utc_now()},
+                      {"driver", nvml.driver_version()},
+                      {"gpus", gpus},
+                      {"idle_seconds", o.idle_s},
+                      {"runner", o.runner},
+                      {"repeats", o.repeats},
+                      {"warmup", o.warmup},
+                      {"plan", o.plan.string()},
                       {"idle_note", "idle power is reported, not subtracted from any energy"}};
   write_file_atomic(beside(o.out, ".campaign.json"), facts.dump(2) + "\n");
 }
@@ -362,7 +375,8 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     progress.update(index++);
     try {
       const Target t = resolve_target(row, o, nvml);
-      const std::string key = configuration_key(t.model.id, t.gpu.id, row.gpus, row.batch, row.prompt, row.gen, t.dtype);
+      const std::string key =
+          configuration_key(t.model.id, t.gpu.id, row.gpus, row.batch, row.prompt, row.gen, t.dtype);
       if (done.count(key)) {
         ++result.already_done;
         continue;

@@ -41,7 +41,8 @@ struct Nvml::Api {
 
 Nvml::Nvml(const std::string& library) {
   if (!can_dlopen())
-    fail("cannot load NVML ({}): this program is linked statically; llmco2-dynamic, beside llmco2, runs measure", library);
+    fail("cannot load NVML ({}): this program is linked statically; llmco2-dynamic, beside llmco2, runs measure",
+         library);
   library_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library_)
     fail("cannot load NVML ({}): {}; an NVIDIA driver is needed to measure (none on this machine?)", library,
@@ -57,18 +58,17 @@ Nvml::Nvml(const std::string& library) {
 }
 
 void Nvml::load_api() {
-  api_ = std::make_unique<Api>(Api{
-      symbol<decltype(Api::init)>(library_, "nvmlInit_v2"),
-      symbol<decltype(Api::shutdown)>(library_, "nvmlShutdown"),
-      symbol<decltype(Api::error_string)>(library_, "nvmlErrorString"),
-      symbol<decltype(Api::device_count)>(library_, "nvmlDeviceGetCount_v2"),
-      symbol<decltype(Api::handle_by_index)>(library_, "nvmlDeviceGetHandleByIndex_v2"),
-      symbol<decltype(Api::name)>(library_, "nvmlDeviceGetName"),
-      symbol<decltype(Api::total_energy)>(library_, "nvmlDeviceGetTotalEnergyConsumption"),
-      symbol<decltype(Api::power_usage)>(library_, "nvmlDeviceGetPowerUsage"),
-      symbol<decltype(Api::power_limit)>(library_, "nvmlDeviceGetEnforcedPowerLimit"),
-      symbol<decltype(Api::max_clock)>(library_, "nvmlDeviceGetMaxClockInfo"),
-      symbol<decltype(Api::driver_version)>(library_, "nvmlSystemGetDriverVersion")});
+  api_ = std::make_unique<Api>(Api{symbol<decltype(Api::init)>(library_, "nvmlInit_v2"),
+                                   symbol<decltype(Api::shutdown)>(library_, "nvmlShutdown"),
+                                   symbol<decltype(Api::error_string)>(library_, "nvmlErrorString"),
+                                   symbol<decltype(Api::device_count)>(library_, "nvmlDeviceGetCount_v2"),
+                                   symbol<decltype(Api::handle_by_index)>(library_, "nvmlDeviceGetHandleByIndex_v2"),
+                                   symbol<decltype(Api::name)>(library_, "nvmlDeviceGetName"),
+                                   symbol<decltype(Api::total_energy)>(library_, "nvmlDeviceGetTotalEnergyConsumption"),
+                                   symbol<decltype(Api::power_usage)>(library_, "nvmlDeviceGetPowerUsage"),
+                                   symbol<decltype(Api::power_limit)>(library_, "nvmlDeviceGetEnforcedPowerLimit"),
+                                   symbol<decltype(Api::max_clock)>(library_, "nvmlDeviceGetMaxClockInfo"),
+                                   symbol<decltype(Api::driver_version)>(library_, "nvmlSystemGetDriverVersion")});
 }
 
 Nvml::~Nvml() {

@@ -13,7 +13,7 @@ namespace llmco2::measure {
 
 struct NvmlDeviceInfo {
   int index = 0;
-  std::string name;            // as nvidia-smi prints it, e.g. "NVIDIA H100 80GB HBM3"
+  std::string name;  // as nvidia-smi prints it, e.g. "NVIDIA H100 80GB HBM3"
   std::optional<double> power_limit_w;
   std::optional<unsigned> sm_clock_max_mhz, memory_clock_max_mhz;
   bool has_energy_counter = false;

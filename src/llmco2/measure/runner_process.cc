@@ -1,16 +1,16 @@
 // measure/runner_process.cc - fork/exec with pipes, line-based JSON with timeouts.
 #include "measure/runner_process.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 namespace llmco2::measure {
 
@@ -96,7 +96,8 @@ Json parse_runner_line(const std::string& line) {
 std::string runner_text_field(const Json& message, const char* key, const std::string& fallback) {
   const auto it = message.find(key);
   if (it == message.end()) return fallback;
-  if (!it->is_string()) throw RunnerFailure(fmt::format("the runner's '{}' must be a string, found {}", key, it->dump()));
+  if (!it->is_string())
+    throw RunnerFailure(fmt::format("the runner's '{}' must be a string, found {}", key, it->dump()));
   return it->get<std::string>();
 }
 
@@ -115,7 +116,8 @@ const Json& expect_runner_event(const Json& message, const std::string& event) {
   const std::string got = runner_text_field(message, "event", "");
   if (got == "error") {
     const std::string kind = runner_text_field(message, "kind", "");
-    fail("runner error{}: {}", kind.empty() ? "" : " (" + kind + ")", runner_text_field(message, "message", "(no message)"));
+    fail("runner error{}: {}", kind.empty() ? "" : " (" + kind + ")",
+         runner_text_field(message, "message", "(no message)"));
   }
   if (got != event) throw RunnerFailure(fmt::format("expected a '{}' event from the runner, got '{}'", event, got));
   return message;
@@ -133,8 +135,9 @@ RunnerDone runner_done(const Json& done) {
 }
 
 Json RunnerProcess::receive(double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                               std::chrono::duration<double>(timeout_s));
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s));
   while (true) {
     if (const auto newline = buffer_.find('\n'); newline != std::string::npos) {
       const std::string line = buffer_.substr(0, newline);
@@ -142,7 +145,8 @@ Json RunnerProcess::receive(double timeout_s) {
       Json message = parse_runner_line(line);
       if (message.is_object()) return message;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       kill();
       throw RunnerFailure(fmt::format("the runner did not answer within {} s (killed)", timeout_s));

@@ -2,15 +2,15 @@
 // child process and driven over JSON lines on its stdin and stdout (protocol: docs/measure.md).
 #pragma once
 
+#include <sys/types.h>
 #include <filesystem>
 #include <string>
-#include <sys/types.h>
 #include <utility>
 #include <vector>
 
-#include "measure/module.h"
 #include "core/error.h"
 #include "core/json_io.h"
+#include "measure/module.h"
 
 namespace llmco2::measure {
 

@@ -24,8 +24,9 @@ DatasetRow chuyishang_row(const CsvRowView& v, const std::filesystem::path& file
   row.source = "chuyishang";
   row.source_ref = source_ref(file, v.line());
   ModelMap::bundled().apply(row, v.text("model"));
-  // The checkpoint's own precision: the runs served `--dtype bfloat16` (SOURCE.md), vLLM's activation type, which leaves
-  // a quantised checkpoint quantised (gpt-oss-20b keeps its MXFP4 experts); the other three models are bf16 anyway.
+  // The checkpoint's own precision: the runs served `--dtype bfloat16` (SOURCE.md), vLLM's activation type, which
+  // leaves a quantised checkpoint quantised (gpt-oss-20b keeps its MXFP4 experts); the other three models are bf16
+  // anyway.
   row.dtype = "";
   row.gpu = gpu_of(v.text("system_gpu"));
   row.engine = "vllm";

@@ -31,7 +31,8 @@ ModelMap::ModelMap(const std::filesystem::path& path) {
   const size_t name = table.column("source_name"), model = table.column("model"), relation = table.column("relation");
   const size_t notes = table.column("notes");
   for (const auto& r : table.records) {
-    if (r.cells.size() != table.header.size()) fail("{}:{}: expected {} cells", path.string(), r.line, table.header.size());
+    if (r.cells.size() != table.header.size())
+      fail("{}:{}: expected {} cells", path.string(), r.line, table.header.size());
     Entry entry{r.cells[model], r.cells[relation], r.cells[notes], {}, false};
     if (entry.relation != kOutOfScope) {
       const ModelSpec spec = ModelCatalog::bundled().resolve(entry.model);

@@ -5,10 +5,10 @@
 #include <map>
 #include <string>
 
-#include "measured/module.h"
 #include "core/csv.h"
 #include "dataset/record.h"
 #include "measured/importer.h"
+#include "measured/module.h"
 
 namespace llmco2::measured {
 

@@ -26,8 +26,7 @@ const std::vector<Importer>& importers() {
        import_mlperf_power},
       {"vidur", "vidur_profiling", "not importable: per-operator latencies, no energy and no whole configurations",
        nullptr},
-      {"ecologits", "ecologits_fitted_coefficients", "not importable: fitted coefficients, not measurements",
-       nullptr},
+      {"ecologits", "ecologits_fitted_coefficients", "not importable: fitted coefficients, not measurements", nullptr},
   };
   return list;
 }

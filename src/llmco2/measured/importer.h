@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "measured/module.h"
 #include "dataset/dataset_csv.h"
+#include "measured/module.h"
 
 namespace llmco2::measured {
 
@@ -17,9 +17,9 @@ struct ImportResult {
 };
 
 struct Importer {
-  std::string id;       // `llmco2 import <id>`
-  std::string folder;   // its folder under ../shared/data/measured
-  std::string summary;  // what the source measured, in one line
+  std::string id;                                                        // `llmco2 import <id>`
+  std::string folder;                                                    // its folder under ../shared/data/measured
+  std::string summary;                                                   // what the source measured, in one line
   std::function<ImportResult(const std::filesystem::path& folder)> run;  // empty: not importable (see summary)
 };
 

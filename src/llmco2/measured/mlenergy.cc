@@ -49,8 +49,8 @@ DatasetRow v1_row(const CsvRowView& v, const fs::path& file, const std::string& 
 }
 
 ImportResult import_v1(const fs::path& folder) {
-  const double prompt = sharegpt_mean_prompt_tokens(
-      folder / "sharegpt_prompts_sg_90k_part1_html_cleaned_lang_first_sampled_sorted.json");
+  const double prompt =
+      sharegpt_mean_prompt_tokens(folder / "sharegpt_prompts_sg_90k_part1_html_cleaned_lang_first_sampled_sorted.json");
   const std::regex name(R"(([A-Z0-9]+)_(.+)_benchmark\.csv)");
   ImportResult out;
   for (const char* sub : {"final_bs1", "a40_batch_sweep"}) {
@@ -81,8 +81,11 @@ DatasetRow v2_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   else if (gpu == "NVIDIA H100 80GB HBM3") row.gpu = "h100-sxm";
   else throw std::invalid_argument(fmt::format("unknown GPU '{}'", gpu));
   const int tp = static_cast<int>(v.number("tp")), pp = static_cast<int>(v.number("pp"));
-  if (pp != 1) throw std::invalid_argument(fmt::format("pipeline parallelism (pp={}) over two nodes: not a "
-                                                       "configuration the dataset format describes", pp));
+  if (pp != 1)
+    throw std::invalid_argument(
+        fmt::format("pipeline parallelism (pp={}) over two nodes: not a "
+                    "configuration the dataset format describes",
+                    pp));
   row.gpus = tp;
   row.tensor_parallel = tp;
   row.engine = "vllm-v0";  // vLLM 0.5.4 (SOURCE.md): the v0 engine, host work serial with the GPU (engines.json)
@@ -102,9 +105,9 @@ DatasetRow v2_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   // The client sends temperature 0.8, top_p 0.95 for chat and temperature 0 for code (leaderboard-v2@c3af7f3,
   // benchmark/llm_text_generation/{chat,code}/scripts/benchmark_client.py).
   if (!chat) row.caveats.push_back("greedy_sampling");
-  row.notes = fmt::format("task {}; prompt {}; latency_total = Avg BS x gen / Token tput; avg_tpot_s {}", v.text("task"),
-                          chat ? "= mean characters/4 of the 500 ShareGPT prompts" : "assumed (HumanEval+)",
-                          v.text("Avg TPOT (s)"));
+  row.notes = fmt::format(
+      "task {}; prompt {}; latency_total = Avg BS x gen / Token tput; avg_tpot_s {}", v.text("task"),
+      chat ? "= mean characters/4 of the 500 ShareGPT prompts" : "assumed (HumanEval+)", v.text("Avg TPOT (s)"));
   return row;
 }
 
@@ -131,7 +134,7 @@ std::string v3_dtype(const std::string& precision, const std::string& model_id) 
   if (precision == "bfloat16") return "bf16";
   if (precision == "fp8")
     return model_id.starts_with("deepseek-ai/") || model_id.starts_with("Qwen/") ? "wfp8-afp8-kvbf16-blk"
-                                                                                  : "wfp8afp8kvbf16";
+                                                                                 : "wfp8afp8kvbf16";
   // gpt-oss, the only MXFP4 models: the checkpoint's own precision (MXFP4 experts, bf16 attention and KV cache).
   if (precision == "mxfp4") return "";
   throw std::invalid_argument(fmt::format("unknown weight_precision '{}'", precision));
@@ -211,15 +214,17 @@ DatasetRow v3_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   // Every request carries repetition_penalty 1.1 with top_p 0.95 (ml-energy/benchmark@c1d6557,
   // mlenergy/benchmark/llm/benchmark.py L130-136, L331, L482).
   row.caveats.insert(row.caveats.end(), {"aggregated_mean", "prompt_tokens_estimated", "sampling_penalties"});
-  row.notes = fmt::format("task {}; prompt assumed; latency_total = avg batch x gen / output throughput; median_itl_ms {}{}",
-                          v.text("task"), v.text("median_itl_ms"),
-                          ep > 1 ? fmt::format("; expert_parallel {} over data_parallel {} replicas", ep, row.data_parallel) : "");
+  row.notes = fmt::format(
+      "task {}; prompt assumed; latency_total = avg batch x gen / output throughput; median_itl_ms {}{}",
+      v.text("task"), v.text("median_itl_ms"),
+      ep > 1 ? fmt::format("; expert_parallel {} over data_parallel {} replicas", ep, row.data_parallel) : "");
   return row;
 }
 
 ImportResult import_v3(const fs::path& folder) {
   // The chat prompt estimate comes from v2's ShareGPT file, beside this folder in ../shared/data/measured.
-  const fs::path v2_prompts = folder.parent_path() / "mlenergy_leaderboard_v2" / "chat_prompts_ShareGPT_V3_filtered_500.json";
+  const fs::path v2_prompts =
+      folder.parent_path() / "mlenergy_leaderboard_v2" / "chat_prompts_ShareGPT_V3_filtered_500.json";
   const double chat_prompt = sharegpt_mean_prompt_tokens(v2_prompts);
   const fs::path file = folder / "mlenergy_v3_llm_configs_flat.csv";
   const auto output_cvs = v3_output_cvs(folder / "models");

@@ -22,7 +22,7 @@ struct Benchmark {
   double prompt_tokens;         // mean, data/mlperf/README.md
   double gen_tokens_reference;  // SOURCE.md section 6
   const char* dtype;
-  int beams;                    // beam search width (data/mlperf/benchmarks.json "decoding")
+  int beams;  // beam search width (data/mlperf/benchmarks.json "decoding")
 };
 // No source states a mean prompt length (data/mlperf/benchmarks.json: the datasets must be tokenised to know it);
 // llama2-70b's prompts are below 1,024 tokens and mixtral's OpenOrca part likewise: half that bound is the estimate
@@ -128,10 +128,10 @@ DatasetRow mlperf_row(const CsvRowView& v, const std::filesystem::path& file) {
   row.data_parallel = row.gpus / row.tensor_parallel;
   const double node_w = v.number("avg_system_power_w");
   row.gen_tokens = v.empty("output_tokens_per_sample_observed") ? b.gen_tokens_reference
-                                                                 : v.number("output_tokens_per_sample_observed");
+                                                                : v.number("output_tokens_per_sample_observed");
   // Rows that give tokens/s alone: samples/s = tokens/s / tokens per sample (energy per token is exact either way).
-  const double samples_per_s = !v.empty("samples_per_s") ? v.number("samples_per_s")
-                                                         : v.number("throughput_value") / row.gen_tokens;
+  const double samples_per_s =
+      !v.empty("samples_per_s") ? v.number("samples_per_s") : v.number("throughput_value") / row.gen_tokens;
   row.prompt_tokens = b.prompt_tokens;
   row.batch = 1;
   row.energy_j.total = node_w / samples_per_s;
@@ -139,8 +139,9 @@ DatasetRow mlperf_row(const CsvRowView& v, const std::filesystem::path& file) {
   row.caveats = {"node_wall_power", "throughput_row", "prompt_tokens_estimated"};
   if (v.empty("output_tokens_per_sample_observed")) row.caveats.push_back("gen_tokens_inferred");
   if (!run) row.caveats.push_back("run_settings_unknown");
-  std::string notes = fmt::format("node {}; benchmark {}; scenario {}; round {}; node_w {:.1f}", node_of(v.text("system_name")),
-                                  v.text("benchmark"), v.text("scenario"), v.text("results_round"), node_w);
+  std::string notes =
+      fmt::format("node {}; benchmark {}; scenario {}; round {}; node_w {:.1f}", node_of(v.text("system_name")),
+                  v.text("benchmark"), v.text("scenario"), v.text("results_round"), node_w);
   const double cap_w = !v.empty("gpu_power_cap_w") ? v.number("gpu_power_cap_w") : run ? run->power_cap_w : 0;
   if (cap_w > 0) {
     row.caveats.push_back("power_capped");

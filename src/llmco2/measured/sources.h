@@ -1,8 +1,8 @@
 // measured/sources.h - one importer per public source in ../shared/data/measured (registered in importer.cc).
 #pragma once
 
-#include "measured/module.h"
 #include "measured/importer.h"
+#include "measured/module.h"
 
 namespace llmco2::measured {
 

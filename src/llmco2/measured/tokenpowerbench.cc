@@ -23,8 +23,10 @@ DatasetRow tokenpowerbench_row(const CsvRowView& v, const std::filesystem::path&
   // A second GPU drawing serving power (300-370 W against ~61 W idle) ran part of the work; how the run was split
   // over the two (tensor or data parallel) is not recorded.
   if (!v.empty("gpu1_power_watts") && v.number("gpu1_power_watts") > kBusyGpuW)
-    throw std::invalid_argument(fmt::format("GPU 1 drew {:.0f} W (serving, not idle): the run used two GPUs and its "
-                                            "parallelism is not recorded", v.number("gpu1_power_watts")));
+    throw std::invalid_argument(
+        fmt::format("GPU 1 drew {:.0f} W (serving, not idle): the run used two GPUs and its "
+                    "parallelism is not recorded",
+                    v.number("gpu1_power_watts")));
   DatasetRow row;
   row.source = "tokenpowerbench";
   row.source_ref = source_ref(file, v.line());
@@ -58,8 +60,9 @@ DatasetRow tokenpowerbench_row(const CsvRowView& v, const std::filesystem::path&
   row.caveats.push_back("gen_tokens_estimated");
   // SingleNode/engines/vllm_engine.py@ec00f52 L90-93: SamplingParams(max_tokens, temperature), no top-p or top-k.
   row.caveats.push_back("temperature_sampling");
-  row.notes = fmt::format("{} responses in {:.1f} s; latency_total = run time x batch / responses; max_output_tokens {}",
-                          responses, duration_s, v.text("max_output_tokens_from_filename"));
+  row.notes =
+      fmt::format("{} responses in {:.1f} s; latency_total = run time x batch / responses; max_output_tokens {}",
+                  responses, duration_s, v.text("max_output_tokens_from_filename"));
   return row;
 }
 

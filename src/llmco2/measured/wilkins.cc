@@ -64,9 +64,9 @@ class WilkinsTable {
 
 ImportResult import_wilkins(const std::filesystem::path& folder) {
   ImportResult out;
-  for (const char* name : {"e2dc_all-input-stats.csv", "e2dc_all-output-stats.csv",
-                           "parameter-scale_all-input-scale-stats.csv", "parameter-scale_all-output-scale-stats.csv",
-                           "independence-test_all-stats-raw.csv"}) {
+  for (const char* name :
+       {"e2dc_all-input-stats.csv", "e2dc_all-output-stats.csv", "parameter-scale_all-input-scale-stats.csv",
+        "parameter-scale_all-output-scale-stats.csv", "independence-test_all-stats-raw.csv"}) {
     const auto file = folder / name;
     const WilkinsTable table(read_csv_file(file));
     convert_records(table.table(), out, [&](const CsvRowView& v) { return wilkins_row(v, file); });

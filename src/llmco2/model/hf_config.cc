@@ -30,35 +30,40 @@ struct FamilyTraits {
 
 constexpr std::array<FamilyTraits, 23> kFamilies{{
     // type         mlp              norm                   position              norms tied   qkv    o      mlp    act
-    {"llama",       MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
-    {"mistral",     MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
-    {"mixtral",     MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
-    {"qwen2",       MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, true,  false, false, "silu"},
-    {"qwen2_moe",   MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, true,  false, false, "silu"},
-    {"qwen3",       MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
-    {"qwen3_moe",   MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
-    {"gemma",       MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, true,  false, false, false, "gelu_pytorch_tanh"},
-    {"gemma2",      MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 4, true,  false, false, false, "gelu_pytorch_tanh"},
-    {"gemma3_text", MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 4, true,  false, false, false, "gelu_pytorch_tanh"},
-    {"bloom",       MlpKind::plain, NormKind::layer_norm, PositionKind::alibi,  2, true,  true,  true,  true,  "gelu_pytorch_tanh"},
-    {"falcon",      MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, true,  false, false, false, "gelu"},
-    {"opt",         MlpKind::plain, NormKind::layer_norm, PositionKind::learned, 2, true, true,  true,  true,  "relu"},
-    {"gptj",        MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 1, false, false, false, true,  "gelu_new"},
-    {"gpt_neox",    MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, false, true,  true,  true,  "gelu"},
-    {"phi3",        MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
-    {"phi3small",   MlpKind::gated, NormKind::layer_norm, PositionKind::rotary, 2, true,  true,  true,  true,  "gegelu"},
-    {"starcoder2",  MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, true,  true,  true,  true,  "gelu_pytorch_tanh"},
-    {"gpt_oss",     MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, true,  true,  true,  "silu"},
-    {"deci",        MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
-    {"deepseek_v3", MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
-    {"llama4_text", MlpKind::gated, NormKind::rms_norm,   PositionKind::rotary, 2, false, false, false, false, "silu"},
-    {"nemotron_h",  MlpKind::plain, NormKind::rms_norm,   PositionKind::none,   2, false, false, false, false, "relu2"},
+    {"llama", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"mistral", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"mixtral", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"qwen2", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, true, false, false, "silu"},
+    {"qwen2_moe", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, true, false, false, "silu"},
+    {"qwen3", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"qwen3_moe", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"gemma", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, true, false, false, false,
+     "gelu_pytorch_tanh"},
+    {"gemma2", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 4, true, false, false, false,
+     "gelu_pytorch_tanh"},
+    {"gemma3_text", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 4, true, false, false, false,
+     "gelu_pytorch_tanh"},
+    {"bloom", MlpKind::plain, NormKind::layer_norm, PositionKind::alibi, 2, true, true, true, true,
+     "gelu_pytorch_tanh"},
+    {"falcon", MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, true, false, false, false, "gelu"},
+    {"opt", MlpKind::plain, NormKind::layer_norm, PositionKind::learned, 2, true, true, true, true, "relu"},
+    {"gptj", MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 1, false, false, false, true, "gelu_new"},
+    {"gpt_neox", MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, false, true, true, true, "gelu"},
+    {"phi3", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"phi3small", MlpKind::gated, NormKind::layer_norm, PositionKind::rotary, 2, true, true, true, true, "gegelu"},
+    {"starcoder2", MlpKind::plain, NormKind::layer_norm, PositionKind::rotary, 2, true, true, true, true,
+     "gelu_pytorch_tanh"},
+    {"gpt_oss", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, true, true, true, "silu"},
+    {"deci", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"deepseek_v3", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"llama4_text", MlpKind::gated, NormKind::rms_norm, PositionKind::rotary, 2, false, false, false, false, "silu"},
+    {"nemotron_h", MlpKind::plain, NormKind::rms_norm, PositionKind::none, 2, false, false, false, false, "relu2"},
 }};
 
 // Other spellings of a family: multimodal wrappers (their text_config is read) and Falcon's release-time custom
 // code (RWConfig: "RefinedWebModel" for falcon-7b, "RefinedWeb" for falcon-40b's new decoder architecture).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kFamilyAliases{{
-    {"gemma3", "gemma3_text"}, {"llama4", "llama4_text"}, {"RefinedWebModel", "falcon"}, {"RefinedWeb", "falcon"}}};
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kFamilyAliases{
+    {{"gemma3", "gemma3_text"}, {"llama4", "llama4_text"}, {"RefinedWebModel", "falcon"}, {"RefinedWeb", "falcon"}}};
 
 const FamilyTraits* find_family(std::string_view model_type) {
   for (const auto& [alias, family] : kFamilyAliases)
@@ -183,7 +188,10 @@ class ConfigReader {
 Activation parse_activation(const ConfigReader& c, std::string_view fallback) {
   std::string name(fallback);
   for (const auto key : {"mlp_hidden_act", "hidden_activation", "hidden_act", "activation_function"})
-    if (auto value = c.text(key)) { name = *value; break; }
+    if (auto value = c.text(key)) {
+      name = *value;
+      break;
+    }
   if (name == "silu" || name == "swish" || name == "swiglu") return Activation::silu;
   if (name == "relu") return Activation::relu;
   if (name == "relu2") return Activation::relu2;
@@ -231,7 +239,9 @@ class QuantReader {
       }
     fail("{}: missing key '{}' for quant_method '{}'", where_, *keys.begin(), method);
   }
-  bool flag(std::string_view key) const { return q_.contains(key) && q_.at(key).is_boolean() && q_.at(key).get<bool>(); }
+  bool flag(std::string_view key) const {
+    return q_.contains(key) && q_.at(key).is_boolean() && q_.at(key).get<bool>();
+  }
   const Json& json() const { return q_; }
   const std::string& where() const { return where_; }
 
@@ -312,16 +322,18 @@ Precision quantised_precision(const QuantReader& q, const std::string& method, c
   }
   if (method == "compressed-tensors") return compressed_tensors_precision(q, t);
   if (method == "modelopt") return modelopt_precision(q, t);
-  fail("{}: unsupported quant_method '{}' (supported: awq, gptq, fp8, mxfp4, bitsandbytes, compressed-tensors, "
-       "modelopt); pass --dtype to choose a precision", q.where(), method);
+  fail(
+      "{}: unsupported quant_method '{}' (supported: awq, gptq, fp8, mxfp4, bitsandbytes, compressed-tensors, "
+      "modelopt); pass --dtype to choose a precision",
+      q.where(), method);
 }
 
 void read_quantization(const ConfigReader& c, const Json* hf_quant_config, ModelSpec& m) {
   if (hf_quant_config != nullptr) {  // ModelOpt checkpoints: {"producer": ..., "quantization": {...}}
     if (!hf_quant_config->contains("quantization") || !hf_quant_config->at("quantization").is_object())
       fail("{}: hf_quant_config.json has no 'quantization' object", c.source());
-    m.default_precision = modelopt_precision(QuantReader(hf_quant_config->at("quantization"),
-                                                         c.source() + " (hf_quant_config.json)"), m.default_dtype);
+    m.default_precision = modelopt_precision(
+        QuantReader(hf_quant_config->at("quantization"), c.source() + " (hf_quant_config.json)"), m.default_dtype);
     m.quantization = "modelopt";
     return;
   }
@@ -449,8 +461,11 @@ void read_hybrid_pattern(const ConfigReader& c, ModelSpec& m) {
     if (kind == 'M') layer = LayerSpec{MixerKind::mamba, LayerAttention{}, FfnKind::none};
     else if (kind == '*') layer.ffn = FfnKind::none;
     else if (kind == '-') layer = LayerSpec{MixerKind::none, LayerAttention{}, FfnKind::dense};
-    else fail("{}: key 'hybrid_override_pattern' has '{}' at layer {} (supported: M Mamba-2, * attention, - MLP; "
-              "E MoE layers are not supported)", c.source(), kind, i);
+    else
+      fail(
+          "{}: key 'hybrid_override_pattern' has '{}' at layer {} (supported: M Mamba-2, * attention, - MLP; "
+          "E MoE layers are not supported)",
+          c.source(), kind, i);
   }
 }
 
@@ -521,8 +536,9 @@ void read_moe(const ConfigReader& c, ModelSpec& m) {
     fail("{}: key 'num_experts_per_tok' ({}) exceeds the number of experts ({})", c.source(), moe.experts_per_token,
          moe.experts);
   const auto expert_width = c.find({"moe_intermediate_size"});
-  moe.expert_intermediate = expert_width ? c.checked_count("moe_intermediate_size", *expert_width)
-                            : m.family == "llama4_text" ? c.count({"intermediate_size"}) : m.intermediate;
+  moe.expert_intermediate = expert_width                ? c.checked_count("moe_intermediate_size", *expert_width)
+                            : m.family == "llama4_text" ? c.count({"intermediate_size"})
+                                                        : m.intermediate;
   moe.shared_intermediate = shared_expert_width(c, m, moe.expert_intermediate);
   moe.shared_gate = m.family == "qwen2_moe";
   moe.router_bias = m.family == "gpt_oss" || c.text("topk_method").value_or("") == "noaux_tc";

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "model/module.h"
 #include "core/json_io.h"
 #include "model/model_spec.h"
+#include "model/module.h"
 
 namespace llmco2::model {
 
@@ -18,8 +18,7 @@ const std::vector<std::string>& supported_families();
 // Its quantization_config (awq, gptq, fp8, mxfp4, bitsandbytes, compressed-tensors, modelopt), or a ModelOpt
 // hf_quant_config.json when given, sets default_precision.
 // Throws Error for an unsupported model_type, a missing key (naming the accepted key names) or an impossible value.
-ModelSpec model_from_hf_config(const Json& config, const std::string& source,
-                               const Json* hf_quant_config = nullptr);
+ModelSpec model_from_hf_config(const Json& config, const std::string& source, const Json* hf_quant_config = nullptr);
 
 // ModelOpt's quantisation file beside a config: <dir>/hf_quant_config.json for <dir>/config.json, else
 // <stem>.hf_quant_config.json beside <stem>.json (the naming of the bundled and reference copies).

@@ -62,8 +62,8 @@ ModelCatalog ModelCatalog::load(const std::filesystem::path& dir) {
     rest.remove_prefix(std::min(end + 1, rest.size()));
     if (number == 1 || line.empty()) continue;  // header
     const auto fields = split_csv_line(line);
-    if (fields.size() != 4) fail("{}:{}: expected 4 fields (id,file,hf_repo,config), found {}", index.string(), number,
-                                 fields.size());
+    if (fields.size() != 4)
+      fail("{}:{}: expected 4 fields (id,file,hf_repo,config), found {}", index.string(), number, fields.size());
     if (fields[3] != "published" && fields[3] != "reconstructed")
       fail("{}:{}: column 'config' must be published or reconstructed, found '{}'", index.string(), number, fields[3]);
     catalog.entries_.push_back(
@@ -93,8 +93,10 @@ ModelSpec ModelCatalog::resolve(const std::string& name, std::string* note) cons
   const ModelEntry* entry = find(name);
   const bool is_path = std::filesystem::exists(name);
   if (entry && is_path && note)
-    *note = fmt::format("'{}' is a bundled model id and also a path here: used the bundled model (write ./{} for the "
-                        "path)", name, name);
+    *note = fmt::format(
+        "'{}' is a bundled model id and also a path here: used the bundled model (write ./{} for the "
+        "path)",
+        name, name);
   if (entry) {
     ModelSpec spec = config_of(*entry);
     spec.id = entry->id;
@@ -104,8 +106,10 @@ ModelSpec ModelCatalog::resolve(const std::string& name, std::string* note) cons
   if (is_path || name.ends_with(".json")) return read_model_path(name);
   std::vector<std::string> ids;
   for (const auto& e : entries_) ids.push_back(e.id);
-  fail("unknown model '{}' (did you mean {}? `llmco2 models` lists all; a config.json or a snapshot folder with one "
-       "also works)", name, join_or(nearest_names(name, ids)));
+  fail(
+      "unknown model '{}' (did you mean {}? `llmco2 models` lists all; a config.json or a snapshot folder with one "
+      "also works)",
+      name, join_or(nearest_names(name, ids)));
 }
 
 }  // namespace llmco2::model

@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "model/module.h"
 #include "core/read_once.h"
 #include "model/model_spec.h"
+#include "model/module.h"
 
 namespace llmco2::model {
 
 struct ModelEntry {
-  std::string id;       // e.g. "llama-3.1-8b"
-  std::string hf_repo;  // e.g. "meta-llama/Llama-3.1-8B"
-  std::string file;     // its config.json in the catalog's folder: ModelCatalog::config_path
+  std::string id;              // e.g. "llama-3.1-8b"
+  std::string hf_repo;         // e.g. "meta-llama/Llama-3.1-8B"
+  std::string file;            // its config.json in the catalog's folder: ModelCatalog::config_path
   bool reconstructed = false;  // assembled from partial sources, not a copy (data/models/RECONSTRUCTED.md)
 };
 

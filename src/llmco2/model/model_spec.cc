@@ -24,13 +24,13 @@ long ModelSpec::max_kv_heads() const {
 }
 
 int ModelSpec::layers_with(FfnKind ffn) const {
-  return static_cast<int>(std::count_if(layer_specs.begin(), layer_specs.end(),
-                                        [&](const LayerSpec& l) { return l.ffn == ffn; }));
+  return static_cast<int>(
+      std::count_if(layer_specs.begin(), layer_specs.end(), [&](const LayerSpec& l) { return l.ffn == ffn; }));
 }
 
 int ModelSpec::layers_with(MixerKind mixer) const {
-  return static_cast<int>(std::count_if(layer_specs.begin(), layer_specs.end(),
-                                        [&](const LayerSpec& l) { return l.mixer == mixer; }));
+  return static_cast<int>(
+      std::count_if(layer_specs.begin(), layer_specs.end(), [&](const LayerSpec& l) { return l.mixer == mixer; }));
 }
 
 double ModelSpec::attention_params(const LayerAttention& attention) const {
@@ -49,7 +49,7 @@ double ModelSpec::mla_params() const {
   const double kv_rank = static_cast<double>(mla->kv_lora_rank);
   const double q_width = n * static_cast<double>(mla->qk_head_dim());
   const double q = q_rank > 0 ? h * q_rank + q_rank + q_rank * q_width : h * q_width;  // q_a, its norm, q_b
-  const double kv_a = h * static_cast<double>(mla->cached_elements()) + kv_rank;      // kv_a_proj_with_mqa, norm
+  const double kv_a = h * static_cast<double>(mla->cached_elements()) + kv_rank;       // kv_a_proj_with_mqa, norm
   const double kv_b = kv_rank * n * static_cast<double>(mla->qk_nope_head_dim + mla->v_head_dim);
   return q + kv_a + kv_b + n * static_cast<double>(mla->v_head_dim) * h;  // + o_proj
 }
@@ -68,10 +68,14 @@ double ModelSpec::mamba_params() const {
 
 double ModelSpec::mixer_params(const LayerSpec& layer) const {
   switch (layer.mixer) {
-    case MixerKind::attention: return attention_params(layer.attention);
-    case MixerKind::mla: return mla_params();
-    case MixerKind::mamba: return mamba_params();
-    case MixerKind::none: return 0.0;
+    case MixerKind::attention:
+      return attention_params(layer.attention);
+    case MixerKind::mla:
+      return mla_params();
+    case MixerKind::mamba:
+      return mamba_params();
+    case MixerKind::none:
+      return 0.0;
   }
   return 0.0;
 }
@@ -117,9 +121,7 @@ double ModelSpec::total_params() const {
   return total;
 }
 
-double ModelSpec::head_params() const {
-  return embedding_params() + (tied_embeddings ? 0.0 : lm_head_params());
-}
+double ModelSpec::head_params() const { return embedding_params() + (tied_embeddings ? 0.0 : lm_head_params()); }
 
 double ModelSpec::routed_expert_params() const {
   return moe ? layers_with(FfnKind::moe) * moe->experts * expert_params() : 0.0;

@@ -5,15 +5,15 @@
 #include <string>
 #include <vector>
 
-#include "model/module.h"
 #include "core/dtype.h"
+#include "model/module.h"
 
 namespace llmco2::model {
 
 enum class MlpKind { gated, plain };           // gated: act(gate(x)) * up(x) -> down; plain: act(up(x)) -> down
 enum class NormKind { rms_norm, layer_norm };  // layer_norm also has a bias vector
 enum class Activation { relu, silu, gelu, gelu_tanh, relu2 };  // relu2: squared ReLU (Nemotron-H)
-enum class PositionKind { rotary, alibi, learned, none };       // none: no positional signal (Nemotron-H)
+enum class PositionKind { rotary, alibi, learned, none };      // none: no positional signal (Nemotron-H)
 
 // The attention of one layer: its KV heads and which keys a query sees.
 struct LayerAttention {
@@ -39,12 +39,12 @@ struct LayerSpec {
 };
 
 struct MoeSpec {
-  int experts = 0;              // routed experts per MoE layer
-  int experts_per_token = 0;    // top-k
-  long expert_intermediate = 0; // FFN width of one routed expert
-  long shared_intermediate = 0; // FFN width of the always-on shared expert(s) (0: none)
-  bool shared_gate = false;     // Qwen2-MoE scales the shared expert by a sigmoid gate h -> 1
-  bool router_bias = false;     // gpt-oss routers have a bias; DeepSeek-V3 a score-correction bias per expert
+  int experts = 0;               // routed experts per MoE layer
+  int experts_per_token = 0;     // top-k
+  long expert_intermediate = 0;  // FFN width of one routed expert
+  long shared_intermediate = 0;  // FFN width of the always-on shared expert(s) (0: none)
+  bool shared_gate = false;      // Qwen2-MoE scales the shared expert by a sigmoid gate h -> 1
+  bool router_bias = false;      // gpt-oss routers have a bias; DeepSeek-V3 a score-correction bias per expert
   // HF transformers runs this architecture's experts as batched matmuls over all experts at inference (gpt-oss's
   // GptOssExperts), not in a Python loop over the experts (Mixtral, Qwen2/3-MoE, DeepSeek): no per-expert launches.
   bool batched_in_hf = false;
@@ -64,14 +64,14 @@ struct MlaSpec {
 // A Mamba-2 mixer (state-space duality): heads of head_dim channels, each with a state of state_dim per channel.
 struct MambaSpec {
   int heads = 0, head_dim = 0, state_dim = 0, groups = 1;  // B and C are shared by the heads of a group
-  int conv_kernel = 4;         // causal depthwise conv1d width
-  long chunk_tokens = 256;     // SSD chunk length of the prefill scan
+  int conv_kernel = 4;                                     // causal depthwise conv1d width
+  long chunk_tokens = 256;                                 // SSD chunk length of the prefill scan
   bool conv_bias = true, proj_bias = false;
   // The SSM state's type as vLLM keeps it: the config's mamba_ssm_cache_dtype, else float32, vLLM's NemotronH default
   // ("only float32 is known to have no accuracy issues", vllm/model_executor/models/config.py), which NVIDIA's model
   // card also asks for (--mamba_ssm_cache_dtype float32). The conv state keeps the model's 16-bit type.
   DType ssm_state_dtype = DType::fp32;
-  long inner() const { return static_cast<long>(heads) * head_dim; }                   // x, z and y width
+  long inner() const { return static_cast<long>(heads) * head_dim; }                  // x, z and y width
   long conv_channels() const { return inner() + 2L * groups * state_dim; }            // x, B, C
   long in_proj_width() const { return inner() + conv_channels() + heads; }            // z, xBC, dt
   double state_elements() const { return static_cast<double>(inner()) * state_dim; }  // ssm state per sequence
@@ -126,23 +126,23 @@ struct ModelSpec {
   Precision precision_for(std::string_view spec) const;
 
   // Parameter counts (elements, not bytes), for weight bytes and memory fit.
-  long max_kv_heads() const;        // over the attention layers (an MLA latent counts as 1)
+  long max_kv_heads() const;  // over the attention layers (an MLA latent counts as 1)
   int layers_with(FfnKind ffn) const;
   int layers_with(MixerKind mixer) const;
   double attention_params(const LayerAttention& attention) const;  // q, k, v, o (+ biases)
-  double mla_params() const;        // q_a/q_b (or q), kv_a, kv_b, o and the two latent norms
-  double mamba_params() const;      // in_proj, conv1d, dt bias, A, D, gated norm, out_proj
+  double mla_params() const;    // q_a/q_b (or q), kv_a, kv_b, o and the two latent norms
+  double mamba_params() const;  // in_proj, conv1d, dt bias, A, D, gated norm, out_proj
   double mixer_params(const LayerSpec& layer) const;
-  double dense_mlp_params() const;                                 // gate/up/down (+ biases)
-  double expert_params() const;                                    // one routed expert
-  double shared_expert_params() const;                             // shared expert + its gate
+  double dense_mlp_params() const;      // gate/up/down (+ biases)
+  double expert_params() const;         // one routed expert
+  double shared_expert_params() const;  // shared expert + its gate
   double router_params() const;
   double norm_params() const;  // all norms of one layer
   double layer_params(int layer) const;
-  double embedding_params() const;  // token embedding table
-  double lm_head_params() const;    // output projection (+ bias); 0 extra storage when tied
-  double total_params() const;      // as stored: tied embeddings counted once
-  double head_params() const;       // embedding table + LM head as stored (once when tied)
+  double embedding_params() const;      // token embedding table
+  double lm_head_params() const;        // output projection (+ bias); 0 extra storage when tied
+  double total_params() const;          // as stored: tied embeddings counted once
+  double head_params() const;           // embedding table + LM head as stored (once when tied)
   double routed_expert_params() const;  // every routed expert of every layer
   double active_params() const;         // per token: total less the routed experts a token does not use
 

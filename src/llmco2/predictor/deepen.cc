@@ -106,9 +106,9 @@ Forest::~Forest() { xgboost_api().booster_free(handle_); }
 std::vector<float> Forest::predict(const std::vector<float>& rows, long row_count, int columns) const {
   const XgboostApi& xgb = xgboost_api();
   DMatrixHandle matrix = nullptr;
-  check_xgboost(xgb.dmatrix_create_from_mat(rows.data(), static_cast<bst_ulong>(row_count), static_cast<bst_ulong>(columns),
-                               std::nanf(""), &matrix),
-        "matrix");
+  check_xgboost(xgb.dmatrix_create_from_mat(rows.data(), static_cast<bst_ulong>(row_count),
+                                            static_cast<bst_ulong>(columns), std::nanf(""), &matrix),
+                "matrix");
   bst_ulong length = 0;
   const float* result = nullptr;
   const int status = xgb.booster_predict(handle_, matrix, 0, 0, 0, &length, &result);
@@ -129,7 +129,8 @@ std::unique_ptr<Predictor> make_deepen_predictor(const ModelFile& file, const st
          count == file.header.end() ? "no" : count->dump(), deepen_feature_count());
   const int features = deepen_feature_count();
   std::string energy_model = checked_forest(energy->second, features, source, "energy_forest");
-  return std::make_unique<DeepEnPredictor>(energy_model, checked_forest(latency->second, features, source, "latency_forest"));
+  return std::make_unique<DeepEnPredictor>(energy_model,
+                                           checked_forest(latency->second, features, source, "latency_forest"));
 }
 
 }  // namespace llmco2::predictor

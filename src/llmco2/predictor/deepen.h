@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "predictor/module.h"
 #include "predictor/model_file.h"
+#include "predictor/module.h"
 #include "predictor/predictor.h"
 
 namespace llmco2::predictor {

@@ -11,7 +11,6 @@
 namespace llmco2::predictor {
 namespace {
 
-
 bool split_phases(FeatureSet set) { return set != FeatureSet::merged; }
 bool hardware_aware(FeatureSet set) { return set == FeatureSet::llmco2; }
 
@@ -124,9 +123,12 @@ void set_physics(EncodedGraph& g, const PredictorInput& c, const SimResult& sim)
 
 std::string_view feature_set_name(FeatureSet set) {
   switch (set) {
-    case FeatureSet::merged: return "merged";
-    case FeatureSet::phases: return "phases";
-    case FeatureSet::llmco2: return "llmco2";
+    case FeatureSet::merged:
+      return "merged";
+    case FeatureSet::phases:
+      return "phases";
+    case FeatureSet::llmco2:
+      return "llmco2";
   }
   return "?";
 }
@@ -168,8 +170,8 @@ std::vector<std::string> global_feature_names(FeatureSet set) {
   for (const char* n : {"steady_state", "fixed_batch", "log_extra_replicas", "log_layer_split_gpus", "no_kv_cache"})
     names.emplace_back(n);
   if (hardware_aware(set))
-    for (const char* n : {"log_matrix_peak_ops_per_s", "log_memory_bytes_per_s", "log_link_bytes_per_s", "log_tdp_w",
-                          "log_idle_w"})
+    for (const char* n :
+         {"log_matrix_peak_ops_per_s", "log_memory_bytes_per_s", "log_link_bytes_per_s", "log_tdp_w", "log_idle_w"})
       names.emplace_back(n);
   return names;
 }

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "predictor/module.h"
 #include "features/features.h"
 #include "graph/kernel_graph.h"
 #include "predictor/input.h"
+#include "predictor/module.h"
 
 namespace llmco2::predictor {
 
@@ -30,11 +30,11 @@ inline constexpr int kOutputs = 4;
 
 struct EncodedGraph {
   int nodes = 0;
-  std::vector<float> x;                    // nodes x node_width, row-major, before normalisation
-  std::vector<std::pair<int, int>> edges;  // source -> destination
-  std::vector<float> globals;              // global_width, before normalisation
+  std::vector<float> x;                        // nodes x node_width, row-major, before normalisation
+  std::vector<std::pair<int, int>> edges;      // source -> destination
+  std::vector<float> globals;                  // global_width, before normalisation
   std::array<double, kOutputs> physics_log{};  // log of the calibrated simulator's estimate (0 where it is 0)
-  bool has_decode = false;                 // gen > 1: there is a decode phase
+  bool has_decode = false;                     // gen > 1: there is a decode phase
 };
 
 // log(1 + x) of a non-negative magnitude (negatives clamp to 0): how every count, size and rate enters a model.

@@ -5,8 +5,8 @@
 
 #include "core/error.h"
 #include "core/json_io.h"
-#include "core/statistics.h"
 #include "core/paths.h"
+#include "core/statistics.h"
 
 namespace llmco2::predictor {
 namespace {

@@ -16,11 +16,11 @@
 namespace llmco2::predictor {
 
 struct ErrorBand {
-  size_t n = 0;              // measurements it was computed on
-  double factor = 1;         // 80th percentile of max(measured/predicted, predicted/measured): the interval's half-width
-  double low_ratio = 1;      // 10th percentile of measured / predicted
-  double median_ratio = 1;   // the predictor's bias on these measurements
-  double high_ratio = 1;     // 90th percentile
+  size_t n = 0;             // measurements it was computed on
+  double factor = 1;        // 80th percentile of max(measured/predicted, predicted/measured): the interval's half-width
+  double low_ratio = 1;     // 10th percentile of measured / predicted
+  double median_ratio = 1;  // the predictor's bias on these measurements
+  double high_ratio = 1;    // 90th percentile
 };
 
 struct PredictorErrorBands {
@@ -28,7 +28,7 @@ struct PredictorErrorBands {
 };
 
 struct ErrorBands {
-  double level = 0.8;       // the interval's nominal coverage
+  double level = 0.8;        // the interval's nominal coverage
   std::string evaluated_on;  // which held-out measurements, e.g. "mlenergy-v2 (llmco2 eval test set (b))"
   std::map<std::string, PredictorErrorBands> predictors;  // by predictor name
 };
@@ -38,7 +38,7 @@ struct ErrorBands {
 std::optional<ErrorBand> error_band(const std::vector<double>& measured, const std::vector<double>& predicted,
                                     size_t min_pairs = 20);
 
-ErrorBands read_error_bands(const std::filesystem::path& path);  // throws Error naming file and key
+ErrorBands read_error_bands(const std::filesystem::path& path);                      // throws Error naming file and key
 void write_error_bands(const std::filesystem::path& path, const ErrorBands& bands);  // atomic
 std::filesystem::path default_error_bands_path();  // data_dir()/predictors/error_bands.json
 

@@ -58,8 +58,7 @@ Json parse_blob(const std::string& blob, const std::string& where) {
 
 const Json& member(const Json& object, std::string_view key, Json::value_t type, const std::string& where) {
   const auto it = object.is_object() ? object.find(key) : object.end();
-  if (it == object.end() || it->type() != type)
-    fail("{}: lacks '{}' of type {}", where, key, Json(type).type_name());
+  if (it == object.end() || it->type() != type) fail("{}: lacks '{}' of type {}", where, key, Json(type).type_name());
   return *it;
 }
 
@@ -95,8 +94,8 @@ const Json& number_array(const Json& tree, std::string_view key, long size, doub
 Json checked_tree(const Json& tree, long id, int features, const std::string& where) {
   const Json& param = object_at(tree, "tree_param", where);
   const long n = text_count(param, "num_nodes", 1, kMaxTreeNodes, where);
-  if (text_count(param, "num_feature", 0, features, where) != features || text_count(param, "num_deleted", 0, 0, where) ||
-      text_count(param, "size_leaf_vector", 0, 0, where))
+  if (text_count(param, "num_feature", 0, features, where) != features ||
+      text_count(param, "num_deleted", 0, 0, where) || text_count(param, "size_leaf_vector", 0, 0, where))
     fail("{}: tree_param does not describe {} features with no deleted nodes and scalar leaves", where, features);
   constexpr double kRoot = 2147483647, kBig = 3.4e38;
   const Json& left = number_array(tree, "left_children", n, -1, static_cast<double>(n - 1), where);
@@ -123,7 +122,9 @@ Json checked_tree(const Json& tree, long id, int features, const std::string& wh
   for (const char* key : {"categories", "categories_nodes", "categories_segments", "categories_sizes"})
     out[key] = Json::array();
   out["id"] = id;
-  out["tree_param"] = {{"num_deleted", "0"}, {"num_feature", std::to_string(features)}, {"num_nodes", std::to_string(n)},
+  out["tree_param"] = {{"num_deleted", "0"},
+                       {"num_feature", std::to_string(features)},
+                       {"num_nodes", std::to_string(n)},
                        {"size_leaf_vector", "0"}};
   return out;
 }
@@ -135,8 +136,8 @@ std::string checked_forest(const std::string& blob, int features, const std::str
   const Json root = parse_blob(blob, where);
   const Json& learner = object_at(root, "learner", where);
   const Json& params = object_at(learner, "learner_model_param", where);
-  if (text_count(params, "num_feature", 0, features, where) != features || text_count(params, "num_class", 0, 0, where) ||
-      text_count(params, "num_target", 1, 1, where) != 1)
+  if (text_count(params, "num_feature", 0, features, where) != features ||
+      text_count(params, "num_class", 0, 0, where) || text_count(params, "num_target", 1, 1, where) != 1)
     fail("{}: expected a single-target regression over {} features", where, features);
   const std::string& base = member(params, "base_score", Json::value_t::string, where).get_ref<const std::string&>();
   const auto base_score = parse_double(base);
@@ -153,7 +154,8 @@ std::string checked_forest(const std::string& blob, int features, const std::str
   if (count % parallel != 0) fail("{}: {} trees are not whole rounds of {} parallel trees", where, count, parallel);
   Json rebuilt_trees = Json::array();
   for (long i = 0; i < count; ++i)
-    rebuilt_trees.push_back(checked_tree(trees[static_cast<size_t>(i)], i, features, fmt::format("{} tree {}", where, i)));
+    rebuilt_trees.push_back(
+        checked_tree(trees[static_cast<size_t>(i)], i, features, fmt::format("{} tree {}", where, i)));
   const Json rebuilt = {
       {"version", {1, 7, 4}},
       {"learner",
@@ -161,14 +163,19 @@ std::string checked_forest(const std::string& blob, int features, const std::str
         {"feature_names", Json::array()},
         {"feature_types", Json::array()},
         {"learner_model_param",
-         {{"base_score", fmt::format("{:e}", *base_score)}, {"boost_from_average", "1"}, {"num_class", "0"},
-          {"num_feature", std::to_string(features)}, {"num_target", "1"}}},
+         {{"base_score", fmt::format("{:e}", *base_score)},
+          {"boost_from_average", "1"},
+          {"num_class", "0"},
+          {"num_feature", std::to_string(features)},
+          {"num_target", "1"}}},
         {"objective", {{"name", "reg:squarederror"}, {"reg_loss_param", {{"scale_pos_weight", "1"}}}}},
         {"gradient_booster",
          {{"name", "gbtree"},
           {"model",
-           {{"gbtree_model_param", {{"num_parallel_tree", std::to_string(parallel)}, {"num_trees", std::to_string(count)},
-                                    {"size_leaf_vector", "0"}}},
+           {{"gbtree_model_param",
+             {{"num_parallel_tree", std::to_string(parallel)},
+              {"num_trees", std::to_string(count)},
+              {"size_leaf_vector", "0"}}},
             {"tree_info", Json(std::vector<int>(static_cast<size_t>(count), 0))},
             {"trees", rebuilt_trees}}}}}}}};
   return rebuilt.dump();

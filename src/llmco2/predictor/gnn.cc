@@ -34,7 +34,8 @@ RowMatrix sage(const RowMatrix& h, const std::vector<std::pair<int, int>>& edges
 }
 
 Tensor to_tensor(const RowMatrix& m) {
-  return {{static_cast<long>(m.rows()), static_cast<long>(m.cols())}, std::vector<float>(m.data(), m.data() + m.size())};
+  return {{static_cast<long>(m.rows()), static_cast<long>(m.cols())},
+          std::vector<float>(m.data(), m.data() + m.size())};
 }
 Tensor to_tensor(const Eigen::VectorXf& v) {
   return {{static_cast<long>(v.size())}, std::vector<float>(v.data(), v.data() + v.size())};
@@ -76,8 +77,7 @@ std::array<double, kOutputs> gnn_readout(const GnnWeights& w, const float* h2, i
   const Eigen::VectorXf hidden = (w.head1 * z + w.head1_bias).cwiseMax(0.0f);
   const Eigen::VectorXf out = w.head2 * hidden + w.head2_bias;
   std::array<double, kOutputs> y{};
-  for (int i = 0; i < kOutputs; ++i)
-    y[i] = out[i] + (w.scaling == TargetScaling::sim_ratio ? g.physics_log[i] : 0.0);
+  for (int i = 0; i < kOutputs; ++i) y[i] = out[i] + (w.scaling == TargetScaling::sim_ratio ? g.physics_log[i] : 0.0);
   return y;
 }
 

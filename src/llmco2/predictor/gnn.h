@@ -9,9 +9,9 @@
 
 #include <Eigen/Core>
 
-#include "predictor/module.h"
 #include "predictor/encoding.h"
 #include "predictor/model_file.h"
+#include "predictor/module.h"
 
 namespace llmco2::predictor {
 

@@ -85,9 +85,12 @@ PreparedGnnPass::AddProducts add_products_for(bool avx) {
 
 PreparedGnnPass::AddProducts add_products_for(int hidden, bool avx) {
   switch (hidden) {
-    case 32: return add_products_for<32>(avx);
-    case 64: return add_products_for<64>(avx);
-    case 128: return add_products_for<128>(avx);
+    case 32:
+      return add_products_for<32>(avx);
+    case 64:
+      return add_products_for<64>(avx);
+    case 128:
+      return add_products_for<128>(avx);
   }
   fail("the prepared GNN pass has no kernel for hidden width {}", hidden);
 }
@@ -151,8 +154,7 @@ bool PreparedGnnPass::fits(const EncodedGraph& g) const {
 // Columns [c0, width_) of the graph's nodes, standardised as gnn_forward's `standardised` does: (x - mean) / scale.
 void PreparedGnnPass::standardise(const EncodedGraph& g, int c0) {
   for (int i = 0; i < nodes_; ++i)
-    for (int c = c0; c < width_; ++c)
-      x_[i * width_ + c] = (g.x[i * width_ + c] - norm_.mean[c]) / norm_.scale[c];
+    for (int c = c0; c < width_; ++c) x_[i * width_ + c] = (g.x[i * width_ + c] - norm_.mean[c]) / norm_.scale[c];
 }
 
 // Each node's in-neighbours in edge order, and its twin: the first node before it with the same in-neighbours in

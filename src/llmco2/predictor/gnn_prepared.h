@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "predictor/module.h"
 #include "predictor/gnn.h"
+#include "predictor/module.h"
 
 namespace llmco2::predictor {
 
@@ -61,10 +61,11 @@ class PreparedGnnPass {
   std::vector<float> fixed_x_;  // nodes x fixed_: the first graph's fixed columns, raw (fits() compares them)
   std::vector<std::pair<int, int>> edges_;
   std::vector<float> degree_;
-  std::vector<int> in_start_, in_from_;  // node i's in-neighbours: in_from_[in_start_[i] .. in_start_[i + 1]), in edge order
-  std::vector<int> twin_, copy_of_;      // see index_in_neighbours, find_copies
+  std::vector<int> in_start_,
+      in_from_;  // node i's in-neighbours: in_from_[in_start_[i] .. in_start_[i + 1]), in edge order
+  std::vector<int> twin_, copy_of_;  // see index_in_neighbours, find_copies
   const Standardiser& norm_;
-  std::vector<float> x_, x_mean_;  // nodes x width_: standardised inputs and their in-neighbour means
+  std::vector<float> x_, x_mean_;                  // nodes x width_: standardised inputs and their in-neighbour means
   std::vector<float> self_prefix_, neigh_prefix_;  // nodes x hidden: layer 1's sums over the fixed columns
   std::vector<float> self_, neigh_, h1_, h1_mean_, h2_;  // nodes x hidden
 };

@@ -5,10 +5,10 @@
 
 #include <memory>
 
-#include "predictor/module.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "model/model_spec.h"
+#include "predictor/module.h"
 #include "sim/simulator.h"
 
 namespace llmco2::sim {

@@ -39,7 +39,8 @@ long element_count(const std::vector<long>& shape) {
 
 // A tensor's shape from its entry: whole numbers whose product fits in `bytes_left` as f32 values (so a crafted
 // shape can neither overflow the count nor ask for more memory than the file holds).
-std::vector<long> entry_shape(const Json& entry, const std::string& name, size_t bytes_left, const std::string& source) {
+std::vector<long> entry_shape(const Json& entry, const std::string& name, size_t bytes_left,
+                              const std::string& source) {
   const auto it = entry.find("shape");
   if (it == entry.end() || !it->is_array() || it->size() > 8)
     fail("{}: tensor '{}' lacks a 'shape' list of at most 8 dimensions", source, name);
@@ -48,7 +49,8 @@ std::vector<long> entry_shape(const Json& entry, const std::string& name, size_t
   for (const Json& dim : *it) {
     if (!dim.is_number_integer() || dim.get<long>() < 0 ||
         static_cast<size_t>(dim.get<long>()) > bytes_left / sizeof(float))
-      fail("{}: tensor '{}' has a dimension {} (expected a whole number the file has room for)", source, name, dim.dump());
+      fail("{}: tensor '{}' has a dimension {} (expected a whole number the file has room for)", source, name,
+           dim.dump());
     elements *= dim.get<size_t>();
     if (elements > bytes_left / sizeof(float)) fail("{}: truncated model file (tensor '{}')", source, name);
     shape.push_back(dim.get<long>());
@@ -96,7 +98,8 @@ std::string serialize_model_file(const ModelFile& file) {
       fail("model tensor '{}' has {} values for shape of {}", name, t.values.size(), element_count(t.shape));
     entries.push_back({{"name", name}, {"type", "f32"}, {"shape", t.shape}});
   }
-  for (const auto& [name, blob] : file.blobs) entries.push_back({{"name", name}, {"type", "bytes"}, {"size", blob.size()}});
+  for (const auto& [name, blob] : file.blobs)
+    entries.push_back({{"name", name}, {"type", "bytes"}, {"size", blob.size()}});
   header["entries"] = entries;
   const std::string text = header.dump();
   std::string out(kMagic, sizeof kMagic);

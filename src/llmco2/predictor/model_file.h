@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "predictor/module.h"
 #include "core/json_io.h"
+#include "predictor/module.h"
 
 namespace llmco2::predictor {
 

@@ -202,7 +202,9 @@ Prediction total_prediction(double energy_j, double latency_s) {
   return {{std::nullopt, std::nullopt, energy_j}, {std::nullopt, std::nullopt, latency_s}, false, {}};
 }
 
-std::unique_ptr<Predictor> make_sim_predictor(const SimParams& params) { return std::make_unique<SimPredictor>(params); }
+std::unique_ptr<Predictor> make_sim_predictor(const SimParams& params) {
+  return std::make_unique<SimPredictor>(params);
+}
 
 std::unique_ptr<Predictor> make_llmcarbon_predictor(double utilisation) {
   if (!(utilisation > 0 && utilisation <= 1)) fail("LLMCarbon utilisation must be in (0, 1], got {}", utilisation);

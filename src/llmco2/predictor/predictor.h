@@ -8,17 +8,17 @@
 #include <string>
 #include <vector>
 
-#include "predictor/module.h"
 #include "dataset/record.h"
 #include "predictor/input.h"
+#include "predictor/module.h"
 
 namespace llmco2::predictor {
 
 struct Prediction {
-  PhaseValues energy_j;   // all GPUs; phases unset when the predictor only knows totals
+  PhaseValues energy_j;  // all GPUs; phases unset when the predictor only knows totals
   PhaseValues latency_s;
-  bool bounded = false;             // the predictor's energy fell outside the power envelope and was brought into it
-  std::vector<std::string> notes;   // why, per phase
+  bool bounded = false;            // the predictor's energy fell outside the power envelope and was brought into it
+  std::vector<std::string> notes;  // why, per phase
 };
 
 // The power envelope every prediction must respect: idle x GPUs x latency <= energy <= TDP x GPUs x latency, per

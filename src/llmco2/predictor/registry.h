@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "predictor/module.h"
 #include "predictor/encoding.h"
 #include "predictor/gnn.h"
+#include "predictor/module.h"
 
 namespace llmco2::predictor {
 
@@ -33,10 +33,10 @@ struct PredictorInfo {
   std::string_view name;     // what --predictor takes
   std::string_view summary;  // one line for help texts and docs
   PredictorFamily family;
-  GnnRecipe recipe;          // GNNs only
-  bool bundled;              // answers without a --model-file: a model ships as data/predictors/<name>.model, or none
-                             // is needed (the simulator)
-  bool loads_xgboost;        // answering dlopens libxgboost (the static llmco2 hands such commands to llmco2-dynamic)
+  GnnRecipe recipe;    // GNNs only
+  bool bundled;        // answers without a --model-file: a model ships as data/predictors/<name>.model, or none
+                       // is needed (the simulator)
+  bool loads_xgboost;  // answering dlopens libxgboost (the static llmco2 hands such commands to llmco2-dynamic)
 };
 
 // Every predictor, in the evaluation's order: the baselines, the GNNs, the simulator.

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "predictor/module.h"
 #include "core/error.h"
 #include "predictor/input.h"
+#include "predictor/module.h"
 
 namespace llmco2::predictor {
 
@@ -72,7 +72,7 @@ class SetupCache {
  private:
   size_t capacity_;
   std::mutex mutex_;
-  std::vector<Lent> idle_;       // least recently given back first
+  std::vector<Lent> idle_;            // least recently given back first
   std::vector<PredictorInput> seen_;  // setups asked for without a state, oldest first
 };
 

@@ -22,8 +22,9 @@ void bind(void* library, const char* symbol, const std::string& path, Function& 
 
 XgboostApi load() {
   if (!can_dlopen())
-    fail("xgboost: this program is linked statically and cannot load libxgboost; llmco2-dynamic, beside llmco2, runs "
-         "the tree predictors (llmco2 hands it --predictor deepen and --model-file)");
+    fail(
+        "xgboost: this program is linked statically and cannot load libxgboost; llmco2-dynamic, beside llmco2, runs "
+        "the tree predictors (llmco2 hands it --predictor deepen and --model-file)");
   std::vector<std::string> candidates = {"libxgboost.so.0", "libxgboost.so"};
   if (const char* env = std::getenv("LLMCO2_XGBOOST_LIBRARY"); env != nullptr && *env != '\0') candidates = {env};
   void* library = nullptr;
@@ -37,8 +38,10 @@ XgboostApi load() {
     if (reason.empty()) reason = dlerror();
   }
   if (library == nullptr)
-    fail("xgboost: the tree predictors need libxgboost, which could not be loaded ({}); install Debian's "
-         "libxgboost0 or set LLMCO2_XGBOOST_LIBRARY to the library's path", reason);
+    fail(
+        "xgboost: the tree predictors need libxgboost, which could not be loaded ({}); install Debian's "
+        "libxgboost0 or set LLMCO2_XGBOOST_LIBRARY to the library's path",
+        reason);
   XgboostApi api;  // the library stays mapped for the life of the process
   bind(library, "XGBGetLastError", path, api.get_last_error);
   bind(library, "XGBoosterCreate", path, api.booster_create);

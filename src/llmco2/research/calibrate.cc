@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "research/module.h"
 #include "calibration/kernel_profiles.h"
 #include "calibration/report.h"
 #include "core/atomic_file.h"
@@ -22,6 +21,7 @@
 #include "core/progress.h"
 #include "evaluation/node_validation.h"
 #include "llmco2/research.h"
+#include "research/module.h"
 
 namespace llmco2::research {
 namespace {
@@ -47,8 +47,7 @@ void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsig
     try {
       for (size_t k; (k = next++) < sources.size();) {
         std::vector<size_t> train, test;
-        for (size_t s = 0; s < set.samples.size(); ++s)
-          (group_of(s) == sources[k] ? test : train).push_back(s);
+        for (size_t s = 0; s < set.samples.size(); ++s) (group_of(s) == sources[k] ? test : train).push_back(s);
         const SimParams params = fit_params(set, train, default_sim_params(), fit);
         for (size_t s : test) out[s] = predict(set.samples[s], params);
         std::cerr << fmt::format("calibrate: held out {} ({} rows), {}/{} sources done\n", sources[k], test.size(),
@@ -80,8 +79,8 @@ std::string node_section(const std::vector<DatasetRow>& rows, const SimParams& p
   for (const std::string& source : sources) {
     check_interrupt();
     std::cerr << fmt::format("calibrate: replaying the {} runs at node scope\n", source);
-    const NodeValidation v =
-        validate_node_rows(rows, [&](const DatasetRow& r) { return r.source == source; }, params, true);
+    const NodeValidation v = validate_node_rows(
+        rows, [&](const DatasetRow& r) { return r.source == source; }, params, true);
     out += "### " + source + "\n\n" +
            node_validation_markdown(v, source, "the parameters fitted above (on all GPU-scope sources)") + "\n";
   }
@@ -109,11 +108,11 @@ CalibrateSummary calibrate(const CalibrateOptions& o) {
   report.set = &set;
   if (!o.fit_only) {
     report.leave_one_out.resize(set.samples.size());
-    leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].source; },
-                        report.leave_one_out);
+    leave_one_group_out(
+        set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].source; }, report.leave_one_out);
     report.leave_one_gpu_out.resize(set.samples.size());
-    leave_one_group_out(set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].gpu; },
-                        report.leave_one_gpu_out);
+    leave_one_group_out(
+        set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].gpu; }, report.leave_one_gpu_out);
   }
   std::vector<size_t> all(set.samples.size());
   for (size_t s = 0; s < all.size(); ++s) all[s] = s;

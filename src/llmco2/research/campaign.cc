@@ -6,13 +6,13 @@
 
 #include <fmt/format.h>
 
-#include "research/module.h"
 #include "api/resolve.h"
 #include "calibration/kernel_campaign.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_io.h"
 #include "llmco2/research.h"
+#include "research/module.h"
 #include "sim/label.h"
 
 namespace llmco2::research {
@@ -63,12 +63,17 @@ std::string kernel_section(const std::vector<KernelSample>& samples, const Kerne
     const auto [lo, hi] = std::minmax_element(f.ratios.begin(), f.ratios.end());
     out += fmt::format("| {} | {} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} |\n", f.op, f.ratios.size(), mape(f.ratios),
                        median(f.ratios), *lo, *hi);
-    json["kernels"].push_back({{"op", f.op}, {"cases", f.ratios.size()}, {"mape_pct", mape(f.ratios)},
-                               {"median_ratio", median(f.ratios)}, {"lowest_ratio", *lo}, {"highest_ratio", *hi}});
+    json["kernels"].push_back({{"op", f.op},
+                               {"cases", f.ratios.size()},
+                               {"mape_pct", mape(f.ratios)},
+                               {"median_ratio", median(f.ratios)},
+                               {"lowest_ratio", *lo},
+                               {"highest_ratio", *hi}});
   }
-  if (skipped > 0) out += fmt::format("\n{} case(s) failed on the GPU and are left out (their error is in the CSV).\n",
-                                      skipped);
-  out += "\n### Every case\n\n| operator | case | rows | measured µs | predicted µs | measured/predicted | measured |\n";
+  if (skipped > 0)
+    out += fmt::format("\n{} case(s) failed on the GPU and are left out (their error is in the CSV).\n", skipped);
+  out +=
+      "\n### Every case\n\n| operator | case | rows | measured µs | predicted µs | measured/predicted | measured |\n";
   out += "|---|---|---:|---:|---:|---:|---:|\n" + rows;
   return out;
 }
@@ -105,20 +110,29 @@ std::string closed_loop_section(const std::vector<CampaignClosedLoop>& loops, co
   for (const auto& c : loops) {
     for (const auto& engine : o.engines) {
       const Predicted p = predict_closed_loop(c, o.model, gpu.id, engine, params);
-      out += fmt::format("| {} | {} | {} | {:.3f} / {:.3f} ({:.2f}) | {:.2f} / {:.2f} ({:.2f}) | {:.0f} / {:.0f} ({:.2f}) | "
-                         "{:.3f} | {:.0f} |\n",
-                         c.dtype, c.clients, engine, c.prefill_s, p.prefill_s, c.prefill_s / p.prefill_s, c.itl_s * 1e3,
-                         p.itl_s * 1e3, c.itl_s / p.itl_s, c.energy_j, p.energy_j, c.energy_j / p.energy_j,
-                         c.energy_j / static_cast<double>(c.clients * c.osl), c.avg_power_w);
-      json["closed_loop"].push_back({{"dtype", c.dtype}, {"clients", c.clients}, {"engine", engine}, {"isl", c.isl}, {"osl", c.osl},
-                                     {"rounds", c.rounds}, {"measured_prefill_s", c.prefill_s},
-                                     {"predicted_prefill_s", p.prefill_s}, {"measured_itl_s", c.itl_s},
-                                     {"predicted_itl_s", p.itl_s}, {"measured_energy_j", c.energy_j},
+      out += fmt::format(
+          "| {} | {} | {} | {:.3f} / {:.3f} ({:.2f}) | {:.2f} / {:.2f} ({:.2f}) | {:.0f} / {:.0f} ({:.2f}) | "
+          "{:.3f} | {:.0f} |\n",
+          c.dtype, c.clients, engine, c.prefill_s, p.prefill_s, c.prefill_s / p.prefill_s, c.itl_s * 1e3, p.itl_s * 1e3,
+          c.itl_s / p.itl_s, c.energy_j, p.energy_j, c.energy_j / p.energy_j,
+          c.energy_j / static_cast<double>(c.clients * c.osl), c.avg_power_w);
+      json["closed_loop"].push_back({{"dtype", c.dtype},
+                                     {"clients", c.clients},
+                                     {"engine", engine},
+                                     {"isl", c.isl},
+                                     {"osl", c.osl},
+                                     {"rounds", c.rounds},
+                                     {"measured_prefill_s", c.prefill_s},
+                                     {"predicted_prefill_s", p.prefill_s},
+                                     {"measured_itl_s", c.itl_s},
+                                     {"predicted_itl_s", p.itl_s},
+                                     {"measured_energy_j", c.energy_j},
                                      {"predicted_energy_j", p.energy_j}});
     }
   }
-  out += "\nRatios in brackets are measured / predicted. Each measured figure is the mean of the timed rounds (the "
-         "first, warm-up round is left out).\n";
+  out +=
+      "\nRatios in brackets are measured / predicted. Each measured figure is the mean of the timed rounds (the "
+      "first, warm-up round is left out).\n";
   return out;
 }
 
@@ -135,19 +149,23 @@ std::string run_section(const std::string& folder, const CampaignScoreOptions& o
   std::string md = fmt::format("## `{}`: {}, {}\n\n", folder, gpu.name,
                                dated ? env["date_utc"].get<std::string>() : std::string("no date"));
   if (env.contains("idle_power_w") && env["idle_power_w"].is_number())
-    md += fmt::format("GPU board power at rest with a CUDA context open, before the run: {:.0f} W (the catalog's idle "
-                      "figure, for a board with no context: {:.0f} W).\n\n",
-                      env["idle_power_w"].get<double>(), gpu.idle_w);
+    md += fmt::format(
+        "GPU board power at rest with a CUDA context open, before the run: {:.0f} W (the catalog's idle "
+        "figure, for a board with no context: {:.0f} W).\n\n",
+        env["idle_power_w"].get<double>(), gpu.idle_w);
   md += "### Kernels\n\n";
   if (samples.empty()) {
     md += "This run measured no kernel (only a closed loop).\n";
   } else {
-    md += "Time of one kernel: kernel_time_s on the work the simulator gives it (operations, DRAM bytes, rows; the "
-          "GPU's datasheet peaks), against the CUDA-event time of back-to-back launches replayed from a CUDA graph.\n\n";
+    md +=
+        "Time of one kernel: kernel_time_s on the work the simulator gives it (operations, DRAM bytes, rows; the "
+        "GPU's datasheet peaks), against the CUDA-event time of back-to-back launches replayed from a CUDA graph.\n\n";
     md += kernel_section(samples, params.kernels, skipped, json);
   }
-  md += fmt::format("\n### Closed loop: {}, each client sending its next request when its last one ends, {} prompt "
-                    "and {} output tokens\n\n", o.model, loops.front().isl, loops.front().osl);
+  md += fmt::format(
+      "\n### Closed loop: {}, each client sending its next request when its last one ends, {} prompt "
+      "and {} output tokens\n\n",
+      o.model, loops.front().isl, loops.front().osl);
   return md + closed_loop_section(loops, o, gpu, params, json);
 }
 
@@ -162,11 +180,13 @@ api::Result score_campaign(const CampaignScoreOptions& o) {
   std::string folders;
   for (const auto& dir : o.dirs) folders += " " + dir;
   md = "# Our GPU campaigns scored against the simulator\n\n";
-  md += fmt::format("Generated by `llmco2 score-campaign{}`; do not edit. Measured: each folder below (how it was "
-                    "measured and what each column means: data/measured/gpu_campaign/SOURCE.md). Predicted: the "
-                    "simulator as it stands, with the kernel parameters fitted on Vidur's A100 and H100 profiles "
-                    "(data/sim/kernels.json) and the request-level parameters of data/sim/params.json; nothing was "
-                    "fitted on these rows.\n\n", folders);
+  md += fmt::format(
+      "Generated by `llmco2 score-campaign{}`; do not edit. Measured: each folder below (how it was "
+      "measured and what each column means: data/measured/gpu_campaign/SOURCE.md). Predicted: the "
+      "simulator as it stands, with the kernel parameters fitted on Vidur's A100 and H100 profiles "
+      "(data/sim/kernels.json) and the request-level parameters of data/sim/params.json; nothing was "
+      "fitted on these rows.\n\n",
+      folders);
   for (const auto& dir : o.dirs) {
     Json run;
     md += run_section(dir, o, params, run);

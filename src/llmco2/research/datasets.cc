@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 
-#include "research/module.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/output_manifest.h"
@@ -12,6 +11,7 @@
 #include "dataset/plan.h"
 #include "llmco2/research.h"
 #include "measured/importer.h"
+#include "research/module.h"
 #include "sampling/azure_trace.h"
 #include "sampling/focused_sampling.h"
 #include "sim/label.h"

@@ -1,10 +1,10 @@
 // research/measure.cc - a measurement campaign on this machine's GPUs (`llmco2 measure`) and the check of a run's
 // outputs against its manifest (`llmco2 check-outputs`).
-#include "research/module.h"
 #include "core/atomic_file.h"
 #include "core/output_manifest.h"
 #include "llmco2/research.h"
 #include "measure/campaign.h"
+#include "research/module.h"
 
 namespace llmco2::research {
 

@@ -2,12 +2,12 @@
 // simulate`): research::kernel_graph and research::simulate.
 #include <fmt/format.h>
 
-#include "research/module.h"
 #include "api/format.h"
 #include "api/resolve.h"
 #include "core/error.h"
 #include "features/graph_writer.h"
 #include "llmco2/research.h"
+#include "research/module.h"
 #include "sim/label.h"
 
 namespace llmco2::research {

@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "research/module.h"
 #include "calibration/calibration.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -17,11 +16,13 @@
 #include "evaluation/node_validation.h"
 #include "evaluation/serving_validation.h"
 #include "llmco2/research.h"
+#include "research/module.h"
 
 namespace llmco2::research {
 namespace {
 
-std::string table_line(const std::string& gpu, const std::string& model, const std::vector<ServingValidationRow>& rows) {
+std::string table_line(const std::string& gpu, const std::string& model,
+                       const std::vector<ServingValidationRow>& rows) {
   const Accuracy e = serving_energy_accuracy(rows), l = serving_itl_accuracy(rows);
   return fmt::format("| {} | {} | {} | {:.1f} | x{:.2f} | {:.1f} | x{:.2f} |\n", gpu, model, rows.size(), 100 * e.mape,
                      e.bias, 100 * l.mape, l.bias);
@@ -36,7 +37,8 @@ std::string markdown(const ServingValidation& v, const std::string& source, cons
   }
   std::string out = fmt::format(
       "Simulated vs measured, {} steady-state rows ({} replayed, {} skipped) under {}; MAPE in %, bias as the "
-      "geometric mean of simulated / measured.\n\n| GPU | model | rows | energy/request MAPE | bias | median ITL MAPE | bias |\n"
+      "geometric mean of simulated / measured.\n\n| GPU | model | rows | energy/request MAPE | bias | median ITL MAPE "
+      "| bias |\n"
       "|---|---|---:|---:|---:|---:|---:|\n",
       source, v.rows.size(), v.skipped.size(), how);
   for (const auto& [key, rows] : groups) out += table_line(key.first, key.second, rows);
@@ -47,8 +49,9 @@ std::string markdown(const ServingValidation& v, const std::string& source, cons
 
 void write_rows(const ServingValidation& v, const std::vector<DatasetRow>& rows, const std::string& path) {
   AtomicFile file(path);
-  file.stream() << "source_ref,model,gpu,task,tensor_parallel,data_parallel,max_num_seqs,measured_batch,simulated_batch,"
-                   "measured_energy_per_request_j,simulated_energy_per_request_j,measured_itl_ms,simulated_itl_ms\n";
+  file.stream()
+      << "source_ref,model,gpu,task,tensor_parallel,data_parallel,max_num_seqs,measured_batch,simulated_batch,"
+         "measured_energy_per_request_j,simulated_energy_per_request_j,measured_itl_ms,simulated_itl_ms\n";
   for (const auto& r : v.rows)
     file.stream() << fmt::format("{},{},{},{},{},{},{},{:.2f},{:.2f},{:.3f},{:.3f},{:.4f},{:.4f}\n",
                                  rows[r.row].source_ref, r.model, r.gpu, r.task, r.tensor_parallel, r.data_parallel,
@@ -69,7 +72,9 @@ Validation per_gpu_held_out(const std::vector<DatasetRow>& rows, const Calibrati
   for (const std::string& gpu : gpus) {
     const auto of_gpu = [&](const DatasetRow& r) { return r.gpu == gpu; };
     const SimParams params = fit_params_without(set, of_gpu, default_sim_params(), FitOptions{});
-    const std::function<bool(const DatasetRow&)> chosen = [&](const DatasetRow& r) { return of_source(r) && of_gpu(r); };
+    const std::function<bool(const DatasetRow&)> chosen = [&](const DatasetRow& r) {
+      return of_source(r) && of_gpu(r);
+    };
     Validation v = replay(chosen, params);
     all.rows.insert(all.rows.end(), v.rows.begin(), v.rows.end());
     all.skipped.insert(all.skipped.end(), v.skipped.begin(), v.skipped.end());
@@ -132,7 +137,8 @@ void write_node_rows(const NodeValidation& v, const std::vector<DatasetRow>& row
 NodeValidation validate_nodes(const std::vector<DatasetRow>& rows, const ServeValidateOptions& f, std::string& how) {
   const auto of_source = [&](const DatasetRow& r) { return r.source == f.source; };
   if (f.held_out != "gpu") {
-    how = f.params.empty() ? "the shipped parameters (fitted on the GPU-scope sources)" : "the parameters of " + f.params;
+    how =
+        f.params.empty() ? "the shipped parameters (fitted on the GPU-scope sources)" : "the parameters of " + f.params;
     return validate_node_rows(rows, of_source, load_sim_params_or_default(f.params), f.progress);
   }
   how = "parameters fitted without the run's GPU type, on every source (leave one GPU type out)";
@@ -174,9 +180,8 @@ api::Result serve_validate(const ServeValidateOptions& f) {
     fail("serve-validate: held_out '{}' (expected source, gpu or none)", f.held_out);
   const std::filesystem::path dir = measured_dir(f.data_dir);
   const DatasetReadResult read = read_dataset_folder(dir);
-  if (std::any_of(read.rows.begin(), read.rows.end(), [&](const DatasetRow& r) {
-        return r.source == f.source && r.has_caveat("node_wall_power");
-      }))
+  if (std::any_of(read.rows.begin(), read.rows.end(),
+                  [&](const DatasetRow& r) { return r.source == f.source && r.has_caveat("node_wall_power"); }))
     return node_result(f, read.rows, dir.string());
   std::string how;
   const ServingValidation v = validate(read.rows, f, how);

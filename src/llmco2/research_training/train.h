@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "research_training/module.h"
 #include "dataset/record.h"
 #include "llmco2/training.h"
 #include "predictor/model_file.h"
+#include "research_training/module.h"
 #include "sim/sim_params.h"
 
 namespace llmco2::research {

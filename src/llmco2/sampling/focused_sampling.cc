@@ -44,9 +44,9 @@ const T& pick(const std::vector<T>& items, std::mt19937_64& rng) {
 }  // namespace
 
 std::vector<std::string> paper_models() {
-  return {"bloom-560m", "bloom-1b1", "bloom-1b7", "bloom-3b",   "bloom-7b1",  "gemma-2b",     "gemma-7b",
-          "gemma-2-2b", "gemma-2-9b", "gemma-2-27b", "qwen2-0.5b", "qwen2-1.5b", "qwen2-7b",  "qwen2-72b",
-          "llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b"};
+  return {"bloom-560m", "bloom-1b1",  "bloom-1b7",    "bloom-3b",      "bloom-7b1",   "gemma-2b",
+          "gemma-7b",   "gemma-2-2b", "gemma-2-9b",   "gemma-2-27b",   "qwen2-0.5b",  "qwen2-1.5b",
+          "qwen2-7b",   "qwen2-72b",  "llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b"};
 }
 
 std::vector<std::string> bundled_model_ids() {
@@ -77,7 +77,8 @@ std::vector<PlanRow> sample_plan(const SamplingSpace& space, long count, uint64_
     if (int8(rng)) row.dtype = "int8";
     const auto counts = fitting_counts(row, space.max_gpus, catalogs);
     if (counts.empty()) {
-      if (++redraws > kMaxRedraws) fail("sampling: {} draws in a row fit no GPU count up to {}", kMaxRedraws, space.max_gpus);
+      if (++redraws > kMaxRedraws)
+        fail("sampling: {} draws in a row fit no GPU count up to {}", kMaxRedraws, space.max_gpus);
       continue;
     }
     redraws = 0;

@@ -6,20 +6,20 @@
 #include <string>
 #include <vector>
 
-#include "sampling/module.h"
 #include "dataset/plan.h"
 #include "sampling/azure_trace.h"
+#include "sampling/module.h"
 
 namespace llmco2::sampling {
 
 // The space configurations are drawn from: architectures (A), inference requests (I) and GPUs (H).
 struct SamplingSpace {
-  std::vector<std::string> models;           // catalog ids, drawn uniformly
-  std::vector<std::string> gpus;             // catalog ids, drawn uniformly
-  int max_gpus = 4;                          // GPU counts run from the fewest that fit the model to this
+  std::vector<std::string> models;  // catalog ids, drawn uniformly
+  std::vector<std::string> gpus;    // catalog ids, drawn uniformly
+  int max_gpus = 4;                 // GPU counts run from the fewest that fit the model to this
   std::vector<double> batch_weights = {0.4, 0.3, 0.15, 0.15};  // P(batch = 1, 2, ...), Azure keeps batches small
-  std::vector<TraceRequest> requests;        // (prompt, gen) pairs drawn jointly, as they arrived
-  double int8_share = 0.0;                   // share of configurations served with int8 weights and activations
+  std::vector<TraceRequest> requests;                          // (prompt, gen) pairs drawn jointly, as they arrived
+  double int8_share = 0.0;  // share of configurations served with int8 weights and activations
 };
 
 // The model ids of the paper's six families (Bloom, Gemma, Gemma2, Qwen2, Llama3.1, Mixtral): its 17 LLMs.

@@ -41,7 +41,10 @@ std::vector<ScheduledWork> ReplicaScheduler::schedule() {
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     ServedRequest& r = *running_[i];
     const long positions = r.positions_within(budget);
-    if (positions <= 0) { ++i; continue; }
+    if (positions <= 0) {
+      ++i;
+      continue;
+    }
     bool scheduled = true;
     while (!allocate(r, positions)) {
       ServedRequest* victim = running_.back();
@@ -49,7 +52,10 @@ std::vector<ScheduledWork> ReplicaScheduler::schedule() {
       // The newest running request goes (FCFS): it sits behind `r`, so it holds no work of this iteration yet.
       preempt(*victim);
       preempted = true;
-      if (victim == &r) { scheduled = false; break; }
+      if (victim == &r) {
+        scheduled = false;
+        break;
+      }
     }
     if (!scheduled) break;
     work.push_back({&r, r.rows(positions), positions});

@@ -13,20 +13,20 @@ namespace llmco2::serving {
 
 // One request's progress through a replica.
 struct ServedRequest {
-  long id = 0;             // line of the log
-  double arrival_s = 0;    // virtual time it reaches the router
+  long id = 0;           // line of the log
+  double arrival_s = 0;  // virtual time it reaches the router
   long prompt_tokens = 0;
-  long gen_tokens = 1;     // tokens to generate (the first comes with the end of the prefill)
-  int beams = 1;           // sequences decoded (beam search): the prompt is prefilled once and its KV shared
+  long gen_tokens = 1;  // tokens to generate (the first comes with the end of the prefill)
+  int beams = 1;        // sequences decoded (beam search): the prompt is prefilled once and its KV shared
   int replica = -1;
-  long computed = 0;       // positions in its KV cache (prompt, then generated positions, each held by every beam)
-  long generated = 0;      // tokens sampled so far
-  long blocks = 0;         // KV blocks it holds
+  long computed = 0;   // positions in its KV cache (prompt, then generated positions, each held by every beam)
+  long generated = 0;  // tokens sampled so far
+  long blocks = 0;     // KV blocks it holds
   int preemptions = 0;
-  double scheduled_s = -1;    // first scheduled (end of its queue wait)
+  double scheduled_s = -1;  // first scheduled (end of its queue wait)
   double first_token_s = -1;
   double finish_s = -1;
-  double energy_j = 0;        // its share of the steps it took part in (all GPUs of its replica)
+  double energy_j = 0;  // its share of the steps it took part in (all GPUs of its replica)
 
   long tokens_to_compute() const { return prompt_tokens + generated - computed; }  // positions
   // Token rows the GEMMs run to advance `positions` positions from `computed`: one per prompt position, one per beam
@@ -58,10 +58,10 @@ struct ServedRequest {
 };
 
 struct SchedulerLimits {
-  long max_num_seqs = 256;             // running requests at most
-  long max_batched_tokens = 2048;      // tokens per iteration at most (chunked prefill splits longer prompts)
-  long block_size = 16;                // tokens per KV block
-  long kv_blocks = 0;                  // blocks the cache holds on this replica
+  long max_num_seqs = 256;         // running requests at most
+  long max_batched_tokens = 2048;  // tokens per iteration at most (chunked prefill splits longer prompts)
+  long block_size = 16;            // tokens per KV block
+  long kv_blocks = 0;              // blocks the cache holds on this replica
 };
 
 // A request and the tokens it runs in one iteration.

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <optional>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "core/error.h"
@@ -44,7 +44,8 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
   const MemoryPlan plan = plan_memory(d.model, probe, d.gpu);
   double capacity_bytes = plan.kv_capacity_bytes_per_gpu;
   if (d.gpu_memory_utilization > 0) {
-    if (d.gpu_memory_utilization > 1) fail("--gpu-memory-utilization must be in (0, 1], got {}", d.gpu_memory_utilization);
+    if (d.gpu_memory_utilization > 1)
+      fail("--gpu-memory-utilization must be in (0, 1], got {}", d.gpu_memory_utilization);
     const double engine_share = EngineCatalog::bundled().get(d.setup.engine).memory_utilization;
     capacity_bytes = std::max(0.0, capacity_bytes + (d.gpu_memory_utilization - engine_share) * d.gpu.memory_bytes);
   }
@@ -108,12 +109,17 @@ class Replay {
  public:
   Replay(const RequestSource& source, const Deployment& d, const SimParams& params, const ReplayOptions& o,
          const RequestSink& on_request)
-      : source_(source), d_(d), options_(o), on_request_(on_request),
-        costs_(d.model, d.gpu, d.setup, params, d.sampling, d.power), limits_(scheduler_limits(d)) {
+      : source_(source),
+        d_(d),
+        options_(o),
+        on_request_(on_request),
+        costs_(d.model, d.gpu, d.setup, params, d.sampling, d.power),
+        limits_(scheduler_limits(d)) {
     if (d.replicas < 1 || d.replicas > kMaxReplicas)
       fail("--replicas must be 1 to {} (one replay scans every replica at each event), got {}", kMaxReplicas,
            d.replicas);
-    if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) fail("--rate-scale must be positive, got {}", o.rate_scale);
+    if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale))
+      fail("--rate-scale must be positive, got {}", o.rate_scale);
     if (o.concurrency < 0) fail("--concurrency must be 0 (open loop) or a number of clients, got {}", o.concurrency);
     for (int i = 0; i < d.replicas; ++i) replicas_.emplace_back(limits_);
     totals_.gpus_total = d.replicas * d.setup.gpus;
@@ -165,14 +171,18 @@ class Replay {
     if (l->time_s && !origin_s_) origin_s_ = *l->time_s;  // the first arrival is time 0
     const double arrival_s = l->time_s ? (*l->time_s - *origin_s_) / options_.rate_scale : 0.0;
     if (arrival_s < last_arrival_s_)
-      fail("{}{}: TIMESTAMP goes back in time; serve-sim reads the log as a stream and needs it sorted by TIMESTAMP "
-           "(e.g. sort -t, -k1,1)", options_.source_name.empty() ? "line " : options_.source_name + ":", l->line);
+      fail(
+          "{}{}: TIMESTAMP goes back in time; serve-sim reads the log as a stream and needs it sorted by TIMESTAMP "
+          "(e.g. sort -t, -k1,1)",
+          options_.source_name.empty() ? "line " : options_.source_name + ":", l->line);
     if (options_.duration_s > 0 && arrival_s >= options_.duration_s) return;  // the rest lies beyond the window
     if (!options_.keep_time_outliers && arrival_s - last_arrival_s_ > kMaxTimeGap_s / options_.rate_scale)
-      fail("{}{}: TIMESTAMP lies {:.0f} days after the previous request (more than {:.0f}): a pause that long is an "
-           "outlier of the log, not serving, and its idle time would dominate the totals; remove it or pass "
-           "--keep-time-outliers", options_.source_name.empty() ? "line " : options_.source_name + ":", l->line,
-           (arrival_s - last_arrival_s_) * options_.rate_scale / 86400, kMaxTimeGap_s / 86400);
+      fail(
+          "{}{}: TIMESTAMP lies {:.0f} days after the previous request (more than {:.0f}): a pause that long is an "
+          "outlier of the log, not serving, and its idle time would dominate the totals; remove it or pass "
+          "--keep-time-outliers",
+          options_.source_name.empty() ? "line " : options_.source_name + ":", l->line,
+          (arrival_s - last_arrival_s_) * options_.rate_scale / 86400, kMaxTimeGap_s / 86400);
     last_arrival_s_ = arrival_s;
     ServedRequest* r = nullptr;
     if (free_.empty()) {
@@ -320,9 +330,9 @@ class Replay {
   const RequestSink& on_request_;
   StepCostModel costs_;
   SchedulerLimits limits_;
-  std::deque<ServedRequest> slab_;      // every request slot ever used (addresses stay put)
-  std::vector<ServedRequest*> free_;    // slots of finished requests, for the next arrivals
-  ServedRequest* next_ = nullptr;       // the next arrival, read ahead
+  std::deque<ServedRequest> slab_;    // every request slot ever used (addresses stay put)
+  std::vector<ServedRequest*> free_;  // slots of finished requests, for the next arrivals
+  ServedRequest* next_ = nullptr;     // the next arrival, read ahead
   std::optional<double> origin_s_;
   double last_arrival_s_ = 0;
   std::vector<Replica> replicas_;
@@ -340,8 +350,8 @@ ReplayTotals replay(const RequestSource& source, const Deployment& deployment, c
   return Replay(source, deployment, params, options, on_request).run();
 }
 
-ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
-                    ReplayOptions options, const RequestSink& on_request) {
+ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params, ReplayOptions options,
+                    const RequestSink& on_request) {
   std::vector<const LoggedRequest*> order;  // by arrival (an in-memory log need not be sorted)
   order.reserve(log.requests.size());
   for (const LoggedRequest& l : log.requests) order.push_back(&l);

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "serving/module.h"
 #include "dataset/request_log.h"
 #include "engine/engine_profile.h"
 #include "graph/request.h"
@@ -17,6 +16,7 @@
 #include "hardware/host_power.h"
 #include "hardware/power_setting.h"
 #include "model/model_spec.h"
+#include "serving/module.h"
 #include "serving/scheduler.h"
 #include "sim/sim_params.h"
 
@@ -35,41 +35,41 @@ struct Deployment {
   Request setup;  // per replica: GPUs (tensor parallel), precision, engine, attention kernel
   int replicas = 1;
   Router router = Router::round_robin;
-  long max_num_seqs = 0;                // 0: the engine's default for this GPU (vLLM: 1024 on >= 70 GiB, else 256)
-  long max_batched_tokens = 0;          // 0: the engine's default (vLLM serve: 8192 on >= 70 GiB, else 2048)
+  long max_num_seqs = 0;        // 0: the engine's default for this GPU (vLLM: 1024 on >= 70 GiB, else 256)
+  long max_batched_tokens = 0;  // 0: the engine's default (vLLM serve: 8192 on >= 70 GiB, else 2048)
   long block_size = 16;
-  double gpu_memory_utilization = 0;    // 0: the engine's profile (vLLM 0.9)
-  SamplingMode sampling;                // the sampler's work per sampled sequence (penalties: extra vocabulary passes)
-  EnergyScope scope;                    // energy metered: the GPUs' (unset node) or the nodes' at the wall
-  PowerSetting power;                   // each GPU's power limit (nvidia-smi -pl) and locked SM clock (-lgc)
+  double gpu_memory_utilization = 0;  // 0: the engine's profile (vLLM 0.9)
+  SamplingMode sampling;              // the sampler's work per sampled sequence (penalties: extra vocabulary passes)
+  EnergyScope scope;                  // energy metered: the GPUs' (unset node) or the nodes' at the wall
+  PowerSetting power;                 // each GPU's power limit (nvidia-smi -pl) and locked SM clock (-lgc)
 };
 
 // One stretch of a replica's timeline as a power meter sees it: an iteration, or an idle gap before the next one.
 struct StepRecord {
   int replica = 0;
   double start_s = 0, time_s = 0;
-  double energy_j = 0;        // all GPUs of the replica over the stretch
+  double energy_j = 0;  // all GPUs of the replica over the stretch
   bool idle = false;
-  long decodes = 0;           // requests that added one token after their first (inter-token gaps that end here)
-  long prefill_tokens = 0;    // prompt tokens computed (chunks and recomputation after preemption)
-  long sampled = 0;           // output tokens produced (decodes + prompts finished in this iteration)
+  long decodes = 0;               // requests that added one token after their first (inter-token gaps that end here)
+  long prefill_tokens = 0;        // prompt tokens computed (chunks and recomputation after preemption)
+  long sampled = 0;               // output tokens produced (decodes + prompts finished in this iteration)
   long running = 0, waiting = 0;  // the replica's queues once the iteration was scheduled
-  double kv_share = 0;        // of the replica's KV blocks in use
+  double kv_share = 0;            // of the replica's KV blocks in use
 };
 using StepSink = std::function<void(const StepRecord&)>;
 
 struct ReplayOptions {
-  double rate_scale = 1;   // arrivals come this many times faster (timestamps divided by it)
-  double duration_s = 0;   // > 0: only requests arriving in the first duration_s seconds; the window lasts at least this
+  double rate_scale = 1;  // arrivals come this many times faster (timestamps divided by it)
+  double duration_s = 0;  // > 0: only requests arriving in the first duration_s seconds; the window lasts at least this
   // > 0: a closed loop of this many clients, as `vllm bench serve --max-concurrency` runs one: the log's next request
   // is sent at its own time or, while this many are in flight, when the first of them ends, whichever is later; its
   // latencies count from when it was sent. A log without timestamps is a queue the clients work through.
   long concurrency = 0;
   bool progress = false;
-  long expected_requests = 0;  // for the progress line's ETA (0: unknown)
-  std::string source_name;     // the log's path, for messages naming a line of it
+  long expected_requests = 0;       // for the progress line's ETA (0: unknown)
+  std::string source_name;          // the log's path, for messages naming a line of it
   bool keep_time_outliers = false;  // false: an arrival more than kMaxTimeGap_s after the previous one fails the run
-  StepSink on_step;        // optional: every iteration and idle gap of every replica, in time order per replica
+  StepSink on_step;  // optional: every iteration and idle gap of every replica, in time order per replica
   // Idle energy to requests: each idle gap of a replica goes to the requests of the iteration that ends it (the work
   // the idle GPUs were kept for), by tokens like the iteration's own energy. The gap after a replica's last iteration
   // stays unattributed.
@@ -89,11 +89,11 @@ struct ReplayTotals {
   long steps = 0;
   long preemptions = 0;
   long completed = 0;
-  long rejected = 0;             // longer than a replica's whole KV cache
+  long rejected = 0;  // longer than a replica's whole KV cache
   long peak_running = 0, peak_waiting = 0;
-  double peak_kv_share = 0;      // of a replica's blocks
-  long distinct_shapes = 0;      // step costs simulated (the rest came from the memo)
-  long peak_in_flight = 0;       // request slots the replay ever held at once (its memory)
+  double peak_kv_share = 0;  // of a replica's blocks
+  long distinct_shapes = 0;  // step costs simulated (the rest came from the memo)
+  long peak_in_flight = 0;   // request slots the replay ever held at once (its memory)
   int gpus_total = 0;
 };
 
@@ -108,7 +108,7 @@ using RequestSource = std::function<std::optional<LoggedRequest>()>;
 ReplayTotals replay(const RequestSource& source, const Deployment& deployment, const SimParams& params,
                     const ReplayOptions& options, const RequestSink& on_request);
 // Replays an in-memory log (in any order: sorted by arrival first).
-ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params,
-                    ReplayOptions options, const RequestSink& on_request);
+ReplayTotals replay(const RequestLog& log, const Deployment& deployment, const SimParams& params, ReplayOptions options,
+                    const RequestSink& on_request);
 
 }  // namespace llmco2::serving

@@ -35,8 +35,13 @@ long graph_max_tokens(const SimParams& params, const std::string& engine) {
 
 StepCostModel::StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params, SamplingMode sampling,
                              PowerSetting power)
-    : model_(std::move(model)), gpu_(std::move(gpu)), setup_(std::move(setup)), params_(std::move(params)),
-      sampling_(sampling), power_(power), graph_max_tokens_(graph_max_tokens(params_, setup_.engine)) {
+    : model_(std::move(model)),
+      gpu_(std::move(gpu)),
+      setup_(std::move(setup)),
+      params_(std::move(params)),
+      sampling_(sampling),
+      power_(power),
+      graph_max_tokens_(graph_max_tokens(params_, setup_.engine)) {
   try {
     steps_ = std::make_unique<MixedStepWorkloads>(model_, gpu_, setup_, sampling_, power_);
   } catch (const Error&) {

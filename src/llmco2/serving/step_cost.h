@@ -7,10 +7,10 @@
 #include <memory>
 #include <unordered_map>
 
-#include "serving/module.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "model/model_spec.h"
+#include "serving/module.h"
 #include "sim/sim_params.h"
 #include "sim/simulator.h"
 
@@ -51,7 +51,7 @@ class StepCostModel {
   Request setup_;
   SimParams params_;
   SamplingMode sampling_;
-  PowerSetting power_;  // each GPU's power limit and locked clock
+  PowerSetting power_;     // each GPU's power limit and locked clock
   long graph_max_tokens_;  // the largest step the engine replays as a CUDA graph
   // The setup's prepared steps and parameters; null steps_: the setup is invalid, and every step goes through
   // mixed_step_workload, which says why.

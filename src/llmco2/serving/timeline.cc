@@ -21,8 +21,9 @@ void Timeline::coarsen() {
     const ReplayBin b = bins_[i];
     ReplayBin& merged = bins_[i / 2];
     if (i % 2 == 0) merged = b;
-    else merged = {merged.energy_j + b.energy_j, merged.busy_s + b.busy_s, merged.running_s + b.running_s,
-                   merged.waiting_s + b.waiting_s, merged.kv_share_s + b.kv_share_s};
+    else
+      merged = {merged.energy_j + b.energy_j, merged.busy_s + b.busy_s, merged.running_s + b.running_s,
+                merged.waiting_s + b.waiting_s, merged.kv_share_s + b.kv_share_s};
   }
   bins_.resize((bins_.size() + 1) / 2);
   bin_s_ *= 2;
@@ -84,23 +85,26 @@ std::string write_serving_plots(const Timeline& timeline, const LatencyHistogram
     at = end + 1;
   }
   const std::string data = gnuplot_datablock("t", rows);
-  std::string series = data + fmt::format(
-      "set termoption noenhanced\nset multiplot layout 4,1 title \"{}\"\nset grid\nunset key\nset lmargin 12\n",
-      gnuplot_text(title));
-  const std::pair<int, const char*> panels[] = {{2, "power, all GPUs (W)"}, {3, "running requests"},
-                                                {4, "waiting requests"}, {5, "KV cache in use (share)"}};
+  std::string series =
+      data +
+      fmt::format(
+          "set termoption noenhanced\nset multiplot layout 4,1 title \"{}\"\nset grid\nunset key\nset lmargin 12\n",
+          gnuplot_text(title));
+  const std::pair<int, const char*> panels[] = {
+      {2, "power, all GPUs (W)"}, {3, "running requests"}, {4, "waiting requests"}, {5, "KV cache in use (share)"}};
   for (const auto& [column, label] : panels)
     series += fmt::format("set ylabel '{}'\n{}plot $t using ($1/60):{} with steps lw 1.5 lc {}\n", label,
                           column == 5 ? "set xlabel 'minutes since the first arrival'\n" : "", column, column - 1);
   series += "unset multiplot\n";
   std::string warning = plot_to_file(series, dir / "timeline.png", 1000, 900);
   std::string cdf = cdf_block("ttft", l.ttft_s) + cdf_block("tpot", l.tpot_s) + cdf_block("e2e", l.e2e_s) +
-                    fmt::format("set termoption noenhanced\nset title \"{}\"\nset grid\nset logscale x\n"
-                                "set xlabel 'latency (ms)'\nset ylabel 'share of requests'\nset yrange [0:1]\n"
-                                "set key bottom right\nplot $ttft using 1:2 with steps lw 2 title 'time to first token', "
-                                "$tpot using 1:2 with steps lw 2 title 'time per output token', "
-                                "$e2e using 1:2 with steps lw 2 title 'end to end'\n",
-                                gnuplot_text(title));
+                    fmt::format(
+                        "set termoption noenhanced\nset title \"{}\"\nset grid\nset logscale x\n"
+                        "set xlabel 'latency (ms)'\nset ylabel 'share of requests'\nset yrange [0:1]\n"
+                        "set key bottom right\nplot $ttft using 1:2 with steps lw 2 title 'time to first token', "
+                        "$tpot using 1:2 with steps lw 2 title 'time per output token', "
+                        "$e2e using 1:2 with steps lw 2 title 'end to end'\n",
+                        gnuplot_text(title));
   const std::string second = plot_to_file(cdf, dir / "latency-cdf.png", 900, 600);
   return warning.empty() ? second : warning;
 }

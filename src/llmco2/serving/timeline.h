@@ -6,19 +6,19 @@
 #include <string>
 #include <vector>
 
-#include "serving/module.h"
 #include "core/log_histogram.h"
+#include "serving/module.h"
 #include "serving/serve_sim.h"
 
 namespace llmco2::serving {
 
 // One bin of a replay's timeline (a trace's timeline bins are trace/trace_account.h's TimelineBin).
 struct ReplayBin {
-  double energy_j = 0;      // all GPUs
-  double busy_s = 0;        // replica-seconds in iterations
-  double running_s = 0;     // integral of running requests (all replicas) over time
-  double waiting_s = 0;     // integral of waiting requests
-  double kv_share_s = 0;    // integral of the KV share, summed over replicas
+  double energy_j = 0;    // all GPUs
+  double busy_s = 0;      // replica-seconds in iterations
+  double running_s = 0;   // integral of running requests (all replicas) over time
+  double waiting_s = 0;   // integral of waiting requests
+  double kv_share_s = 0;  // integral of the KV share, summed over replicas
 };
 
 // A timeline holds at most kMaxServingBins bins: when a replay runs longer, neighbouring bins merge in pairs and the

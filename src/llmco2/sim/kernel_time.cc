@@ -23,10 +23,10 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
     // query rows and split the context across the SMs, so a decode step at batch 1 reads its cache at the memory
     // roof instead of paying a 36-row tile per query row.
     const bool simt = w.simt_efficiency > 0;
-    const double efficiency = simt                             ? w.simt_efficiency
+    const double efficiency = simt                            ? w.simt_efficiency
                               : w.kind == KernelClass::matrix ? e.gemm_efficiency * block
                                                               : e.attention_efficiency;
-    const double tile = simt                                ? simt_tile_rows(w.simt_efficiency, e.gemm_tile_rows)
+    const double tile = simt                               ? simt_tile_rows(w.simt_efficiency, e.gemm_tile_rows)
                         : w.kind == KernelClass::attention ? 1.0
                         : w.dequant_ops > 0                ? kWeightOnlyTileRows
                                                            : e.gemm_tile_rows;
@@ -104,7 +104,8 @@ const std::vector<ParamRange>& kernel_param_ranges() {
        "Background guide, docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication; Vidur's H100 "
        "mlp_up_proj of Llama-2-7B at 4096 tokens: 0.76 of 989 TFLOP/s)"},
       {"gemm_tile_rows", 8, 64,
-       "cuBLAS/CUTLASS pick 8-64-row tiles (or split-K GEMV kernels) for skinny GEMMs; fewer rows cost a whole tile (same guide, "
+       "cuBLAS/CUTLASS pick 8-64-row tiles (or split-K GEMV kernels) for skinny GEMMs; fewer rows cost a whole tile "
+       "(same guide, "
        "tile quantization)"},
       {"attention_efficiency", 0.3, 0.75,
        "FlashAttention-2 reaches 50-73% of the A100 peak (Dao 2023, arXiv:2307.08691); FlashAttention-3 ~75% of "
@@ -186,7 +187,8 @@ std::map<std::string, Struct> entries_from_json(const Json& json, const char* gr
 Json kernel_params_to_json(const KernelParams& params) {
   Json j;
   j["generations"] = Json::object();
-  for (const auto& [name, e] : params.generations) j["generations"][name] = fields_to_json(e, kernel_efficiency_fields());
+  for (const auto& [name, e] : params.generations)
+    j["generations"][name] = fields_to_json(e, kernel_efficiency_fields());
   j["networks"] = Json::object();
   for (const auto& [name, n] : params.networks) j["networks"][name] = fields_to_json(n, network_efficiency_fields());
   return j;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/module.h"
 #include "core/json_io.h"
 #include "core/ranges.h"
+#include "sim/module.h"
 
 namespace llmco2::hardware {
 struct Gpu;
@@ -27,7 +27,8 @@ struct KernelEfficiency {
   double memory_half_bytes = 1e6;      // bytes a kernel moves at which half of that is reached (Little's law)
   double vector_efficiency = 0.3;      // fraction of the fp32 CUDA-core peak element-wise math reaches
   double kernel_floor_s = 3e-6;        // time every kernel takes beyond its work: launch on the GPU, ramp and tail
-  double block_scaled_efficiency = 1.0;  // share of the 16-bit kernels' efficiency (both roofs) block-scaled GEMMs reach
+  double block_scaled_efficiency =
+      1.0;  // share of the 16-bit kernels' efficiency (both roofs) block-scaled GEMMs reach
 };
 
 // The collectives of tensor parallelism over one kind of link.
@@ -41,12 +42,12 @@ enum class KernelClass { matrix, attention, vector, network };
 // One kernel launch on one GPU.
 struct KernelWork {
   KernelClass kind = KernelClass::matrix;
-  double ops = 0;        // operations (2 per multiply-add)
-  double mem_bytes = 0;  // DRAM traffic
-  double net_bytes = 0;  // bytes this GPU sends (ring all-reduce: 2 (n-1)/n of the tensor)
-  double rows = 1;       // GEMM rows: tokens processed together (attention: query tokens)
-  double peak_ops_per_s = 0;  // the roof for its class and dtype (tensor peak or fp32 vector peak)
-  double dequant_ops = 0;     // of `ops`: dequantising weight-only quantised weights, on the CUDA cores
+  double ops = 0;                    // operations (2 per multiply-add)
+  double mem_bytes = 0;              // DRAM traffic
+  double net_bytes = 0;              // bytes this GPU sends (ring all-reduce: 2 (n-1)/n of the tensor)
+  double rows = 1;                   // GEMM rows: tokens processed together (attention: query tokens)
+  double peak_ops_per_s = 0;         // the roof for its class and dtype (tensor peak or fp32 vector peak)
+  double dequant_ops = 0;            // of `ops`: dequantising weight-only quantised weights, on the CUDA cores
   double vector_peak_ops_per_s = 0;  // the fp32 CUDA-core peak (for dequant_ops)
   // Matrix math on the CUDA cores (the GPU has no tensor units for the type: fp32, or bf16 on Volta/Turing under
   // PyTorch): the share of the fp32 peak its GEMMs reach (kSimtGemmEfficiency or kEmulatedGemmEfficiency); 0 on

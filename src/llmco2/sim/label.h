@@ -1,15 +1,15 @@
 // sim/label.h - from dataset rows and plan rows to simulator inputs, and simulator results back to dataset rows.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
-#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "sim/module.h"
 #include "dataset/plan.h"
 #include "dataset/record.h"
+#include "sim/module.h"
 #include "sim/simulator.h"
 
 namespace llmco2::sim {

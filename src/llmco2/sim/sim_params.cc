@@ -30,21 +30,26 @@ const std::vector<SimField>& sim_fields() {
        &SimParams::sync_wait_fraction},
       {{"power_active", 0.0, 0.4,
         "a GPU running light kernels at boost clocks draws idle plus up to ~40% of its dynamic range"},
-       nullptr, &PowerParams::active},
+       nullptr,
+       &PowerParams::active},
       {{"power_compute", 0.6, 1.4,
         "GEMMs at ~0.75 of the tensor peak run at the power limit: active + 0.75 x compute ~ 1"},
-       nullptr, &PowerParams::compute},
+       nullptr,
+       &PowerParams::compute},
       {{"power_simt", 0.3, 1.4,
         "GEMMs on the CUDA cores (a type without tensor units: fp32, or bf16 on Volta and Turing under PyTorch), per "
         "unit of the fp32 peak they use: an FMA-bound SGEMM draws most of the dynamic range; the default assumes "
         "what tensor math draws per unit of its own peak (power_compute's default)"},
-       nullptr, &PowerParams::simt},
+       nullptr,
+       &PowerParams::simt},
       {{"power_memory", 0.2, 1.0, "HBM streaming at ~0.9 of peak bandwidth draws roughly half to 3/4 of the TDP"},
-       nullptr, &PowerParams::memory},
+       nullptr,
+       &PowerParams::memory},
       {{"power_wait", 0.0, 0.3,
         "a GPU inside a running step, waiting on the engine's host work, stays at P0 clocks running small "
         "bookkeeping kernels and copies: idle plus up to ~30% of its dynamic range (deep idle: 0)"},
-       nullptr, &PowerParams::wait},
+       nullptr,
+       &PowerParams::wait},
       {{"energy_noise", 0.0, 0.2, "repeat-to-repeat spread of energy in the public campaigns: 1-10%"},
        &SimParams::energy_noise},
       {{"latency_noise", 0.0, 0.2, "repeat-to-repeat spread of latency in the public campaigns: 1-10%"},
@@ -72,9 +77,10 @@ SimParams sim_params_from_json(const Json& j, const std::string& source, KernelP
   JsonReader shared(top.at("shared"), source + ": shared");
   // Parameters written before 2026-11-24 have w8a8_efficiency, whose meaning changed with its name.
   if (shared.has("w8a8_efficiency") && !shared.has("block_scaled_efficiency"))
-    fail("{}: shared: key 'w8a8_efficiency' is now 'block_scaled_efficiency' and covers block-scaled fp8 GEMMs only "
-         "(docs/simulator.md); rerun `llmco2 calibrate` to write parameters for this version",
-         source);
+    fail(
+        "{}: shared: key 'w8a8_efficiency' is now 'block_scaled_efficiency' and covers block-scaled fp8 GEMMs only "
+        "(docs/simulator.md); rerun `llmco2 calibrate` to write parameters for this version",
+        source);
   for (const SimField& f : sim_fields())
     f.ref(p) = check_range(shared.number(f.range.name), f.range, source, "shared." + std::string(f.range.name));
   if (!top.has("engines")) return p;
@@ -109,9 +115,8 @@ SimParams load_sim_params(const std::filesystem::path& path) {
   const Json json = read_json_file(path);
   KernelParams kernels = load_kernel_params(default_kernel_params_path());
   EngineCatalog engines = EngineCatalog::bundled();  // a copy: the parameters overlay host costs
-  return with_json_errors(path.string(), [&] {
-    return sim_params_from_json(json, path.string(), std::move(kernels), std::move(engines));
-  });
+  return with_json_errors(
+      path.string(), [&] { return sim_params_from_json(json, path.string(), std::move(kernels), std::move(engines)); });
 }
 
 }  // namespace llmco2::sim

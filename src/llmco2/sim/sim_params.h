@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/module.h"
 #include "core/json_io.h"
 #include "core/ranges.h"
 #include "engine/engine_profile.h"
 #include "sim/kernel_time.h"
+#include "sim/module.h"
 
 namespace llmco2::sim {
 
@@ -31,11 +31,11 @@ struct PowerParams {
 struct SimParams {
   KernelParams kernels;  // per generation and link class
   EngineCatalog engines;
-  double attention_efficiency = 0.55;  // FlashAttention prefill: fraction of the tensor peak (no kernel profiles)
-  double sync_wait_fraction = 0.03;    // tensor parallelism: GPUs wait this share of the work for the slowest one
+  double attention_efficiency = 0.55;    // FlashAttention prefill: fraction of the tensor peak (no kernel profiles)
+  double sync_wait_fraction = 0.03;      // tensor parallelism: GPUs wait this share of the work for the slowest one
   double block_scaled_efficiency = 0.7;  // block-scaled fp8 GEMMs: share of the 16-bit kernels' efficiencies
   PowerParams power;
-  double energy_noise = 0.02;   // repeat-to-repeat relative spread of the noise model
+  double energy_noise = 0.02;  // repeat-to-repeat relative spread of the noise model
   double latency_noise = 0.015;
 
   // The kernel efficiencies of a GPU: its generation's fitted curve, with the shared attention efficiency.
@@ -55,7 +55,8 @@ const std::vector<SimField>& sim_fields();
 // params.json: {"shared": {...}, "engines": {"vllm": {"step_host_s": ..}}}: the fitted values, applied over the
 // kernel and engine catalogs. Every value is range-checked; errors name the file and key.
 Json sim_params_to_json(const SimParams& params);
-SimParams sim_params_from_json(const Json& json, const std::string& source, KernelParams kernels, EngineCatalog engines);
+SimParams sim_params_from_json(const Json& json, const std::string& source, KernelParams kernels,
+                               EngineCatalog engines);
 
 // Loads params.json and the kernel and engine catalogs beside it in the data folder. A missing file is an error.
 SimParams load_sim_params(const std::filesystem::path& path);

@@ -11,9 +11,9 @@
 #include "core/error.h"
 #include "engine/engine_profile.h"
 #include "features/features.h"
-#include "graph/kernel_graph.h"
-#include "graph/graph_template.h"
 #include "features/memory_fit.h"
+#include "graph/graph_template.h"
+#include "graph/kernel_graph.h"
 #include "graph/layer_kernels.h"
 #include "hardware/gpu_catalog.h"
 
@@ -22,11 +22,18 @@ namespace {
 
 KernelClass kernel_class(KernelType type) {
   switch (type) {
-    case KernelType::linear: case KernelType::router: case KernelType::lm_head: return KernelClass::matrix;
-    case KernelType::matmul_qk: case KernelType::matmul_sv: case KernelType::fused_attention:
+    case KernelType::linear:
+    case KernelType::router:
+    case KernelType::lm_head:
+      return KernelClass::matrix;
+    case KernelType::matmul_qk:
+    case KernelType::matmul_sv:
+    case KernelType::fused_attention:
       return KernelClass::attention;
-    case KernelType::allreduce: return KernelClass::network;
-    default: return KernelClass::vector;
+    case KernelType::allreduce:
+      return KernelClass::network;
+    default:
+      return KernelClass::vector;
   }
 }
 
@@ -68,7 +75,7 @@ void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const 
 void set_kernel_work(KernelWork& w, const KernelNode& node, const KernelCost& c, Phase phase, double steps,
                      const ModelSpec& model, bool routed) {
   const double per_launch = steps * node.layer_share;  // the mean layer's cost spread over the layers that run it
-  if (per_launch == 1.0) {  // x / 1 = x: no division
+  if (per_launch == 1.0) {                             // x / 1 = x: no division
     w.ops = c.ops, w.mem_bytes = c.mem_bytes(), w.net_bytes = c.net_bytes;
   } else {  // adjacent quotients by one divisor, which the compiler pairs into one vector division
     w.ops = c.ops / per_launch, w.mem_bytes = c.mem_bytes() / per_launch;
@@ -157,13 +164,13 @@ std::vector<SimSegment> recompute_decode(const ModelSpec& model, const Gpu& gpu,
 }
 
 struct StepCost {
-  double time_s = 0;     // wall time of one step
-  double busy_s = 0;     // time kernels run on the GPU
+  double time_s = 0;           // wall time of one step
+  double busy_s = 0;           // time kernels run on the GPU
   double compute_bound_s = 0;  // of busy_s: kernels held by the tensor/CUDA cores (they slow when clocks drop)
-  double compute_s = 0;  // the step's operations at the compute peaks (tensor units; vector kernels' at fp32)
-  double simt_s = 0;     // the step's GEMM operations on the CUDA cores (no tensor units for the type) at fp32 peak
+  double compute_s = 0;        // the step's operations at the compute peaks (tensor units; vector kernels' at fp32)
+  double simt_s = 0;        // the step's GEMM operations on the CUDA cores (no tensor units for the type) at fp32 peak
   double simt_bound_s = 0;  // the same at the share of that peak the CUDA-core GEMMs reach
-  double memory_s = 0;   // the step's bytes at the peak bandwidth
+  double memory_s = 0;      // the step's bytes at the peak bandwidth
 };
 
 // A kernel's work repeated `passes` times (the sampler's passes over the logits).
@@ -329,7 +336,10 @@ void set_mean_power(SimResult& r) {
 
 ResolvedParams resolve_params(const SimWorkload& w, const SimParams& p) {
   const EngineProfile& engine = p.engines.get(w.engine);
-  return {p.efficiency(w.generation), p.kernels.network(w.generation, w.link), engine, p,
+  return {p.efficiency(w.generation),
+          p.kernels.network(w.generation, w.link),
+          engine,
+          p,
           engine.sampler_bytes_per_logit(w.sampling) / kSamplerPassBytesPerLogit,
           engine.custom_allreduce && w.link != "pcie"};
 }
@@ -568,7 +578,8 @@ SimResult add_noise(const SimResult& result, const SimParams& params, uint64_t s
   SimResult r = result;
   // One factor per phase and quantity; log-normal so values stay positive and the median is the noiseless value.
   for (auto* value : {&r.energy_j.prefill, &r.energy_j.decode}) *value *= std::exp(params.energy_noise * normal(rng));
-  for (auto* value : {&r.latency_s.prefill, &r.latency_s.decode}) *value *= std::exp(params.latency_noise * normal(rng));
+  for (auto* value : {&r.latency_s.prefill, &r.latency_s.decode})
+    *value *= std::exp(params.latency_noise * normal(rng));
   set_mean_power(r);
   return r;
 }
@@ -603,8 +614,8 @@ bool same_phase_inputs(const KernelNode& node, const KernelNode& before, Phase p
 
 }  // namespace
 
-SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SimScenario& scenario,
-                               const SimParams& params)
+SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Request& setup,
+                               const SimScenario& scenario, const SimParams& params)
     : model_(model),
       gpu_(gpu),
       scenario_(scenario),

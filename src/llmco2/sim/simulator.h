@@ -1,5 +1,6 @@
 // sim/simulator.h - the reference simulator: what an NVML measurement of a configuration would read, from the
-// kernel graph, the GPU's datasheet roofs, achievable kernel efficiencies, the serving engine and a bounded power model.
+// kernel graph, the GPU's datasheet roofs, achievable kernel efficiencies, the serving engine and a bounded power
+// model.
 #pragma once
 
 #include <cstdint>
@@ -7,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/module.h"
 #include "dataset/record.h"
+#include "engine/engine_profile.h"
 #include "features/features.h"
 #include "features/memory_fit.h"
 #include "graph/graph_template.h"
@@ -17,11 +18,10 @@
 #include "hardware/gpu.h"
 #include "hardware/power_setting.h"
 #include "model/model_spec.h"
-#include "engine/engine_profile.h"
+#include "sim/module.h"
 #include "sim/sim_params.h"
 
 namespace llmco2::sim {
-
 
 // How the configuration runs beyond the request itself.
 struct SimScenario {
@@ -75,8 +75,8 @@ struct SimWorkload {
   std::string generation;  // GPU architecture generation: which kernel efficiencies apply
   std::string link;        // link class of the tensor-parallel group
   std::string engine;
-  int gpus_total = 1;      // all GPUs drawing power (idle ones included)
-  double replicas = 1;     // data-parallel copies of the work
+  int gpus_total = 1;   // all GPUs drawing power (idle ones included)
+  double replicas = 1;  // data-parallel copies of the work
   bool layer_split = false;
   bool steady_state = false;
   SamplingMode sampling;
@@ -92,18 +92,19 @@ struct PhaseResult {
   double total() const { return prefill + decode; }
 };
 struct SimResult {
-  PhaseResult energy_j;   // all GPUs
-  PhaseResult latency_s;  // wall time
+  PhaseResult energy_j;     // all GPUs
+  PhaseResult latency_s;    // wall time
   double mean_power_w = 0;  // per GPU, over the whole run
   int gpus = 1;             // GPUs drawing power
 };
 
 // Builds the per-step kernel costs from the request's kernel graph and features (computed once by the caller);
 // independent of the parameters. Throws Error when the request is invalid for the model.
-SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& scenario,
-                             const KernelGraph& graph, const GraphFeatures& features);
+SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request,
+                             const SimScenario& scenario, const KernelGraph& graph, const GraphFeatures& features);
 // Builds the graph and features itself.
-SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& scenario);
+SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request,
+                             const SimScenario& scenario);
 
 // One description of a request, computed once and passed down to the simulator, the GNN encoding and the outputs:
 // its kernel graph, the graph priced on the GPU (Roofline features, fallback notes) and the per-step kernel costs.
@@ -117,12 +118,12 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
 // One iteration of a continuous-batching engine (vLLM v1): sequences decoding one token each and prompt chunks of
 // requests being prefilled, run as one forward pass over all their tokens, so the weights are streamed once.
 struct MixedStep {
-  long decodes = 0;             // sequences adding one token
-  double decode_context = 1;    // their mean context: tokens in the KV cache once this step's token is in
-  long prefill_tokens = 0;      // prompt tokens of the chunks, all requests together
-  long prefill_chunks = 0;      // requests the chunks belong to
-  double prefill_context = 0;   // mean tokens of those requests already cached before their chunk
-  long logits = 0;              // sequences that sample a token (decodes and chunks that end their prompt)
+  long decodes = 0;            // sequences adding one token
+  double decode_context = 1;   // their mean context: tokens in the KV cache once this step's token is in
+  long prefill_tokens = 0;     // prompt tokens of the chunks, all requests together
+  long prefill_chunks = 0;     // requests the chunks belong to
+  double prefill_context = 0;  // mean tokens of those requests already cached before their chunk
+  long logits = 0;             // sequences that sample a token (decodes and chunks that end their prompt)
 };
 
 // The step as a workload of one decode segment of one step: token-wise kernels (GEMMs, norms, activations, all-reduces)
@@ -207,7 +208,7 @@ class SetupSimulator {
  private:
   // What a kernel slot of the setup's segments takes from its node that no request changes.
   struct KernelSlot {
-    bool routed = false;  // a routed expert's GEMM: its rows are split among the loaded experts
+    bool routed = false;      // a routed expert's GEMM: its rows are split among the loaded experts
     bool may_repeat = false;  // same type, layer share and role as the slot before it (equal costs: equal launches)
   };
   void set_kernel_slots(const KernelGraph& graph);
@@ -222,9 +223,9 @@ class SetupSimulator {
   KernelGraphTemplate graph_;
   MemoryPlanner memory_;
   GraphFeatures features_;
-  SimWorkload workload_;  // its segments' kernels hold the setup's parts (class, roofs, counts) from the start
+  SimWorkload workload_;           // its segments' kernels hold the setup's parts (class, roofs, counts) from the start
   std::vector<KernelSlot> slots_;  // parallel to the graph's nodes, then its step nodes
-  std::vector<SimSegment> spare_decode_;  // where the decode segment waits while a one-token request runs
+  std::vector<SimSegment> spare_decode_;      // where the decode segment waits while a one-token request runs
   std::unique_ptr<ResolvedParams> resolved_;  // references into params_
   const KernelGraph* template_graph_ = nullptr;
 };

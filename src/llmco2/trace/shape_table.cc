@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "carbon/footprint.h"
 #include "core/error.h"
 #include "core/progress.h"
-#include "carbon/footprint.h"
 #include "features/memory_fit.h"
 
 namespace llmco2::trace {
@@ -25,7 +25,8 @@ long largest_total_tokens(const PredictorInput& base) {
     if (base.model->max_positions && total > *base.model->max_positions) return false;
     return plan_memory(*base.model, r, *base.gpu).runs();
   };
-  if (!fits(2)) fail("{} does not fit {} x {} even for a 2-token request", base.model->id, base.request.gpus, base.gpu->id);
+  if (!fits(2))
+    fail("{} does not fit {} x {} even for a 2-token request", base.model->id, base.request.gpus, base.gpu->id);
   long good = 2, bad = 1L << 22;
   if (fits(bad)) return bad;
   while (bad - good > 1) {
@@ -50,16 +51,16 @@ PhaseValues blend(const PhaseValues* const (&corners)[4], double wp, double wg) 
   PhaseValues out;
   for (const auto& phase : kPhaseMembers) {
     const auto field = phase.value;
-    const std::optional<double> v[4] = {corners[0]->*field, corners[1]->*field, corners[2]->*field,
-                                        corners[3]->*field};
+    const std::optional<double> v[4] = {corners[0]->*field, corners[1]->*field, corners[2]->*field, corners[3]->*field};
     out.*field = blend(v, wp, wg);
   }
   return out;
 }
 
 double log_weight(long x, long low, long high) {
-  return low == high ? 0.0 : std::log(static_cast<double>(x) / static_cast<double>(low)) /
-                                 std::log(static_cast<double>(high) / static_cast<double>(low));
+  return low == high ? 0.0
+                     : std::log(static_cast<double>(x) / static_cast<double>(low)) /
+                           std::log(static_cast<double>(high) / static_cast<double>(low));
 }
 
 }  // namespace

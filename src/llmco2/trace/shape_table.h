@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "trace/module.h"
 #include "predictor/predictor.h"
+#include "trace/module.h"
 
 namespace llmco2::trace {
 
@@ -41,7 +41,9 @@ class ShapeTable {
     long low = 0, high = 0;
   };
   Bracket bracket(long tokens) const;
-  static uint64_t key(long prompt, long gen) { return (static_cast<uint64_t>(prompt) << 32) | static_cast<uint64_t>(gen); }
+  static uint64_t key(long prompt, long gen) {
+    return (static_cast<uint64_t>(prompt) << 32) | static_cast<uint64_t>(gen);
+  }
   bool exact(const Shape& shape) const;
 
   const Predictor& predictor_;

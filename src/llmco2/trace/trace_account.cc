@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "core/statistics.h"
-#include "sim/label.h"
 #include "predictor/error_band.h"
+#include "sim/label.h"
 
 namespace llmco2::trace {
 namespace {
@@ -127,7 +127,8 @@ void TraceTotals::finish(TraceAccount& a, const PredictorErrorBands* bands, long
   a.co2_per_request_g = distribution_of(co2_g_values_);
   a.latency_per_request_s = distribution_of(latency_s_values_);
   a.co2_values_g = co2_g_values_;
-  std::sort(a.co2_values_g.begin(), a.co2_values_g.end(), [](const auto& x, const auto& y) { return x.value < y.value; });
+  std::sort(a.co2_values_g.begin(), a.co2_values_g.end(),
+            [](const auto& x, const auto& y) { return x.value < y.value; });
   if (bands && bands->energy && bands->latency) {
     const double fe = bands->energy->factor, fl = bands->latency->factor;
     a.energy_j_interval = Interval{a.energy_j / fe, a.energy_j * fe};
@@ -195,7 +196,8 @@ TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, co
     if (!table.valid(shapes[i])) {
       ++a.skipped_shapes;
       if (a.skipped_examples.size() < kTooLongExamples)
-        a.skipped_examples.push_back({log.requests[i].line, too_long_reason(shapes[i], base, table.max_total_tokens())});
+        a.skipped_examples.push_back(
+            {log.requests[i].line, too_long_reason(shapes[i], base, table.max_total_tokens())});
       continue;
     }
     figures.push_back(figures_of(log.requests[i], table.at(shapes[i]), carbon, o.batch));

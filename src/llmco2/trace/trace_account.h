@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "trace/module.h"
 #include "carbon/footprint.h"
 #include "core/exact_sum.h"
 #include "dataset/request_log.h"
+#include "trace/module.h"
 #include "trace/shape_table.h"
 
 namespace llmco2::trace {
@@ -128,8 +128,9 @@ double timeline_bin_width(double first_s, double last_s, const TraceOptions& opt
 std::string too_long_reason(const Shape& shape, const PredictorInput& base, long max_total_tokens);
 
 // The plain path, one request at a time over a log held in memory (the reference the streaming path is tested
-// against, and the path of logs given as columns). Scores every request of `log` on the setup of `base` (model, GPU, GPU count, precision; batch from options).
-// `per_request` (optional) receives each scored request's figures in log order.
+// against, and the path of logs given as columns). Scores every request of `log` on the setup of `base` (model, GPU,
+// GPU count, precision; batch from options). `per_request` (optional) receives each scored request's figures in log
+// order.
 TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, const PredictorInput& base,
                            const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& options,
                            std::vector<RequestFigures>* per_request = nullptr);

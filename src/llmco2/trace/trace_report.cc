@@ -82,11 +82,13 @@ std::string histogram(const std::vector<WeightedValue>& co2_g, const std::filesy
                         counts[b]);
   const auto file = png.parent_path() / "histogram.dat";
   write_file_atomic(file, data);
-  return plot_to_file(fmt::format("set logscale x\nset xrange [{}:{}]\nset grid\nset xlabel 'CO2 per request (g)'\nset ylabel 'requests'\n"
-                                  "set style fill solid 0.6\nset title 'Requests by carbon'\n"
-                                  "plot '{}' using (sqrt($1*$2)):3:1:2 with boxes notitle lc rgb '#2a7ab0'",
-                                  low, high, file.string()),
-                      png);
+  return plot_to_file(
+      fmt::format(
+          "set logscale x\nset xrange [{}:{}]\nset grid\nset xlabel 'CO2 per request (g)'\nset ylabel 'requests'\n"
+          "set style fill solid 0.6\nset title 'Requests by carbon'\n"
+          "plot '{}' using (sqrt($1*$2)):3:1:2 with boxes notitle lc rgb '#2a7ab0'",
+          low, high, file.string()),
+      png);
 }
 
 std::string timeline(const TraceAccount& a, const std::filesystem::path& png) {
@@ -107,28 +109,30 @@ std::string timeline(const TraceAccount& a, const std::filesystem::path& png) {
 }
 
 std::string markdown(const TraceAccount& a, const TraceContext& c, bool histogram_ok, bool timeline_ok) {
-  std::string md = fmt::format("# Carbon of `{}`\n\nSetup: {}; predictor {}; each request is charged 1/{} of a batch "
-                               "of {} requests of its shape.\n\n{}\n\n{}\n\n",
-                               c.log_source, c.setup, c.predictor, c.options.batch, c.options.batch, c.carbon,
-                               c.intervals);
-  md += "## Totals\n\n| requests | lines skipped (malformed) | requests skipped (too long) | prompt tokens | generated "
-        "tokens | energy (kWh) | operational CO2 (kg) | embodied CO2 (kg) | total CO2 (kg) | GPU-hours busy |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string md = fmt::format(
+      "# Carbon of `{}`\n\nSetup: {}; predictor {}; each request is charged 1/{} of a batch "
+      "of {} requests of its shape.\n\n{}\n\n{}\n\n",
+      c.log_source, c.setup, c.predictor, c.options.batch, c.options.batch, c.carbon, c.intervals);
+  md +=
+      "## Totals\n\n| requests | lines skipped (malformed) | requests skipped (too long) | prompt tokens | generated "
+      "tokens | energy (kWh) | operational CO2 (kg) | embodied CO2 (kg) | total CO2 (kg) | GPU-hours busy |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
   md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.4g} | {} | {} | {:.4g} |\n\n", a.requests, a.skipped_lines,
                     a.skipped_shapes, a.prompt_tokens, a.gen_tokens,
                     with_interval(a.energy_j, a.energy_j_interval, 1 / kJoulesPerKwh), a.operational_g / 1000,
-                    embodied_kg_cell(a), with_interval(a.total_g(), a.total_g_interval, 1e-3),
-                    a.gpu_busy_s / 3600);
+                    embodied_kg_cell(a), with_interval(a.total_g(), a.total_g_interval, 1e-3), a.gpu_busy_s / 3600);
   if (a.embodied_unknown) md += operational_only_note(a) + "\n\n";
-  md += fmt::format("Energy per generated token: {:.4g} J; per token processed (prompt + generated): {:.4g} J. CO2 per "
-                    "1,000 generated tokens: {:.4g} g.\n\n",
-                    per_token(a.energy_j, a.gen_tokens), per_token(a.energy_j, a.prompt_tokens + a.gen_tokens),
-                    1000 * per_token(a.total_g(), a.gen_tokens));
+  md += fmt::format(
+      "Energy per generated token: {:.4g} J; per token processed (prompt + generated): {:.4g} J. CO2 per "
+      "1,000 generated tokens: {:.4g} g.\n\n",
+      per_token(a.energy_j, a.gen_tokens), per_token(a.energy_j, a.prompt_tokens + a.gen_tokens),
+      1000 * per_token(a.total_g(), a.gen_tokens));
   if (a.energy_prefill_j && a.energy_j > 0)
-    md += fmt::format("Prefill vs decode: prefill takes {:.1f}% of the energy and {:.1f}% of the CO2; decode {:.1f}% "
-                      "and {:.1f}%.\n\n",
-                      100 * *a.energy_prefill_j / a.energy_j, 100 * *a.co2_prefill_g / a.total_g(),
-                      100 * *a.energy_decode_j / a.energy_j, 100 * *a.co2_decode_g / a.total_g());
+    md += fmt::format(
+        "Prefill vs decode: prefill takes {:.1f}% of the energy and {:.1f}% of the CO2; decode {:.1f}% "
+        "and {:.1f}%.\n\n",
+        100 * *a.energy_prefill_j / a.energy_j, 100 * *a.co2_prefill_g / a.total_g(),
+        100 * *a.energy_decode_j / a.energy_j, 100 * *a.co2_decode_g / a.total_g());
   md += "## Per request\n\n| quantity | mean | p10 | p50 | p90 | p99 | max |\n|---|---|---|---|---|---|---|\n";
   md += distribution_row("energy (J)", a.energy_per_request_j) + distribution_row("CO2 (g)", a.co2_per_request_g) +
         distribution_row("latency (s)", a.latency_per_request_s) + "\n";
@@ -180,37 +184,41 @@ Json trace_summary_json(const TraceAccount& a, const TraceContext& c) {
             {"predictions_made", a.predictions_made},
             {"intervals", c.intervals}};
   if (a.energy_prefill_j)
-    j["share"] = {{"energy", {{"prefill", *a.energy_prefill_j / a.energy_j}, {"decode", *a.energy_decode_j / a.energy_j}}},
-                  {"co2", {{"prefill", *a.co2_prefill_g / a.total_g()}, {"decode", *a.co2_decode_g / a.total_g()}}}};
+    j["share"] = {
+        {"energy", {{"prefill", *a.energy_prefill_j / a.energy_j}, {"decode", *a.energy_decode_j / a.energy_j}}},
+        {"co2", {{"prefill", *a.co2_prefill_g / a.total_g()}, {"decode", *a.co2_decode_g / a.total_g()}}}};
   if (a.embodied_unknown) j["co2_note"] = operational_only_note(a);
   if (a.energy_j_interval) j["energy_j_interval"] = {a.energy_j_interval->low, a.energy_j_interval->high};
   if (a.total_g_interval) j["co2_g_total_interval"] = {a.total_g_interval->low, a.total_g_interval->high};
   Json hourly = Json::array();
   for (const auto& b : a.hourly)
-    hourly.push_back({{"hour_utc", utc(b.start_s)}, {"requests", b.requests}, {"energy_j", b.energy_j}, {"co2_g", b.co2_g}});
+    hourly.push_back(
+        {{"hour_utc", utc(b.start_s)}, {"requests", b.requests}, {"energy_j", b.energy_j}, {"co2_g", b.co2_g}});
   j["hourly"] = hourly;
   j.update(c.carbon_inputs);  // the scope fields it repeats hold the same values
   return j;
 }
 
 std::string trace_summary_text(const TraceAccount& a, const TraceContext& c) {
-  std::string s = fmt::format("{}: {} requests scored one by one (per-request accounting; serve-sim replays a "
-                              "deployment) on {}; predictor {}\n", c.log_source, a.requests, c.setup, c.predictor);
+  std::string s = fmt::format(
+      "{}: {} requests scored one by one (per-request accounting; serve-sim replays a "
+      "deployment) on {}; predictor {}\n",
+      c.log_source, a.requests, c.setup, c.predictor);
   if (a.skipped_lines || a.skipped_shapes)
     s += fmt::format("  skipped {} malformed line(s) and {} request(s) longer than the setup serves{}\n",
                      a.skipped_lines, a.skipped_shapes,
-                     a.skipped_examples.empty()
-                         ? ""
-                         : fmt::format(" (first: line {}: {})", a.skipped_examples[0].line, a.skipped_examples[0].reason));
+                     a.skipped_examples.empty() ? ""
+                                                : fmt::format(" (first: line {}: {})", a.skipped_examples[0].line,
+                                                              a.skipped_examples[0].reason));
   s += fmt::format("  energy {} kWh; CO2 {} kg{} (operational {:.4g}, embodied {}); {:.4g} GPU-hours busy\n",
                    with_interval(a.energy_j, a.energy_j_interval, 1 / kJoulesPerKwh),
-                   with_interval(a.total_g(), a.total_g_interval, 1e-3),
-                   a.embodied_unknown ? ", operational only" : "", a.operational_g / 1000, embodied_kg_cell(a),
-                   a.gpu_busy_s / 3600);
-  s += fmt::format("  per request: energy p50 {:.4g} J (p90 {:.4g}), CO2 p50 {:.4g} g (p90 {:.4g}); {:.4g} J per "
-                   "generated token\n",
-                   a.energy_per_request_j.p50, a.energy_per_request_j.p90, a.co2_per_request_g.p50,
-                   a.co2_per_request_g.p90, per_token(a.energy_j, a.gen_tokens));
+                   with_interval(a.total_g(), a.total_g_interval, 1e-3), a.embodied_unknown ? ", operational only" : "",
+                   a.operational_g / 1000, embodied_kg_cell(a), a.gpu_busy_s / 3600);
+  s += fmt::format(
+      "  per request: energy p50 {:.4g} J (p90 {:.4g}), CO2 p50 {:.4g} g (p90 {:.4g}); {:.4g} J per "
+      "generated token\n",
+      a.energy_per_request_j.p50, a.energy_per_request_j.p90, a.co2_per_request_g.p50, a.co2_per_request_g.p90,
+      per_token(a.energy_j, a.gen_tokens));
   if (a.energy_prefill_j && a.energy_j > 0)
     s += fmt::format("  prefill {:.1f}% / decode {:.1f}% of the energy\n", 100 * *a.energy_prefill_j / a.energy_j,
                      100 * *a.energy_decode_j / a.energy_j);

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "trace/module.h"
 #include "core/json_io.h"
+#include "trace/module.h"
 #include "trace/trace_account.h"
 
 namespace llmco2::trace {
@@ -15,13 +15,13 @@ namespace llmco2::trace {
 // What the report says about how it was made.
 struct TraceContext {
   std::string log_source, log_format;
-  std::string setup;      // "llama-3.1-8b on 1 x h100-sxm (vllm), batch 1, bf16"
+  std::string setup;  // "llama-3.1-8b on 1 x h100-sxm (vllm), batch 1, bf16"
   std::string predictor;
   std::string carbon;     // the carbon inputs, one or two lines
   std::string intervals;  // where the intervals come from, or why there are none
   TraceOptions options;
-  std::string energy_scope = "gpu";  // what the energies count: "gpu" or "node"
-  std::string node;                  // the node id at node scope
+  std::string energy_scope = "gpu";     // what the energies count: "gpu" or "node"
+  std::string node;                     // the node id at node scope
   Json carbon_inputs = Json::object();  // region, intensity, PUE, embodied figure and scope, as predict writes them
 };
 

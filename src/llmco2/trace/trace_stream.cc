@@ -191,7 +191,7 @@ struct ShapeMemo {
   std::string source;
   ShapeMap index;  // into figures, or kTooLong
   std::vector<RequestFigures> figures;
-  std::vector<BinSums> one_request;  // each shape's figures as one request of a timeline bin (sums ready to add)
+  std::vector<BinSums> one_request;   // each shape's figures as one request of a timeline bin (sums ready to add)
   std::vector<std::string> csv_tail;  // each shape's part of its per-request CSV lines (when they are written)
 
   const RequestFigures* find(const LoggedRequest& q) const {
@@ -285,8 +285,8 @@ std::vector<TimelineBin> merged_timeline(const std::vector<AccountSink>& sinks,
 }
 
 // The account of what the sinks counted.
-void finish_account(TraceAccount& a, const std::vector<AccountSink>& sinks, const ShapeMemo& memo,
-                    const Survey& s, const PredictorErrorBands* bands, long batch, int gpus) {
+void finish_account(TraceAccount& a, const std::vector<AccountSink>& sinks, const ShapeMemo& memo, const Survey& s,
+                    const PredictorErrorBands* bands, long batch, int gpus) {
   TraceTotals totals;
   for (size_t i = 0; i < memo.figures.size(); ++i) {
     long count = 0;
@@ -323,16 +323,15 @@ std::vector<AccountSink> accounting_pass(const LogScanner& scanner, const Survey
 
 }  // namespace
 
-TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor, const PredictorInput& base,
-                                const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o,
-                                const TraceFileOptions& fo) {
+TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor,
+                                const PredictorInput& base, const CarbonInputs& carbon,
+                                const PredictorErrorBands* bands, const TraceOptions& o, const TraceFileOptions& fo) {
   const LogScanner scanner(path);
   const int workers = scanner.workers(fo.threads);
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
   std::optional<Span> bulk;
   const Survey s = survey_kept(scanner, workers, fo.keep_time_outliers, table.max_total_tokens(), o.progress, bulk);
-  if (!scanner.layout().time && fo.requests_csv.empty())
-    return account_survey(s, table, base, carbon, bands, o);
+  if (!scanner.layout().time && fo.requests_csv.empty()) return account_survey(s, table, base, carbon, bands, o);
   std::vector<Shape> shapes;
   for (const auto& [key, count] : s.shapes) shapes.push_back(key_shape(key));
   table.prepare(shapes, o.progress);
@@ -376,8 +375,9 @@ LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOp
   return out;
 }
 
-TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor, const PredictorInput& base,
-                            const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o) {
+TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor,
+                            const PredictorInput& base, const CarbonInputs& carbon, const PredictorErrorBands* bands,
+                            const TraceOptions& o) {
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
   return account_counts(table, shapes, carbon, bands, o);
 }

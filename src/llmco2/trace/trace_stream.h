@@ -22,9 +22,10 @@ struct TraceFileOptions {
 
 // The account of the log at `path` on `base` (as account_trace over read_request_log and drop_time_outliers).
 // Throws Error naming the file when it cannot be read, is not a log or holds no good request.
-TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor, const PredictorInput& base,
-                                const CarbonInputs& carbon, const PredictorErrorBands* bands,
-                                const TraceOptions& options, const TraceFileOptions& file_options);
+TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor,
+                                const PredictorInput& base, const CarbonInputs& carbon,
+                                const PredictorErrorBands* bands, const TraceOptions& options,
+                                const TraceFileOptions& file_options);
 
 // A log reduced to its distinct shapes and how many requests have each (time outliers dropped unless kept): all
 // that the totals and distributions of any setup need.
@@ -33,8 +34,8 @@ struct ShapeCount {
   long count = 0;
 };
 struct TraceFile {
-  std::string source, format;  // the path; "azure" or "dataset"
-  long time_outliers = 0;      // requests dropped as time outliers (counted in skipped_lines)
+  std::string source, format;                 // the path; "azure" or "dataset"
+  long time_outliers = 0;                     // requests dropped as time outliers (counted in skipped_lines)
   std::vector<SkippedLine> outlier_examples;  // those named among the skipped lines
 };
 struct LogShapes {
@@ -46,7 +47,8 @@ struct LogShapes {
 LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOptions& options, bool progress);
 
 // Totals and distributions of the requests of `shapes` on `base` (no timeline; skipped_shapes counted, not named).
-TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor, const PredictorInput& base,
-                            const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& options);
+TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor,
+                            const PredictorInput& base, const CarbonInputs& carbon, const PredictorErrorBands* bands,
+                            const TraceOptions& options);
 
 }  // namespace llmco2::trace

@@ -49,17 +49,21 @@ std::string train_forest(const KernelTable& table, const DeepEnOptions& o) {
   check_xgboost(xgb.dmatrix_create_from_mat(table.features.data(), static_cast<bst_ulong>(table.rows()),
                                             static_cast<bst_ulong>(deepen_feature_count()), std::nanf(""), &matrix),
                 "matrix");
-  check_xgboost(
-      xgb.dmatrix_set_float_info(matrix, "label", table.labels.data(), static_cast<bst_ulong>(table.rows())),
-      "labels");
+  check_xgboost(xgb.dmatrix_set_float_info(matrix, "label", table.labels.data(), static_cast<bst_ulong>(table.rows())),
+                "labels");
   BoosterHandle booster = nullptr;
   check_xgboost(xgb.booster_create(&matrix, 1, &booster), "booster");
-  const std::vector<std::pair<std::string, std::string>> params = {
-      {"booster", "gbtree"}, {"objective", "reg:squarederror"}, {"tree_method", "hist"},
-      {"num_parallel_tree", std::to_string(o.trees)}, {"max_depth", std::to_string(o.max_depth)},
-      {"subsample", fmt::format("{}", o.subsample)}, {"colsample_bynode", fmt::format("{}", o.colsample)},
-      {"learning_rate", "1"}, {"seed", std::to_string(o.seed)}, {"nthread", std::to_string(o.threads)},
-      {"verbosity", "0"}};
+  const std::vector<std::pair<std::string, std::string>> params = {{"booster", "gbtree"},
+                                                                   {"objective", "reg:squarederror"},
+                                                                   {"tree_method", "hist"},
+                                                                   {"num_parallel_tree", std::to_string(o.trees)},
+                                                                   {"max_depth", std::to_string(o.max_depth)},
+                                                                   {"subsample", fmt::format("{}", o.subsample)},
+                                                                   {"colsample_bynode", fmt::format("{}", o.colsample)},
+                                                                   {"learning_rate", "1"},
+                                                                   {"seed", std::to_string(o.seed)},
+                                                                   {"nthread", std::to_string(o.threads)},
+                                                                   {"verbosity", "0"}};
   for (const auto& [key, value] : params)
     check_xgboost(xgb.booster_set_param(booster, key.c_str(), value.c_str()), "param");
   check_xgboost(xgb.booster_update_one_iter(booster, 0, matrix), "train");
@@ -103,8 +107,12 @@ ModelFile fit_deepen(const std::vector<const Example*>& examples, const DeepEnOp
     add_kernels(latency, kernels, t, latency_prefill, latency_decode, t.latency_total_known, t.log_latency_total);
   }
   ModelFile f;
-  f.header = {{"kind", "deepen"}, {"feature_count", deepen_feature_count()}, {"trees", o.trees},
-              {"max_depth", o.max_depth}, {"examples", examples.size()}, {"kernel_rows", energy.rows()}};
+  f.header = {{"kind", "deepen"},
+              {"feature_count", deepen_feature_count()},
+              {"trees", o.trees},
+              {"max_depth", o.max_depth},
+              {"examples", examples.size()},
+              {"kernel_rows", energy.rows()}};
   f.blobs["energy_forest"] = train_forest(energy, o);
   f.blobs["latency_forest"] = train_forest(latency, o);
   return f;

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "training/module.h"
 #include "predictor/model_file.h"
+#include "training/module.h"
 #include "training/training_set.h"
 
 namespace llmco2::training {

@@ -45,9 +45,10 @@ struct SparseTensor {
 
 // A sparse matrix times a dense one, differentiable in the dense one: the backward pass multiplies by the transpose.
 struct SparseProduct : torch::autograd::Function<SparseProduct> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& in, const torch::Tensor& start,
-                               const torch::Tensor& column, const torch::Tensor& weight, const torch::Tensor& start_t,
-                               const torch::Tensor& column_t, const torch::Tensor& weight_t) {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& in,
+                               const torch::Tensor& start, const torch::Tensor& column, const torch::Tensor& weight,
+                               const torch::Tensor& start_t, const torch::Tensor& column_t,
+                               const torch::Tensor& weight_t) {
     ctx->save_for_backward({start_t, column_t, weight_t});
     return sparse_rows_times(start, column, weight, in.contiguous());
   }
@@ -88,7 +89,8 @@ struct GnnNetImpl : torch::nn::Module {
         sage1_neigh(register_module("sage1_neigh",
                                     torch::nn::Linear(torch::nn::LinearOptions(node_width, hidden).bias(false)))),
         sage2_self(register_module("sage2_self", torch::nn::Linear(hidden, hidden))),
-        sage2_neigh(register_module("sage2_neigh", torch::nn::Linear(torch::nn::LinearOptions(hidden, hidden).bias(false)))),
+        sage2_neigh(
+            register_module("sage2_neigh", torch::nn::Linear(torch::nn::LinearOptions(hidden, hidden).bias(false)))),
         head1(register_module("head1", torch::nn::Linear(hidden + global_width, hidden))),
         head2(register_module("head2", torch::nn::Linear(hidden, kOutputs))) {}
 
@@ -163,8 +165,13 @@ PaddedTensors padded_tensors(const GraphBatch& b, int node_width, int global_wid
         as[g][n][b.neighbours.column[k] - first] += b.neighbours.weight[k];
     }
   }
-  return {x, adjacency, pool, view_of(b.globals, {b.graphs, global_width}), view_of(b.offset, {b.graphs, kOutputs}),
-          target_views(b), b.graphs};
+  return {x,
+          adjacency,
+          pool,
+          view_of(b.globals, {b.graphs, global_width}),
+          view_of(b.offset, {b.graphs, kOutputs}),
+          target_views(b),
+          b.graphs};
 }
 
 // log(prefill + decode) of one quantity; a request without decode steps has only its prefill.
@@ -177,7 +184,8 @@ torch::Tensor log_total(const torch::Tensor& prediction, int prefill, int decode
 // Mean over graphs of the squared log errors of the known phase outputs and totals.
 torch::Tensor loss_of(const torch::Tensor& prediction, const TargetTensors& b, int64_t graphs) {
   const auto phase = ((prediction - b.target).pow(2) * b.known).sum();
-  const auto energy = (log_total(prediction, energy_prefill, energy_decode, b.has_decode) - b.totals.select(1, 0)).pow(2);
+  const auto energy =
+      (log_total(prediction, energy_prefill, energy_decode, b.has_decode) - b.totals.select(1, 0)).pow(2);
   const auto latency =
       (log_total(prediction, latency_prefill, latency_decode, b.has_decode) - b.totals.select(1, 1)).pow(2);
   const auto total = (energy * b.totals_known.select(1, 0) + latency * b.totals_known.select(1, 1)).sum();
@@ -188,8 +196,8 @@ torch::Tensor loss_of(const torch::Tensor& prediction, const TargetTensors& b, i
 double energy_mape(GnnNet& net, const FlatTensors& t) {
   torch::NoGradGuard no_grad;
   const auto prediction = net->forward(t);
-  const auto log_ratio = log_total(prediction, energy_prefill, energy_decode, t.targets.has_decode) -
-                         t.targets.totals.select(1, 0);
+  const auto log_ratio =
+      log_total(prediction, energy_prefill, energy_decode, t.targets.has_decode) - t.targets.totals.select(1, 0);
   return 100.0 * (log_ratio.exp() - 1).abs().mean().item<double>();
 }
 
@@ -278,11 +286,13 @@ void restore(GnnNet& net, const std::vector<torch::Tensor>& copy) {
   for (size_t i = 0; i < params.size(); ++i) params[i].copy_(copy[i]);
 }
 
-void print_epoch(const GnnTrainOptions& o, int epoch, double loss, double mape, double best, double elapsed_s, bool end) {
+void print_epoch(const GnnTrainOptions& o, int epoch, double loss, double mape, double best, double elapsed_s,
+                 bool end) {
   if (!o.progress) return;
   const double rate = epoch / std::max(elapsed_s, 1e-9);
-  std::cerr << fmt::format("\r{}: epoch {}/{} loss {:.4f} val MAPE {:.2f}% (best {:.2f}%) {:.2f} epochs/s ETA <= {:.0f} s   ",
-                           o.name, epoch, o.max_epochs, loss, mape, best, rate, (o.max_epochs - epoch) / rate)
+  std::cerr << fmt::format(
+                   "\r{}: epoch {}/{} loss {:.4f} val MAPE {:.2f}% (best {:.2f}%) {:.2f} epochs/s ETA <= {:.0f} s   ",
+                   o.name, epoch, o.max_epochs, loss, mape, best, rate, (o.max_epochs - epoch) / rate)
             << (end ? "\n" : "") << std::flush;
 }
 
@@ -356,9 +366,15 @@ GnnWeights train_gnn(const std::vector<const Example*>& examples, FeatureSet fea
   }
   restore(net, best_params);
   export_weights(net, w);
-  w.info = {{"name", o.name},           {"examples", examples.size()},  {"validation_examples", validation_set.size()},
-            {"seed", o.seed},           {"epochs", std::min(epoch, o.max_epochs)}, {"best_epoch", best_epoch},
-            {"validation_energy_mape_percent", best}, {"batch_size", o.batch_size}, {"learning_rate", o.learning_rate}};
+  w.info = {{"name", o.name},
+            {"examples", examples.size()},
+            {"validation_examples", validation_set.size()},
+            {"seed", o.seed},
+            {"epochs", std::min(epoch, o.max_epochs)},
+            {"best_epoch", best_epoch},
+            {"validation_energy_mape_percent", best},
+            {"batch_size", o.batch_size},
+            {"learning_rate", o.learning_rate}};
   return w;
 }
 
@@ -376,7 +392,8 @@ std::vector<std::array<double, kOutputs>> torch_forward(const GnnWeights& w, con
                        .to(torch::kFloat64)
                        .contiguous();
   std::vector<std::array<double, kOutputs>> result(graphs.size());
-  for (size_t i = 0; i < graphs.size(); ++i) std::copy_n(out.data_ptr<double>() + i * kOutputs, kOutputs, result[i].data());
+  for (size_t i = 0; i < graphs.size(); ++i)
+    std::copy_n(out.data_ptr<double>() + i * kOutputs, kOutputs, result[i].data());
   return result;
 }
 

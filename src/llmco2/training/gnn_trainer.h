@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "training/module.h"
 #include "predictor/gnn.h"
+#include "training/module.h"
 #include "training/training_set.h"
 
 namespace llmco2::training {
@@ -19,8 +19,8 @@ struct GnnTrainOptions {
   bool phase_outputs = true;  // false: learn from totals only (NNLQP)
   int hidden = 64;
   int max_epochs = 150;
-  int patience = 20;        // epochs without a better validation MAPE before stopping
-  int batch_size = 512;     // paper 4.1
+  int patience = 20;            // epochs without a better validation MAPE before stopping
+  int batch_size = 512;         // paper 4.1
   double learning_rate = 1e-3;  // paper 4.1 (Adam)
   double validation_share = 0.1;
   uint64_t seed = 1;

@@ -7,8 +7,8 @@
 #include <span>
 #include <vector>
 
-#include "training/module.h"
 #include "predictor/gnn.h"
+#include "training/module.h"
 #include "training/training_set.h"
 
 namespace llmco2::training {
@@ -26,9 +26,9 @@ struct SparseRows {
 // in-neighbours and the mean over a graph's nodes as sparse matrices with their transposes (for the backward pass).
 struct GraphBatch {
   int64_t graphs = 0, nodes = 0;
-  std::vector<float> x;        // nodes x node width, standardised
-  std::vector<float> globals;  // graphs x global width, standardised
-  std::vector<float> offset;   // graphs x kOutputs: the simulator's log estimate (sim_ratio) or 0
+  std::vector<float> x;                 // nodes x node width, standardised
+  std::vector<float> globals;           // graphs x global width, standardised
+  std::vector<float> offset;            // graphs x kOutputs: the simulator's log estimate (sim_ratio) or 0
   SparseRows neighbours, neighbours_t;  // nodes x nodes: row = destination, 1/in-degree per edge; transpose
   SparseRows pool, pool_t;              // graphs x nodes: 1/nodes on the graph's own nodes; transpose
   // Targets (empty for graphs without): graphs x kOutputs, graphs x 2 (energy, latency totals), graphs.

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "training/module.h"
 #include "dataset/dataset_csv.h"
 #include "predictor/encoding.h"
+#include "training/module.h"
 
 namespace llmco2::training {
 

@@ -18,8 +18,8 @@ struct HttpLimits {
 };
 
 struct HttpRequest {
-  std::string method, target, path;  // path: the target up to '?'
-  int minor_version = 1;             // HTTP/1.0 or HTTP/1.1
+  std::string method, target, path;                          // path: the target up to '?'
+  int minor_version = 1;                                     // HTTP/1.0 or HTTP/1.1
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, values trimmed
   std::string body;
   bool keep_alive = true;  // HTTP/1.1 unless "Connection: close"; HTTP/1.0 only with "Connection: keep-alive"

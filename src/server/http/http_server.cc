@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <ctime>
 #include <cmath>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,8 +29,8 @@ namespace llmco2::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kReadChunk = 16384;     // bytes one recv takes
-constexpr int kMaxAcceptsPerWake = 64;   // the listener cannot starve the connections
+constexpr size_t kReadChunk = 16384;    // bytes one recv takes
+constexpr int kMaxAcceptsPerWake = 64;  // the listener cannot starve the connections
 constexpr int kListenBacklog = 128;
 constexpr int kMaxPollMs = 1000;
 // A refused connection is half-closed and what the client still sends is read and dropped for a while (at most this
@@ -44,26 +44,39 @@ constexpr int kMaxInlineRequests = 64;
 
 const char* reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 417: return "Expectation Failed";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Content Too Large";
+    case 417:
+      return "Expectation Failed";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Status";
   }
 }
 
 std::string serialized(const HttpResponse& r, bool keep_alive) {
-  std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n",
-                                r.status, reason(r.status), r.content_type, r.body.size(),
-                                keep_alive ? "keep-alive" : "close");
+  std::string out =
+      fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n", r.status,
+                  reason(r.status), r.content_type, r.body.size(), keep_alive ? "keep-alive" : "close");
   for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
   out += "\r\n";
   out += r.body;
@@ -182,7 +195,8 @@ void HttpServer::Impl::accept_all() {
     Connection& added = *connections.emplace(fd, std::move(c)).first->second;
     if (connections.size() - closing > o.max_connections) {
       HttpResponse r = error_body(503, fmt::format("server busy: {} connections are open (--max-connections), retry "
-                                                   "later", o.max_connections));
+                                                   "later",
+                                                   o.max_connections));
       r.headers.emplace_back("Retry-After", "1");
       answer_and_linger(added, r);
     }
@@ -231,7 +245,7 @@ std::unique_ptr<HttpRequest> HttpServer::Impl::next_request(Connection& c, bool&
     const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
     if (left <= 0) return nullptr;
     pollfd p{c.fd, POLLIN, 0};
-    const struct timespec wait{0, static_cast<long>(left) * 1000};
+    const struct timespec wait { 0, static_cast<long>(left) * 1000 };
     if (::ppoll(&p, 1, &wait, nullptr) <= 0) return nullptr;
     char buffer[kReadChunk];
     const ssize_t n = ::recv(c.fd, buffer, sizeof buffer, 0);
@@ -276,15 +290,15 @@ void HttpServer::Impl::dispatch(Connection& c) {
   c.busy = true;
   ++busy;
   auto keep_open = std::make_shared<bool>(false);
-  const bool queued = workers->try_enqueue([this, held, request, keep_open] {
-    *keep_open = answer(*held, std::move(*request));
-  }, [this, fd = c.fd, keep_open] {  // the worker's slot is free again: the connection may be enqueued at once
-    {
-      std::lock_guard lock(returned_mutex);
-      returned.emplace_back(fd, *keep_open);
-    }
-    wake_up();
-  });
+  const bool queued = workers->try_enqueue(
+      [this, held, request, keep_open] { *keep_open = answer(*held, std::move(*request)); },
+      [this, fd = c.fd, keep_open] {  // the worker's slot is free again: the connection may be enqueued at once
+        {
+          std::lock_guard lock(returned_mutex);
+          returned.emplace_back(fd, *keep_open);
+        }
+        wake_up();
+      });
   if (queued) return;
   --busy;
   c.busy = false;
@@ -322,12 +336,10 @@ void HttpServer::Impl::expire() {
     if (!c->busy && c->deadline <= now) late.push_back(fd);
   for (int fd : late) {
     Connection& c = *connections.at(fd);
-    if (c.closing)
-      close_connection(fd);
+    if (c.closing) close_connection(fd);
     else if (c.reader.started())
       refuse(c, 408, fmt::format("request not received whole within {} s (--timeout-s)", o.timeout_s));
-    else
-      close_connection(fd);  // idle: closed without a word, as keep-alive timeouts are
+    else close_connection(fd);  // idle: closed without a word, as keep-alive timeouts are
   }
 }
 
@@ -356,8 +368,10 @@ HttpServer::~HttpServer() {
 
 int HttpServer::bind() {
   Impl& s = *impl_;
-  const std::string where = fmt::format("serve: cannot listen on {}:{} (address in use, or not an address of this "
-                                        "machine)", s.o.host, s.o.port);
+  const std::string where = fmt::format(
+      "serve: cannot listen on {}:{} (address in use, or not an address of this "
+      "machine)",
+      s.o.host, s.o.port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;

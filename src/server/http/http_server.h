@@ -18,12 +18,12 @@ namespace llmco2::server {
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;                   // 0: any free port
-  size_t threads = 2;                // workers
-  size_t queue = 64;                 // whole requests waiting for a worker; more answer 503
-  size_t max_connections = 256;      // open connections; more answer 503 and are closed
-  double timeout_s = 10;             // a request must arrive whole, and its answer be taken, within this
-  double keep_alive_s = 5;           // an idle connection is closed after this
+  int port = 8080;               // 0: any free port
+  size_t threads = 2;            // workers
+  size_t queue = 64;             // whole requests waiting for a worker; more answer 503
+  size_t max_connections = 256;  // open connections; more answer 503 and are closed
+  double timeout_s = 10;         // a request must arrive whole, and its answer be taken, within this
+  double keep_alive_s = 5;       // an idle connection is closed after this
   size_t max_requests_per_connection = 1000;
   HttpLimits limits;
 };

@@ -22,7 +22,7 @@ class TaskLine {
   // `then`, if given, runs on the same thread after the task once its slot is free again, so that what it signals
   // (a connection ready for its next request) can be enqueued at once.
   bool try_enqueue(std::function<void()> task, std::function<void()> then = {});
-  void shutdown();  // runs what is queued, then joins the threads
+  void shutdown();   // runs what is queued, then joins the threads
   size_t waiting();  // tasks queued and not yet taken by a thread
 
  private:

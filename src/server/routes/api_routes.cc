@@ -50,8 +50,8 @@ Reply ApiRoutes::predict_batch(const std::string& body) const {
     throw HttpError(400, "batch: expected {\"requests\": [request, ...]}");
   const Json& list = json["requests"];
   if (list.size() > limits_.max_batch_requests)
-    throw HttpError(413, fmt::format("batch: {} requests, at most {} per call", list.size(),
-                                     limits_.max_batch_requests));
+    throw HttpError(413,
+                    fmt::format("batch: {} requests, at most {} per call", list.size(), limits_.max_batch_requests));
   std::vector<api::Request> requests;
   for (size_t i = 0; i < list.size(); ++i)
     requests.push_back(api::request_from_json(list[i], fmt::format("requests[{}]", i)));

@@ -22,9 +22,7 @@ Reply answer_or_error(const std::function<Reply()>& answer) {
   }
 }
 
-std::string reply_text(const Reply& reply) {
-  return reply.body.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
+std::string reply_text(const Reply& reply) { return reply.body.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 Json parse_body(const std::string& body) {
   try {

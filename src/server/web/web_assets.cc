@@ -7,10 +7,11 @@ namespace llmco2::server {
 namespace {
 
 std::string content_type_of(const std::string& name) {
-  static const std::map<std::string, std::string> types = {
-      {".html", "text/html; charset=utf-8"}, {".js", "text/javascript; charset=utf-8"},
-      {".css", "text/css; charset=utf-8"},   {".json", "application/json"},
-      {".svg", "image/svg+xml"}};
+  static const std::map<std::string, std::string> types = {{".html", "text/html; charset=utf-8"},
+                                                           {".js", "text/javascript; charset=utf-8"},
+                                                           {".css", "text/css; charset=utf-8"},
+                                                           {".json", "application/json"},
+                                                           {".svg", "image/svg+xml"}};
   const auto dot = name.rfind('.');
   const auto it = dot == std::string::npos ? types.end() : types.find(name.substr(dot));
   return it == types.end() ? "application/octet-stream" : it->second;
