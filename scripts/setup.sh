@@ -15,11 +15,12 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
   libtorch-dev libopenblas0-openmp libxgboost-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format-14 clang-tidy-14
   pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest python3-dask python3-distributed
   libcpp-httplib-dev python3-selenium chromium chromium-driver
 )
-# clang and libclang-rt-14-dev (libFuzzer, ASan and UBSan runtimes): the fuzz harnesses (make fuzz, make test).
+# clang and libclang-rt-14-dev (libFuzzer, ASan and UBSan runtimes): the fuzz harnesses (make fuzz, make test);
+# clang-format-14 and clang-tidy-14: the layout check (make format-check, in make test) and make tidy.
 # pybind11-dev, python3-dev: the Python bindings (import llmco2); python3-numpy, -pandas, -pytest: their tests;
 # python3-dask, -distributed: the distributed scoring recipe and its test (docs/scaling.md).
 # libcpp-httplib-dev: the HTTP server of `llmco2 serve` and its load benchmark; python3-pytest, python3-selenium,

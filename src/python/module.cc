@@ -177,7 +177,7 @@ Json defaults_of(const Keywords<Options>& table) {
   Json out = Json::object();
   for (const Keyword<Options>& k : table) {
     const Json value = k.load(options);
-    out[k.name] = value == "" ? Json(nullptr) : value;
+    out[k.name] = value.is_string() && value.get<std::string>().empty() ? Json(nullptr) : value;
   }
   return out;
 }
@@ -633,6 +633,7 @@ PYBIND11_MODULE(_core, m) {
   error.attr("__doc__") =
       "Bad input (an unknown model or GPU, a value out of range, an unknown keyword...): a "
       "ValueError whose message is the one the CLI prints after 'llmco2: error: '.";
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): pybind11's translator type takes the pointer by value
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

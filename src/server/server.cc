@@ -122,7 +122,9 @@ void serve(const api::Session& session, const ServerOptions& options, std::ostre
   out << "llmco2 serve: listening on http://" << options.host << ":" << port << std::endl;
   http.run();
   running = false;
-  pthread_kill(watcher.native_handle(), SIGTERM);  // wakes the watcher when the server stopped on its own
+  // Wakes the watcher, blocked in sigwait for SIGINT/SIGTERM, when the server stopped on its own: the signal is the
+  // one it waits for, delivered to it alone, not a way to end the thread.
+  pthread_kill(watcher.native_handle(), SIGTERM);  // NOLINT(bugprone-bad-signal-to-kill-thread)
   watcher.join();
   out << "llmco2 serve: stopped" << std::endl;
 }

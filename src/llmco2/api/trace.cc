@@ -128,9 +128,9 @@ Result Session::Impl::score(RequestLog log, const Request& setup, const TraceOpt
   if (!o.keep_time_outliers) drop_time_outliers(log);
   return scored(s, o, log.source, log.format, [&] {
     std::vector<RequestFigures> figures;
-    const TraceAccount account = account_trace(log, *s.predictor->predictor, input_for(s.resolved), s.resolved.carbon,
-                                               s.predictor->bands ? &*s.predictor->bands : nullptr, s.options,
-                                               o.by_request_csv.empty() ? nullptr : &figures);
+    TraceAccount account = account_trace(log, *s.predictor->predictor, input_for(s.resolved), s.resolved.carbon,
+                                         s.predictor->bands ? &*s.predictor->bands : nullptr, s.options,
+                                         o.by_request_csv.empty() ? nullptr : &figures);
     if (!o.by_request_csv.empty()) write_request_csv(figures, o.by_request_csv);
     return account;
   });

@@ -78,11 +78,11 @@ class Parser {
   }
   bool take(char c) {
     skip_space();
-    if (p_ == end_ || *p_ != c) return false;
+    if (p_ == end_ || *p_ != static_cast<unsigned char>(c)) return false;
     ++p_;
     return true;
   }
-  bool at(char c) const { return p_ < end_ && *p_ == c; }
+  bool at(char c) const { return p_ < end_ && *p_ == static_cast<unsigned char>(c); }
 
   bool value(Json& out, int depth) {
     if (p_ == end_) return false;

@@ -52,7 +52,7 @@ std::string listed_name(const std::filesystem::path& output, const std::filesyst
 
 void set_run_command_line(std::vector<std::string> args) { command_line() = std::move(args); }
 
-RunManifest::RunManifest(std::filesystem::path manifest_path)
+RunManifest::RunManifest(const std::filesystem::path& manifest_path)
     : path_(absolute_path(manifest_path)), run_id_(new_run_id()) {
   std::lock_guard lock(active_mutex);
   if (active)

@@ -29,7 +29,7 @@ void record_existing_output(const std::filesystem::path& path);
 // writes the list. An output committed twice (a campaign rewriting its CSV) is listed once, as last written.
 class RunManifest {
  public:
-  explicit RunManifest(std::filesystem::path manifest_path);  // throws Error when another one is open
+  explicit RunManifest(const std::filesystem::path& manifest_path);  // throws Error when another one is open
   RunManifest(const RunManifest&) = delete;
   RunManifest& operator=(const RunManifest&) = delete;
   ~RunManifest();

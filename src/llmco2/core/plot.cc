@@ -45,7 +45,7 @@ std::string plot_to_file(const std::string& script, const std::filesystem::path&
   const std::string header = std::string("set terminal ") + (svg ? "svg" : "pngcairo") + " size " +
                              std::to_string(width) + "," + std::to_string(height) + " font 'sans,11'\nset output '" +
                              file.temporary_path().string() + "'\n";
-  const std::string warning = run_gnuplot(header + script + "\nset output\n");
+  std::string warning = run_gnuplot(header + script + "\nset output\n");
   if (!warning.empty()) return warning;  // the temporary file goes with `file`
   if (!image_is_whole(file.temporary_path(), svg)) {
     std::error_code ec;

@@ -256,7 +256,7 @@ long drop_time_outliers(RequestLog& log) {
   for (auto& q : log.requests) {
     const double t = q.time_s.value_or(0);
     if (t >= bulk.first && t <= bulk.second) {
-      kept.push_back(std::move(q));
+      kept.push_back(q);
       continue;
     }
     ++log.skipped;

@@ -30,6 +30,7 @@ double tile_keys(long first, long last, const LayerAttention& attention) {
 // min(prompt, t x tile) keys; the sum is tile x T (T - 1) / 2 + prompt, in integers (exact, as the loop's sum is).
 double causal_flash_loaded_keys(long prompt) {
   const long tiles = (prompt + kFlashQueryTile - 1) / kFlashQueryTile;
+  // NOLINTNEXTLINE(bugprone-integer-division): exact, tiles x (tiles - 1) is even
   return static_cast<double>(kFlashQueryTile * tiles * (tiles - 1) / 2 + prompt);
 }
 

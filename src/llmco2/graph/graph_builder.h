@@ -35,8 +35,8 @@ class GraphBuilder {
   // `cost` is any callable KernelCost(const PhaseShape&); it becomes a CostFn only when recording (a std::function
   // of a large capture allocates, which graphs built once need not pay).
   template <typename Cost>
-  int add(std::string kernel, KernelType type, std::vector<int> inputs, Cost&& cost, long d_in = 0, long d_out = 0,
-          std::string expert = "") {
+  int add(std::string kernel, KernelType type, const std::vector<int>& inputs, Cost&& cost, long d_in = 0,
+          long d_out = 0, std::string expert = "") {
     graph_.nodes.push_back(
         {std::move(kernel), type, std::move(expert), block_, d_in, d_out, 0, 0, 1, cost(prefill_), cost(decode_)});
     if (record_) recipe_.costs.emplace_back(std::forward<Cost>(cost));

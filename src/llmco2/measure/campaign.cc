@@ -113,7 +113,7 @@ Target resolve_target(const PlanRow& row, const CampaignOptions& o, const Nvml& 
 // The runner process, restarted when the GPUs change or after a failure; loaded with one model at a time.
 class RunnerSession {
  public:
-  RunnerSession(const CampaignOptions& o) : o_(o) {}
+  explicit RunnerSession(const CampaignOptions& o) : o_(o) {}
 
   const Json& hello() const { return hello_; }
   const Json& loaded() const { return loaded_; }

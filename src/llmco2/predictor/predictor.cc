@@ -49,7 +49,7 @@ class LlmCarbonPredictor final : public Predictor {
     const KernelGraph graph = build_kernel_graph(*c.model, c.request);
     const double peak = c.gpu->matrix_peak(c.request.precision.compute_dtype()).ops_per_s;
     const double work = c.batch_scale * c.scenario.data_parallel;  // FLOPs of all replicas, at the row's batch
-    double time_s[2], energy_j[2];
+    double time_s[2] = {}, energy_j[2] = {};
     int i = 0;
     for (Phase phase : {Phase::prefill, Phase::decode}) {
       const double ops = graph.totals(phase).ops;

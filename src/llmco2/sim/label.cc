@@ -215,7 +215,7 @@ bool same_setup(const PlanRow& a, const PlanRow& b) {
 // The setups of a plan, each prepared the first time one of its rows comes.
 class PlanSetups {
  public:
-  PlanSetups(const SimParams& params) : params_(params) {}
+  explicit PlanSetups(const SimParams& params) : params_(params) {}
   PlanSetup& of(const PlanRow& row) {
     if (last_row_ && same_setup(row, *last_row_)) return *last_;
     const std::string key = fmt::format("{}\n{}\n{}\n{}\n{}", row.model, row.gpu, row.gpus, row.dtype, row.engine);

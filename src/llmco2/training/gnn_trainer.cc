@@ -116,7 +116,7 @@ struct GnnNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(GnnNet);
 
-torch::Tensor view_of(const std::vector<float>& values, std::vector<int64_t> shape) {
+torch::Tensor view_of(const std::vector<float>& values, const std::vector<int64_t>& shape) {
   return torch::from_blob(const_cast<float*>(values.data()), shape, torch::kFloat32);
 }
 
