@@ -54,8 +54,15 @@ struct Request {
 // A request from its JSON form, the one the HTTP API and the Python bindings take: the keys are the CLI's flags
 // (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, clock_mhz, scope, node,
 // region, ci, pue, lifetime, embodied_basis, embodied_kg, predictor), plus model_config (an object). Missing keys keep
-// `defaults`' values. Throws Error naming `where` and the key for an unknown key or a value of the wrong type.
-Request request_from_json(const Json& json, const std::string& where = "request", const Request& defaults = {});
+// `defaults`' values. Throws Error naming `where` and the key for an unknown key or a value of the wrong type. A
+// caller that took its own keys out of `json` first (a call's options) names them in `call_keys`: an unknown key's
+// "did you mean" then draws on both sets.
+Request request_from_json(const Json& json, const std::string& where = "request", const Request& defaults = {},
+                          const std::vector<std::string>& call_keys = {});
+// Throws Error "<where>: unknown key '<key>' (did you mean <the nearest of keys>? the keys are <keys>)", the message
+// request_from_json gives, for a caller's own set of keys.
+[[noreturn]] void fail_unknown_key(const std::string& where, const std::string& key,
+                                   const std::vector<std::string>& keys);
 // JSON text as the API reads every file: at most 64 levels deep, numbers within a double's range. Throws Error
 // "<source>: malformed JSON at byte N" (or naming the depth or the number) for anything else.
 Json parse_json(std::string_view text, const std::string& source);

@@ -159,15 +159,22 @@ void take_keywords(Json& given, const std::string& call, const Keywords<Options>
     if (Json v = take(given, k.name); !v.is_null()) k.store(options, v, call + ": key '" + k.name + "'");
 }
 
+// The keyword names of `table`, with `more` after them.
+template <typename Options>
+std::vector<std::string> names_of(const Keywords<Options>& table, std::vector<std::string> more = {}) {
+  std::vector<std::string> names;
+  for (const Keyword<Options>& k : table) names.push_back(k.name);
+  names.insert(names.end(), more.begin(), more.end());
+  return names;
+}
+
 // The options of a call that takes no request: every keyword must be one of `table`'s.
 template <typename Options>
 Options options_from(Json given, const std::string& call, const Keywords<Options>& table) {
   Options options;
   take_keywords(given, call, table, options);
-  if (given.empty()) return options;
-  std::string names;
-  for (const Keyword<Options>& k : table) names += (names.empty() ? "" : ", ") + k.name;
-  throw llmco2::Error(call + ": unknown key '" + given.begin().key() + "' (the keys are " + names + ")");
+  if (!given.empty()) llmco2::api::fail_unknown_key(call, given.begin().key(), names_of(table));
+  return options;
 }
 
 // The defaults of `table`'s keywords (an empty string as None).
@@ -344,7 +351,7 @@ TraceOptions trace_options(Json& j, const std::string& call) {
 py::dict score_trace(const std::string& path, const py::kwargs& kwargs) {
   Json j = kwargs_json(kwargs, "score_trace");
   const llmco2::api::TraceOptions options = trace_options(j, "score_trace");
-  const llmco2::api::Request setup = llmco2::api::request_from_json(j, "score_trace");
+  const llmco2::api::Request setup = llmco2::api::request_from_json(j, "score_trace", {}, names_of(trace_keywords()));
   const llmco2::api::Result result = interruptible([&] { return session().score_trace(path, setup, options); });
   return to_python(result.json).cast<py::dict>();
 }
@@ -354,7 +361,8 @@ py::dict score_requests(const std::vector<long>& prompt_tokens, const std::vecto
                         const py::kwargs& kwargs) {
   Json j = kwargs_json(kwargs, "score_requests");
   const llmco2::api::TraceOptions options = trace_options(j, "score_requests");
-  const llmco2::api::Request setup = llmco2::api::request_from_json(j, "score_requests");
+  const llmco2::api::Request setup =
+      llmco2::api::request_from_json(j, "score_requests", {}, names_of(trace_keywords()));
   llmco2::api::LogColumns log{prompt_tokens, gen_tokens, time_s.value_or(std::vector<double>{}), source};
   const llmco2::api::Result result = interruptible([&] { return session().score_requests(log, setup, options); });
   return to_python(result.json).cast<py::dict>();
@@ -366,7 +374,8 @@ py::dict compare(const py::kwargs& kwargs) {
   for (const char* key : {"gpu_types", "counts", "slo_ms"})
     if (Json v = take(j, key); !v.is_null()) own[key] = v;
   const llmco2::api::CompareOptions o = llmco2::api::compare_options_from_json(own, "compare");
-  const llmco2::api::Request request = llmco2::api::request_from_json(j, "compare");
+  const llmco2::api::Request request =
+      llmco2::api::request_from_json(j, "compare", {}, {"gpu_types", "counts", "slo_ms"});
   const llmco2::api::Result result = interruptible([&] { return session().compare(request, o); });
   return to_python(result.json).cast<py::dict>();
 }
@@ -409,7 +418,8 @@ py::dict serve_sim(const std::string& log, const py::kwargs& kwargs) {
   settings.params = take_value<std::string>(j, "serve_sim", "params", "");
   refuse_keys(j, "serve_sim", {"prompt", "gen", "predictor"},
               "each request's tokens come from the log, and the serving simulation prices every step");
-  const llmco2::api::Request request = llmco2::api::request_from_json(j, "serve_sim");
+  const llmco2::api::Request request =
+      llmco2::api::request_from_json(j, "serve_sim", {}, names_of(serve_sim_keywords(), {"params"}));
   return answer(interruptible([&] {
     return settings.params.empty() ? session().serve_sim(request, options)
                                    : llmco2::api::Session(settings).serve_sim(request, options);

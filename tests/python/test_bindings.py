@@ -159,6 +159,17 @@ def test_serve_sim_closed_loop_over_the_random_dataset_equals_the_cli():
         llmco2.serve_sim()
 
 
+def test_a_misspelt_option_keyword_gets_its_nearest_name():
+    with pytest.raises(llmco2.Error, match=r"serve_sim: unknown key 'replica' \(did you mean replicas"):
+        llmco2.serve_sim(num_prompts=2, replica=2)
+    with pytest.raises(llmco2.Error, match=r"score_requests: unknown key 'gird' \(did you mean grid"):
+        llmco2.score_requests([100], [10], gird=1.2)
+    with pytest.raises(llmco2.Error, match=r"compare: unknown key 'count' \(did you mean counts"):
+        llmco2.compare(count=[1, 2])
+    with pytest.raises(llmco2.Error, match=r"predict: unknown key 'gpu_type' \(did you mean gpu"):
+        llmco2.predict(gpu_type="h100")
+
+
 def test_serve_sim_refuses_what_the_cli_has_no_flag_for():
     log = os.path.join(SOURCE, "data", "azure", "AzureLLMInferenceTrace_conv.csv")
     with pytest.raises(llmco2.Error, match="serve_sim: key 'prompt' is not taken: each request's tokens come from"):

@@ -127,7 +127,9 @@ def test_score_campaign_equals_the_cli(tmp_path):
 
 
 def test_a_bad_keyword_is_an_llmco2_error_naming_it(tmp_path):
-    with pytest.raises(llmco2.Error, match=r"calibrate: unknown key 'max_evals' \(the keys are data, params_out"):
+    with pytest.raises(llmco2.Error,
+                       match=r"calibrate: unknown key 'max_evals' \(did you mean max_evaluations or threads\? "
+                             r"the keys are data, "):
         research.calibrate(max_evals=10)
     with pytest.raises(llmco2.Error, match="sample: key 'count': expected an integer, got 2.5"):
         research.sample(tmp_path / "plan.csv", count=2.5)

@@ -106,7 +106,13 @@ const std::vector<std::string>& request_keys() {
 
 Json parse_json(std::string_view text, const std::string& source) { return parse_json_text(text, source); }
 
-Request request_from_json(const Json& json, const std::string& where, const Request& defaults) {
+void fail_unknown_key(const std::string& where, const std::string& key, const std::vector<std::string>& keys) {
+  fail("{}: unknown key '{}' (did you mean {}? the keys are {})", where, key, join_or(nearest_names(key, keys, 2)),
+       fmt::format("{}", fmt::join(keys, ", ")));
+}
+
+Request request_from_json(const Json& json, const std::string& where, const Request& defaults,
+                          const std::vector<std::string>& call_keys) {
   if (!json.is_object()) fail("{}: expected a JSON object of request fields, got {}", where, shown(json));
   Request r = defaults;
   for (const auto& item : json.items()) {
@@ -114,9 +120,13 @@ Request request_from_json(const Json& json, const std::string& where, const Requ
     const Json& value = item.value();
     const auto& table = setters();
     const auto it = std::find_if(table.begin(), table.end(), [&](const auto& e) { return e.first == key; });
-    if (it == table.end())
-      fail("{}: unknown key '{}' (did you mean {}? the keys are the CLI's flags: {})", where, key,
-           join_or(nearest_names(key, request_keys(), 2)), fmt::format("{}", fmt::join(request_keys(), ", ")));
+    if (it == table.end()) {
+      std::vector<std::string> all = request_keys();
+      all.insert(all.end(), call_keys.begin(), call_keys.end());
+      fail("{}: unknown key '{}' (did you mean {}? the keys are the CLI's flags: {}{})", where, key,
+           join_or(nearest_names(key, all, 2)), fmt::format("{}", fmt::join(request_keys(), ", ")),
+           call_keys.empty() ? "" : fmt::format("; and this call's: {}", fmt::join(call_keys, ", ")));
+    }
     if (value.is_null()) continue;  // null: the default
     it->second(r, Reader{where, key, value});
   }
