@@ -12,6 +12,7 @@
 
 #include "calibration/kernel_profiles.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "hardware/gpu_catalog.h"
 
 namespace llmco2 {
@@ -160,6 +161,18 @@ TEST(KernelProfile, AFitOnAFixedSampleLandsNearTheCommittedParameters) {
         ++compared;
       }
   EXPECT_EQ(compared, static_cast<int>(reported.size()));
+}
+
+// A kernel fit stops at its first search sweep once an interrupt is requested (the Python bindings' Ctrl-C), instead
+// of running its ~20 s to the end; the sample is the fixed one AFitOnAFixedSample... fits without an interrupt.
+TEST(KernelProfile, AFitStopsOnAnInterruptRequest) {
+  const KernelProfileSet all = read_vidur_profiles(default_vidur_dir());
+  KernelProfileSet sample;
+  for (size_t i = 0; i < all.compute.size(); i += 7) sample.compute.push_back(all.compute[i]);
+  for (size_t i = 0; i < all.network.size(); i += 7) sample.network.push_back(all.network[i]);
+  request_interrupt(true);
+  EXPECT_THROW(fit_kernel_params(sample), Interrupted);
+  request_interrupt(false);
 }
 
 // The committed data/sim/kernels.json loads, and refitting on the committed Vidur data reproduces held-out per-operator

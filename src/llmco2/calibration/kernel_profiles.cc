@@ -10,6 +10,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/paths.h"
 #include "core/plot.h"
 #include "hardware/gpu_catalog.h"
@@ -250,12 +251,14 @@ Axis axis_of(const std::string& name) {
 
 // Coordinate pattern search on the unit cube: tries +-step on each coordinate and keeps the first improvement, doubling
 // the step after a success (to crawl along valleys) and halving it after a sweep without one, until the step is 1e-4
-// of the range or 3000 sweeps. Deterministic; every point it evaluates is inside the bounds.
+// of the range or 3000 sweeps. Deterministic; every point it evaluates is inside the bounds. Stops between sweeps when
+// an interrupt is requested (core/interrupt.h: a whole fit takes ~20 s).
 std::vector<double> pattern_search(const std::function<double(const std::vector<double>&)>& loss, std::vector<double> u,
                                    double& best) {
   best = loss(u);
   int sweeps = 0;
   for (double step = 0.25; step > 1e-4 && sweeps < 3000; ++sweeps) {
+    check_interrupt();
     bool improved = false;
     for (size_t i = 0; i < u.size(); ++i)
       for (double sign : {1.0, -1.0}) {
