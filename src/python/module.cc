@@ -370,12 +370,12 @@ py::dict score_requests(const std::vector<long>& prompt_tokens, const std::vecto
 
 py::dict compare(const py::kwargs& kwargs) {
   Json j = kwargs_json(kwargs, "compare");
-  Json own = Json::object();  // the comparison's keywords, read as the HTTP API reads them
-  for (const char* key : {"gpu_types", "counts", "slo_ms"})
+  static const std::vector<std::string> keys = {"gpu_types", "counts", "slo_ms"};  // read as the HTTP API reads them
+  Json own = Json::object();
+  for (const std::string& key : keys)
     if (Json v = take(j, key); !v.is_null()) own[key] = v;
   const llmco2::api::CompareOptions o = llmco2::api::compare_options_from_json(own, "compare");
-  const llmco2::api::Request request =
-      llmco2::api::request_from_json(j, "compare", {}, {"gpu_types", "counts", "slo_ms"});
+  const llmco2::api::Request request = llmco2::api::request_from_json(j, "compare", {}, keys);
   const llmco2::api::Result result = interruptible([&] { return session().compare(request, o); });
   return to_python(result.json).cast<py::dict>();
 }
@@ -417,7 +417,8 @@ py::dict serve_sim(const std::string& log, const py::kwargs& kwargs) {
   llmco2::api::Settings settings;  // `--params`: the simulator's parameters, a session's setting
   settings.params = take_value<std::string>(j, "serve_sim", "params", "");
   refuse_keys(j, "serve_sim", {"prompt", "gen", "predictor"},
-              "each request's tokens come from the log, and the serving simulation prices every step");
+              "each request's tokens come from the log (or input_len and output_len with num_prompts), and the "
+              "serving simulation prices every step");
   const llmco2::api::Request request =
       llmco2::api::request_from_json(j, "serve_sim", {}, names_of(serve_sim_keywords(), {"params"}));
   return answer(interruptible([&] {

@@ -7,6 +7,7 @@
 // close to linear in the context, so they agree to 0.5% on energy, latency, time to first token and time per output
 // token. (Before the representative kept its side, a 512-token prefill on a B200 was priced as 524 tokens of eager
 // launches: its time to first token came out 1.9x predict's.)
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -154,6 +155,8 @@ TEST(ServeSimRandomDataset, LengthsAreFixedOrDrawnWithinTheRangeRatio) {
   for (auto [change, flag] : std::vector<std::pair<std::function<void(ServeSimOptions&)>, std::string>>{
            {[](ServeSimOptions& x) { x.range_ratio = 1; }, "--random-range-ratio"},
            {[](ServeSimOptions& x) { x.input_len = 0; }, "--random-input-len"},
+           {[](ServeSimOptions& x) { x.output_len = 2'000'000'000; }, "--random-output-len must be 1 to 1000000000"},
+           {[](ServeSimOptions& x) { x.range_ratio = std::nan(""); }, "--random-range-ratio"},
            {[](ServeSimOptions& x) { x.num_prompts = 100'000'001; }, "--num-prompts"},
            {[](ServeSimOptions& x) { x.log = "log.csv"; }, "not both"},
            {[](ServeSimOptions& x) { x.concurrency = -2; }, "--concurrency"},

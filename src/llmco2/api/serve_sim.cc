@@ -109,25 +109,21 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   return j;
 }
 
-// The most requests one generated run replays (`--num-prompts`): a bound on its time, not its memory.
+// The most requests one generated run replays (`--num-prompts`): a bound on its time, not its memory. And the longest
+// prompt or output it draws: the bound the log reader holds a fractional token count to, so that L (1 + r) stays a
+// long.
 constexpr long kMaxPrompts = 100'000'000;
+constexpr long kMaxPromptTokens = 1'000'000'000;
 
 // `vllm bench serve`'s random dataset as a request stream: num_prompts requests, all sent at time 0 (no timestamp),
 // lengths fixed or drawn uniformly within range_ratio of them.
 class RandomPrompts {
  public:
   explicit RandomPrompts(const ServeSimOptions& f)
-      : count_(f.num_prompts),
+      : count_(checked_count(f)),
         input_(range(f.input_len, f.range_ratio)),
         output_(range(f.output_len, f.range_ratio)),
-        rng_(f.seed) {
-    if (f.num_prompts < 1 || f.num_prompts > kMaxPrompts)
-      fail("--num-prompts must be 1 to {}, got {}", kMaxPrompts, f.num_prompts);
-    if (f.input_len < 1 || f.output_len < 1)
-      fail("--random-input-len and --random-output-len must be at least 1, got {} and {}", f.input_len, f.output_len);
-    if (!(f.range_ratio >= 0 && f.range_ratio < 1))
-      fail("--random-range-ratio must be in [0, 1), got {}", f.range_ratio);
-  }
+        rng_(f.seed) {}
   std::optional<LoggedRequest> next() {
     if (sent_ == count_) return std::nullopt;
     ++sent_;
@@ -135,6 +131,16 @@ class RandomPrompts {
   }
 
  private:
+  // num_prompts, once every setting is checked (before the ranges are drawn from them: members initialise in order).
+  static long checked_count(const ServeSimOptions& f) {
+    if (f.num_prompts < 1 || f.num_prompts > kMaxPrompts)
+      fail("--num-prompts must be 1 to {}, got {}", kMaxPrompts, f.num_prompts);
+    for (auto [flag, length] : {std::pair{"--random-input-len", f.input_len}, {"--random-output-len", f.output_len}})
+      if (length < 1 || length > kMaxPromptTokens) fail("{} must be 1 to {}, got {}", flag, kMaxPromptTokens, length);
+    if (!(f.range_ratio >= 0 && f.range_ratio < 1))
+      fail("--random-range-ratio must be in [0, 1), got {}", f.range_ratio);
+    return f.num_prompts;
+  }
   static std::uniform_int_distribution<long> range(long length, double ratio) {
     const long lo = std::max(1L, static_cast<long>(std::floor(static_cast<double>(length) * (1 - ratio))));
     const long hi = std::max(lo, static_cast<long>(std::floor(static_cast<double>(length) * (1 + ratio))));
