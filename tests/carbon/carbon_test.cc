@@ -62,10 +62,10 @@ TEST(Carbon, TheVendorBasisWithoutAPcfIsAnErrorNamingTheGpu) {
 
 TEST(Carbon, GpusWithoutASourcedLlmCarbonFigureGetAnUnknownOne) {
   const EmbodiedParams& params = bundled_embodied_params();
-  // Samsung 8 nm (no LLMCarbon figure): a10g, a40, rtx-3090; no published die area: b200, gb200, mi250x, mi300x,
-  // mi325x, gaudi3.
-  const std::set<std::string> unknown = {"a10g",   "a40",    "rtx-3090", "b200",  "gb200",
-                                         "mi250x", "mi300x", "mi325x",   "gaudi3"};
+  // Samsung 8 nm (no LLMCarbon figure): a10g, a40, rtx-3090; no published die area: b200, gb200, b300, gb300, mi250x,
+  // mi300x, mi325x, gaudi3.
+  const std::set<std::string> unknown = {"a10g",  "a40",    "rtx-3090", "b200",   "gb200", "b300",
+                                         "gb300", "mi250x", "mi300x",   "mi325x", "gaudi3"};
   for (const std::string& id : unknown) {
     const GpuEmbodied e = gpu_embodied(GpuCatalog::bundled().resolve(id), EmbodiedBasis::llmcarbon, params);
     EXPECT_FALSE(e.known()) << id;

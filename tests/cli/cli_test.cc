@@ -74,7 +74,7 @@ TEST(Cli, CatalogListings) {
   EXPECT_EQ(lines(models.out), 77);  // header + 76 configs
   const Result gpus = run("gpus --format json");
   ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
-  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 27u);
+  EXPECT_EQ(nlohmann::json::parse(gpus.out).size(), 30u);
 }
 
 TEST(Cli, BadInputIsOneLineAndExitCode2) {

@@ -77,5 +77,24 @@ TEST(EnginePrecision, Bf16BecomesFp16WithoutBf16TensorCores) {
   EXPECT_EQ(v100.precision, (Precision{DType::int8, DType::fp16, DType::fp16}));
 }
 
+TEST(EnginePrecision, Int8OnBlackwellUltraRunsWeightOnly) {
+  // Blackwell Ultra lists INT8 at 307 TOPS sparse (153.5 dense), a fifteenth of its bf16 rate, so the catalog leaves
+  // int8 null (data/gpus/b300.json): an int8 w8a8 checkpoint runs weight-only, its matmuls in bf16.
+  const Gpu b300 = gpu("b300");
+  EXPECT_FALSE(b300.has_tensor_units(DType::int8));
+  const EnginePrecision e = b300.engine_precision({DType::int8, DType::int8, DType::bf16});
+  EXPECT_EQ(e.precision, (Precision{DType::int8, DType::bf16, DType::bf16}));
+  ASSERT_EQ(e.notes.size(), 1u);
+  EXPECT_NE(e.notes[0].find("b300 has no int8 tensor cores"), std::string::npos) << e.notes[0];
+  EXPECT_NE(e.notes[0].find("weight-only"), std::string::npos) << e.notes[0];
+  const ComputePeak peak = b300.matrix_peak(DType::int8);  // the fastest 16-bit units (fp16 where bf16 is equal)
+  EXPECT_EQ(peak.dtype, DType::fp16);
+  EXPECT_DOUBLE_EQ(peak.ops_per_s, 2250e12);
+  // The B200 keeps its int8 tensor rate (4,500 TOPS dense); fp8 and NVFP4 run natively on Blackwell Ultra.
+  EXPECT_DOUBLE_EQ(gpu("b200").matrix_peak(DType::int8).ops_per_s, 4500e12);
+  EXPECT_TRUE(gpu("gb300").engine_precision({DType::nvfp4, DType::nvfp4, DType::fp8}).notes.empty());
+  EXPECT_TRUE(b300.engine_precision({DType::fp8, DType::fp8, DType::fp8}).notes.empty());
+}
+
 }  // namespace
 }  // namespace llmco2

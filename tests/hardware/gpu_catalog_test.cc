@@ -36,7 +36,7 @@ std::string refusal(const Json& json) {
   return "";
 }
 
-constexpr size_t kBundledGpus = 27;
+constexpr size_t kBundledGpus = 30;
 
 TEST(GpuCatalog, BundlesTheIssuesGpus) {
   for (const char* id :
@@ -44,7 +44,9 @@ TEST(GpuCatalog, BundlesTheIssuesGpus) {
         "h100-pcie", "h100-nvl", "h200", "b200", "l40s", "v100-sxm2", "v100-sxm2-32gb", "mi300x",
         // issue 15, part 2
         "a40", "rtx-6000-ada", "rtx-3090", "l40", "gh200-96gb", "gh200-144gb", "h200-nvl", "gb200", "mi250x", "mi325x",
-        "gaudi3"})
+        "gaudi3",
+        // issue 37
+        "b300", "gb300", "rtx-pro-6000-server"})
     EXPECT_EQ(catalog().resolve(id).id, id);
   EXPECT_EQ(catalog().gpus().size(), kBundledGpus);
 }
@@ -123,10 +125,14 @@ TEST(GpuCatalog, FpEightAndFpFourOnlyWhereTheHardwareHasThem) {
                                gpu.architecture.find("CDNA 3") != std::string::npos ||
                                gpu.architecture.find("Gaudi 3") != std::string::npos;
     EXPECT_EQ(gpu.dense_peak_ops_per_s.contains(DType::fp8), has_fp8_units) << gpu.id << " " << gpu.architecture;
-    // fp4 tensor cores: Blackwell only (b200, gb200).
+    // fp4 tensor cores: Blackwell only (b200, gb200, b300, gb300, rtx-pro-6000-server).
     EXPECT_EQ(gpu.dense_peak_ops_per_s.contains(DType::fp4), blackwell) << gpu.id;
   }
   EXPECT_DOUBLE_EQ(catalog().resolve("b200").dense_peak_ops_per_s.at(DType::fp4), 9000e12);  // 18,000 is sparse
+  // Blackwell Ultra's NVFP4 is sparse : dense = 4 : 3, not 2: HGX B300 "144 | 108 PFLOPS" per 8 GPUs, GB300
+  // "20 | 15 PFLOPS"; halving the sparse figure would give 9,000 and 10,000.
+  EXPECT_DOUBLE_EQ(catalog().resolve("b300").dense_peak_ops_per_s.at(DType::fp4), 13500e12);
+  EXPECT_DOUBLE_EQ(catalog().resolve("gb300").dense_peak_ops_per_s.at(DType::fp4), 15000e12);
 }
 
 TEST(GpuCatalog, SameDieBoardsAreConsistent) {
@@ -156,6 +162,17 @@ TEST(GpuCatalog, SameDieBoardsAreConsistent) {
   const Gpu gb200 = catalog().resolve("gb200"), b200 = catalog().resolve("b200");
   for (const DType t : {DType::tf32, DType::bf16, DType::fp16, DType::fp8, DType::int8, DType::fp4})
     EXPECT_NEAR(gb200.dense_peak_ops_per_s.at(t) / b200.dense_peak_ops_per_s.at(t), 10.0 / 9.0, 0.02) << dtype_name(t);
+  // Blackwell Ultra: the GB300 is 10/9 of the B300 in every tensor type it lists (2.5 vs 2.25 PF bf16, 15 vs 13.5 PF
+  // fp4), as the GB200 is of the B200. The B300 keeps the HGX B200's bf16, fp16, fp8, tf32 and fp32 figures exactly
+  // (same 148 SMs at the same 1856 MHz tensor clock) and runs fp4 at 1.5x per clock (13,500 vs 9,000).
+  const Gpu gb300 = catalog().resolve("gb300"), b300 = catalog().resolve("b300");
+  for (const DType t : {DType::tf32, DType::bf16, DType::fp16, DType::fp8, DType::fp4})
+    EXPECT_NEAR(gb300.dense_peak_ops_per_s.at(t) / b300.dense_peak_ops_per_s.at(t), 10.0 / 9.0, 1e-9) << dtype_name(t);
+  for (const DType t : {DType::fp32, DType::tf32, DType::bf16, DType::fp16, DType::fp8})
+    EXPECT_DOUBLE_EQ(b300.dense_peak_ops_per_s.at(t), b200.dense_peak_ops_per_s.at(t)) << dtype_name(t);
+  EXPECT_DOUBLE_EQ(b300.dense_peak_ops_per_s.at(DType::fp4) / b200.dense_peak_ops_per_s.at(DType::fp4), 1.5);
+  EXPECT_DOUBLE_EQ(b300.tensor_peak_clock_mhz.value(), b200.tensor_peak_clock_mhz.value());  // 1856 MHz
+  EXPECT_DOUBLE_EQ(gb300.dense_peak_ops_per_s.at(DType::fp4) / gb200.dense_peak_ops_per_s.at(DType::fp4), 1.5);
 }
 
 double tflops(const Gpu& gpu, DType dtype) { return gpu.dense_peak_ops_per_s.at(dtype) / 1e12; }
@@ -185,7 +202,8 @@ TEST(GpuCatalog, BoardsNamedAfterOneDieHaveOneTensorRatePerClock) {
   // MI325X (HBM3E power) must not become the reference of the B200 and MI300X; the RTX 6000 Ada shares the L40S's name.
   for (const auto& [a, b] :
        {std::pair{"b200", "gb200"}, std::pair{"mi300x", "mi325x"}, std::pair{"l40s", "rtx-6000-ada"},
-        std::pair{"a10g", "a40"}, std::pair{"h100-sxm", "gh200-96gb"}})
+        std::pair{"a10g", "a40"}, std::pair{"h100-sxm", "gh200-96gb"}, std::pair{"b300", "gb300"},
+        std::pair{"b200", "b300"}})
     EXPECT_NEAR(tensor_per_vector(catalog().resolve(a)) / tensor_per_vector(catalog().resolve(b)), 1.0, 0.10)
         << a << " vs " << b;
   // Half the tensor rate per clock on the same die: the GeForce RTX 3090 (FP32 accumulate) and NVIDIA's L40
@@ -194,6 +212,12 @@ TEST(GpuCatalog, BoardsNamedAfterOneDieHaveOneTensorRatePerClock) {
   EXPECT_NEAR(tensor_per_vector(catalog().resolve("l40s")) / tensor_per_vector(catalog().resolve("l40")), 2.0, 0.1);
   EXPECT_NE(catalog().resolve("rtx-3090").architecture, catalog().resolve("a40").architecture);
   EXPECT_NE(catalog().resolve("l40").architecture, catalog().resolve("l40s").architecture);
+  // Higher-TDP boards of a die named apart so that they do not become the lower boards' power reference: B300
+  // (1,100 W) vs B200 (1,000 W; other silicon too), GB300 (1,400 W) vs B300, as GB200 vs B200.
+  for (const auto& [a, b] : {std::pair{"b200", "b300"}, std::pair{"b300", "gb300"}, std::pair{"gb200", "gb300"}})
+    EXPECT_NE(catalog().resolve(a).architecture, catalog().resolve(b).architecture) << a << " vs " << b;
+  EXPECT_EQ(GpuCatalog::reference_board(catalog().resolve("b200")).id, "b200");
+  EXPECT_EQ(GpuCatalog::reference_board(catalog().resolve("b300")).id, "b300");
 }
 
 TEST(GpuCatalog, NewBoardsMatchTheirDatasheets) {
@@ -219,6 +243,12 @@ TEST(GpuCatalog, NewBoardsMatchTheirDatasheets) {
                                                             // 560 W and 383 TFLOPS FP16/BF16
       {"mi325x", 256, 6000, 1000, DType::fp8, 2614.9},      // 5,229.8 with sparsity
       {"gaudi3", 128, 3670, 900, DType::bf16, 1835},        // Gaudi 3: 1,835 BF16 matrix TFLOPS
+      // issue 37: NVIDIA Blackwell Ultra datasheet, per GPU; RTX PRO 6000 Blackwell Server Edition datasheet
+      {"b300", 270, 7700, 1100, DType::fp8, 4500},                 // HGX B300: FP8 9 PFLOPS sparse, 270 GB, 7.7 TB/s
+      {"b300", 270, 7700, 1100, DType::fp32, 75},                  // FP32 75 TFLOPS, up to 1,100 W
+      {"gb300", 279, 8000, 1400, DType::bf16, 2500},               // GB300: FP16/BF16 5 PFLOPS sparse, 279 GB, 8 TB/s
+      {"gb300", 279, 8000, 1400, DType::fp32, 80},                 // FP32 80 TFLOPS, up to 1,400 W
+      {"rtx-pro-6000-server", 96, 1597, 600, DType::tf32, 233.9},  // "TF32 234 TFLOPS" (dense), 1,597 GB/s, 600 W
   };
   for (const Case& c : cases) {
     const Gpu gpu = catalog().resolve(c.id);
@@ -232,6 +262,17 @@ TEST(GpuCatalog, NewBoardsMatchTheirDatasheets) {
     EXPECT_FALSE(catalog().resolve(id).dense_peak_ops_per_s.contains(DType::fp8)) << id;
   EXPECT_FALSE(catalog().resolve("mi250x").dense_peak_ops_per_s.contains(DType::tf32));
   EXPECT_FALSE(catalog().resolve("gaudi3").dense_peak_ops_per_s.contains(DType::int8));
+  // Blackwell Ultra cut INT8 to 307 / 330 TOPS sparse (153.5 / 165 dense), below its bf16 rate: null, not the B200's.
+  for (const char* id : {"b300", "gb300"}) {
+    EXPECT_FALSE(catalog().resolve(id).dense_peak_ops_per_s.contains(DType::int8)) << id;
+    EXPECT_FALSE(catalog().resolve(id).dense_peak_ops_per_s.contains(DType::int4)) << id;
+  }
+  // RTX PRO 6000 Server Edition: GB202 rates at its 2430 MHz boost, 188 SMs; bf16 = 2 x tf32 = 4 x fp32.
+  const Gpu rtx_pro = catalog().resolve("rtx-pro-6000-server");
+  EXPECT_NEAR(tflops(rtx_pro, DType::bf16), 188 * 1024 * 2.430e9 / 1e12, 0.05);
+  EXPECT_NEAR(tflops(rtx_pro, DType::fp4), 188 * 4096 * 2.430e9 / 1e12, 0.05);
+  EXPECT_NEAR(tflops(rtx_pro, DType::bf16) / tflops(rtx_pro, DType::tf32), 2.0, 1e-3);
+  EXPECT_NEAR(tflops(rtx_pro, DType::int8), tflops(rtx_pro, DType::fp8), 1e-9);
   // Links: a 2-card bridge (A40, RTX 3090), a 4-card bridge (H200 NVL), a 72-GPU NVLink domain (GB200).
   EXPECT_DOUBLE_EQ(catalog().resolve("a40").network_link(2).bandwidth_bytes_per_s, 56.25e9);
   EXPECT_EQ(catalog().resolve("a40").network_link(4).kind, "pcie-gen4-x16");
@@ -239,6 +280,13 @@ TEST(GpuCatalog, NewBoardsMatchTheirDatasheets) {
   EXPECT_EQ(catalog().resolve("h200-nvl").network_link(8).kind, "pcie-gen5-x16");
   EXPECT_EQ(catalog().resolve("gb200").network_link(72).kind, "nvlink5");
   EXPECT_FALSE(catalog().resolve("rtx-6000-ada").gpu_link.has_value());  // no NVLink on the RTX 6000 Ada
+  // An 8-GPU NVLink domain (HGX B300) and PCIe Gen6 beyond it; a 72-GPU domain (GB300); no NVLink (RTX PRO 6000 SE).
+  EXPECT_EQ(catalog().resolve("b300").network_link(8).kind, "nvlink5");
+  EXPECT_EQ(catalog().resolve("b300").network_link(16).kind, "pcie-gen6-x16");
+  EXPECT_DOUBLE_EQ(catalog().resolve("b300").network_link(16).bandwidth_bytes_per_s, 128e9);  // 256 GB/s both ways
+  EXPECT_EQ(catalog().resolve("gb300").network_link(72).kind, "nvlink5");
+  EXPECT_FALSE(catalog().resolve("rtx-pro-6000-server").gpu_link.has_value());
+  EXPECT_EQ(catalog().resolve("rtx-pro-6000-server").network_link(2).kind, "pcie-gen5-x16");
 }
 
 TEST(GpuCatalog, EveryBoardIsPhysicallyPlausible) {
@@ -329,6 +377,9 @@ TEST(GpuCatalog, ResolvesNvidiaSmiNamesAndAliases) {
       {"NVIDIA GB200", "gb200"},
       {"AMD Instinct MI325X", "mi325x"},
       {"HL-325L", "gaudi3"},
+      {"NVIDIA B300 SXM6 AC", "b300"},
+      {"NVIDIA GB300", "gb300"},
+      {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-server"},
   };
   for (const auto& [name, id] : printed) EXPECT_EQ(catalog().resolve(name).id, id) << name;
   // ROCm names one MI250X die (and the MI250's too): not matched, so a die is never counted as a module.

@@ -121,6 +121,41 @@ TEST(Node, EveryBundledNodeIsPhysical) {
   EXPECT_EQ(NodeCatalog::bundled().default_for("no-such-gpu"), nullptr);
 }
 
+// Issue 37: each new GPU type has its node, the one the default scope uses. Figures typed in from the sources the
+// files cite: DGX B300 (User Guide: 2x Xeon 6776P, 32 DIMMs, 12 x 3.2 kW supplies, 14.5 kW), the GB300 NVL72 tray
+// (2 Grace + 4 GPUs, 1/18 of 8 shelves x 33 kW), and a GENERIC 8-card PCIe host for the RTX PRO 6000 Server Edition.
+TEST(Node, BlackwellUltraAndRtxProNodesAreTheDefaults) {
+  const NodeCatalog& nodes = NodeCatalog::bundled();
+  const Node* dgx = nodes.default_for("b300");
+  ASSERT_NE(dgx, nullptr);
+  EXPECT_EQ(dgx->id, "dgx-b300");
+  EXPECT_EQ(dgx->gpus, 8);
+  EXPECT_EQ(dgx->cpu_model, "Intel Xeon 6776P");
+  EXPECT_DOUBLE_EQ(dgx->cpu_tdp_w, 350);
+  EXPECT_EQ(dgx->dimms, 32);
+  EXPECT_DOUBLE_EQ(dgx->psu_capacity_w, 12 * 3200);
+  EXPECT_DOUBLE_EQ(dgx->design_power_w, 14500);
+  EXPECT_DOUBLE_EQ(dgx->gpu_tdp_w, 1100);
+  const Node* tray = nodes.default_for("gb300");
+  ASSERT_NE(tray, nullptr);
+  EXPECT_EQ(tray->id, "gb300-nvl72-compute-tray");
+  EXPECT_EQ(tray->gpus, 4);
+  EXPECT_EQ(tray->cpu_sockets, 2);
+  EXPECT_EQ(tray->dimms, 0);  // LPDDR5X on the Grace module, in the CPU's power
+  EXPECT_NEAR(tray->psu_capacity_w, 8 * 33000.0 / 18, 1);
+  EXPECT_DOUBLE_EQ(tray->gpu_tdp_w, 1400);
+  const Node* pcie = nodes.default_for("rtx-pro-6000-server");
+  ASSERT_NE(pcie, nullptr);
+  EXPECT_EQ(pcie->id, "generic-pcie-8gpu-2s-xeon-rtx-pro-6000-server");
+  EXPECT_DOUBLE_EQ(pcie->gpu_fabric_w, 0);  // PCIe cards, no NVLink
+  EXPECT_TRUE(pcie->psu_assumed);           // generic: no supplies sourced
+  // The DGX B300 at full load stays below its 14.5 kW rating, and its host draws more than the DGX B200's.
+  EXPECT_LT(node_wall_w(*dgx, dgx->gpu_tdp_w, true), 14500);
+  const Node* b200 = nodes.default_for("b200");
+  ASSERT_NE(b200, nullptr);
+  EXPECT_GT(host_dc_w(*dgx, dgx->gpu_idle_w, false), host_dc_w(*b200, b200->gpu_idle_w, false));
+}
+
 TEST(Node, RefusesBadFilesWithOneLine) {
   Json j = test_node_json();
   j["cpu"]["idle_w"] = 400;
