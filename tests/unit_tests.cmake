@@ -10,6 +10,7 @@ set(LLMCO2_UNIT_TEST_SOURCES
   features/features_test.cc features/memory_plan_test.cc core/accuracy_test.cc predictor/model_file_test.cc predictor/gnn_test.cc predictor/gnn_prepared_test.cc predictor/sim_predictor_test.cc predictor/input_test.cc predictor/registry_test.cc
   sampling/focused_sampling_test.cc evaluation/report_test.cc
   carbon/carbon_test.cc trace/trace_test.cc trace/trace_stream_test.cc compare/compare_test.cc calibration/kernel_profiles_test.cc calibration/kernel_campaign_test.cc
+  calibration/kernel_tables_test.cc
   calibration/screening_test.cc
   invariants/physics_invariants_test.cc serving/serve_sim_test.cc reliability/input_bounds_test.cc
   api/api_test.cc api/consistency_test.cc api/knobs_test.cc api/serve_sim_consistency_test.cc

@@ -107,13 +107,14 @@ struct CalibrateSummary {
 CalibrateSummary calibrate(const CalibrateOptions& options);
 
 struct KernelFitOptions {
-  std::string vidur_dir;                      // Vidur's operator profiles; empty: data/measured/vidur
-  std::string kernels_out;                    // empty: data/sim/kernels.json
+  std::string vidur_dir;    // Vidur's operator profiles; empty: data/measured/vidur
+  std::string tables_dir;   // NVIDIA's AIConfigurator kernel tables; empty: data/measured/aiconfigurator
+  std::string kernels_out;  // empty: data/sim/kernels.json
   std::string report = "docs/kernel-fit.md";  // plot in <its folder>/kernel-fit/held_out.png
 };
 struct KernelFitSummary {
   std::string kernels_written, report_written;
-  long compute_samples = 0, network_samples = 0;
+  long compute_samples = 0, network_samples = 0, table_samples = 0;
   double seconds = 0;
   std::vector<std::string> warnings;
 };

@@ -51,6 +51,7 @@ _MEANING = {
     "fit_only": "fit on all sources only: no held-out fits, no report (quick)",
     "threads": "parallel held-out fits; 0: every core",
     "vidur": "the folder of Vidur's operator profiles; None: data/measured/vidur",
+    "kernel_tables": "the folder of NVIDIA's AIConfigurator kernel tables; None: data/measured/aiconfigurator",
     "kernels_out": "the kernel-time parameters to write; None: data/sim/kernels.json",
     "kernels_report": "the Markdown report to write; its plot goes to <its folder>/kernel-fit/held_out.png",
     "dirs": "campaign folders, e.g. data/measured/gpu_campaign/h100-2026-11-27",
@@ -146,9 +147,10 @@ def calibrate(*, data=None, params_out=None, report="docs/calibration.md", rows_
 
 
 @_documented(meaning=_MEANING)
-def fit_kernels(*, vidur=None, kernels_out=None, kernels_report="docs/kernel-fit.md", **rest):
-    """The kernel-time parameters fitted on Vidur's per-operator latencies (``llmco2 calibrate --kernels``, about
-    20 s) -> {"kernels_written", "report_written", "compute_samples", "network_samples", "seconds", "warnings"}.
+def fit_kernels(*, vidur=None, kernel_tables=None, kernels_out=None, kernels_report="docs/kernel-fit.md", **rest):
+    """The kernel-time parameters fitted on Vidur's per-operator latencies and NVIDIA's AIConfigurator kernel tables
+    (``llmco2 calibrate --kernels``, about 60 s) -> {"kernels_written", "report_written", "compute_samples",
+    "network_samples", "table_samples", "seconds", "warnings"}.
     """
     arguments = dict(locals())
     rest = arguments.pop("rest")

@@ -40,7 +40,7 @@ def calibrate(*, data: Path | None = None, params_out: Path | None = None, repor
               rows_out: Path | None = None, max_evaluations: int = 2500, fit_only: bool = False, threads: int = 0,
               **rest: Any) -> Json: ...
 
-def fit_kernels(*, vidur: Path | None = None, kernels_out: Path | None = None,
+def fit_kernels(*, vidur: Path | None = None, kernel_tables: Path | None = None, kernels_out: Path | None = None,
                 kernels_report: Path = "docs/kernel-fit.md", **rest: Any) -> Json: ...
 
 def score_campaign(*dirs: Path, model: str = "llama-3.1-8b",

@@ -59,8 +59,11 @@ void add_calibrate_command(CLI::App& app) {
   command->add_option("--threads", o.threads, "parallel leave-one-source-out fits (default: all cores)");
   research::KernelFitOptions& k = f->kernels;
   command->add_flag("--kernels", f->fit_kernels,
-                    "instead: fit the kernel-time parameters on Vidur's operator profiles -> data/sim/kernels.json");
+                    "instead: fit the kernel-time parameters on Vidur's operator profiles and NVIDIA's AIConfigurator "
+                    "kernel tables -> data/sim/kernels.json");
   command->add_option("--vidur", k.vidur_dir, "with --kernels: Vidur profiles folder (default: data/measured/vidur)");
+  command->add_option("--kernel-tables", k.tables_dir,
+                      "with --kernels: AIConfigurator tables folder (default: data/measured/aiconfigurator)");
   command->add_option("--kernels-out", k.kernels_out, "with --kernels: output (default: data/sim/kernels.json)");
   command->add_option("--kernels-report", k.report, "with --kernels: markdown report")->capture_default_str();
   command->callback([f] { run(*f); });

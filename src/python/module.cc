@@ -547,8 +547,8 @@ py::dict calibrate(const py::kwargs& kwargs) {
 
 const Keywords<research::KernelFitOptions>& fit_kernels_keywords() {  // `llmco2 calibrate --kernels`'s flags
   using O = research::KernelFitOptions;
-  static const Keywords<O> table = {keyword("vidur", &O::vidur_dir), keyword("kernels_out", &O::kernels_out),
-                                    keyword("kernels_report", &O::report)};
+  static const Keywords<O> table = {keyword("vidur", &O::vidur_dir), keyword("kernel_tables", &O::tables_dir),
+                                    keyword("kernels_out", &O::kernels_out), keyword("kernels_report", &O::report)};
   return table;
 }
 
@@ -558,6 +558,7 @@ py::dict fit_kernels(const py::kwargs& kwargs) {
   py::dict out;
   out["kernels_written"] = s.kernels_written, out["report_written"] = s.report_written;
   out["compute_samples"] = s.compute_samples, out["network_samples"] = s.network_samples;
+  out["table_samples"] = s.table_samples;
   out["seconds"] = s.seconds, out["warnings"] = s.warnings;
   return out;
 }

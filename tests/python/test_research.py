@@ -97,6 +97,11 @@ def test_fit_kernels_answers_as_the_cli(tmp_path):
         research.fit_kernels(vidur=tmp_path / "nowhere", kernels_out=tmp_path / "k.json")
     assert str(e.value) == cli("calibrate", "--kernels", "--vidur", tmp_path / "nowhere", "--kernels-out",
                                tmp_path / "k.json", expect_error=True)
+    # And on a missing tables folder (the Vidur profiles read, then the tables refused before any fit).
+    with pytest.raises(llmco2.Error) as e:
+        research.fit_kernels(kernel_tables=tmp_path / "no-tables", kernels_out=tmp_path / "k.json")
+    assert str(e.value) == cli("calibrate", "--kernels", "--kernel-tables", tmp_path / "no-tables", "--kernels-out",
+                               tmp_path / "k.json", expect_error=True)
 
 
 def test_serve_validate_equals_the_cli(tmp_path):

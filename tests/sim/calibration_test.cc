@@ -14,7 +14,7 @@ TEST(Calibration, FitRecoversSimulatedGroundTruth) {
   SimParams truth = default_sim_params();
   truth.power.active = 0.3;
   truth.power.memory = 0.8;
-  truth.attention_efficiency = 0.7;
+  truth.sync_wait_fraction = 0.1;
   CatalogCache catalogs;
   std::vector<DatasetRow> rows;
   for (long batch : {1L, 4L, 32L})

@@ -18,17 +18,6 @@ namespace {
 
 constexpr double kActivationBytes = 2;  // bf16 queries, outputs and GEMM outputs
 
-const std::string& cell(const CsvTable& table, const CsvTable::Record& record, std::string_view column) {
-  return record.cells.at(table.column(column));
-}
-
-// A positive measured value, in seconds.
-double positive(const CsvTable& table, const CsvTable::Record& record, std::string_view column) {
-  const double value = cell_number(table, record, column);
-  if (!(value > 0)) fail("{}:{}: column '{}' = {} is not positive", table.source, record.line, column, value);
-  return value;
-}
-
 KernelSample sample_of(const Gpu& gpu, std::string op, std::string group, double tokens, const KernelWork& work,
                        double measured_s) {
   KernelSample s;
@@ -48,7 +37,7 @@ std::vector<const CsvTable::Record*> ran(const CsvTable& table, int* skipped) {
   std::vector<const CsvTable::Record*> out;
   for (const auto& record : table.records) {
     check_record_width(table, record);
-    if (!cell(table, record, "error").empty()) {
+    if (!cell_text(table, record, "error").empty()) {
       if (skipped) ++*skipped;
       continue;
     }
@@ -59,22 +48,22 @@ std::vector<const CsvTable::Record*> ran(const CsvTable& table, int* skipped) {
 
 void read_gemms(const CsvTable& t, const Gpu& gpu, std::vector<KernelSample>& out, int* skipped) {
   for (const auto* r : ran(t, skipped)) {
-    const std::string& dtype = cell(t, *r, "dtype");
+    const std::string& dtype = cell_text(t, *r, "dtype");
     if (dtype != "bf16" && dtype != "fp8") fail("{}:{}: dtype '{}' (expected bf16 or fp8)", t.source, r->line, dtype);
-    const double m = positive(t, *r, "m"), n = positive(t, *r, "n"), k = positive(t, *r, "k");
-    out.push_back(sample_of(gpu, "gemm " + dtype, cell(t, *r, "name"), m, campaign_gemm_work(m, n, k, dtype, gpu),
-                            positive(t, *r, "time_s")));
+    const double m = cell_positive(t, *r, "m"), n = cell_positive(t, *r, "n"), k = cell_positive(t, *r, "k");
+    out.push_back(sample_of(gpu, "gemm " + dtype, cell_text(t, *r, "name"), m, campaign_gemm_work(m, n, k, dtype, gpu),
+                            cell_positive(t, *r, "time_s")));
   }
 }
 
 void read_attention(const CsvTable& t, const Gpu& gpu, std::vector<KernelSample>& out, int* skipped) {
   for (const auto* r : ran(t, skipped)) {
-    const std::string& phase = cell(t, *r, "phase");
-    const std::string& kv = cell(t, *r, "kv_dtype");
+    const std::string& phase = cell_text(t, *r, "phase");
+    const std::string& kv = cell_text(t, *r, "kv_dtype");
     if (kv != "bf16" && kv != "fp8") fail("{}:{}: kv_dtype '{}' (expected bf16 or fp8)", t.source, r->line, kv);
-    const double batch = positive(t, *r, "batch"), context = positive(t, *r, "context");
+    const double batch = cell_positive(t, *r, "batch"), context = cell_positive(t, *r, "context");
     const std::string group = fmt::format("b={} ctx={}", batch, context);
-    const double time_s = positive(t, *r, "time_s");
+    const double time_s = cell_positive(t, *r, "time_s");
     if (phase == "decode") {
       const std::string op = kv == "bf16" ? "decode attention bf16" : "decode attention fp8 via bf16 copy";
       out.push_back(sample_of(gpu, op, group, batch,
@@ -91,13 +80,27 @@ void read_attention(const CsvTable& t, const Gpu& gpu, std::vector<KernelSample>
 }  // namespace
 
 KernelWork campaign_gemm_work(double m, double n, double k, const std::string& dtype, const Gpu& gpu) {
-  const double input_bytes = dtype == "fp8" ? 1.0 : 2.0;
+  constexpr double kScaleBlock = 128, kFp32Bytes = 4;  // DeepSeek-style block scaling: 1 x 128 and 128 x 128 blocks
+  constexpr double kFp4ScaleBytes = 1.0 / 16;          // NVFP4: one fp8 (E4M3) scale per 16 elements
+  double input_bytes = 2, scale_bytes = 0;
+  DType peak = DType::bf16;
   KernelWork w;
+  if (dtype == "fp8" || dtype == "fp8_block") {
+    input_bytes = 1, peak = DType::fp8;
+    w.block_scaled = dtype == "fp8_block";
+    if (!w.block_scaled) w.narrow = NarrowGemm::fp8;
+    if (w.block_scaled) scale_bytes = kFp32Bytes * (m * k / kScaleBlock + n * k / (kScaleBlock * kScaleBlock));
+  } else if (dtype == "nvfp4") {
+    input_bytes = 0.5 + kFp4ScaleBytes, peak = DType::fp4;
+    w.narrow = NarrowGemm::fp4;
+  } else if (dtype != "bf16") {
+    fail("GEMM dtype '{}' (expected bf16, fp8, fp8_block or nvfp4)", dtype);
+  }
   w.kind = KernelClass::matrix;
   w.ops = 2 * m * n * k;
-  w.mem_bytes = (m * k + n * k) * input_bytes + m * n * kActivationBytes;
+  w.mem_bytes = (m * k + n * k) * input_bytes + scale_bytes + m * n * kActivationBytes;
   w.rows = m;
-  w.peak_ops_per_s = gpu.matrix_peak(dtype == "fp8" ? DType::fp8 : DType::bf16).ops_per_s;
+  w.peak_ops_per_s = gpu.matrix_peak(peak).ops_per_s;
   return w;
 }
 
@@ -109,16 +112,19 @@ KernelWork campaign_decode_attention_work(double batch, double context, double k
   const double query_bytes = batch * heads * head_dim * kActivationBytes;
   w.mem_bytes = 2 * query_bytes + 2 * batch * context * kv_heads * head_dim * kv_bytes;
   w.rows = batch;
+  w.keys_per_query = context;
   w.peak_ops_per_s = gpu.matrix_peak(DType::bf16).ops_per_s;
   return w;
 }
 
-KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int heads, int kv_heads, int head_dim) {
+KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int heads, int kv_heads, int head_dim,
+                                           double batch, double kv_bytes) {
   KernelWork w;
   w.kind = KernelClass::attention;
-  w.ops = heads * tokens * (tokens + 1) / 2 * (4.0 * head_dim + kSoftmaxOpsPerElement);
-  w.mem_bytes = (2.0 * heads + 2.0 * kv_heads) * tokens * head_dim * kActivationBytes;  // Q, O; K, V
-  w.rows = tokens;
+  w.ops = batch * heads * tokens * (tokens + 1) / 2 * (4.0 * head_dim + kSoftmaxOpsPerElement);
+  w.mem_bytes = batch * tokens * head_dim * (2.0 * heads * kActivationBytes + 2.0 * kv_heads * kv_bytes);  // Q, O; K, V
+  w.rows = batch * tokens;
+  w.keys_per_query = (tokens + 1) / 2;  // row i of a causal prefill sees i keys
   w.peak_ops_per_s = gpu.matrix_peak(DType::bf16).ops_per_s;
   return w;
 }
@@ -144,21 +150,22 @@ std::vector<CampaignClosedLoop> read_campaign_closed_loop(const std::filesystem:
   const auto dtype_column = t.find_column("dtype");
   for (const auto* r : ran(t, nullptr)) {
     if (cell_number(t, *r, "warmup") != 0) continue;
-    const int clients = static_cast<int>(positive(t, *r, "clients"));
+    const int clients = static_cast<int>(cell_positive(t, *r, "clients"));
     const std::string dtype = dtype_column ? r->cells.at(*dtype_column) : "bf16";
     if (dtype != "bf16" && dtype != "fp8") fail("{}:{}: dtype '{}' (expected bf16 or fp8)", t.source, r->line, dtype);
     CampaignClosedLoop& c = by_setup[{dtype, clients}];
     c.dtype = dtype;
-    const long isl = static_cast<long>(positive(t, *r, "isl")), osl = static_cast<long>(positive(t, *r, "osl"));
+    const long isl = static_cast<long>(cell_positive(t, *r, "isl")),
+               osl = static_cast<long>(cell_positive(t, *r, "osl"));
     if (c.rounds > 0 && (c.isl != isl || c.osl != osl))
       fail("{}:{}: {} clients with other lengths than its earlier rounds", t.source, r->line, clients);
     if (osl < 2) fail("{}:{}: osl {} (expected >= 2: one prefill token and decode steps)", t.source, r->line, osl);
     c.clients = clients, c.isl = isl, c.osl = osl;
     ++c.rounds;
-    c.prefill_s += positive(t, *r, "prefill_s");
-    c.itl_s += positive(t, *r, "itl_s");
-    c.energy_j += positive(t, *r, "energy_j");
-    c.avg_power_w += positive(t, *r, "avg_power_w");
+    c.prefill_s += cell_positive(t, *r, "prefill_s");
+    c.itl_s += cell_positive(t, *r, "itl_s");
+    c.energy_j += cell_positive(t, *r, "energy_j");
+    c.avg_power_w += cell_positive(t, *r, "avg_power_w");
   }
   std::vector<CampaignClosedLoop> out;
   for (auto& [setup, c] : by_setup) {

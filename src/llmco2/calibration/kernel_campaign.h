@@ -13,19 +13,24 @@
 
 namespace llmco2::calibration {
 
-// A GEMM of m rows, inner k and n columns: `dtype` "bf16" (2-byte inputs and output) or "fp8" (1-byte inputs scaled
-// per tensor, 2-byte output, on the GPU's fp8 tensor peak): 2 m n k operations; bytes = (m k + n k) x input bytes
-// + m n x 2, each operand read and the output written once.
+// A GEMM of m rows, inner k and n columns, as our campaign and NVIDIA's AIConfigurator tables time it: `dtype` "bf16"
+// (2-byte inputs and output), "fp8" (1-byte inputs scaled per tensor, on the GPU's fp8 tensor peak), "fp8_block"
+// (1-byte inputs with one fp32 scale per 1 x 128 activation block and per 128 x 128 weight block, a block-scaled GEMM:
+// KernelWork::block_scaled) or "nvfp4" (4-bit inputs with one 1-byte scale per 16 elements, on the fp4 tensor peak);
+// output 2 bytes. 2 m n k operations; bytes = (m k + n k) x input bytes + scales + m n x 2, each operand read and
+// the output written once. Throws Error for another dtype.
 KernelWork campaign_gemm_work(double m, double n, double k, const std::string& dtype, const Gpu& gpu);
 
 // Decode attention of `batch` sequences with `context` cached tokens each, `heads` query heads over `kv_heads` KV
 // heads of `head_dim`: per query-key pair 4 head_dim + 5 operations; reads Q and K, V once (kv_bytes per element)
-// and writes O (2 bytes per element); the bf16 tensor peak; not padded to a row tile (kernel_time_s).
+// and writes O (2 bytes per element); the bf16 tensor peak; not padded to a row tile (kernel_time_s); `context` keys
+// per query row (KernelWork::keys_per_query).
 KernelWork campaign_decode_attention_work(double batch, double context, double kv_bytes, const Gpu& gpu, int heads = 32,
                                           int kv_heads = 8, int head_dim = 128);
-// Causal prefill attention of one sequence of `tokens`: tokens (tokens + 1) / 2 query-key pairs per head.
+// Causal prefill attention of `batch` sequences of `tokens` each: tokens (tokens + 1) / 2 query-key pairs per head
+// and sequence; reads Q and K, V (kv_bytes per element), writes O.
 KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int heads = 32, int kv_heads = 8,
-                                           int head_dim = 128);
+                                           int head_dim = 128, double batch = 1, double kv_bytes = 2);
 
 // The GPU a campaign ran on: env.json's "device" (the name nvidia-smi prints) resolved in the bundled catalog.
 Gpu campaign_gpu(const std::filesystem::path& dir);

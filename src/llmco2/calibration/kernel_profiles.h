@@ -28,6 +28,7 @@ struct KernelSample {
   std::string generation;  // "ampere", "hopper"
   std::string group;       // compute: the model ("meta-llama/Llama-2-7b-hf"); network: the link class
   std::string op;          // "attn_pre_proj", ..., "all_reduce"
+  std::string engine;      // the engine whose kernels ran (AIConfigurator tables: vllm, sglang, trtllm); else empty
   int tokens = 0;          // compute: GEMM rows; network: 0
   int gpus = 1;            // TP degree (compute) or all-reduce workers (network)
   double size_bytes = 0;   // network: the all-reduced message
@@ -64,9 +65,14 @@ bool fitted_compute_op(const std::string& op);
 // Predicted seconds of a sample under `params` (its generation's curve, or its link class's network values).
 double predict_sample_s(const KernelSample& sample, const KernelParams& params);
 
-// Fits one generation's KernelEfficiency (all fields but attention_efficiency) on `samples[indices]`, minimising the
+// The KernelEfficiency fields Vidur's operator profiles identify (no attention, no fp8 or fp4 GEMMs).
+const std::vector<std::string>& vidur_fitted_fields();
+// Fits one generation's vidur_fitted_fields on `samples[indices]` (the others neutral), minimising the
 // squared log error by a bounded, deterministic pattern search inside kernel_param_ranges().
 KernelEfficiency fit_kernel_efficiency(const std::vector<KernelSample>& samples, const std::vector<size_t>& indices);
+// The same for the fields named in `fields` only, the others kept at `start`'s values.
+KernelEfficiency fit_kernel_efficiency(const std::vector<KernelSample>& samples, const std::vector<size_t>& indices,
+                                       const KernelEfficiency& start, const std::vector<std::string>& fields);
 // Fits one link class's NetworkEfficiency the same way.
 NetworkEfficiency fit_network_efficiency(const std::vector<KernelSample>& samples, const std::vector<size_t>& indices);
 

@@ -216,6 +216,16 @@ double cell_number(const CsvTable& table, const CsvTable::Record& record, std::s
   return *value;
 }
 
+double cell_positive(const CsvTable& table, const CsvTable::Record& record, std::string_view column) {
+  const double value = cell_number(table, record, column);
+  if (!(value > 0)) fail("{}:{}: column '{}' = {} is not positive", table.source, record.line, column, value);
+  return value;
+}
+
+const std::string& cell_text(const CsvTable& table, const CsvTable::Record& record, std::string_view column) {
+  return record.cells.at(table.column(column));
+}
+
 void check_record_width(const CsvTable& table, const CsvTable::Record& record) {
   if (record.cells.size() != table.header.size())
     fail("{}:{}: {} cells, the header has {}", table.source, record.line, record.cells.size(), table.header.size());

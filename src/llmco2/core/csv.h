@@ -61,6 +61,10 @@ CsvTable read_csv_file(const std::filesystem::path& path);
 // The number in `column` of `record`; throws Error "<source>:<line>: column '<column>' = '<text>' is not a number"
 // (or naming the missing column).
 double cell_number(const CsvTable& table, const CsvTable::Record& record, std::string_view column);
+// The same, which must be > 0: "<source>:<line>: column '<column>' = <value> is not positive" otherwise.
+double cell_positive(const CsvTable& table, const CsvTable::Record& record, std::string_view column);
+// The text of a record's cell in `column` (which must exist).
+const std::string& cell_text(const CsvTable& table, const CsvTable::Record& record, std::string_view column);
 // Throws Error "<source>:<line>: N cells, the header has M" unless the record is as wide as the header.
 void check_record_width(const CsvTable& table, const CsvTable::Record& record);
 

@@ -42,18 +42,24 @@ struct KernelCost {
   double net_bytes = 0;        // sent over the GPU network by this GPU
   double tokens = 0;           // token rows the kernel processes in the phase (all steps)
   double dequant_ops = 0;      // of `ops`: dequantising weight-only quantised weights (CUDA cores, not tensor cores)
+  // Fused attention: query-key pairs scored and query rows (token x head) over the phase; their quotient is the mean
+  // span a query row attends to (KernelWork::keys_per_query). Both add up over layer kinds (a mean layer of sliding
+  // and global layers gets the pair-weighted mean span). 0 for every other kernel.
+  double score_pairs = 0, query_rows = 0;
 
   double mem_bytes() const { return weight_bytes + act_load_bytes + act_store_bytes + kv_load_bytes + kv_store_bytes; }
+  double keys_per_query() const { return query_rows > 0 ? score_pairs / query_rows : 0.0; }
   KernelCost& operator+=(const KernelCost& o) {
     ops += o.ops, weight_bytes += o.weight_bytes, act_load_bytes += o.act_load_bytes;
     act_store_bytes += o.act_store_bytes, kv_load_bytes += o.kv_load_bytes, kv_store_bytes += o.kv_store_bytes;
     net_bytes += o.net_bytes, tokens += o.tokens, dequant_ops += o.dequant_ops;
+    score_pairs += o.score_pairs, query_rows += o.query_rows;
     return *this;
   }
   KernelCost scaled(double f) const {
     return {ops * f,           weight_bytes * f,   act_load_bytes * f, act_store_bytes * f,
             kv_load_bytes * f, kv_store_bytes * f, net_bytes * f,      tokens * f,
-            dequant_ops * f};
+            dequant_ops * f,   score_pairs * f,    query_rows * f};
   }
 };
 

@@ -172,6 +172,8 @@ KernelCost fused_attention_cost(const PhaseShape& s, const AttentionShape& a) {
   c.act_load_bytes = query_bytes(s, a);                                    // Q
   c.kv_load_bytes = 2.0 * cache_bytes(s, a);                               // K and V, once
   c.act_store_bytes = query_bytes(s, a);                                   // O
+  c.score_pairs = score_pairs(s, a);
+  c.query_rows = s.tokens * a.heads;
   return c;
 }
 
@@ -188,6 +190,8 @@ KernelCost mla_attention_cost(const PhaseShape& s, const MlaShape& a) {
   if (absorbed) c.kv_load_bytes = rows * qk * s.kv_bytes;  // one latent + rope row per key, shared by all heads
   else c.act_load_bytes += rows * a.heads * (qk + v) * s.act_bytes;  // expanded K and V of every head
   c.act_store_bytes = s.tokens * a.heads * v * s.act_bytes;          // O
+  c.score_pairs = pairs;
+  c.query_rows = s.tokens * a.heads;
   return c;
 }
 

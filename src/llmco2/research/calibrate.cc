@@ -12,10 +12,12 @@
 #include <fmt/format.h>
 
 #include "calibration/kernel_profiles.h"
+#include "calibration/kernel_tables.h"
 #include "calibration/report.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/json_io.h"
 #include "core/output_manifest.h"
 #include "core/paths.h"
 #include "core/progress.h"
@@ -140,6 +142,23 @@ CalibrateSummary calibrate(const CalibrateOptions& o) {
   return summary;
 }
 
+namespace {
+
+// The block-scaled share the simulator runs with now (data/sim/params.json; the report's block-scaled rows are
+// scored with it), or the built-in default with a warning when that file cannot be read.
+double current_block_scaled_efficiency(std::vector<std::string>& warnings) {
+  const auto path = default_sim_params_path();
+  try {
+    return read_json_file(path).at("shared").at("block_scaled_efficiency").get<double>();
+  } catch (const std::exception& e) {
+    warnings.push_back(fmt::format("{}: no shared.block_scaled_efficiency ({}); block-scaled GEMMs scored at {}",
+                                   path.string(), e.what(), SimParams{}.block_scaled_efficiency));
+    return SimParams{}.block_scaled_efficiency;
+  }
+}
+
+}  // namespace
+
 KernelFitSummary fit_kernels(const KernelFitOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const std::filesystem::path dir = o.vidur_dir.empty() ? default_vidur_dir() : std::filesystem::path(o.vidur_dir);
@@ -149,18 +168,31 @@ KernelFitSummary fit_kernels(const KernelFitOptions& o) {
   summary.network_samples = static_cast<long>(set.network.size());
   std::cerr << fmt::format("calibrate --kernels: {} operator and {} all-reduce samples from {}\n", set.compute.size(),
                            set.network.size(), dir.string());
-  const KernelFit fit = fit_kernel_params(set);
+  KernelFit fit = fit_kernel_params(set);
+  const std::filesystem::path tables_dir =
+      o.tables_dir.empty() ? default_kernel_tables_dir() : std::filesystem::path(o.tables_dir);
+  const KernelTableSet tables = read_kernel_tables(tables_dir);
+  summary.table_samples = static_cast<long>(tables.samples.size());
+  std::cerr << fmt::format("calibrate --kernels: {} AIConfigurator kernel samples from {}\n", tables.samples.size(),
+                           tables_dir.string());
+  const KernelTableFit table_fit =
+      fit_kernel_tables(tables.samples, fit.params, {current_block_scaled_efficiency(summary.warnings)});
   const auto out = o.kernels_out.empty() ? default_kernel_params_path() : std::filesystem::path(o.kernels_out);
   const std::filesystem::path md = o.report;
   const std::filesystem::path png = md.parent_path() / "kernel-fit" / "held_out.png";
   create_parent(out);
   std::filesystem::create_directories(png.parent_path());
   RunManifest manifest(manifest_in_folder(png.parent_path()));
-  write_file_atomic(out, kernel_fit_json(set, fit).dump(2) + "\n");
+  Json params_json = kernel_fit_json(set, fit);
+  params_json["fit"]["tables"] = kernel_tables_json(score_kernel_tables(tables.samples, table_fit));
+  params_json["fit"]["tables_source"] =
+      "data/measured/aiconfigurator (NVIDIA AIConfigurator kernel tables, ai-dynamo/aiconfigurator 095f58a51)";
+  write_file_atomic(out, params_json.dump(2) + "\n");
   const std::string warning = plot_kernel_fit(set, fit, png);
   if (!warning.empty()) summary.warnings.push_back(warning);
   const std::string plot = warning.empty() ? "kernel-fit/held_out.png" : "";
-  write_file_atomic(md, kernel_fit_markdown(set, fit, plot, "llmco2 calibrate --kernels"));
+  write_file_atomic(md, kernel_fit_markdown(set, fit, plot, "llmco2 calibrate --kernels") + "\n" +
+                            kernel_tables_markdown(tables, table_fit));
   manifest.commit();
   summary.kernels_written = out.string();
   summary.report_written = md.string();

@@ -10,11 +10,28 @@
 
 namespace llmco2::sim {
 
+double precision_share(const KernelWork& w, const KernelEfficiency& e) {
+  if (w.block_scaled) return e.block_scaled_efficiency;
+  if (w.narrow == NarrowGemm::fp8) return e.fp8_efficiency;
+  if (w.narrow == NarrowGemm::fp4) return e.fp4_efficiency;
+  return 1.0;
+}
+
+double attention_efficiency_at(double keys_per_query, const KernelEfficiency& e) {
+  if (keys_per_query <= 0 || e.attention_half_keys <= 0) return e.attention_efficiency;
+  return e.attention_efficiency * keys_per_query / (keys_per_query + e.attention_half_keys);
+}
+
+double tensor_efficiency(const KernelWork& w, const KernelEfficiency& e) {
+  return w.kind == KernelClass::attention ? attention_efficiency_at(w.keys_per_query, e)
+                                          : e.gemm_efficiency * precision_share(w, e);
+}
+
 double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const KernelEfficiency& e,
                      const NetworkEfficiency& net) {
   if (w.kind == KernelClass::network) return allreduce_s(w, roofs, net, false);
   double compute_s = 0;
-  const double block = w.block_scaled ? e.block_scaled_efficiency : 1.0;  // both roofs
+  const double share = precision_share(w, e);  // both roofs
   if (w.kind == KernelClass::vector) {
     compute_s = w.ops > 0 ? w.ops / (w.peak_ops_per_s * e.vector_efficiency) : 0.0;
   } else {
@@ -23,9 +40,7 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
     // query rows and split the context across the SMs, so a decode step at batch 1 reads its cache at the memory
     // roof instead of paying a 36-row tile per query row.
     const bool simt = w.simt_efficiency > 0;
-    const double efficiency = simt                            ? w.simt_efficiency
-                              : w.kind == KernelClass::matrix ? e.gemm_efficiency * block
-                                                              : e.attention_efficiency;
+    const double efficiency = simt ? w.simt_efficiency : tensor_efficiency(w, e);
     const double tile = simt                               ? simt_tile_rows(w.simt_efficiency, e.gemm_tile_rows)
                         : w.kind == KernelClass::attention ? 1.0
                         : w.dequant_ops > 0                ? kWeightOnlyTileRows
@@ -37,9 +52,10 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
     if (w.dequant_ops > 0 && w.vector_peak_ops_per_s > 0)
       compute_s = std::max(compute_s, w.dequant_ops / (w.vector_peak_ops_per_s * e.gemm_efficiency));
   }
-  const double memory_eff = e.memory_efficiency * block * w.mem_bytes / (w.mem_bytes + e.memory_half_bytes);
+  const double memory_eff = e.memory_efficiency * share * w.mem_bytes / (w.mem_bytes + e.memory_half_bytes);
   const double memory_s = w.mem_bytes > 0 ? w.mem_bytes / (roofs.memory_bytes_per_s * memory_eff) : 0.0;
-  return e.kernel_floor_s + std::max(compute_s, memory_s);
+  const double floor_s = w.keys_per_query > 0 ? e.attention_floor_s : e.kernel_floor_s;
+  return floor_s + std::max(compute_s, memory_s);
 }
 
 double allreduce_s(const KernelWork& w, const DeviceRoofs& roofs, const NetworkEfficiency& net, bool direct) {
@@ -87,6 +103,11 @@ const KernelEfficiency& KernelParams::generation(const std::string& name) const 
   return entry_or_default(generations, name, "generation");
 }
 
+const KernelEfficiency& KernelParams::efficiency(const std::string& generation_name, const std::string& gpu_id) const {
+  const auto it = gpus.find(gpu_id);
+  return it != gpus.end() ? it->second : generation(generation_name);
+}
+
 const NetworkEfficiency& KernelParams::network(const std::string& link_class_name) const {
   return entry_or_default(networks, link_class_name, "link class");
 }
@@ -109,7 +130,13 @@ const std::vector<ParamRange>& kernel_param_ranges() {
        "tile quantization)"},
       {"attention_efficiency", 0.3, 0.75,
        "FlashAttention-2 reaches 50-73% of the A100 peak (Dao 2023, arXiv:2307.08691); FlashAttention-3 ~75% of "
-       "H100 fp16 (Shah et al. 2024, arXiv:2407.08608). Not fitted here: Vidur's attention profiles are not bundled"},
+       "H100 fp16 (Shah et al. 2024, arXiv:2407.08608), both at long sequences"},
+      {"attention_half_keys", 0, 8192,
+       "FlashAttention's forward reaches about half its long-sequence throughput at 512-1k tokens (Dao 2023, figure "
+       "4; Shah et al. 2024, figure 5): a 128-row query tile's fixed work is worth a few hundred keys; 0: no ramp"},
+      {"attention_floor_s", 1e-6, 3e-5,
+       "an engine's attention call runs the KV-cache write, the kernel and (split-KV decode) a combine: ~5-15 us on "
+       "A100/H100 at tiny sizes (AIConfigurator's tables at batch 1, 1-token context)"},
       {"memory_efficiency", 0.5, 0.92,
        "STREAM-like copies reach ~0.9 of the HBM peak (BabelStream on A100/H100); no kernel beats the DRAM roof"},
       {"memory_half_bytes", 1e4, 1e7,
@@ -117,6 +144,14 @@ const std::vector<ParamRange>& kernel_param_ranges() {
       {"vector_efficiency", 0.02, 0.8,
        "element-wise kernels are memory-bound; their math rarely reaches more than a fraction of the fp32 CUDA-core "
        "peak"},
+      {"fp8_efficiency", 0.3, 1.0,
+       "fp8 GEMMs with per-tensor scales reach less of their doubled peak than bf16 of its own: the epilogue "
+       "(scales, bf16 output) and the activation's quantisation do not speed up (cuBLASLt fp8 on H100: ~0.6-0.7 of "
+       "the fp8 peak against ~0.8 for bf16, NVIDIA's Transformer Engine FP8 primer); 1 when they match"},
+      {"fp4_efficiency", 0.2, 1.0,
+       "NVFP4 GEMMs on Blackwell add a scale per 16 elements and run at the fp4 peak, twice the fp8 one: "
+       "CUTLASS/cuBLASLt reach ~0.4-0.6 of it at large shapes (NVIDIA's Blackwell CUTLASS examples); 1 when they "
+       "match bf16's share"},
       {"kernel_floor_s", 1e-6, 2e-5,
        "the GPU-side duration of an empty or tiny kernel (ramp up and tail): ~1-5 us on A100/H100"},
       {"step_latency_s", 1e-6, 5e-5,
@@ -138,10 +173,14 @@ std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficienc
   return {{"gemm_efficiency", &KernelEfficiency::gemm_efficiency},
           {"gemm_tile_rows", &KernelEfficiency::gemm_tile_rows},
           {"attention_efficiency", &KernelEfficiency::attention_efficiency},
+          {"attention_half_keys", &KernelEfficiency::attention_half_keys},
+          {"attention_floor_s", &KernelEfficiency::attention_floor_s},
           {"memory_efficiency", &KernelEfficiency::memory_efficiency},
           {"memory_half_bytes", &KernelEfficiency::memory_half_bytes},
           {"vector_efficiency", &KernelEfficiency::vector_efficiency},
-          {"kernel_floor_s", &KernelEfficiency::kernel_floor_s}};
+          {"kernel_floor_s", &KernelEfficiency::kernel_floor_s},
+          {"fp8_efficiency", &KernelEfficiency::fp8_efficiency},
+          {"fp4_efficiency", &KernelEfficiency::fp4_efficiency}};
 }
 
 std::vector<std::pair<const char*, double NetworkEfficiency::*>> network_efficiency_fields() {
@@ -168,7 +207,7 @@ double checked_value(const Json& object, const std::string& key, const std::stri
 template <typename Struct>
 std::map<std::string, Struct> entries_from_json(const Json& json, const char* group,
                                                 const std::vector<std::pair<const char*, double Struct::*>>& fields,
-                                                const std::string& source) {
+                                                const std::string& source, bool needs_default = true) {
   if (!json.contains(group) || !json.at(group).is_object()) fail("{}: missing object '{}'", source, group);
   std::map<std::string, Struct> out;
   for (const auto& [name, entry] : json.at(group).items()) {
@@ -178,7 +217,8 @@ std::map<std::string, Struct> entries_from_json(const Json& json, const char* gr
     for (auto [key, field] : fields) value.*field = checked_value(entry, key, prefix + "." + key, source);
     out[name] = value;
   }
-  if (!out.count("default")) fail("{}: {}.default is missing (used for entries without a profile)", source, group);
+  if (needs_default && !out.count("default"))
+    fail("{}: {}.default is missing (used for entries without a profile)", source, group);
   return out;
 }
 
@@ -189,6 +229,10 @@ Json kernel_params_to_json(const KernelParams& params) {
   j["generations"] = Json::object();
   for (const auto& [name, e] : params.generations)
     j["generations"][name] = fields_to_json(e, kernel_efficiency_fields());
+  if (!params.gpus.empty()) {
+    j["gpus"] = Json::object();
+    for (const auto& [id, e] : params.gpus) j["gpus"][id] = fields_to_json(e, kernel_efficiency_fields());
+  }
   j["networks"] = Json::object();
   for (const auto& [name, n] : params.networks) j["networks"][name] = fields_to_json(n, network_efficiency_fields());
   return j;
@@ -199,6 +243,7 @@ KernelParams kernel_params_from_json(const Json& json, const std::string& source
   KernelParams params;
   params.generations = entries_from_json(json, "generations", kernel_efficiency_fields(), source);
   params.networks = entries_from_json(json, "networks", network_efficiency_fields(), source);
+  if (json.contains("gpus")) params.gpus = entries_from_json(json, "gpus", kernel_efficiency_fields(), source, false);
   return params;
 }
 

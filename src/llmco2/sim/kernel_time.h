@@ -22,11 +22,20 @@ namespace llmco2::sim {
 struct KernelEfficiency {
   double gemm_efficiency = 0.75;       // fraction of the dense tensor peak large GEMMs reach
   double gemm_tile_rows = 64;          // GEMMs with fewer rows (tokens in the step) cost as many: the smallest row tile
-  double attention_efficiency = 0.55;  // fraction of the tensor peak FlashAttention's prefill reaches
-  double memory_efficiency = 0.85;     // fraction of the peak DRAM bandwidth a large streaming kernel reaches
-  double memory_half_bytes = 1e6;      // bytes a kernel moves at which half of that is reached (Little's law)
-  double vector_efficiency = 0.3;      // fraction of the fp32 CUDA-core peak element-wise math reaches
-  double kernel_floor_s = 3e-6;        // time every kernel takes beyond its work: launch on the GPU, ramp and tail
+  double attention_efficiency = 0.55;  // fraction of the tensor peak fused attention reaches at long spans
+  // Keys per query row at which fused attention reaches half of attention_efficiency: each 128-row query tile has
+  // fixed work (load Q, rescale and normalise, write O, mask the causal diagonal) worth this many keys, so a prefill of
+  // a short prompt runs far below the long-prompt efficiency. 0: no ramp.
+  double attention_half_keys = 0;
+  double attention_floor_s = 3e-6;  // time a fused attention call takes beyond its work (KV write, metadata, combine)
+  double memory_efficiency = 0.85;  // fraction of the peak DRAM bandwidth a large streaming kernel reaches
+  double memory_half_bytes = 1e6;   // bytes a kernel moves at which half of that is reached (Little's law)
+  double vector_efficiency = 0.3;   // fraction of the fp32 CUDA-core peak element-wise math reaches
+  double kernel_floor_s = 3e-6;     // time every kernel takes beyond its work: launch on the GPU, ramp and tail
+  // Share of the 16-bit kernels' efficiencies (both roofs) GEMMs of 1-byte inputs with per-tensor scales reach on
+  // their own (fp8) peak, and GEMMs of 4-bit inputs (NVFP4, MXFP4) on the fp4 peak.
+  double fp8_efficiency = 1.0;
+  double fp4_efficiency = 1.0;
   double block_scaled_efficiency =
       1.0;  // share of the 16-bit kernels' efficiency (both roofs) block-scaled GEMMs reach
 };
@@ -38,6 +47,7 @@ struct NetworkEfficiency {
 };
 
 enum class KernelClass { matrix, attention, vector, network };
+enum class NarrowGemm { none, fp8, fp4 };
 
 // One kernel launch on one GPU.
 struct KernelWork {
@@ -60,7 +70,24 @@ struct KernelWork {
   // KernelEfficiency::block_scaled_efficiency of the 16-bit kernels' efficiencies. 1-byte GEMMs with per-tensor or
   // per-channel scales run at those efficiencies against their own (fp8/int8) peak.
   bool block_scaled = false;
+  // The narrow input type of a GEMM with per-tensor scales on tensor units (KernelEfficiency::fp8_efficiency,
+  // fp4_efficiency); none for 16-bit, block-scaled (block_scaled), int8 and weight-only GEMMs.
+  NarrowGemm narrow = NarrowGemm::none;
+  // Fused attention (FlashAttention, FlashInfer, MLA kernels): the mean number of keys a query row attends to, which
+  // sets how far the kernel is up its efficiency ramp (attention_half_keys); 0 for every other kernel, which also
+  // keeps attention_floor_s to fused attention.
+  double keys_per_query = 0;
 };
+
+// The share of the 16-bit kernels' efficiencies a matrix kernel of this input type reaches (both roofs): 1 for 16-bit
+// and other kernels.
+double precision_share(const KernelWork& work, const KernelEfficiency& efficiency);
+// The efficiency of fused attention at `keys_per_query` keys per query row: up its ramp (attention_half_keys) toward
+// attention_efficiency; unfused attention (keys_per_query 0) at attention_efficiency.
+double attention_efficiency_at(double keys_per_query, const KernelEfficiency& efficiency);
+// The share of its tensor peak a matrix or attention kernel on tensor units reaches: gemm_efficiency x
+// precision_share, or attention_efficiency_at its span.
+double tensor_efficiency(const KernelWork& work, const KernelEfficiency& efficiency);
 
 // Weight-only quantised GEMMs (Marlin-style w4a16/w8a16 kernels) tile rows by 16 (Frantar et al. 2024,
 // arXiv:2408.11743): a batch-1 decode pads to 16 rows, not to the dense kernels' tile.
@@ -102,10 +129,11 @@ inline double kernels_wall_s(double gpu_s, double launch_s, double host_wait_sha
 
 // Seconds of one launch:
 //   compute/memory kernels: floor + max(ops / (peak x e_c), bytes / (BW x e_m)),
-//     the operations of GEMMs padded to max(rows, gemm_tile_rows) rows, e_c = gemm_efficiency (attention:
-//     attention_efficiency), dequantisation on the CUDA cores at gemm_efficiency of the fp32 peak,
+//     the operations of GEMMs padded to max(rows, gemm_tile_rows) rows, e_c = gemm_efficiency x precision_share
+//     (fused attention: attention_efficiency x k / (k + attention_half_keys) at k keys per query row, with
+//     attention_floor_s as its floor), dequantisation on the CUDA cores at gemm_efficiency of the fp32 peak,
 //           vector_efficiency for element-wise kernels,
-//     e_m = memory_efficiency x bytes / (bytes + memory_half_bytes);
+//     e_m = memory_efficiency x precision_share x bytes / (bytes + memory_half_bytes);
 //   all-reduce: 2 (n - 1) x step_latency_s + net_bytes / (link x bus_efficiency).
 double kernel_time_s(const KernelWork& work, const DeviceRoofs& roofs, const KernelEfficiency& efficiency,
                      const NetworkEfficiency& network);
@@ -129,12 +157,17 @@ std::string link_class(const Gpu& gpu, int gpus);
 // Fitted on Vidur's operator profiles by `llmco2 calibrate --kernels` (docs/kernel-fit.md).
 struct KernelParams {
   std::map<std::string, KernelEfficiency> generations;  // "ampere", "hopper", "default"
+  // A GPU whose measured kernels the generation's curve does not describe (another die than its generation's
+  // data-center boards, as the GDDR7 RTX PRO 6000 among HBM Blackwells): its own entry, by catalog id. Optional.
+  std::map<std::string, KernelEfficiency> gpus;
   // "nvswitch", "nvlink-pair", "pcie" (pooled over generations), "<generation>/<class>" where the profiles of one
   // generation differ ("hopper/nvswitch"), and "default".
   std::map<std::string, NetworkEfficiency> networks;
 
   // The entry for `name`, else "default"; throws Error when neither exists.
   const KernelEfficiency& generation(const std::string& name) const;
+  // What a GPU runs with: its own entry (gpus), else its generation's.
+  const KernelEfficiency& efficiency(const std::string& generation_name, const std::string& gpu_id) const;
   const NetworkEfficiency& network(const std::string& link_class) const;
   // "<generation>/<link_class>", else `link_class`, else "default".
   const NetworkEfficiency& network(const std::string& generation, const std::string& link_class) const;

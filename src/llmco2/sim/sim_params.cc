@@ -6,18 +6,14 @@
 
 namespace llmco2::sim {
 
-KernelEfficiency SimParams::efficiency(const std::string& generation) const {
-  KernelEfficiency e = kernels.generation(generation);
-  e.attention_efficiency = attention_efficiency;
+KernelEfficiency SimParams::efficiency(const std::string& generation, const std::string& gpu_id) const {
+  KernelEfficiency e = kernels.efficiency(generation, gpu_id);
   e.block_scaled_efficiency = block_scaled_efficiency;
   return e;
 }
 
 const std::vector<SimField>& sim_fields() {
   static const std::vector<SimField> fields = {
-      {{"attention_efficiency", 0.3, 0.75,
-        "FlashAttention-2 forward reaches 0.5-0.73 of the A100 peak, FlashAttention-3 ~0.75 of the H100 bf16 peak"},
-       &SimParams::attention_efficiency},
       {{"block_scaled_efficiency", 0.5, 1.0,
         "block-scaled fp8 GEMMs (128 x 128 weight and 1 x 128 activation scales: DeepSeek and Qwen checkpoints; vLLM's "
         "block-fp8 Triton and CUTLASS kernels), as a share of the efficiencies the 16-bit kernels reach on both "
@@ -80,6 +76,12 @@ SimParams sim_params_from_json(const Json& j, const std::string& source, KernelP
     fail(
         "{}: shared: key 'w8a8_efficiency' is now 'block_scaled_efficiency' and covers block-scaled fp8 GEMMs only "
         "(docs/simulator.md); rerun `llmco2 calibrate` to write parameters for this version",
+        source);
+  // Parameters written before 2026-11-27 fitted one attention efficiency for every GPU, end to end.
+  if (shared.has("attention_efficiency"))
+    fail(
+        "{}: shared: key 'attention_efficiency' is now fitted per GPU generation on measured kernel tables "
+        "(data/sim/kernels.json, docs/kernel-fit.md); rerun `llmco2 calibrate` to write parameters for this version",
         source);
   for (const SimField& f : sim_fields())
     f.ref(p) = check_range(shared.number(f.range.name), f.range, source, "shared." + std::string(f.range.name));

@@ -31,15 +31,15 @@ struct PowerParams {
 struct SimParams {
   KernelParams kernels;  // per generation and link class
   EngineCatalog engines;
-  double attention_efficiency = 0.55;    // FlashAttention prefill: fraction of the tensor peak (no kernel profiles)
   double sync_wait_fraction = 0.03;      // tensor parallelism: GPUs wait this share of the work for the slowest one
   double block_scaled_efficiency = 0.7;  // block-scaled fp8 GEMMs: share of the 16-bit kernels' efficiencies
   PowerParams power;
   double energy_noise = 0.02;  // repeat-to-repeat relative spread of the noise model
   double latency_noise = 0.015;
 
-  // The kernel efficiencies of a GPU: its generation's fitted curve, with the shared attention efficiency.
-  KernelEfficiency efficiency(const std::string& generation) const;
+  // The kernel efficiencies of a GPU: its generation's fitted curve (attention fitted on kernel tables), with the
+  // shared block-scaled share.
+  KernelEfficiency efficiency(const std::string& generation, const std::string& gpu_id = "") const;
 };
 
 // The request-level parameters by name with their ranges and reasons (docs/simulator.md shows this table).

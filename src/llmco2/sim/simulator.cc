@@ -58,6 +58,15 @@ double simt_efficiency(KernelClass kind, const GraphFeatures& features) {
   return native ? kSimtGemmEfficiency : kEmulatedGemmEfficiency;
 }
 
+// The narrow input type of the layer GEMMs with per-tensor scales on tensor units (KernelWork::narrow).
+NarrowGemm narrow_gemms(const GraphFeatures& features) {
+  const ComputePeak& peak = features.matrix_peak;
+  if (peak.cuda_cores || features.block_scaled_gemms) return NarrowGemm::none;
+  if (peak.dtype == DType::fp8) return NarrowGemm::fp8;
+  if (peak.dtype == DType::fp4 || peak.dtype == DType::mxfp4 || peak.dtype == DType::nvfp4) return NarrowGemm::fp4;
+  return NarrowGemm::none;
+}
+
 // The part of a launch of `node` that the setup decides (class, roofs, sampler) and its launches per step.
 void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const GraphFeatures& features,
                       const Gpu& gpu) {
@@ -67,6 +76,7 @@ void set_kernel_setup(SimKernel& k, const KernelNode& node, double count, const 
   k.work.vector_peak_ops_per_s = features.vector_peak_ops_per_s;
   k.work.simt_efficiency = simt_efficiency(k.work.kind, features);
   k.work.block_scaled = node.type == KernelType::linear && features.block_scaled_gemms;
+  k.work.narrow = node.type == KernelType::linear ? narrow_gemms(features) : NarrowGemm::none;
   k.sampler = node.kernel == kSamplerKernel;
 }
 
@@ -82,6 +92,7 @@ void set_kernel_work(KernelWork& w, const KernelNode& node, const KernelCost& c,
     w.net_bytes = quotient(c.net_bytes, per_launch);
   }
   w.rows = std::max(1.0, rows_per_launch(node, c, phase, steps, routed));
+  w.keys_per_query = c.keys_per_query();
   w.dequant_ops = quotient(c.dequant_ops, per_launch);
   const bool looped = routed && !model.moe->batched_in_hf;
   w.loop_experts = looped ? node.experts_loaded(phase) : 0.0;
@@ -231,7 +242,7 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
       c.simt_bound_s += compute_s / k.work.simt_efficiency;
     } else if (k.work.ops > 0) {
       c.compute_s += compute_s;
-      tensor_bound_s += compute_s / (eff.gemm_efficiency * block);
+      tensor_bound_s += compute_s / tensor_efficiency(k.work, eff);
     }
     c.memory_s += memory_s;
   }
@@ -336,7 +347,7 @@ void set_mean_power(SimResult& r) {
 
 ResolvedParams resolve_params(const SimWorkload& w, const SimParams& p) {
   const EngineProfile& engine = p.engines.get(w.engine);
-  return {p.efficiency(w.generation),
+  return {p.efficiency(w.generation, w.gpu_id),
           p.kernels.network(w.generation, w.link),
           engine,
           p,
@@ -395,6 +406,7 @@ void set_device(SimWorkload& w, const Gpu& gpu, const Request& request, const Si
   w.roofs.link_bytes_per_s = request.gpus > 1 ? gpu.network_link(request.gpus).bandwidth_bytes_per_s : 0.0;
   w.roofs.tp_gpus = request.gpus;
   w.generation = gpu_generation(gpu);
+  w.gpu_id = gpu.id;
   w.link = link_class(gpu, request.gpus);
   w.engine = request.engine;
   w.layer_split = sc.parallelism == Parallelism::layer_split;
@@ -607,8 +619,8 @@ bool same_bits(const double* a, const double* b, size_t n) {
 // Whether `node` in `phase` has exactly the inputs of `before` that a launch's work depends on besides the setup's:
 // its costs and experts loaded, bit for bit.
 bool same_phase_inputs(const KernelNode& node, const KernelNode& before, Phase phase) {
-  static_assert(sizeof(KernelCost) == 9 * sizeof(double), "KernelCost is compared as 9 doubles");
-  return same_bits(&node.cost(phase).ops, &before.cost(phase).ops, 9) &&
+  static_assert(sizeof(KernelCost) == 11 * sizeof(double), "KernelCost is compared as 11 doubles");
+  return same_bits(&node.cost(phase).ops, &before.cost(phase).ops, 11) &&
          same_bits(&node.experts_loaded(phase), &before.experts_loaded(phase), 1);
 }
 

@@ -73,6 +73,7 @@ struct SimWorkload {
   std::vector<SimSegment> prefill, decode;
   DeviceRoofs roofs;
   std::string generation;  // GPU architecture generation: which kernel efficiencies apply
+  std::string gpu_id;      // the catalog GPU (a GPU with kernel efficiencies of its own: KernelParams::gpus)
   std::string link;        // link class of the tensor-parallel group
   std::string engine;
   int gpus_total = 1;   // all GPUs drawing power (idle ones included)

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Copies the part of NVIDIA's AIConfigurator kernel database that `llmco2 calibrate --kernels` uses into
+data/measured/aiconfigurator/ as plain CSV (the shared copy is gzipped, and llmco2 links no zlib).
+
+Usage: scripts/import_aiconfigurator.py [SHARED_DIR] [OUT_DIR]
+  SHARED_DIR  default ../shared/data/measured/aiconfigurator_kernels (read only)
+  OUT_DIR     default data/measured/aiconfigurator
+
+What is kept (data/measured/aiconfigurator/README.md says why): for every GPU system and engine, the GEMMs of the
+dtypes bfloat16, fp8 (per-tensor scales), fp8_block (128-element block scales) and nvfp4 at M = 1, 2, 4, ..., 16384
+rows and N, K in {1024, 2048, 4096, 6144, 8192, 12288, 16384}; prefill (context) and decode (generation) attention
+of head_dim 128 with 16 or 64 query heads and 2 or 8 KV heads per GPU (GQA groups of 2-32),
+decode at batch 1-512 and contexts of 2-131,072 tokens, full (not sliding-window) attention, bf16 or fp8 KV
+cache. Latencies in milliseconds, rounded to 6 significant digits.
+"""
+import csv
+import gzip
+import os
+import sys
+import tempfile
+
+GEMM_DTYPES = {"bfloat16", "fp8", "fp8_block", "nvfp4"}
+GEMM_M = {2**i for i in range(15)}
+GEMM_NK = {1024, 2048, 4096, 6144, 8192, 12288, 16384}
+HEADS = {16, 64}
+KV_HEADS = {2, 8}
+DECODE_BATCH = {2**i for i in range(10)}
+DECODE_STEPS = {1, 7, 31, 127, 511, 2047, 8191, 32767, 131071}
+
+
+def rows(path):
+    with gzip.open(path, "rt", newline="") as f:
+        yield from csv.DictReader(f)
+
+
+def tables(shared, op, name):
+    """(system, engine, version, path) of every `<system>/<op>/<engine>/<version>/<name>` table, sorted."""
+    for system in sorted(os.listdir(shared)):
+        op_dir = os.path.join(shared, system, op)
+        if not os.path.isdir(op_dir):
+            continue
+        for engine in sorted(os.listdir(op_dir)):
+            for version in sorted(os.listdir(os.path.join(op_dir, engine))):
+                path = os.path.join(op_dir, engine, version, name)
+                if os.path.exists(path):
+                    yield system, engine, version, path
+
+
+def keep_gemm(r):
+    return (r["gemm_dtype"] in GEMM_DTYPES and int(r["m"]) in GEMM_M and int(r["n"]) in GEMM_NK
+            and int(r["k"]) in GEMM_NK)
+
+
+def keep_decode(r):
+    return keep_attention(r) and int(r["batch_size"]) in DECODE_BATCH and int(r["step"]) in DECODE_STEPS
+
+
+def keep_attention(r):
+    heads, kv = int(r["num_heads"]), int(r["num_key_value_heads"])
+    return (int(r["head_dim"]) == 128 and heads in HEADS and kv in KV_HEADS and kv <= heads
+            and int(r.get("window_size") or 0) == 0 and int(r["beam_width"]) == 1
+            and r["attn_dtype"] == "bfloat16" and r["kv_cache_dtype"] in ("bfloat16", "fp8"))
+
+
+GEMM_COLUMNS = ["system", "engine", "version", "kernel_source", "dtype", "m", "n", "k", "latency_ms"]
+ATTENTION_COLUMNS = ["system", "engine", "version", "kernel_source", "batch", "isl", "step", "heads", "kv_heads",
+                     "head_dim", "kv_dtype", "latency_ms"]
+
+
+def latency(r):
+    """Milliseconds to 6 significant digits (the tables print 16; repeat-to-repeat noise is ~1e-2)."""
+    return f"{float(r['latency']):.6g}"
+
+
+def gemm_row(system, engine, version, r):
+    return [system, engine, version, r["kernel_source"], r["gemm_dtype"], r["m"], r["n"], r["k"], latency(r)]
+
+
+def attention_row(system, engine, version, r):
+    return [system, engine, version, r["kernel_source"], r["batch_size"], r["isl"], r["step"], r["num_heads"],
+            r["num_key_value_heads"], r["head_dim"], r["kv_cache_dtype"], latency(r)]
+
+
+def write_atomic(path, header, body):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".import-", suffix=".csv")
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(header)
+            w.writerows(body)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def collect(shared, op, name, keep, convert):
+    out = []
+    for system, engine, version, path in tables(shared, op, name):
+        for r in rows(path):
+            if keep(r):
+                out.append(convert(system, engine, version, r))
+    return out
+
+
+def main():
+    shared = sys.argv[1] if len(sys.argv) > 1 else "../shared/data/measured/aiconfigurator_kernels"
+    out_dir = sys.argv[2] if len(sys.argv) > 2 else "data/measured/aiconfigurator"
+    os.makedirs(out_dir, exist_ok=True)
+    jobs = [("gemm", "gemm_perf.csv.gz", keep_gemm, gemm_row, GEMM_COLUMNS, "gemm.csv"),
+            ("attention", "context_attention_perf.csv.gz", keep_attention, attention_row, ATTENTION_COLUMNS,
+             "context_attention.csv"),
+            ("attention", "generation_attention_perf.csv.gz", keep_decode, attention_row, ATTENTION_COLUMNS,
+             "generation_attention.csv")]
+    for op, name, keep, convert, header, out_name in jobs:
+        body = collect(shared, op, name, keep, convert)
+        write_atomic(os.path.join(out_dir, out_name), header, body)
+        print(f"{out_name}: {len(body)} rows", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
