@@ -10,23 +10,6 @@
 
 namespace llmco2::sim {
 
-double precision_share(const KernelWork& w, const KernelEfficiency& e) {
-  if (w.block_scaled) return e.block_scaled_efficiency;
-  if (w.narrow == NarrowGemm::fp8) return e.fp8_efficiency;
-  if (w.narrow == NarrowGemm::fp4) return e.fp4_efficiency;
-  return 1.0;
-}
-
-double attention_efficiency_at(double keys_per_query, const KernelEfficiency& e) {
-  if (keys_per_query <= 0 || e.attention_half_keys <= 0) return e.attention_efficiency;
-  return e.attention_efficiency * keys_per_query / (keys_per_query + e.attention_half_keys);
-}
-
-double tensor_efficiency(const KernelWork& w, const KernelEfficiency& e) {
-  return w.kind == KernelClass::attention ? attention_efficiency_at(w.keys_per_query, e)
-                                          : e.gemm_efficiency * precision_share(w, e);
-}
-
 double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const KernelEfficiency& e,
                      const NetworkEfficiency& net) {
   if (w.kind == KernelClass::network) return allreduce_s(w, roofs, net, false);

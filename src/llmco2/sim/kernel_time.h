@@ -80,14 +80,24 @@ struct KernelWork {
 };
 
 // The share of the 16-bit kernels' efficiencies a matrix kernel of this input type reaches (both roofs): 1 for 16-bit
-// and other kernels.
-double precision_share(const KernelWork& work, const KernelEfficiency& efficiency);
+// and other kernels. Inline, as the two below: the simulator's step loop calls them for every kernel.
+inline double precision_share(const KernelWork& w, const KernelEfficiency& e) {
+  if (w.block_scaled) return e.block_scaled_efficiency;
+  if (w.narrow == NarrowGemm::none) return 1.0;
+  return w.narrow == NarrowGemm::fp8 ? e.fp8_efficiency : e.fp4_efficiency;
+}
 // The efficiency of fused attention at `keys_per_query` keys per query row: up its ramp (attention_half_keys) toward
 // attention_efficiency; unfused attention (keys_per_query 0) at attention_efficiency.
-double attention_efficiency_at(double keys_per_query, const KernelEfficiency& efficiency);
+inline double attention_efficiency_at(double keys_per_query, const KernelEfficiency& e) {
+  if (keys_per_query <= 0 || e.attention_half_keys <= 0) return e.attention_efficiency;
+  return e.attention_efficiency * keys_per_query / (keys_per_query + e.attention_half_keys);
+}
 // The share of its tensor peak a matrix or attention kernel on tensor units reaches: gemm_efficiency x
 // precision_share, or attention_efficiency_at its span.
-double tensor_efficiency(const KernelWork& work, const KernelEfficiency& efficiency);
+inline double tensor_efficiency(const KernelWork& w, const KernelEfficiency& e) {
+  return w.kind == KernelClass::attention ? attention_efficiency_at(w.keys_per_query, e)
+                                          : e.gemm_efficiency * precision_share(w, e);
+}
 
 // Weight-only quantised GEMMs (Marlin-style w4a16/w8a16 kernels) tile rows by 16 (Frantar et al. 2024,
 // arXiv:2408.11743): a batch-1 decode pads to 16 rows, not to the dense kernels' tile.
