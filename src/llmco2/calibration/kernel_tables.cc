@@ -253,15 +253,18 @@ void set_default_entry(const std::vector<KernelSample>& samples, KernelTableFit&
   std::vector<std::pair<std::string, TableFamily>> fields = {{"attention_efficiency", TableFamily::attention},
                                                              {"attention_half_keys", TableFamily::attention},
                                                              {"attention_floor_s", TableFamily::attention}};
-  for (const auto& [name, family] : fields) {
+  for (const auto& field_family : fields) {  // no structured bindings: clang 14 cannot capture them in a lambda
+    const std::string& name = field_family.first;
+    const TableFamily family = field_family.second;
     double sum = 0, count = 0;
-    for (const auto& [generation, e] : fit.generations) {
+    for (const auto& generation_entry : fit.generations) {
+      const std::string& generation = generation_entry.first;
       const bool has = std::any_of(samples.begin(), samples.end(), [&](const KernelSample& s) {
         return s.generation == generation && !fit.gpus.count(s.gpu_id) && table_family(s) == family;
       });
       if (!has) continue;
       for (auto [key, field] : kernel_efficiency_fields())
-        if (name == key) sum += e.*field, count += 1;
+        if (name == key) sum += generation_entry.second.*field, count += 1;
     }
     for (auto [key, field] : kernel_efficiency_fields())
       if (name == key && count > 0) d.*field = sum / count;
