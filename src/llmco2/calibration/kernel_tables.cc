@@ -12,6 +12,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/paths.h"
+#include "core/progress.h"
 #include "core/statistics.h"
 #include "hardware/gpu_catalog.h"
 
@@ -275,7 +276,7 @@ void set_default_entry(const std::vector<KernelSample>& samples, KernelTableFit&
 }  // namespace
 
 KernelTableFit fit_kernel_tables(const std::vector<KernelSample>& samples, KernelParams& params,
-                                 const SharedKernelValues& shared) {
+                                 const SharedKernelValues& shared, bool show_progress) {
   KernelTableFit fit;
   const size_t n = samples.size();
   fit.fitted_s.assign(n, 0.0);
@@ -284,7 +285,11 @@ KernelTableFit fit_kernel_tables(const std::vector<KernelSample>& samples, Kerne
   std::vector<size_t> all(n);
   for (size_t i = 0; i < n; ++i) all[i] = i;
   const KernelParams base = params;
-  for (const auto& generation : distinct_of(samples, all, &KernelSample::generation)) {
+  const std::set<std::string> generations = distinct_of(samples, all, &KernelSample::generation);
+  Progress progress("calibrate --kernels: kernel-table generations", static_cast<long>(generations.size()),
+                    show_progress);
+  long done = 0;
+  for (const auto& generation : generations) {
     const bool profiled = base.generations.count(generation) > 0;
     const KernelEfficiency start = base.generation(generation);
     const EntryKey key{generation};
@@ -308,7 +313,9 @@ KernelTableFit fit_kernel_tables(const std::vector<KernelSample>& samples, Kerne
       fit.gpus[gpu] = entry;
       params.gpus[gpu] = entry;
     }
+    progress.update(++done);
   }
+  progress.finish();
   set_default_entry(samples, fit, params);
   return fit;
 }

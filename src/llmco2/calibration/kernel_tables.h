@@ -63,8 +63,9 @@ struct KernelTableFit {
   std::vector<double> held_out_shape_s;  // the generation's fit without the sample's shape
   std::vector<double> held_out_gpu_s;    // generations with 2+ GPUs: the fit without the sample's GPU; else 0
 };
+// With `show_progress`, a progress line per generation fitted on stderr (the whole fit takes ~40 s).
 KernelTableFit fit_kernel_tables(const std::vector<KernelSample>& samples, KernelParams& params,
-                                 const SharedKernelValues& shared);
+                                 const SharedKernelValues& shared, bool show_progress = false);
 
 // One (GPU, engine, op) group of the tables: samples, MAPE and median predicted / measured after the fit, held out by
 // shape and by GPU.

@@ -176,7 +176,7 @@ KernelFitSummary fit_kernels(const KernelFitOptions& o) {
   std::cerr << fmt::format("calibrate --kernels: {} AIConfigurator kernel samples from {}\n", tables.samples.size(),
                            tables_dir.string());
   const KernelTableFit table_fit =
-      fit_kernel_tables(tables.samples, fit.params, {current_block_scaled_efficiency(summary.warnings)});
+      fit_kernel_tables(tables.samples, fit.params, {current_block_scaled_efficiency(summary.warnings)}, true);
   const auto out = o.kernels_out.empty() ? default_kernel_params_path() : std::filesystem::path(o.kernels_out);
   const std::filesystem::path md = o.report;
   const std::filesystem::path png = md.parent_path() / "kernel-fit" / "held_out.png";
