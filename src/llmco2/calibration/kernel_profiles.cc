@@ -341,12 +341,7 @@ KernelEfficiency fit_kernel_efficiency(const std::vector<KernelSample>& samples,
 
 KernelEfficiency fit_kernel_efficiency(const std::vector<KernelSample>& samples, const std::vector<size_t>& indices,
                                        const KernelEfficiency& start, const std::vector<std::string>& names) {
-  auto fields = kernel_efficiency_fields();
-  fields.erase(
-      std::remove_if(fields.begin(), fields.end(),
-                     [&](const auto& f) { return std::find(names.begin(), names.end(), f.first) == names.end(); }),
-      fields.end());
-  if (fields.size() != names.size()) fail("kernel fit: unknown field among the {} named", names.size());
+  const auto fields = kernel_efficiency_fields(names);
   const std::function<double(const KernelEfficiency&, const KernelSample&)> predict =
       [](const KernelEfficiency& e, const KernelSample& s) { return kernel_time_s(s.work, s.roofs, e, {}); };
   return fit_fields(fields, start, predict, samples, indices);
@@ -410,9 +405,7 @@ void fit_compute(const std::vector<KernelSample>& samples, KernelFit& fit) {
   // The mean of the fitted fields; the others (fitted on kernel tables by fit_kernel_tables) keep neutral values.
   const KernelEfficiency fitted_mean = mean_of(fit.params.generations, kernel_efficiency_fields());
   KernelEfficiency mean;
-  const auto& fitted = vidur_fitted_fields();
-  for (auto [key, field] : kernel_efficiency_fields())
-    if (std::find(fitted.begin(), fitted.end(), key) != fitted.end()) mean.*field = fitted_mean.*field;
+  for (auto [key, field] : kernel_efficiency_fields(vidur_fitted_fields())) mean.*field = fitted_mean.*field;
   fit.params.generations["default"] = mean;
 }
 

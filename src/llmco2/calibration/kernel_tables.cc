@@ -248,27 +248,18 @@ std::set<std::string> outlying_gpus(const std::vector<KernelSample>& samples, co
   return out;
 }
 
-// The default entry's table-fitted fields: the mean over the generations that fitted them.
+// The default entry's attention fields: the mean over the generations that fitted them (those with attention samples
+// besides their GPUs of their own).
 void set_default_entry(const std::vector<KernelSample>& samples, KernelTableFit& fit, KernelParams& params) {
+  std::set<std::string> with_attention;
+  for (const auto& s : samples)
+    if (table_family(s) == TableFamily::attention && !fit.gpus.count(s.gpu_id)) with_attention.insert(s.generation);
   KernelEfficiency& d = params.generations.at("default");
-  std::vector<std::pair<std::string, TableFamily>> fields = {{"attention_efficiency", TableFamily::attention},
-                                                             {"attention_half_keys", TableFamily::attention},
-                                                             {"attention_floor_s", TableFamily::attention}};
-  for (const auto& field_family : fields) {  // no structured bindings: clang 14 cannot capture them in a lambda
-    const std::string& name = field_family.first;
-    const TableFamily family = field_family.second;
+  for (auto [key, field] : kernel_efficiency_fields(kAttentionFields)) {
     double sum = 0, count = 0;
-    for (const auto& generation_entry : fit.generations) {
-      const std::string& generation = generation_entry.first;
-      const bool has = std::any_of(samples.begin(), samples.end(), [&](const KernelSample& s) {
-        return s.generation == generation && !fit.gpus.count(s.gpu_id) && table_family(s) == family;
-      });
-      if (!has) continue;
-      for (auto [key, field] : kernel_efficiency_fields())
-        if (name == key) sum += generation_entry.second.*field, count += 1;
-    }
-    for (auto [key, field] : kernel_efficiency_fields())
-      if (name == key && count > 0) d.*field = sum / count;
+    for (const auto& [generation, e] : fit.generations)
+      if (with_attention.count(generation)) sum += e.*field, count += 1;
+    if (count > 0) d.*field = sum / count;
   }
   fit.default_entry = d;
 }

@@ -115,8 +115,10 @@ const std::vector<ParamRange>& kernel_param_ranges() {
        "FlashAttention-2 reaches 50-73% of the A100 peak (Dao 2023, arXiv:2307.08691); FlashAttention-3 ~75% of "
        "H100 fp16 (Shah et al. 2024, arXiv:2407.08608), both at long sequences"},
       {"attention_half_keys", 0, 8192,
-       "FlashAttention's forward reaches about half its long-sequence throughput at 512-1k tokens (Dao 2023, figure "
-       "4; Shah et al. 2024, figure 5): a 128-row query tile's fixed work is worth a few hundred keys; 0: no ramp"},
+       "FlashAttention's forward throughput grows with the sequence up to several thousand tokens (Dao 2023 and Shah "
+       "et "
+       "al. 2024 benchmark 512-16k); AIConfigurator's H100 tables: 0.15-0.25 of the peak at 512 tokens, 0.6 at 16k. A "
+       "128-row query tile's fixed work worth up to 8k keys bounds it; 0: no ramp"},
       {"attention_floor_s", 1e-6, 3e-5,
        "an engine's attention call runs the KV-cache write, the kernel and (split-KV decode) a combine: ~5-15 us on "
        "A100/H100 at tiny sizes (AIConfigurator's tables at batch 1, 1-token context)"},
@@ -128,13 +130,13 @@ const std::vector<ParamRange>& kernel_param_ranges() {
        "element-wise kernels are memory-bound; their math rarely reaches more than a fraction of the fp32 CUDA-core "
        "peak"},
       {"fp8_efficiency", 0.3, 1.0,
-       "fp8 GEMMs with per-tensor scales reach less of their doubled peak than bf16 of its own: the epilogue "
-       "(scales, bf16 output) and the activation's quantisation do not speed up (cuBLASLt fp8 on H100: ~0.6-0.7 of "
-       "the fp8 peak against ~0.8 for bf16, NVIDIA's Transformer Engine FP8 primer); 1 when they match"},
+       "fp8 GEMMs with per-tensor scales against their own (doubled) peak, as a share of bf16's efficiency: our H200 "
+       "campaign's cuBLASLt fp8 GEMMs 0.64 of the fp8 peak against bf16's 0.69 (share 0.93); vLLM 0.24's CUTLASS "
+       "fp8 layers in AIConfigurator's tables ~0.78 at large shapes; 1 when they match"},
       {"fp4_efficiency", 0.2, 1.0,
-       "NVFP4 GEMMs on Blackwell add a scale per 16 elements and run at the fp4 peak, twice the fp8 one: "
-       "CUTLASS/cuBLASLt reach ~0.4-0.6 of it at large shapes (NVIDIA's Blackwell CUTLASS examples); 1 when they "
-       "match bf16's share"},
+       "NVFP4 GEMMs on Blackwell add a scale per 16 elements and run at the fp4 peak, twice the fp8 one: the NVFP4 "
+       "layers of AIConfigurator's B200 tables reach ~0.4-0.6 of it at large shapes (a share of ~0.6 of bf16's); 1 "
+       "when they match bf16's share"},
       {"kernel_floor_s", 1e-6, 2e-5,
        "the GPU-side duration of an empty or tiny kernel (ramp up and tail): ~1-5 us on A100/H100"},
       {"step_latency_s", 1e-6, 5e-5,
@@ -164,6 +166,16 @@ std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficienc
           {"kernel_floor_s", &KernelEfficiency::kernel_floor_s},
           {"fp8_efficiency", &KernelEfficiency::fp8_efficiency},
           {"fp4_efficiency", &KernelEfficiency::fp4_efficiency}};
+}
+
+std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficiency_fields(
+    const std::vector<std::string>& names) {
+  auto fields = kernel_efficiency_fields();
+  for (const auto& name : names)
+    if (std::none_of(fields.begin(), fields.end(), [&](const auto& f) { return name == f.first; }))
+      fail("kernel parameters: '{}' is not a KernelEfficiency field", name);
+  std::erase_if(fields, [&](const auto& f) { return std::find(names.begin(), names.end(), f.first) == names.end(); });
+  return fields;
 }
 
 std::vector<std::pair<const char*, double NetworkEfficiency::*>> network_efficiency_fields() {

@@ -191,6 +191,9 @@ const ParamRange& kernel_param_range(const std::string& name);
 
 // The fields of the two structs by JSON key, so reading, writing and fitting share one list.
 std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficiency_fields();
+// The fields named in `names`, in kernel_efficiency_fields' order; throws Error naming one that is not a field.
+std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficiency_fields(
+    const std::vector<std::string>& names);
 std::vector<std::pair<const char*, double NetworkEfficiency::*>> network_efficiency_fields();
 
 Json kernel_params_to_json(const KernelParams& params);
