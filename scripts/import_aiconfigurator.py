@@ -11,7 +11,9 @@ dtypes bfloat16, fp8 (per-tensor scales), fp8_block (128-element block scales) a
 rows and N, K in {1024, 2048, 4096, 6144, 8192, 12288, 16384}; prefill (context) and decode (generation) attention
 of head_dim 128 with 16 or 64 query heads and 2 or 8 KV heads per GPU (GQA groups of 2-32),
 decode at batch 1-512 and contexts of 2-131,072 tokens, full (not sliding-window) attention, bf16 or fp8 KV
-cache. Latencies in milliseconds, rounded to 6 significant digits.
+cache; all-reduces of bf16 (NCCL's nccl-tests rows of dtype half, and each engine's own all-reduce replayed in a
+CUDA graph: vLLM's and SGLang's *_graph rows, TensorRT-LLM's, which are graph replays only) on 2-8 GPUs, with the
+message in bytes (the tables count bf16 elements). Latencies in milliseconds, rounded to 6 significant digits.
 """
 import csv
 import gzip
@@ -62,9 +64,29 @@ def keep_attention(r):
             and r["attn_dtype"] == "bfloat16" and r["kv_cache_dtype"] in ("bfloat16", "fp8"))
 
 
+def keep_nccl(r):
+    return r["op_name"] == "all_reduce" and r["nccl_dtype"] == "half"
+
+
+def keep_custom(r):
+    # vLLM and SGLang rows name their mode in `backend` (*_graph, *_eager); TensorRT-LLM's are CUDA-graph replays only
+    # (kernel_source TRTLLM; the A100 table of TensorRT-LLM 1.0 has no backend or implementation column).
+    graph = (r.get("backend") or "").endswith("_graph") or r["kernel_source"] == "TRTLLM"
+    return r["op_name"] == "all_reduce" and r["allreduce_dtype"] == "bfloat16" and graph
+
+
 GEMM_COLUMNS = ["system", "engine", "version", "kernel_source", "dtype", "m", "n", "k", "latency_ms"]
 ATTENTION_COLUMNS = ["system", "engine", "version", "kernel_source", "batch", "isl", "step", "heads", "kv_heads",
                      "head_dim", "kv_dtype", "latency_ms"]
+
+
+ALLREDUCE_COLUMNS = ["system", "engine", "version", "kernel_source", "gpus", "bytes", "latency_ms"]
+
+
+def allreduce_row(system, engine, version, r):
+    """message_size counts 2-byte elements (collect_nccl.py records bytes // 2 for half; collect_all_reduce.py
+    allocates [size] bf16 elements)."""
+    return [system, engine, version, r["kernel_source"], r["num_gpus"], str(2 * int(r["message_size"])), latency(r)]
 
 
 def latency(r):
@@ -113,6 +135,12 @@ def main():
              "context_attention.csv"),
             ("attention", "generation_attention_perf.csv.gz", keep_decode, attention_row, ATTENTION_COLUMNS,
              "generation_attention.csv")]
+    jobs_comm = [("nccl_perf.csv.gz", keep_nccl), ("custom_allreduce_perf.csv.gz", keep_custom)]
+    body = []
+    for name, keep in jobs_comm:
+        body += collect(shared, "comm", name, keep, allreduce_row)
+    write_atomic(os.path.join(out_dir, "allreduce.csv"), ALLREDUCE_COLUMNS, body)
+    print(f"allreduce.csv: {len(body)} rows", file=sys.stderr)
     for op, name, keep, convert, header, out_name in jobs:
         body = collect(shared, op, name, keep, convert)
         write_atomic(os.path.join(out_dir, out_name), header, body)

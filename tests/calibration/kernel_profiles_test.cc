@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 
+#include "calibration/collective_tables.h"
 #include "calibration/kernel_profiles.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -68,9 +69,28 @@ TEST(KernelProfile, KernelTimeHandCase) {
   KernelWork all_reduce;
   all_reduce.kind = KernelClass::network;
   all_reduce.net_bytes = 1.5e8;  // 2 (4 - 1) / 4 x 100 MB
-  const NetworkEfficiency n{5e-6, 0.75};
-  // 2 (4 - 1) x 5 us + 1.5e8 / (3e11 x 0.75) = 30 us + 666.67 us.
-  EXPECT_NEAR(kernel_time_s(all_reduce, {2e12, 3e11, 4}, e, n), 30e-6 + 1.5e8 / 2.25e11, 1e-12);
+  const NetworkEfficiency n{10e-6, 5e-6, 0.75};
+  // 10 us + 2 (4 - 1) x 5 us + 1.5e8 / (3e11 x 0.75) = 40 us + 666.67 us.
+  EXPECT_NEAR(kernel_time_s(all_reduce, {2e12, 3e11, 4}, e, n), 40e-6 + 1.5e8 / 2.25e11, 1e-12);
+}
+
+// An engine's own all-reduce: its call cost and bytes at its own share of the link, or NCCL's ring where that is
+// shorter (the engine hands large messages to NCCL); one GPU all-reduces nothing.
+TEST(KernelProfile, DirectAllReduceByHandAndBoundedByTheRing) {
+  const NetworkEfficiency ring{10e-6, 1e-6, 0.75};
+  const DirectAllReduceEfficiency direct{4e-6, 0.5};
+  const DeviceRoofs roofs{2e12, 3e11, 4};
+  KernelWork small;
+  small.kind = KernelClass::network;
+  small.net_bytes = 1.5e4;  // 2 (4 - 1) / 4 x 10 kB
+  // ring: 10 us + 6 x 1 us + 1.5e4 / 2.25e11 = 16.07 us; direct: 4 us + 1.5e4 / 1.5e11 = 4.1 us.
+  EXPECT_NEAR(allreduce_s(small, roofs, ring, &direct), 4e-6 + 1e-7, 1e-15);
+  EXPECT_NEAR(allreduce_s(small, roofs, ring, nullptr), 16e-6 + 1.5e4 / 2.25e11, 1e-15);
+  KernelWork large = small;
+  large.net_bytes = 1.5e8;
+  // direct 4 us + 1 ms is longer than the ring's 16 us + 666.67 us: the ring's.
+  EXPECT_NEAR(allreduce_s(large, roofs, ring, &direct), 16e-6 + 1.5e8 / 2.25e11, 1e-12);
+  EXPECT_EQ(allreduce_s(large, {2e12, 3e11, 1}, ring, &direct), 0.0);
 }
 
 TEST(KernelProfile, LinkClasses) {
@@ -80,6 +100,10 @@ TEST(KernelProfile, LinkClasses) {
   EXPECT_EQ(link_class(catalog.resolve("a100-80gb-pcie"), 2), "nvlink-pair");
   EXPECT_EQ(link_class(catalog.resolve("a100-80gb-pcie"), 4), "pcie");
   EXPECT_EQ(link_class(catalog.resolve("l4"), 2), "pcie");
+  // An engine launching eagerly pays eager NCCL calls over NVSwitch; other links have one class for both.
+  EXPECT_EQ(engine_link_class("nvswitch", false), "nvswitch-eager");
+  EXPECT_EQ(engine_link_class("nvswitch", true), "nvswitch");
+  EXPECT_EQ(engine_link_class("pcie", false), "pcie");
 }
 
 KernelParams sample_params() {
@@ -88,6 +112,7 @@ KernelParams sample_params() {
   p.generations["default"] = KernelEfficiency{};
   p.networks["nvswitch"] = NetworkEfficiency{};
   p.networks["default"] = NetworkEfficiency{};
+  p.direct["default"] = DirectAllReduceEfficiency{};
   return p;
 }
 
@@ -96,7 +121,9 @@ using testing_support::error_of;
 TEST(KernelProfile, LoaderRoundTripsAndFallsBack) {
   KernelParams p = sample_params();
   p.generations["hopper"].gemm_efficiency = 0.7;
-  p.networks["hopper/nvswitch"] = {2e-6, 0.8};
+  p.networks["hopper/nvswitch"] = {1e-5, 2e-6, 0.8};
+  p.direct["hopper"] = {3e-6, 0.4};
+  p.direct["hopper/vllm"] = {5e-6, 0.5};
   p.networks["nvswitch"].bus_efficiency = 0.6;
   const KernelParams back = kernel_params_from_json(kernel_params_to_json(p), "x.json");
   EXPECT_DOUBLE_EQ(back.generation("hopper").gemm_efficiency, 0.7);
@@ -105,6 +132,11 @@ TEST(KernelProfile, LoaderRoundTripsAndFallsBack) {
   EXPECT_DOUBLE_EQ(back.network("hopper", "nvswitch").bus_efficiency, 0.8);  // the generation's own entry
   EXPECT_DOUBLE_EQ(back.network("ampere", "nvswitch").bus_efficiency, 0.6);  // the pooled class
   EXPECT_DOUBLE_EQ(back.network("ampere", "pcie").bus_efficiency, NetworkEfficiency{}.bus_efficiency);
+  EXPECT_DOUBLE_EQ(back.network("hopper", "nvswitch").call_latency_s, 1e-5);
+  EXPECT_DOUBLE_EQ(back.direct_allreduce("hopper", "vllm").direct_latency_s, 5e-6);    // the engine's own curve
+  EXPECT_DOUBLE_EQ(back.direct_allreduce("hopper", "sglang").direct_latency_s, 3e-6);  // the generation's pooled one
+  EXPECT_DOUBLE_EQ(back.direct_allreduce("hopper", "").direct_bus_efficiency, 0.4);
+  EXPECT_DOUBLE_EQ(back.direct_allreduce("ada", "vllm").direct_latency_s, DirectAllReduceEfficiency{}.direct_latency_s);
 }
 
 TEST(KernelProfile, LoaderRejectsOutOfRangeNaNAndMissing) {
@@ -129,6 +161,15 @@ TEST(KernelProfile, LoaderRejectsOutOfRangeNaNAndMissing) {
   EXPECT_EQ(error_of([&] { kernel_params_from_json(j, "k.json"); }),
             "k.json: generations.hopper.kernel_floor_s is missing or not a number");
   EXPECT_NE(error_of([&] { load_kernel_params(path.string() + ".missing"); }).find(".missing"), std::string::npos);
+
+  j = kernel_params_to_json(sample_params());
+  j.erase("direct");  // a kernels.json written before the engines' own all-reduces were fitted
+  EXPECT_NE(error_of([&] { kernel_params_from_json(j, "k.json"); }).find("k.json: missing object 'direct'"),
+            std::string::npos);
+  j = kernel_params_to_json(sample_params());
+  j["direct"]["default"]["direct_bus_efficiency"] = 0.05;
+  EXPECT_EQ(error_of([&] { kernel_params_from_json(j, "k.json"); }),
+            "k.json: direct.default.direct_bus_efficiency = 0.05 is outside [0.1, 0.92]");
 }
 
 // The fit on a fixed sample of the committed Vidur profiles (every 7th compute and network sample in file order; the
@@ -137,7 +178,7 @@ TEST(KernelProfile, LoaderRejectsOutOfRangeNaNAndMissing) {
 // of data/sim/kernels.json's (fitted on all samples), and each (GPU, operator) group described about as well as the
 // full fit describes it (fitted MAPE within 2 points). About 2.6 s, where the full refit takes ~25 s (label slow).
 TEST(KernelProfile, AFitOnAFixedSampleLandsNearTheCommittedParameters) {
-  const KernelProfileSet all = read_vidur_profiles(default_vidur_dir());
+  const KernelProfileSet all = read_kernel_profiles(default_vidur_dir(), default_kernel_tables_dir());
   KernelProfileSet sample;
   for (size_t i = 0; i < all.compute.size(); i += 7) sample.compute.push_back(all.compute[i]);
   for (size_t i = 0; i < all.network.size(); i += 7) sample.network.push_back(all.network[i]);
@@ -166,7 +207,7 @@ TEST(KernelProfile, AFitOnAFixedSampleLandsNearTheCommittedParameters) {
 // A kernel fit stops at its first search sweep once an interrupt is requested (the Python bindings' Ctrl-C), instead
 // of running its ~20 s to the end; the sample is the fixed one AFitOnAFixedSample... fits without an interrupt.
 TEST(KernelProfile, AFitStopsOnAnInterruptRequest) {
-  const KernelProfileSet all = read_vidur_profiles(default_vidur_dir());
+  const KernelProfileSet all = read_kernel_profiles(default_vidur_dir(), default_kernel_tables_dir());
   KernelProfileSet sample;
   for (size_t i = 0; i < all.compute.size(); i += 7) sample.compute.push_back(all.compute[i]);
   for (size_t i = 0; i < all.network.size(); i += 7) sample.network.push_back(all.network[i]);
@@ -181,7 +222,7 @@ TEST(KernelProfile, CommittedFitReproducesReportedHeldOutAccuracy) {
   const Json committed = read_json_file(default_kernel_params_path());
   const KernelParams params = load_kernel_params(default_kernel_params_path());
   EXPECT_GT(params.generation("hopper").gemm_efficiency, 0.6);
-  const KernelProfileSet set = read_vidur_profiles(default_vidur_dir());
+  const KernelProfileSet set = read_kernel_profiles(default_vidur_dir(), default_kernel_tables_dir());
   const KernelFit fit = fit_kernel_params(set);
   auto check = [&](const char* group, const std::vector<OpScore>& scores) {
     ASSERT_EQ(committed["fit"][group].size(), scores.size());

@@ -30,6 +30,7 @@ SimParams hand_params() {
   e.kernel_floor_s = 1e-5;
   p.kernels.generations["default"] = e;
   p.kernels.networks["default"] = NetworkEfficiency{};
+  p.kernels.direct["default"] = DirectAllReduceEfficiency{};
   EngineProfile engine;
   engine.id = "default";
   engine.cuda_graphs = false;
@@ -566,6 +567,21 @@ TEST(SimParamsFiles, AnEngineValueOutsideItsRangeNamesEngineAndField) {
   j = read_json_file(default_engine_catalog_path());
   j["engines"]["hf-transformers"]["launch_host_s"] = std::nan("");
   EXPECT_NE(error_of([&] { engine_catalog_from_json(j, "e.json"); }).find("not a finite number"), std::string::npos);
+}
+
+// An engine names whose measured all-reduce kernel it runs: one of the three the tables measured, and only with its
+// own all-reduce on.
+TEST(SimParamsFiles, AnAllReduceKernelIsOneMeasuredAndNeedsCustomAllReduce) {
+  EXPECT_EQ(EngineCatalog::bundled().get("sglang").allreduce_kernel, "sglang");
+  EXPECT_EQ(EngineCatalog::bundled().get("trt-llm").allreduce_kernel, "trtllm");
+  Json j = read_json_file(default_engine_catalog_path());
+  j["engines"]["vllm"]["allreduce_kernel"] = "nccl";
+  EXPECT_EQ(error_of([&] { engine_catalog_from_json(j, "e.json").get("vllm"); }),
+            "e.json: engines.vllm.allreduce_kernel: expected \"vllm\", \"sglang\" or \"trtllm\", got \"nccl\"");
+  j = read_json_file(default_engine_catalog_path());
+  j["engines"]["tgi"]["allreduce_kernel"] = "vllm";
+  EXPECT_EQ(error_of([&] { engine_catalog_from_json(j, "e.json").get("tgi"); }),
+            "e.json: engines.tgi.allreduce_kernel: set without custom_allreduce: true");
 }
 
 // The bundled catalog reads each engine's object on first use; the whole-file reader is the reference: every engine

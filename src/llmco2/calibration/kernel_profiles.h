@@ -45,6 +45,9 @@ KernelWork vidur_op_work(const std::string& op, const VidurModelShape& shape, in
 
 // Every row x operator of one mlp.csv as samples; `model` names the group ("org/name").
 std::vector<KernelSample> read_vidur_mlp(const std::filesystem::path& csv, const Gpu& gpu, const std::string& model);
+// An all-reduce of `bytes` over `gpus` GPUs of `gpu`'s type (op "all_reduce x<gpus>", group: the link class), timed at
+// `measured_s`.
+KernelSample allreduce_sample(const Gpu& gpu, int gpus, double bytes, double measured_s);
 // The single-node all-reduces of one all_reduce.csv (num_workers == devices_per_node >= 2) on `gpu`'s links.
 std::vector<KernelSample> read_vidur_all_reduce(const std::filesystem::path& csv, const Gpu& gpu);
 
@@ -73,8 +76,16 @@ KernelEfficiency fit_kernel_efficiency(const std::vector<KernelSample>& samples,
 // The same for the fields named in `fields` only, the others kept at `start`'s values.
 KernelEfficiency fit_kernel_efficiency(const std::vector<KernelSample>& samples, const std::vector<size_t>& indices,
                                        const KernelEfficiency& start, const std::vector<std::string>& fields);
-// Fits one link class's NetworkEfficiency the same way.
+// Fits one link class's NetworkEfficiency the same way. call_latency_s only where every sample is an nccl-tests row
+// (engine "nccl": GPU time); Vidur's all-reduces, eager calls timed with the host's launch in them (small messages take
+// 7-60 us without a trend in size or GPU count), do not separate a call cost from the ring steps, so their classes keep
+// the two-field ring (call_latency_s 0) they had before the tables.
 NetworkEfficiency fit_network_efficiency(const std::vector<KernelSample>& samples, const std::vector<size_t>& indices);
+// Fits an engine's own all-reduce the same way, each sample timed as the simulator times it: the shorter of that and
+// NCCL's ring with `params`' entry for the sample's generation and link class.
+DirectAllReduceEfficiency fit_direct_allreduce_efficiency(const std::vector<KernelSample>& samples,
+                                                          const std::vector<size_t>& indices,
+                                                          const KernelParams& params);
 
 struct KernelFit {
   KernelParams params;

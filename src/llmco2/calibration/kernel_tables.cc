@@ -33,32 +33,22 @@ const std::map<std::string, std::string>& kernel_table_gpus() {
 
 std::filesystem::path default_kernel_tables_dir() { return data_dir() / "measured" / "aiconfigurator"; }
 
+const Gpu* SystemGpus::of(const CsvTable& table, const CsvTable::Record& record) {
+  const std::string& system = cell_text(table, record, "system");
+  const auto found = gpus_.find(system);
+  if (found != gpus_.end()) return found->second ? &*found->second : nullptr;
+  const auto id = kernel_table_gpus().find(system);
+  if (id == kernel_table_gpus().end())
+    fail("{}:{}: system '{}' is not an AIConfigurator system llmco2 knows (kernel_table_gpus)", table.source,
+         record.line, system);
+  std::optional<Gpu>& gpu = gpus_[system];
+  for (const Gpu& candidate : GpuCatalog::bundled().gpus())
+    if (candidate.id == id->second) gpu = candidate;
+  if (!gpu) skipped_.push_back(fmt::format("{} (no catalog GPU '{}')", system, id->second));
+  return gpu ? &*gpu : nullptr;
+}
+
 namespace {
-
-// The catalog GPUs of the systems, read once per table; a system without one is recorded in `skipped`.
-class SystemGpus {
- public:
-  explicit SystemGpus(std::vector<std::string>& skipped) : skipped_(skipped) {}
-  // The GPU of the record's system, or nullptr when the catalog lacks it.
-  const Gpu* of(const CsvTable& table, const CsvTable::Record& record) {
-    const std::string& system = cell_text(table, record, "system");
-    const auto found = gpus_.find(system);
-    if (found != gpus_.end()) return found->second ? &*found->second : nullptr;
-    const auto id = kernel_table_gpus().find(system);
-    if (id == kernel_table_gpus().end())
-      fail("{}:{}: system '{}' is not an AIConfigurator system llmco2 knows (kernel_table_gpus)", table.source,
-           record.line, system);
-    std::optional<Gpu>& gpu = gpus_[system];
-    for (const Gpu& candidate : GpuCatalog::bundled().gpus())
-      if (candidate.id == id->second) gpu = candidate;
-    if (!gpu) skipped_.push_back(fmt::format("{} (no catalog GPU '{}')", system, id->second));
-    return gpu ? &*gpu : nullptr;
-  }
-
- private:
-  std::map<std::string, std::optional<Gpu>> gpus_;
-  std::vector<std::string>& skipped_;
-};
 
 KernelSample table_sample(const Gpu& gpu, const CsvTable& t, const CsvTable::Record& r, std::string op,
                           std::string group, double tokens, const KernelWork& work) {
@@ -311,7 +301,9 @@ KernelTableFit fit_kernel_tables(const std::vector<KernelSample>& samples, Kerne
   return fit;
 }
 
-std::vector<TableScore> score_kernel_tables(const std::vector<KernelSample>& samples, const KernelTableFit& fit) {
+std::vector<TableScore> score_tables(const std::vector<KernelSample>& samples, const std::vector<double>& fitted_s,
+                                     const std::vector<double>& held_out_shape_s,
+                                     const std::vector<double>& held_out_gpu_s) {
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<size_t>> groups;
   for (size_t i = 0; i < samples.size(); ++i)
     groups[{samples[i].gpu_id, samples[i].engine, samples[i].op}].push_back(i);
@@ -326,14 +318,18 @@ std::vector<TableScore> score_kernel_tables(const std::vector<KernelSample>& sam
     std::tie(s.gpu_id, s.engine, s.op) = key;
     s.samples = idx.size();
     std::vector<double> ratios;
-    for (size_t i : idx) ratios.push_back(fit.held_out_shape_s[i] / samples[i].measured_s);
+    for (size_t i : idx) ratios.push_back(held_out_shape_s[i] / samples[i].measured_s);
     s.held_out_shape_ratio = percentile(ratios, 0.5);
-    s.fitted_mape = mape(idx, fit.fitted_s);
-    s.held_out_shape_mape = mape(idx, fit.held_out_shape_s);
-    if (fit.held_out_gpu_s[idx.front()] > 0) s.held_out_gpu_mape = mape(idx, fit.held_out_gpu_s);
+    s.fitted_mape = mape(idx, fitted_s);
+    s.held_out_shape_mape = mape(idx, held_out_shape_s);
+    if (held_out_gpu_s[idx.front()] > 0) s.held_out_gpu_mape = mape(idx, held_out_gpu_s);
     out.push_back(s);
   }
   return out;
+}
+
+std::vector<TableScore> score_kernel_tables(const std::vector<KernelSample>& samples, const KernelTableFit& fit) {
+  return score_tables(samples, fit.fitted_s, fit.held_out_shape_s, fit.held_out_gpu_s);
 }
 
 Json kernel_tables_json(const std::vector<TableScore>& scores) {

@@ -5,12 +5,15 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "calibration/kernel_profiles.h"
 #include "calibration/module.h"
+#include "core/csv.h"
 #include "core/json_io.h"
+#include "hardware/gpu.h"
 
 namespace llmco2::calibration {
 
@@ -26,6 +29,20 @@ struct KernelTableSet {
 // The catalog GPU of each AIConfigurator system folder ("h100_sxm" -> "h100-sxm"); data/measured/aiconfigurator's
 // README gives the device name each table names.
 const std::map<std::string, std::string>& kernel_table_gpus();
+
+// The catalog GPUs of the tables' systems, looked up once per system; a system whose GPU the catalog lacks is recorded
+// in `skipped` ("b300_sxm (no catalog GPU 'b300')").
+class SystemGpus {
+ public:
+  explicit SystemGpus(std::vector<std::string>& skipped) : skipped_(skipped) {}
+  // The GPU of the record's "system" cell, or nullptr when the catalog lacks it; throws Error (file:line) for a
+  // system kernel_table_gpus does not name.
+  const Gpu* of(const CsvTable& table, const CsvTable::Record& record);
+
+ private:
+  std::map<std::string, std::optional<Gpu>> gpus_;
+  std::vector<std::string>& skipped_;
+};
 
 // Reads dir/gemm.csv, dir/context_attention.csv and dir/generation_attention.csv (scripts/import_aiconfigurator.py).
 // Throws Error naming file:line for a malformed row, an unknown system or dtype.
@@ -75,6 +92,10 @@ struct TableScore {
   double fitted_mape = 0, held_out_shape_mape = 0, held_out_shape_ratio = 0;  // ratio: median predicted / measured
   double held_out_gpu_mape = -1;  // -1: no other GPU of the generation to fit on
 };
+// The groups of any table fit from its per-sample predictions (held_out_gpu_s 0: no GPU-out prediction).
+std::vector<TableScore> score_tables(const std::vector<KernelSample>& samples, const std::vector<double>& fitted_s,
+                                     const std::vector<double>& held_out_shape_s,
+                                     const std::vector<double>& held_out_gpu_s);
 std::vector<TableScore> score_kernel_tables(const std::vector<KernelSample>& samples, const KernelTableFit& fit);
 
 // The scores as kernels.json's "fit.tables" records (gpu, engine, op, samples, fitted_mape, held_out_shape_mape,

@@ -127,6 +127,12 @@ EngineProfile profile_from_json(const std::string& id, const Json& j, const std:
   if (auto v = r.optional_bool("casts_bf16_to_fp16")) p.casts_bf16_to_fp16 = *v;
   if (auto v = r.optional_bool("prefill_stalls_decode")) p.prefill_stalls_decode = *v;
   if (auto v = r.optional_bool("custom_allreduce")) p.custom_allreduce = *v;
+  if (auto v = r.optional_string("allreduce_kernel")) {
+    if (*v != "vllm" && *v != "sglang" && *v != "trtllm")
+      fail("{}.allreduce_kernel: expected \"vllm\", \"sglang\" or \"trtllm\", got \"{}\"", where, *v);
+    if (!p.custom_allreduce) fail("{}.allreduce_kernel: set without custom_allreduce: true", where);
+    p.allreduce_kernel = *v;
+  }
   if (auto v = r.optional_bool("kv_share_of_free")) p.kv_share_of_free = *v;
   if (auto v = r.optional_string("attention_kernel")) p.attention_kernel = *v;
   if (auto v = r.optional_number("graph_max_tokens"))

@@ -51,8 +51,11 @@ struct EngineProfile {
   bool prefill_stalls_decode = false;  // prefills run as steps of their own that pause every running decode (vLLM
                                        // v0 without chunked prefill); false: prefill chunks ride along in decode steps
   bool custom_allreduce = false;       // small all-reduces over NVLink by the engine's own kernel (peers' buffers read
-                                       // directly: two barrier steps whatever the GPU count), not NCCL's ring
-  bool casts_bf16_to_fp16 = true;      // on GPUs without bf16 tensor cores: cast to fp16 (vLLM) or keep bf16 (PyTorch)
+                                       // directly, one or two stages whatever the GPU count), not NCCL's ring
+  // Whose measured all-reduce kernel that is ("vllm", "sglang", "trtllm": KernelParams::direct); empty: the
+  // generation's curve pooled over the engines.
+  std::string allreduce_kernel;
+  bool casts_bf16_to_fp16 = true;  // on GPUs without bf16 tensor cores: cast to fp16 (vLLM) or keep bf16 (PyTorch)
   // Routed experts looped over on the host (HF transformers' MoE blocks: per loaded expert a torch.where with its
   // device-to-host sync, gathers of its tokens and routing weights, the expert MLP, a multiply and index_add_):
   // kernel launches per routed graph node per loaded expert. 0: fused MoE kernels, one launch per routed node.

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "calibration/collective_tables.h"
 #include "calibration/kernel_profiles.h"
 #include "calibration/kernel_tables.h"
 #include "calibration/report.h"
@@ -162,21 +163,23 @@ double current_block_scaled_efficiency(std::vector<std::string>& warnings) {
 KernelFitSummary fit_kernels(const KernelFitOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const std::filesystem::path dir = o.vidur_dir.empty() ? default_vidur_dir() : std::filesystem::path(o.vidur_dir);
-  const KernelProfileSet set = read_vidur_profiles(dir);
+  const std::filesystem::path tables_dir =
+      o.tables_dir.empty() ? default_kernel_tables_dir() : std::filesystem::path(o.tables_dir);
+  const KernelProfileSet set = read_kernel_profiles(dir, tables_dir);
   KernelFitSummary summary;
   summary.compute_samples = static_cast<long>(set.compute.size());
   summary.network_samples = static_cast<long>(set.network.size());
-  std::cerr << fmt::format("calibrate --kernels: {} operator and {} all-reduce samples from {}\n", set.compute.size(),
-                           set.network.size(), dir.string());
+  std::cerr << fmt::format("calibrate --kernels: {} operator samples from {}, {} all-reduce samples from it and {}\n",
+                           set.compute.size(), dir.string(), set.network.size(), tables_dir.string());
   KernelFit fit = fit_kernel_params(set);
-  const std::filesystem::path tables_dir =
-      o.tables_dir.empty() ? default_kernel_tables_dir() : std::filesystem::path(o.tables_dir);
   const KernelTableSet tables = read_kernel_tables(tables_dir);
-  summary.table_samples = static_cast<long>(tables.samples.size());
-  std::cerr << fmt::format("calibrate --kernels: {} AIConfigurator kernel samples from {}\n", tables.samples.size(),
-                           tables_dir.string());
+  const AllReduceTableSet allreduces = read_allreduce_tables(tables_dir / "allreduce.csv");
+  summary.table_samples = static_cast<long>(tables.samples.size() + allreduces.direct.size());
+  std::cerr << fmt::format("calibrate --kernels: {} AIConfigurator kernel and {} engine all-reduce samples from {}\n",
+                           tables.samples.size(), allreduces.direct.size(), tables_dir.string());
   const KernelTableFit table_fit =
       fit_kernel_tables(tables.samples, fit.params, {current_block_scaled_efficiency(summary.warnings)}, true);
+  const DirectAllReduceFit direct_fit = fit_direct_allreduce(allreduces.direct, fit.params);
   const auto out = o.kernels_out.empty() ? default_kernel_params_path() : std::filesystem::path(o.kernels_out);
   const std::filesystem::path md = o.report;
   const std::filesystem::path png = md.parent_path() / "kernel-fit" / "held_out.png";
@@ -185,6 +188,7 @@ KernelFitSummary fit_kernels(const KernelFitOptions& o) {
   RunManifest manifest(manifest_in_folder(png.parent_path()));
   Json params_json = kernel_fit_json(set, fit);
   params_json["fit"]["tables"] = kernel_tables_json(score_kernel_tables(tables.samples, table_fit));
+  params_json["fit"]["direct_allreduce"] = kernel_tables_json(score_direct_allreduce(allreduces.direct, direct_fit));
   params_json["fit"]["tables_source"] =
       "data/measured/aiconfigurator (NVIDIA AIConfigurator kernel tables, ai-dynamo/aiconfigurator 095f58a51)";
   write_file_atomic(out, params_json.dump(2) + "\n");
@@ -192,7 +196,8 @@ KernelFitSummary fit_kernels(const KernelFitOptions& o) {
   if (!warning.empty()) summary.warnings.push_back(warning);
   const std::string plot = warning.empty() ? "kernel-fit/held_out.png" : "";
   write_file_atomic(md, kernel_fit_markdown(set, fit, plot, "llmco2 calibrate --kernels") + "\n" +
-                            kernel_tables_markdown(tables, table_fit));
+                            kernel_tables_markdown(tables, table_fit) + "\n" +
+                            allreduce_tables_markdown(allreduces, direct_fit));
   manifest.commit();
   summary.kernels_written = out.string();
   summary.report_written = md.string();

@@ -12,7 +12,7 @@ namespace llmco2::sim {
 
 double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const KernelEfficiency& e,
                      const NetworkEfficiency& net) {
-  if (w.kind == KernelClass::network) return allreduce_s(w, roofs, net, false);
+  if (w.kind == KernelClass::network) return allreduce_s(w, roofs, net, nullptr);
   double compute_s = 0;
   const double share = precision_share(w, e);  // both roofs
   if (w.kind == KernelClass::vector) {
@@ -41,10 +41,15 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
   return floor_s + std::max(compute_s, memory_s);
 }
 
-double allreduce_s(const KernelWork& w, const DeviceRoofs& roofs, const NetworkEfficiency& net, bool direct) {
+double allreduce_s(const KernelWork& w, const DeviceRoofs& roofs, const NetworkEfficiency& net,
+                   const DirectAllReduceEfficiency* direct) {
   if (roofs.tp_gpus <= 1 || w.net_bytes <= 0) return 0.0;
-  const double latency_steps = direct ? 2.0 : 2.0 * (roofs.tp_gpus - 1);
-  return latency_steps * net.step_latency_s + w.net_bytes / (roofs.link_bytes_per_s * net.bus_efficiency);
+  const double ring_s = net.call_latency_s + 2.0 * (roofs.tp_gpus - 1) * net.step_latency_s +
+                        w.net_bytes / (roofs.link_bytes_per_s * net.bus_efficiency);
+  if (direct == nullptr) return ring_s;
+  const double direct_s =
+      direct->direct_latency_s + w.net_bytes / (roofs.link_bytes_per_s * direct->direct_bus_efficiency);
+  return std::min(ring_s, direct_s);
 }
 
 double roofline_time_s(const KernelWork& w, const DeviceRoofs& roofs) {
@@ -101,6 +106,15 @@ const NetworkEfficiency& KernelParams::network(const std::string& generation_nam
   return it != networks.end() ? it->second : network(link_class_name);
 }
 
+const DirectAllReduceEfficiency& KernelParams::direct_allreduce(const std::string& generation_name,
+                                                                const std::string& kernel) const {
+  if (!kernel.empty()) {
+    const auto it = direct.find(generation_name + "/" + kernel);
+    if (it != direct.end()) return it->second;
+  }
+  return entry_or_default(direct, generation_name, "direct all-reduce");
+}
+
 const std::vector<ParamRange>& kernel_param_ranges() {
   static const std::vector<ParamRange> ranges = {
       {"gemm_efficiency", 0.4, 0.85,
@@ -139,8 +153,21 @@ const std::vector<ParamRange>& kernel_param_ranges() {
        "when they match bf16's share"},
       {"kernel_floor_s", 1e-6, 2e-5,
        "the GPU-side duration of an empty or tiny kernel (ramp up and tail): ~1-5 us on A100/H100"},
-      {"step_latency_s", 1e-6, 5e-5,
-       "one ring step of NCCL (LL protocol) costs ~1-10 us per hop within a node; 50 us bounds PCIe through the CPU"},
+      {"call_latency_s", 0, 3e-5,
+       "an NCCL all-reduce of a few hundred bytes takes 6-11 us on 2 GPUs of one NVSwitch node, 16-26 us on 8 "
+       "(AIConfigurator's nccl-tests tables, NCCL 2.27-2.29, A100 to B300): a fixed call cost of ~5-11 us plus ~1-1.3 "
+       "us per ring step; 0: ring steps only (the classes fitted on Vidur's eager calls)"},
+      {"step_latency_s", 3e-7, 5e-5,
+       "one ring step of NCCL (LL protocol): ~0.9-1.3 us per hop over NVSwitch (the same tables), several us over "
+       "PCIe; 50 us bounds PCIe through the CPU"},
+      {"direct_latency_s", 1e-6, 2e-5,
+       "a small all-reduce by the engine's own kernel replayed in a CUDA graph: 2.4-4.8 us on A100/H100, 3.6-7.5 us "
+       "on Blackwell, nearly flat in the GPU count (AIConfigurator's vLLM 0.24, SGLang 0.5.14, TensorRT-LLM 1.3 "
+       "tables)"},
+      {"direct_bus_efficiency", 0.1, 0.92,
+       "the engines' own all-reduces move 8 MiB at 0.15-0.65 of the per-direction NVLink bandwidth (vLLM on GB200 "
+       "0.15, SGLang on Hopper 0.63: one-shot kernels read every peer's whole buffer; the same tables); NCCL's ring "
+       "bounds them above"},
       {"bus_efficiency", 0.4, 0.92,
        "NCCL's bus bandwidth reaches ~0.8 of the NVLink line rate (~370 of 450 GB/s on H100, NVIDIA/nccl-tests#212; "
        "~200-230 of 300 GB/s on A100, NVIDIA/nccl-tests#149)"},
@@ -179,8 +206,14 @@ std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficienc
 }
 
 std::vector<std::pair<const char*, double NetworkEfficiency::*>> network_efficiency_fields() {
-  return {{"step_latency_s", &NetworkEfficiency::step_latency_s},
+  return {{"call_latency_s", &NetworkEfficiency::call_latency_s},
+          {"step_latency_s", &NetworkEfficiency::step_latency_s},
           {"bus_efficiency", &NetworkEfficiency::bus_efficiency}};
+}
+
+std::vector<std::pair<const char*, double DirectAllReduceEfficiency::*>> direct_allreduce_fields() {
+  return {{"direct_latency_s", &DirectAllReduceEfficiency::direct_latency_s},
+          {"direct_bus_efficiency", &DirectAllReduceEfficiency::direct_bus_efficiency}};
 }
 
 namespace {
@@ -230,6 +263,8 @@ Json kernel_params_to_json(const KernelParams& params) {
   }
   j["networks"] = Json::object();
   for (const auto& [name, n] : params.networks) j["networks"][name] = fields_to_json(n, network_efficiency_fields());
+  j["direct"] = Json::object();
+  for (const auto& [name, d] : params.direct) j["direct"][name] = fields_to_json(d, direct_allreduce_fields());
   return j;
 }
 
@@ -238,6 +273,12 @@ KernelParams kernel_params_from_json(const Json& json, const std::string& source
   KernelParams params;
   params.generations = entries_from_json(json, "generations", kernel_efficiency_fields(), source);
   params.networks = entries_from_json(json, "networks", network_efficiency_fields(), source);
+  if (!json.contains("direct"))
+    fail(
+        "{}: missing object 'direct' (the engines' own all-reduces, fitted since calibrate --kernels read "
+        "AIConfigurator's all-reduce tables: rerun it)",
+        source);
+  params.direct = entries_from_json(json, "direct", direct_allreduce_fields(), source);
   if (json.contains("gpus")) params.gpus = entries_from_json(json, "gpus", kernel_efficiency_fields(), source, false);
   return params;
 }

@@ -40,10 +40,19 @@ struct KernelEfficiency {
       1.0;  // share of the 16-bit kernels' efficiency (both roofs) block-scaled GEMMs reach
 };
 
-// The collectives of tensor parallelism over one kind of link.
+// The collectives of tensor parallelism over one kind of link (NCCL's all-reduce).
 struct NetworkEfficiency {
-  double step_latency_s = 8e-6;  // latency of one ring step of an all-reduce (NCCL launch + hop)
+  double call_latency_s = 0;     // fixed time of one all-reduce call whatever the GPU count (launch, rendezvous)
+  double step_latency_s = 8e-6;  // latency of one ring step of an all-reduce (a hop and its synchronisation)
   double bus_efficiency = 0.75;  // fraction of the per-direction link bandwidth large all-reduces reach
+};
+
+// An engine's own all-reduce over NVLink (vLLM's and SGLang's custom all-reduce, TensorRT-LLM's plugin): every rank
+// reads its peers' buffers directly, in one or two stages whatever the GPU count; above the engine's size limit it
+// falls back to NCCL, so it never takes longer than NCCL's ring.
+struct DirectAllReduceEfficiency {
+  double direct_latency_s = 5e-6;      // time of one call beyond its bytes (barrier flags, one or two stages)
+  double direct_bus_efficiency = 0.5;  // fraction of the per-direction link bandwidth its bytes move at
 };
 
 enum class KernelClass { matrix, attention, vector, network };
@@ -144,13 +153,14 @@ inline double kernels_wall_s(double gpu_s, double launch_s, double host_wait_sha
 //     attention_floor_s as its floor), dequantisation on the CUDA cores at gemm_efficiency of the fp32 peak,
 //           vector_efficiency for element-wise kernels,
 //     e_m = memory_efficiency x precision_share x bytes / (bytes + memory_half_bytes);
-//   all-reduce: 2 (n - 1) x step_latency_s + net_bytes / (link x bus_efficiency).
+//   all-reduce: allreduce_s with NCCL's ring.
 double kernel_time_s(const KernelWork& work, const DeviceRoofs& roofs, const KernelEfficiency& efficiency,
                      const NetworkEfficiency& network);
-// An all-reduce: NCCL's ring takes 2 (n - 1) latency steps; an engine's own all-reduce over NVLink (`direct`: vLLM's
-// custom all-reduce, TensorRT-LLM's plugin) reads the peers' buffers directly in one or two stages, 2 steps whatever
-// the GPU count. Both add net_bytes / (link x bus_efficiency).
-double allreduce_s(const KernelWork& work, const DeviceRoofs& roofs, const NetworkEfficiency& network, bool direct);
+// An all-reduce over n GPUs. NCCL's ring: call_latency_s + 2 (n - 1) x step_latency_s + net_bytes / (link x
+// bus_efficiency). An engine's own all-reduce over NVLink (`direct` not null): direct_latency_s + net_bytes / (link x
+// direct_bus_efficiency), or the ring's time where that is shorter (the engine hands large messages to NCCL).
+double allreduce_s(const KernelWork& work, const DeviceRoofs& roofs, const NetworkEfficiency& network,
+                   const DirectAllReduceEfficiency* direct);
 
 // The time of the same work at the datasheet roofs (no efficiency, no floor): the Roofline lower bound.
 double roofline_time_s(const KernelWork& work, const DeviceRoofs& roofs);
@@ -162,6 +172,14 @@ std::string gpu_generation(const Gpu& gpu);
 // GPUs than it joins), "nvlink-pair" (a bridge joining 2 GPUs, used by exactly 2), else "pcie".
 std::string link_class(const Gpu& gpu, int gpus);
 
+// The link class whose NCCL entry an engine's all-reduces take: over NVSwitch, an engine that launches its kernels
+// eagerly from one process per GPU (no CUDA graphs) takes "nvswitch-eager": each all-reduce waits on the GPUs for the
+// last rank's host to launch it, as Vidur's profiles of eager torch.distributed calls on DGX A100 and H100 measure
+// (35-60 us for small messages where nccl-tests, launched back to back, measures 6-22 us on the same GPUs).
+inline std::string engine_link_class(const std::string& link_class, bool cuda_graphs) {
+  return !cuda_graphs && link_class == "nvswitch" ? "nvswitch-eager" : link_class;
+}
+
 // The fitted kernel parameters: one KernelEfficiency per architecture generation and one NetworkEfficiency per link
 // class, each with a "default" entry (the mean of the fitted ones) for generations or classes without a profile.
 // Fitted on Vidur's operator profiles by `llmco2 calibrate --kernels` (docs/kernel-fit.md).
@@ -170,9 +188,12 @@ struct KernelParams {
   // A GPU whose measured kernels the generation's curve does not describe (another die than its generation's
   // data-center boards, as the GDDR7 RTX PRO 6000 among HBM Blackwells): its own entry, by catalog id. Optional.
   std::map<std::string, KernelEfficiency> gpus;
-  // "nvswitch", "nvlink-pair", "pcie" (pooled over generations), "<generation>/<class>" where the profiles of one
-  // generation differ ("hopper/nvswitch"), and "default".
+  // "nvswitch", "nvswitch-eager", "nvlink-pair", "pcie" (pooled over generations), "<generation>/<class>" where the
+  // profiles of one generation differ ("hopper/nvswitch"), and "default".
   std::map<std::string, NetworkEfficiency> networks;
+  // The engines' own all-reduces over NVLink: "<generation>/<kernel>" (kernel: vllm, sglang, trtllm), "<generation>"
+  // (the engines pooled) and "default".
+  std::map<std::string, DirectAllReduceEfficiency> direct;
 
   // The entry for `name`, else "default"; throws Error when neither exists.
   const KernelEfficiency& generation(const std::string& name) const;
@@ -181,6 +202,8 @@ struct KernelParams {
   const NetworkEfficiency& network(const std::string& link_class) const;
   // "<generation>/<link_class>", else `link_class`, else "default".
   const NetworkEfficiency& network(const std::string& generation, const std::string& link_class) const;
+  // "<generation>/<kernel>", else "<generation>", else "default" (an empty kernel: the generation's pooled entry).
+  const DirectAllReduceEfficiency& direct_allreduce(const std::string& generation, const std::string& kernel) const;
 };
 
 // Every parameter of KernelEfficiency and NetworkEfficiency with its admissible range and physical source: the one
@@ -195,6 +218,7 @@ std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficienc
 std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficiency_fields(
     const std::vector<std::string>& names);
 std::vector<std::pair<const char*, double NetworkEfficiency::*>> network_efficiency_fields();
+std::vector<std::pair<const char*, double DirectAllReduceEfficiency::*>> direct_allreduce_fields();
 
 Json kernel_params_to_json(const KernelParams& params);
 // Reads and range-checks every value; throws Error "<source>: generations.hopper.gemm_efficiency = 1.2 is outside

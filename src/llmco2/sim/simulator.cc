@@ -348,11 +348,13 @@ void set_mean_power(SimResult& r) {
 ResolvedParams resolve_params(const SimWorkload& w, const SimParams& p) {
   const EngineProfile& engine = p.engines.get(w.engine);
   return {p.efficiency(w.generation, w.gpu_id),
-          p.kernels.network(w.generation, w.link),
+          p.kernels.network(w.generation, engine_link_class(w.link, engine.cuda_graphs)),
           engine,
           p,
           engine.sampler_bytes_per_logit(w.sampling) / kSamplerPassBytesPerLogit,
-          engine.custom_allreduce && w.link != "pcie"};
+          engine.custom_allreduce && w.link != "pcie"
+              ? &p.kernels.direct_allreduce(w.generation, engine.allreduce_kernel)
+              : nullptr};
 }
 
 DiePower die_power(const Gpu& gpu) {

@@ -172,7 +172,8 @@ struct ResolvedParams {
   const EngineProfile& engine;
   const SimParams& params;
   double sampler_passes;  // the engine's sampler over the one pass the graph counts (its sampling mode's bytes / 8)
-  bool direct_allreduce;  // the engine all-reduces with its own kernel over this link (NVLink), not NCCL's ring
+  // The engine's own all-reduce over this link (NVLink), or null: NCCL's ring.
+  const DirectAllReduceEfficiency* direct_allreduce;
 };
 ResolvedParams resolve_params(const SimWorkload& workload, const SimParams& params);
 // run_workload with the parameters resolved for the workload's device and engine (the same result).
