@@ -114,6 +114,8 @@ struct KernelFitOptions {
 };
 struct KernelFitSummary {
   std::string kernels_written, report_written;
+  // network_samples: NCCL all-reduces (Vidur's and AIConfigurator's nccl-tests rows); table_samples: AIConfigurator's
+  // GEMM and attention rows and its engines' own all-reduces.
   long compute_samples = 0, network_samples = 0, table_samples = 0;
   double seconds = 0;
   std::vector<std::string> warnings;

@@ -65,6 +65,26 @@ TEST_F(AllReduceTable, RefusesMalformedRows) {
   EXPECT_NE(error_of([&] { read_allreduce_tables(path_); }).find("no NCCL or engine all-reduce"), std::string::npos);
 }
 
+// The kernel fit's all-reduces: Vidur's 5,964 single-node DGX rows (2,982 per GPU type, num_workers =
+// devices_per_node >= 2 in data/measured/vidur/network/{a100,h100}_dgx) as the eager class with ops of their own, and
+// the tables' 399 nccl-tests rows over NVSwitch as the graph class.
+TEST(AllReduceTables, VidurDgxRowsBecomeTheEagerClass) {
+  const KernelProfileSet set = read_kernel_profiles(default_vidur_dir(), default_kernel_tables_dir());
+  size_t eager = 0, nccl = 0;
+  for (const KernelSample& s : set.network) {
+    if (s.group == "nvswitch-eager") {
+      ++eager;
+      EXPECT_TRUE(s.op.ends_with(" eager")) << s.op;
+      EXPECT_EQ(s.engine, "");
+    } else if (s.group == "nvswitch") {
+      ++nccl;
+      EXPECT_EQ(s.engine, "nccl");
+    }
+  }
+  EXPECT_EQ(eager, 5964u);
+  EXPECT_EQ(nccl, 399u);
+}
+
 // Exact timings of a vLLM-like kernel (3.5 us, 0.45 of the link) and a slower SGLang-like one on H100 and H200 at
 // 2-8 GPUs and 1 kB-256 MB, each bounded by a known NCCL ring: the fit gives both back within 2%, and the pooled
 // entry lies between them.

@@ -166,6 +166,9 @@ TEST(KernelProfile, LoaderRejectsOutOfRangeNaNAndMissing) {
   j.erase("direct");  // a kernels.json written before the engines' own all-reduces were fitted
   EXPECT_NE(error_of([&] { kernel_params_from_json(j, "k.json"); }).find("k.json: missing object 'direct'"),
             std::string::npos);
+  for (auto& entry : j["networks"]) entry.erase("call_latency_s");  // and its networks, as written then
+  EXPECT_NE(error_of([&] { kernel_params_from_json(j, "k.json"); }).find("k.json: missing object 'direct'"),
+            std::string::npos);
   j = kernel_params_to_json(sample_params());
   j["direct"]["default"]["direct_bus_efficiency"] = 0.05;
   EXPECT_EQ(error_of([&] { kernel_params_from_json(j, "k.json"); }),

@@ -569,6 +569,34 @@ TEST(SimParamsFiles, AnEngineValueOutsideItsRangeNamesEngineAndField) {
   EXPECT_NE(error_of([&] { engine_catalog_from_json(j, "e.json"); }).find("not a finite number"), std::string::npos);
 }
 
+// Which all-reduce each engine pays, looked up once per setup: a CUDA-graph engine with its own kernel takes that
+// kernel's curve (SGLang's, not vLLM's) and NCCL's graph class; an eager engine takes the eager NCCL class, and its own
+// kernel, launched eagerly, two stages of that class's step; over PCIe no engine has its own all-reduce.
+TEST(SimParamsFiles, EachEngineTakesItsOwnAllReduceCurveAndClass) {
+  const SimParams p = default_sim_params();
+  SimWorkload w;
+  w.generation = "hopper", w.gpu_id = "h100-sxm", w.link = "nvswitch";
+  w.engine = "sglang";
+  const ResolvedParams sglang = resolve_params(w, p);
+  ASSERT_TRUE(sglang.direct_allreduce);
+  EXPECT_EQ(sglang.direct_allreduce->direct_latency_s, p.kernels.direct.at("hopper/sglang").direct_latency_s);
+  EXPECT_NE(sglang.direct_allreduce->direct_latency_s, p.kernels.direct.at("hopper/vllm").direct_latency_s);
+  EXPECT_EQ(&sglang.network, &p.kernels.networks.at("hopper/nvswitch"));
+  w.engine = "vllm-eager";
+  const ResolvedParams eager = resolve_params(w, p);
+  const NetworkEfficiency& eager_ring = p.kernels.networks.at("hopper/nvswitch-eager");
+  EXPECT_EQ(&eager.network, &eager_ring);
+  ASSERT_TRUE(eager.direct_allreduce);
+  EXPECT_DOUBLE_EQ(eager.direct_allreduce->direct_latency_s, 2 * eager_ring.step_latency_s);
+  EXPECT_DOUBLE_EQ(eager.direct_allreduce->direct_bus_efficiency, eager_ring.bus_efficiency);
+  w.engine = "vllm-0.2";  // eager, NCCL
+  const ResolvedParams nccl = resolve_params(w, p);
+  EXPECT_FALSE(nccl.direct_allreduce);
+  EXPECT_EQ(&nccl.network, &eager_ring);
+  w.engine = "vllm", w.link = "pcie";
+  EXPECT_FALSE(resolve_params(w, p).direct_allreduce);
+}
+
 // An engine names whose measured all-reduce kernel it runs: one of the three the tables measured, and only with its
 // own all-reduce on.
 TEST(SimParamsFiles, AnAllReduceKernelIsOneMeasuredAndNeedsCustomAllReduce) {

@@ -56,15 +56,14 @@ AllReduceTableSet read_allreduce_tables(const std::filesystem::path& csv) {
 
 KernelProfileSet read_kernel_profiles(const std::filesystem::path& vidur_dir, const std::filesystem::path& tables_dir) {
   KernelProfileSet set = read_vidur_profiles(vidur_dir);
-  for (KernelSample& s : set.network) s.group = engine_link_class(s.group, false);  // eager calls (see the header)
+  for (KernelSample& s : set.network) {  // eager calls (see the header)
+    if (s.group != "nvswitch") continue;
+    s.group = engine_link_class(s.group, false);
+    s.op += " eager";  // its own line beside the tables' rows of the same GPU and count in the report
+  }
   const AllReduceTableSet tables = read_allreduce_tables(tables_dir / "allreduce.csv");
   set.network.insert(set.network.end(), tables.nccl.begin(), tables.nccl.end());
   return set;
-}
-
-double predict_direct_s(const KernelSample& s, const KernelParams& params) {
-  return allreduce_s(s.work, s.roofs, params.network(s.generation, s.group),
-                     &params.direct_allreduce(s.generation, s.engine));
 }
 
 namespace {
@@ -93,7 +92,10 @@ DirectAllReduceEfficiency fit_engine_entry(const std::vector<KernelSample>& samp
   predict_into(samples, members, params, fitted, fit.fitted_s);
   std::set<int> decades;
   std::set<std::string> gpus;
-  for (size_t i : members) decades.insert(size_decade(samples[i])), gpus.insert(samples[i].gpu_id);
+  for (size_t i : members) {
+    decades.insert(size_decade(samples[i]));
+    gpus.insert(samples[i].gpu_id);
+  }
   for (int decade : decades) {
     std::vector<size_t> kept, left;
     for (size_t i : members) (size_decade(samples[i]) == decade ? left : kept).push_back(i);
@@ -116,7 +118,10 @@ DirectAllReduceFit fit_direct_allreduce(const std::vector<KernelSample>& samples
   fit.held_out_size_s.assign(samples.size(), 0.0);
   fit.held_out_gpu_s.assign(samples.size(), 0.0);
   std::set<std::string> generations, engines;
-  for (const auto& s : samples) generations.insert(s.generation), engines.insert(s.engine);
+  for (const auto& s : samples) {
+    generations.insert(s.generation);
+    engines.insert(s.engine);
+  }
   std::map<std::string, DirectAllReduceEfficiency> pooled;
   for (const auto& generation : generations) {
     const auto all = members_where(samples, [&](const KernelSample& s) { return s.generation == generation; });
@@ -159,7 +164,7 @@ std::string allreduce_tables_markdown(const AllReduceTableSet& set, const Direct
       "and the pooled `nvswitch`): what an engine replaying CUDA graphs pays per NCCL all-reduce. An engine launching "
       "eagerly takes `nvswitch-eager`, fitted on Vidur's DGX rows (eager calls from one process per GPU, each waiting "
       "for the last rank's launch). The fixed `call_latency_s` is what a ring of 2(n-1) steps alone missed: "
-      "nccl-tests' small-message time grows ~2.2x from 2 to 8 GPUs, not the 7x of the steps.\n"
+      "nccl-tests' small-message time grows 2.2-2.6x from 2 to 8 GPUs, not the 7x of the steps.\n"
       "- The engines' own all-reduces (`direct`): `direct_latency_s + bytes / (link x direct_bus_efficiency)`, or "
       "NCCL's ring time where that is shorter (each engine hands messages beyond its size limit to NCCL), fitted per "
       "generation and engine (`<generation>/<engine>`; an engine profile's `allreduce_kernel` names its kernel) and "

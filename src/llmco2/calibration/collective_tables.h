@@ -28,7 +28,7 @@ AllReduceTableSet read_allreduce_tables(const std::filesystem::path& csv);
 
 // What `calibrate --kernels` fits the kernel-time model on: Vidur's operators and all-reduces, and the tables' NCCL
 // all-reduces over NVSwitch. Vidur's DGX all-reduces time eager torch.distributed calls, one process per GPU (small
-// messages 35-60 us, where nccl-tests, launched back to back, measures 6-22 us on the same GPUs): they are the
+// messages a median 21-46 us, where nccl-tests, launched back to back, measures 6-22 us on the same GPUs): they are the
 // "nvswitch-eager" class that engines without CUDA graphs take (engine_link_class); the tables' rows are "nvswitch".
 KernelProfileSet read_kernel_profiles(const std::filesystem::path& vidur_dir, const std::filesystem::path& tables_dir);
 
@@ -43,9 +43,6 @@ struct DirectAllReduceFit {
 // engine without its own curve uses), each timed against the generation's NCCL ring in `params` (the shorter of the
 // two, as the simulator does); "default": the mean of the pooled entries.
 DirectAllReduceFit fit_direct_allreduce(const std::vector<KernelSample>& samples, KernelParams& params);
-
-// Seconds of a sample of AllReduceTableSet::direct under `params`, as the simulator times that engine's all-reduce.
-double predict_direct_s(const KernelSample& sample, const KernelParams& params);
 
 // Per (GPU, engine, op): MAPE fitted, held out by size decade and by GPU (TableScore's shape columns hold the size
 // decade's).

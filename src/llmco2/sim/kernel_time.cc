@@ -155,22 +155,23 @@ const std::vector<ParamRange>& kernel_param_ranges() {
        "the GPU-side duration of an empty or tiny kernel (ramp up and tail): ~1-5 us on A100/H100"},
       {"call_latency_s", 0, 3e-5,
        "an NCCL all-reduce of a few hundred bytes takes 6-11 us on 2 GPUs of one NVSwitch node, 16-26 us on 8 "
-       "(AIConfigurator's nccl-tests tables, NCCL 2.27-2.29, A100 to B300): a fixed call cost of ~5-11 us plus ~1-1.3 "
-       "us per ring step; 0: ring steps only (the classes fitted on Vidur's eager calls)"},
+       "(AIConfigurator's nccl-tests tables, NCCL 2.27-2.29, A100 to B300): a fixed call cost of ~5-11 us plus "
+       "~0.9-1.3 us per ring step; 0: ring steps only (the classes fitted on Vidur's eager calls)"},
       {"step_latency_s", 3e-7, 5e-5,
        "one ring step of NCCL (LL protocol): ~0.9-1.3 us per hop over NVSwitch (the same tables), several us over "
        "PCIe; 50 us bounds PCIe through the CPU"},
       {"direct_latency_s", 1e-6, 2e-5,
-       "a small all-reduce by the engine's own kernel replayed in a CUDA graph: 2.4-4.8 us on A100/H100, 3.6-7.5 us "
-       "on Blackwell, nearly flat in the GPU count (AIConfigurator's vLLM 0.24, SGLang 0.5.14, TensorRT-LLM 1.3 "
-       "tables)"},
+       "a small all-reduce by the engine's own kernel replayed in a CUDA graph: 2.3-5.6 us on H100/H200, 3.8-6.1 us "
+       "on A100, 3.4-8.2 us on Blackwell, nearly flat in the GPU count (AIConfigurator's vLLM 0.24, SGLang 0.5.14, "
+       "TensorRT-LLM 1.3 tables; A100: older builds)"},
       {"direct_bus_efficiency", 0.1, 0.92,
        "the engines' own all-reduces move 8 MiB at 0.15-0.65 of the per-direction NVLink bandwidth (vLLM on GB200 "
        "0.15, SGLang on Hopper 0.63: one-shot kernels read every peer's whole buffer; the same tables); NCCL's ring "
        "bounds them above"},
       {"bus_efficiency", 0.4, 0.92,
        "NCCL's bus bandwidth reaches ~0.8 of the NVLink line rate (~370 of 450 GB/s on H100, NVIDIA/nccl-tests#212; "
-       "~200-230 of 300 GB/s on A100, NVIDIA/nccl-tests#149)"},
+       "~200-230 of 300 GB/s on A100, NVIDIA/nccl-tests#149); AIConfigurator's nccl-tests tables: 0.6-0.8 of the "
+       "per-direction rate at 512 MiB on 2-4 GPUs, ~1.0 on 8 H100s (in-switch reduction, beyond this bound)"},
   };
   return ranges;
 }
@@ -272,12 +273,12 @@ KernelParams kernel_params_from_json(const Json& json, const std::string& source
   if (!json.is_object()) fail("{}: expected a JSON object", source);
   KernelParams params;
   params.generations = entries_from_json(json, "generations", kernel_efficiency_fields(), source);
-  params.networks = entries_from_json(json, "networks", network_efficiency_fields(), source);
-  if (!json.contains("direct"))
+  if (!json.contains("direct"))  // checked before the networks, whose call_latency_s such a file lacks too
     fail(
         "{}: missing object 'direct' (the engines' own all-reduces, fitted since calibrate --kernels read "
         "AIConfigurator's all-reduce tables: rerun it)",
         source);
+  params.networks = entries_from_json(json, "networks", network_efficiency_fields(), source);
   params.direct = entries_from_json(json, "direct", direct_allreduce_fields(), source);
   if (json.contains("gpus")) params.gpus = entries_from_json(json, "gpus", kernel_efficiency_fields(), source, false);
   return params;

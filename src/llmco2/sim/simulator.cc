@@ -219,7 +219,7 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
     looped_experts = looped_experts || looped;
     launches += looped ? k.count * k.work.loop_experts * engine.expert_loop_launches : k.count;
     if (k.work.kind == KernelClass::network) {
-      network_s += k.count * allreduce_s(k.work, w.roofs, net, r.direct_allreduce);
+      network_s += k.count * allreduce_s(k.work, w.roofs, net, r.direct_allreduce ? &*r.direct_allreduce : nullptr);
       continue;
     }
     if (!k.repeats_previous) {
@@ -345,6 +345,14 @@ void set_mean_power(SimResult& r) {
 
 }  // namespace
 
+std::optional<DirectAllReduceEfficiency> engine_direct_allreduce(const KernelParams& kernels, const SimWorkload& w,
+                                                                 const EngineProfile& engine) {
+  if (!engine.custom_allreduce || w.link == "pcie") return std::nullopt;
+  if (engine.cuda_graphs) return kernels.direct_allreduce(w.generation, engine.allreduce_kernel);
+  const NetworkEfficiency& eager = kernels.network(w.generation, engine_link_class(w.link, false));
+  return DirectAllReduceEfficiency{2 * eager.step_latency_s, eager.bus_efficiency};
+}
+
 ResolvedParams resolve_params(const SimWorkload& w, const SimParams& p) {
   const EngineProfile& engine = p.engines.get(w.engine);
   return {p.efficiency(w.generation, w.gpu_id),
@@ -352,9 +360,7 @@ ResolvedParams resolve_params(const SimWorkload& w, const SimParams& p) {
           engine,
           p,
           engine.sampler_bytes_per_logit(w.sampling) / kSamplerPassBytesPerLogit,
-          engine.custom_allreduce && w.link != "pcie"
-              ? &p.kernels.direct_allreduce(w.generation, engine.allreduce_kernel)
-              : nullptr};
+          engine_direct_allreduce(p.kernels, w, engine)};
 }
 
 DiePower die_power(const Gpu& gpu) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -172,10 +173,18 @@ struct ResolvedParams {
   const EngineProfile& engine;
   const SimParams& params;
   double sampler_passes;  // the engine's sampler over the one pass the graph counts (its sampling mode's bytes / 8)
-  // The engine's own all-reduce over this link (NVLink), or null: NCCL's ring.
-  const DirectAllReduceEfficiency* direct_allreduce;
+  // The engine's own all-reduce over this link (NVLink), or none: NCCL's ring (engine_direct_allreduce).
+  std::optional<DirectAllReduceEfficiency> direct_allreduce;
 };
 ResolvedParams resolve_params(const SimWorkload& workload, const SimParams& params);
+// The all-reduce of an engine with its own kernel over NVLink: replayed in CUDA graphs, the curve fitted for its kernel
+// and generation (KernelParams::direct_allreduce); launched eagerly (vLLM --enforce-eager), each call also waits for
+// the last rank's launch, priced as two stages of the eager NCCL class's step at its bus efficiency, as before the
+// tables (AIConfigurator's eager rows time a host loop that copies the tensor too, not the call). None for an engine
+// without one, or over PCIe.
+std::optional<DirectAllReduceEfficiency> engine_direct_allreduce(const KernelParams& kernels,
+                                                                 const SimWorkload& workload,
+                                                                 const EngineProfile& engine);
 // run_workload with the parameters resolved for the workload's device and engine (the same result).
 SimResult run_workload(const SimWorkload& workload, const ResolvedParams& resolved);
 
