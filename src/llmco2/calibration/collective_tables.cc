@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -68,8 +69,6 @@ KernelProfileSet read_kernel_profiles(const std::filesystem::path& vidur_dir, co
 
 namespace {
 
-int size_decade(const KernelSample& s) { return static_cast<int>(std::floor(std::log10(s.size_bytes))); }
-
 template <typename Key>
 std::vector<size_t> members_where(const std::vector<KernelSample>& samples, Key key) {
   std::vector<size_t> out;
@@ -85,28 +84,30 @@ void predict_into(const std::vector<KernelSample>& samples, const std::vector<si
         allreduce_s(samples[i].work, samples[i].roofs, params.network(samples[i].generation, samples[i].group), &d);
 }
 
+// Each group of `members` that `key` (of a sample index) tells apart, predicted by the entry fitted on the other
+// groups; nothing when all share one group.
+template <typename Key>
+void leave_each_out(const std::vector<KernelSample>& samples, const std::vector<size_t>& members,
+                    const KernelParams& params, Key key, std::vector<double>& out) {
+  std::set<std::invoke_result_t<Key, size_t>> groups;
+  for (size_t i : members) groups.insert(key(i));
+  if (groups.size() < 2) return;
+  for (const auto& group : groups) {
+    std::vector<size_t> kept, left;
+    for (size_t i : members) (key(i) == group ? left : kept).push_back(i);
+    predict_into(samples, left, params, fit_direct_allreduce_efficiency(samples, kept, params), out);
+  }
+}
+
 // Fits one engine's entry on `members`, with its fitted, size-decade-out and GPU-out predictions.
 DirectAllReduceEfficiency fit_engine_entry(const std::vector<KernelSample>& samples, const std::vector<size_t>& members,
                                            const KernelParams& params, DirectAllReduceFit& fit) {
   const DirectAllReduceEfficiency fitted = fit_direct_allreduce_efficiency(samples, members, params);
   predict_into(samples, members, params, fitted, fit.fitted_s);
-  std::set<int> decades;
-  std::set<std::string> gpus;
-  for (size_t i : members) {
-    decades.insert(size_decade(samples[i]));
-    gpus.insert(samples[i].gpu_id);
-  }
-  for (int decade : decades) {
-    std::vector<size_t> kept, left;
-    for (size_t i : members) (size_decade(samples[i]) == decade ? left : kept).push_back(i);
-    predict_into(samples, left, params, fit_direct_allreduce_efficiency(samples, kept, params), fit.held_out_size_s);
-  }
-  if (gpus.size() < 2) return fitted;
-  for (const auto& gpu : gpus) {
-    std::vector<size_t> kept, left;
-    for (size_t i : members) (samples[i].gpu_id == gpu ? left : kept).push_back(i);
-    predict_into(samples, left, params, fit_direct_allreduce_efficiency(samples, kept, params), fit.held_out_gpu_s);
-  }
+  leave_each_out(
+      samples, members, params, [&](size_t i) { return size_decade(samples[i]); }, fit.held_out_size_s);
+  leave_each_out(
+      samples, members, params, [&](size_t i) { return samples[i].gpu_id; }, fit.held_out_gpu_s);
   return fitted;
 }
 
@@ -132,13 +133,8 @@ DirectAllReduceFit fit_direct_allreduce(const std::vector<KernelSample>& samples
       if (!members.empty()) fit.entries[generation + "/" + engine] = fit_engine_entry(samples, members, params, fit);
     }
   }
-  DirectAllReduceEfficiency mean{0, 0};
-  for (const auto& [generation, d] : pooled) {
-    mean.direct_latency_s += d.direct_latency_s / static_cast<double>(pooled.size());
-    mean.direct_bus_efficiency += d.direct_bus_efficiency / static_cast<double>(pooled.size());
-  }
   fit.entries.insert(pooled.begin(), pooled.end());
-  fit.entries["default"] = mean;
+  fit.entries["default"] = mean_of(pooled, direct_allreduce_fields());
   params.direct = fit.entries;
   return fit;
 }

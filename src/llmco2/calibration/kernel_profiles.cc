@@ -374,26 +374,14 @@ DirectAllReduceEfficiency fit_direct_allreduce_efficiency(const std::vector<Kern
 
 // ---- the whole fit with held-out predictions ----
 
+int size_decade(const KernelSample& s) { return static_cast<int>(std::floor(std::log10(s.size_bytes))); }
+
 namespace {
 
 std::set<std::string> distinct(const std::vector<KernelSample>& samples, std::string KernelSample::*field) {
   std::set<std::string> out;
   for (const auto& s : samples) out.insert(s.*field);
   return out;
-}
-
-int size_decade(const KernelSample& s) { return static_cast<int>(std::floor(std::log10(s.size_bytes))); }
-
-template <typename Struct>
-Struct mean_of(const std::map<std::string, Struct>& entries,
-               const std::vector<std::pair<const char*, double Struct::*>>& fields) {
-  Struct mean;
-  for (auto [name, field] : fields) {
-    double sum = 0;
-    for (const auto& [key, value] : entries) sum += value.*field;
-    mean.*field = sum / static_cast<double>(entries.size());
-  }
-  return mean;
 }
 
 void fit_compute(const std::vector<KernelSample>& samples, KernelFit& fit) {

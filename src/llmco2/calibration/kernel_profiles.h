@@ -87,6 +87,22 @@ DirectAllReduceEfficiency fit_direct_allreduce_efficiency(const std::vector<Kern
                                                           const std::vector<size_t>& indices,
                                                           const KernelParams& params);
 
+// The decade of a network sample's message bytes (3 for 1-10 kB): the fold a leave-one-decade-out fit leaves out.
+int size_decade(const KernelSample& sample);
+
+// The field-by-field mean of fitted entries (a "default" entry for what has no entry of its own).
+template <typename Struct>
+Struct mean_of(const std::map<std::string, Struct>& entries,
+               const std::vector<std::pair<const char*, double Struct::*>>& fields) {
+  Struct mean;
+  for (auto [name, field] : fields) {
+    double sum = 0;
+    for (const auto& [key, value] : entries) sum += value.*field;
+    mean.*field = sum / static_cast<double>(entries.size());
+  }
+  return mean;
+}
+
 struct KernelFit {
   KernelParams params;
   std::vector<double> compute_fitted_s, compute_held_out_s;  // per compute sample
