@@ -35,10 +35,10 @@ TEST(Context, ChunkedAttentionRestartsAtEachChunk) {
   EXPECT_DOUBLE_EQ(sum_keys_seen(6, 9, kChunk4), 10);   // 2+3+4+1
 }
 
-TEST(Context, FlashChunkedTilesReadOnlyTheirChunk) {
+TEST(Context, FlashChunkedPrefillComputesOnlyItsChunkAndReadsEachKeyOnce) {
   Request r;
-  r.prompt_tokens = 512;  // chunks of 256: tiles of 128 read 128, 256, then again 128, 256 keys
-  EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, LayerAttention{8, 0, 0, 256}).loaded_keys, 768);
+  r.prompt_tokens = 512;  // chunks of 256: each query sees its chunk's keys up to itself
+  EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, LayerAttention{8, 0, 0, 256}).loaded_keys, 512);
   EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, LayerAttention{8, 0, 0, 256}).computed_keys, 2 * 256 * 257 / 2);
 }
 
@@ -66,32 +66,14 @@ TEST(Context, PrefillFlashSkipsMaskedTilesEagerComputesTheSquare) {
   EXPECT_DOUBLE_EQ(eager.loaded_keys, 8);
 }
 
-TEST(Context, FlashReadsKeysOncePerQueryTile) {
+// K/V rows come from DRAM once per prefill whatever the query tiles (later tiles read them from L2), windowed or not.
+TEST(Context, FlashPrefillReadsEachKeyOnce) {
   Request r;
-  r.prompt_tokens = 300;  // tiles of 128 queries end at 128, 256, 300
-  EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, 128 + 256 + 300);
-  // window 100: tile 1 sees keys 1..128, tile 2 keys 30..256 (227), tile 3 keys 158..300 (143)
-  EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, LayerAttention{8, 100, 0}).loaded_keys, 128 + 227 + 143);
-}
-
-// Plain causal layers sum their tiles in closed form (tile x T (T - 1) / 2 + prompt): by hand, and equal to the
-// tile-by-tile loop for every prompt up to 3000 and at tile boundaries far beyond.
-TEST(Context, CausalFlashTilesInClosedFormEqualTheLoop) {
-  Request r;
-  r.prompt_tokens = 1000;  // 8 tiles: 128 + 256 + ... + 896 = 128 x 28, then the last reads all 1000 keys
-  EXPECT_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, 128.0 * 28 + 1000);
-  r.prompt_tokens = 128;
-  EXPECT_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, 128.0);
-  for (long prompt = 1; prompt <= 3000; ++prompt) {
-    r.prompt_tokens = prompt;
-    ASSERT_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, flash_prefill_loaded_keys_by_tile(prompt, kFull))
-        << prompt;
-  }
-  for (long prompt : {131071L, 131072L, 131073L, 1L << 22}) {
-    r.prompt_tokens = prompt;
-    EXPECT_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, flash_prefill_loaded_keys_by_tile(prompt, kFull))
-        << prompt;
-  }
+  r.prompt_tokens = 300;
+  EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, 300);
+  EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, LayerAttention{8, 100, 0}).loaded_keys, 300);
+  r.prompt_tokens = 1L << 22;
+  EXPECT_DOUBLE_EQ(attention_span(Phase::prefill, r, kFull).loaded_keys, 4194304.0);
 }
 
 TEST(Context, DecodeGrowsTheCacheEachStep) {

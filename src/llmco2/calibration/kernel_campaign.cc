@@ -18,6 +18,42 @@ namespace {
 
 constexpr double kActivationBytes = 2;  // bf16 queries, outputs and GEMM outputs
 
+// One step of a phase of `batch` sequences of `prompt` tokens with a `kv_bytes` cache, as the graph's cost functions
+// see it: the whole prompt in prefill, one generated token in decode.
+graph::PhaseShape attention_phase(Phase phase, double batch, long prompt, double kv_bytes) {
+  graph::PhaseShape s;
+  s.phase = phase;
+  s.batch = batch;
+  s.tokens = phase == Phase::prefill ? batch * static_cast<double>(prompt) : batch;
+  s.steps = 1;
+  s.act_bytes = kActivationBytes;
+  s.kv_bytes = kv_bytes;
+  s.prompt_tokens = prompt;
+  s.gen_tokens = 2;  // decode: one step, whose query is token prompt + 1
+  return s;
+}
+
+// One attention launch of cost `c` in step `s` on the bf16 tensor peak, as the simulator turns a graph node into
+// KernelWork (one step: the phase's cost is the launch's).
+KernelWork kernel_work(const graph::KernelCost& c, const graph::PhaseShape& s, const Gpu& gpu) {
+  KernelWork w;
+  w.kind = KernelClass::attention;
+  w.ops = c.ops;
+  w.mem_bytes = c.mem_bytes();
+  w.rows = s.tokens;
+  w.keys_per_query = c.keys_per_query();
+  w.peak_ops_per_s = gpu.matrix_peak(DType::bf16).ops_per_s;
+  return w;
+}
+
+// The fused attention launch of `heads` query heads over `kv_heads` KV heads of `head_dim` on the bf16 tensor peak:
+// the simulator's own work (graph::fused_attention_cost), so a table is scored against what a prediction runs.
+KernelWork attention_work(const graph::PhaseShape& s, int heads, int kv_heads, int head_dim, const Gpu& gpu) {
+  graph::AttentionShape shape{heads, kv_heads, head_dim,
+                              graph::attention_span(s.phase, s.prompt_tokens, s.gen_tokens, true, LayerAttention{})};
+  return kernel_work(graph::fused_attention_cost(s, shape), s, gpu);
+}
+
 KernelSample sample_of(const Gpu& gpu, std::string op, std::string group, double tokens, const KernelWork& work,
                        double measured_s) {
   KernelSample s;
@@ -106,27 +142,15 @@ KernelWork campaign_gemm_work(double m, double n, double k, const std::string& d
 
 KernelWork campaign_decode_attention_work(double batch, double context, double kv_bytes, const Gpu& gpu, int heads,
                                           int kv_heads, int head_dim) {
-  KernelWork w;
-  w.kind = KernelClass::attention;
-  w.ops = batch * heads * context * (4.0 * head_dim + kSoftmaxOpsPerElement);
-  const double query_bytes = batch * heads * head_dim * kActivationBytes;
-  w.mem_bytes = 2 * query_bytes + 2 * batch * context * kv_heads * head_dim * kv_bytes;
-  w.rows = batch;
-  w.keys_per_query = context;
-  w.peak_ops_per_s = gpu.matrix_peak(DType::bf16).ops_per_s;
-  return w;
+  // One decode step of `batch` sequences whose prompts hold context - 1 tokens: the query is token `context`.
+  return attention_work(attention_phase(Phase::decode, batch, static_cast<long>(context) - 1, kv_bytes), heads,
+                        kv_heads, head_dim, gpu);
 }
 
 KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int heads, int kv_heads, int head_dim,
                                            double batch, double kv_bytes) {
-  KernelWork w;
-  w.kind = KernelClass::attention;
-  w.ops = batch * heads * tokens * (tokens + 1) / 2 * (4.0 * head_dim + kSoftmaxOpsPerElement);
-  w.mem_bytes = batch * tokens * head_dim * (2.0 * heads * kActivationBytes + 2.0 * kv_heads * kv_bytes);  // Q, O; K, V
-  w.rows = batch * tokens;
-  w.keys_per_query = (tokens + 1) / 2;  // row i of a causal prefill sees i keys
-  w.peak_ops_per_s = gpu.matrix_peak(DType::bf16).ops_per_s;
-  return w;
+  return attention_work(attention_phase(Phase::prefill, batch, static_cast<long>(tokens), kv_bytes), heads, kv_heads,
+                        head_dim, gpu);
 }
 
 Gpu campaign_gpu(const std::filesystem::path& dir) {

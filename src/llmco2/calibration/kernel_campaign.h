@@ -21,6 +21,7 @@ namespace llmco2::calibration {
 // the output written once. Throws Error for another dtype.
 KernelWork campaign_gemm_work(double m, double n, double k, const std::string& dtype, const Gpu& gpu);
 
+// The attention work below is the graph's own (graph::fused_attention_cost), as a prediction runs it.
 // Decode attention of `batch` sequences with `context` cached tokens each, `heads` query heads over `kv_heads` KV
 // heads of `head_dim`: per query-key pair 4 head_dim + 5 operations; reads Q and K, V once (kv_bytes per element)
 // and writes O (2 bytes per element); the bf16 tensor peak; not padded to a row tile (kernel_time_s); `context` keys
@@ -28,7 +29,7 @@ KernelWork campaign_gemm_work(double m, double n, double k, const std::string& d
 KernelWork campaign_decode_attention_work(double batch, double context, double kv_bytes, const Gpu& gpu, int heads = 32,
                                           int kv_heads = 8, int head_dim = 128);
 // Causal prefill attention of `batch` sequences of `tokens` each: tokens (tokens + 1) / 2 query-key pairs per head
-// and sequence; reads Q and K, V (kv_bytes per element), writes O.
+// and sequence; reads Q and K, V once (kv_bytes per element), writes O.
 KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int heads = 32, int kv_heads = 8,
                                            int head_dim = 128, double batch = 1, double kv_bytes = 2);
 

@@ -16,38 +16,7 @@ double sum_chunked(double n, double chunk) {
   return whole * chunk * (chunk + 1) / 2 + rest * (rest + 1) / 2;
 }
 
-// Keys a tile of query rows first..last reads: from the first row's earliest visible key to the last row.
-double tile_keys(long first, long last, const LayerAttention& attention) {
-  const double last_context = static_cast<double>(last);
-  if (attention.chunk_tokens > 0) {  // the chunk of the tile's first row starts the span
-    const long chunk_start = (first - 1) / attention.chunk_tokens * attention.chunk_tokens + 1;
-    return static_cast<double>(last - chunk_start + 1);
-  }
-  return std::min(last_context, keys_seen(last_context, attention) + static_cast<double>(last - first));
-}
-
-// Plain causal attention: a tile's rows see every key up to its last row, so tile t of T = ceil(prompt / tile) reads
-// min(prompt, t x tile) keys; the sum is tile x T (T - 1) / 2 + prompt, in integers (exact, as the loop's sum is).
-double causal_flash_loaded_keys(long prompt) {
-  const long tiles = (prompt + kFlashQueryTile - 1) / kFlashQueryTile;
-  // NOLINTNEXTLINE(bugprone-integer-division): exact, tiles x (tiles - 1) is even
-  return static_cast<double>(kFlashQueryTile * tiles * (tiles - 1) / 2 + prompt);
-}
-
-// FlashAttention prefill: each tile of query rows reads every key any of its rows can see.
-double flash_prefill_loaded_keys(long prompt, const LayerAttention& attention) {
-  if (attention.chunk_tokens == 0 && attention.window_tokens == 0) return causal_flash_loaded_keys(prompt);
-  return flash_prefill_loaded_keys_by_tile(prompt, attention);
-}
-
 }  // namespace
-
-double flash_prefill_loaded_keys_by_tile(long prompt, const LayerAttention& attention) {
-  double keys = 0;
-  for (long first = 1; first <= prompt; first += kFlashQueryTile)
-    keys += tile_keys(first, std::min(prompt, first + kFlashQueryTile - 1), attention);
-  return keys;
-}
 
 double keys_seen(double context, const LayerAttention& attention) {
   if (attention.chunk_tokens > 0) {
@@ -88,7 +57,7 @@ AttentionSpan attention_span(Phase phase, long prompt_tokens, long gen_tokens, b
     const double causal = sum_keys_seen(1, prompt_tokens, attention);
     const double prompt = static_cast<double>(prompt_tokens);
     span.computed_keys = flash ? causal : prompt * prompt;
-    span.loaded_keys = flash ? flash_prefill_loaded_keys(prompt_tokens, attention) : prompt;
+    span.loaded_keys = prompt;
     return span;
   }
   span.computed_keys = sum_keys_seen(prompt_tokens + 1, prompt_tokens + gen_tokens - 1, attention);

@@ -18,21 +18,19 @@ double sum_keys_seen(long first, long last, const LayerAttention& attention);
 // Per-sequence key counts of one layer in one phase.
 struct AttentionSpan {
   double computed_keys = 0;  // query-key pairs the kernels compute (eager prefill computes the masked half too)
-  double loaded_keys = 0;    // key (and value) rows read from memory (flash: once per query tile)
+  // Key (and value) rows read from DRAM: each key once per step. A FlashAttention prefill's later query tiles read
+  // the K/V tiles again, but from L2: the tiles of one head run side by side, and AIConfigurator's prefill tables
+  // (expanded MLA: 128 heads of 192 + 128 wide K/V at 16k tokens) run at the compute roof, where a DRAM read per
+  // 128-row query tile would make them 1.5-2x slower than measured (docs/history/aiconfigurator-mla-moe-study.md).
+  double loaded_keys = 0;
 };
 
-// Prefill: queries 1..prompt. Flash skips masked tiles; eager computes the full prompt x prompt matrix.
+// Prefill: queries 1..prompt, each key read once. Flash skips masked tiles; eager computes the full prompt x prompt
+// matrix.
 // Decode: steps s = 1..gen-1, each one query with context prompt + s, keys read once per step.
 AttentionSpan attention_span(Phase phase, const Request& request, const LayerAttention& attention);
 // The same from the request's counts and attention kernel (flash or eager), as the graph's cost functions see them.
 AttentionSpan attention_span(Phase phase, long prompt_tokens, long gen_tokens, bool flash,
                              const LayerAttention& attention);
-
-// Keys a FlashAttention prefill of `prompt` tokens reads, tile by tile (kFlashQueryTile query rows each reading every
-// key one of its rows sees). attention_span sums plain causal layers in closed form; this loop is its reference.
-double flash_prefill_loaded_keys_by_tile(long prompt, const LayerAttention& attention);
-
-// Query rows per FlashAttention tile (FlashAttention-2's block size on A100/H100).
-inline constexpr long kFlashQueryTile = 128;
 
 }  // namespace llmco2::graph
