@@ -13,7 +13,13 @@ of head_dim 128 with 16 or 64 query heads and 2 or 8 KV heads per GPU (GQA group
 decode at batch 1-512 and contexts of 2-131,072 tokens, full (not sliding-window) attention, bf16 or fp8 KV
 cache; all-reduces of bf16 (NCCL's nccl-tests rows of dtype half, and each engine's own all-reduce replayed in a
 CUDA graph: vLLM's and SGLang's *_graph rows, TensorRT-LLM's, which are graph replays only) on 2-8 GPUs, with the
-message in bytes (the tables count bf16 elements). Latencies in milliseconds, rounded to 6 significant digits.
+message in bytes (the tables count bf16 elements); DeepSeek-V3's multi-head latent attention (the only geometry the
+tables time: latent 512 + rope 64, nope 128, v 128) with 16, 32, 64 or 128 local heads (DeepSeek-V3/R1 at TP 8 to 1,
+Kimi-K2 at TP 1), decode over a bf16 or fp8 latent cache at batch 1-512 and the decode contexts above, prefill in the
+expanded form (TensorRT-LLM's kernels, and SGLang's trtllm_mla backend; SGLang's other backends time the absorbed
+form in prefill, which no engine profile runs, and vLLM's MLA table is a 0.14 Triton build); and the two per-head
+matmuls of absorbed decode (W_UK before attention, W_UV after it) at 1-16,384 tokens. Latencies in milliseconds,
+rounded to 6 significant digits.
 """
 import csv
 import gzip
@@ -28,6 +34,8 @@ HEADS = {16, 64}
 KV_HEADS = {2, 8}
 DECODE_BATCH = {2**i for i in range(10)}
 DECODE_STEPS = {1, 7, 31, 127, 511, 2047, 8191, 32767, 131071}
+MLA_HEADS = {16, 32, 64, 128}
+MLA_EXPANDED_PREFILL = {"default", "trtllm_mla"}  # TensorRT-LLM's kernels (SGLang's trtllm_mla backend calls them)
 
 
 def rows(path):
@@ -75,11 +83,21 @@ def keep_custom(r):
     return r["op_name"] == "all_reduce" and r["allreduce_dtype"] == "bfloat16" and graph
 
 
+def keep_mla(r):
+    if r["framework"] == "VLLM" or int(r["num_heads"]) not in MLA_HEADS or r["mla_dtype"] != "bfloat16":
+        return False
+    if int(r["step"]) == 0:  # prefill
+        return r["kernel_source"] in MLA_EXPANDED_PREFILL
+    return int(r["batch_size"]) in DECODE_BATCH and int(r["step"]) in DECODE_STEPS
+
+
 GEMM_COLUMNS = ["system", "engine", "version", "kernel_source", "dtype", "m", "n", "k", "latency_ms"]
 ATTENTION_COLUMNS = ["system", "engine", "version", "kernel_source", "batch", "isl", "step", "heads", "kv_heads",
                      "head_dim", "kv_dtype", "latency_ms"]
 
 
+MLA_COLUMNS = ["system", "engine", "version", "kernel_source", "phase", "batch", "isl", "step", "heads", "kv_dtype",
+               "latency_ms"]
 ALLREDUCE_COLUMNS = ["system", "engine", "version", "kernel_source", "gpus", "bytes", "latency_ms"]
 
 
@@ -101,6 +119,12 @@ def gemm_row(system, engine, version, r):
 def attention_row(system, engine, version, r):
     return [system, engine, version, r["kernel_source"], r["batch_size"], r["isl"], r["step"], r["num_heads"],
             r["num_key_value_heads"], r["head_dim"], r["kv_cache_dtype"], latency(r)]
+
+
+def mla_row(system, engine, version, r):
+    phase = "prefill" if int(r["step"]) == 0 else "decode"
+    return [system, engine, version, r["kernel_source"], phase, r["batch_size"], r["isl"], r["step"], r["num_heads"],
+            r["kv_cache_dtype"], latency(r)]
 
 
 def write_atomic(path, header, body):
@@ -134,17 +158,23 @@ def main():
             ("attention", "context_attention_perf.csv.gz", keep_attention, attention_row, ATTENTION_COLUMNS,
              "context_attention.csv"),
             ("attention", "generation_attention_perf.csv.gz", keep_decode, attention_row, ATTENTION_COLUMNS,
-             "generation_attention.csv")]
+             "generation_attention.csv"),
+            ("mla", "context_mla_perf.csv.gz", keep_mla, mla_row, MLA_COLUMNS, None),
+            ("mla", "generation_mla_perf.csv.gz", keep_mla, mla_row, MLA_COLUMNS, "mla.csv")]
     jobs_comm = [("nccl_perf.csv.gz", keep_nccl), ("custom_allreduce_perf.csv.gz", keep_custom)]
     body = []
     for name, keep in jobs_comm:
         body += collect(shared, "comm", name, keep, allreduce_row)
     write_atomic(os.path.join(out_dir, "allreduce.csv"), ALLREDUCE_COLUMNS, body)
     print(f"allreduce.csv: {len(body)} rows", file=sys.stderr)
-    for op, name, keep, convert, header, out_name in jobs:
-        body = collect(shared, op, name, keep, convert)
+    body = []
+    for op, name, keep, convert, header, out_name in jobs:  # out_name None: the next job's file continues
+        body += collect(shared, op, name, keep, convert)
+        if out_name is None:
+            continue
         write_atomic(os.path.join(out_dir, out_name), header, body)
         print(f"{out_name}: {len(body)} rows", file=sys.stderr)
+        body = []
 
 
 if __name__ == "__main__":

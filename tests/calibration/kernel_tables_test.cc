@@ -123,6 +123,10 @@ class TableFolder : public ::testing::Test {
           "b200_sxm,trtllm,1.3.0rc20,torch_flow,nvfp4,4096,4096,4096,0.02\n");
     write("context_attention.csv", kAttentionHeader + "h100_sxm,vllm,0.24.0,fa3,2,1024,0,64,8,128,fp8,0.2\n");
     write("generation_attention.csv", kAttentionHeader + "h100_sxm,sglang,0.5.14,fi,8,1,31,16,2,128,bfloat16,0.01\n");
+    write("mla.csv",
+          "system,engine,version,kernel_source,phase,batch,isl,step,heads,kv_dtype,latency_ms\n"
+          "b200_sxm,trtllm,1.3.0rc20,default,prefill,2,1024,0,128,bfloat16,0.5\n"
+          "h100_sxm,sglang,0.5.14,flash_attention,decode,4,1,1023,16,bfloat16,0.02\n");
   }
   void TearDown() override { fs::remove_all(dir_); }
   void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
@@ -133,7 +137,7 @@ class TableFolder : public ::testing::Test {
 
 TEST_F(TableFolder, ReadsEachFamilyWithItsWorkAndShape) {
   const KernelTableSet set = read_kernel_tables(dir_);
-  ASSERT_EQ(set.samples.size(), 4u);
+  ASSERT_EQ(set.samples.size(), 6u);
   const KernelSample& g = set.samples[0];
   EXPECT_EQ(g.gpu_id, "h100-sxm");
   EXPECT_EQ(g.generation, "hopper");
@@ -156,6 +160,43 @@ TEST_F(TableFolder, ReadsEachFamilyWithItsWorkAndShape) {
   EXPECT_DOUBLE_EQ(d.work.keys_per_query, 32);
   EXPECT_EQ(table_family(d), TableFamily::attention);
   EXPECT_EQ(table_family(p), TableFamily::scored_only);
+  // DeepSeek-V3's MLA prefill, expanded: 2 prompts x 128 heads x 1024 x 1025 / 2 pairs x (2 x 192 + 2 x 128 + 5);
+  // Q (192 wide), expanded K and V (192 + 128) read once, O (128) written, all bf16: 2 x 1024 x 128 x 640 x 2 B.
+  const KernelSample& mp = set.samples[4];
+  EXPECT_EQ(mp.op, "prefill mla");
+  EXPECT_EQ(mp.group, "heads=128");
+  EXPECT_DOUBLE_EQ(mp.work.ops, 2.0 * 128 * 524800 * 645);
+  EXPECT_DOUBLE_EQ(mp.work.mem_bytes, 2.0 * 1024 * 128 * (192 + 320 + 128) * 2);
+  EXPECT_FALSE(mp.work.latent);  // expanded prefill runs the engine's FMHA: the attention fields
+  EXPECT_EQ(table_family(mp), TableFamily::scored_only);
+  // Decode at step 1023: 1024 keys; 16 heads compute as a 64-row tile: 4 x 64 x 1024 x (2 x 576 + 2 x 512 + 5);
+  // bytes: Q 4 x 16 x 576, the latent cache 4 x 1024 x 576 read once for all heads, O 4 x 16 x 512, all bf16.
+  const KernelSample& md = set.samples[5];
+  EXPECT_EQ(md.op, "decode mla");
+  EXPECT_DOUBLE_EQ(md.work.ops, 4.0 * 64 * 1024 * 2181);
+  EXPECT_DOUBLE_EQ(md.work.mem_bytes, (4.0 * 16 * 576 + 4.0 * 1024 * 576 + 4.0 * 16 * 512) * 2);
+  EXPECT_DOUBLE_EQ(md.work.keys_per_query, 1024);
+  EXPECT_TRUE(md.work.latent);
+  EXPECT_EQ(table_family(md), TableFamily::mla);
+}
+
+// MLA decode takes the mla_* fields and at least keys x mla_key_s (a kernel without split-KV), GQA the attention_*.
+TEST(KernelTables, MlaDecodeTakesItsOwnFieldsAndChainByHand) {
+  KernelWork w;
+  w.kind = KernelClass::attention;
+  w.ops = 1e12, w.peak_ops_per_s = 1e15, w.mem_bytes = 1e6, w.rows = 64, w.keys_per_query = 1000, w.latent = true;
+  const DeviceRoofs roofs{2e12, 0, 1};
+  KernelEfficiency e;
+  e.attention_efficiency = 0.6, e.attention_half_keys = 500, e.attention_floor_s = 1e-5;
+  e.mla_efficiency = 0.5, e.mla_half_keys = 1000, e.mla_floor_s = 8e-6, e.mla_key_s = 0;
+  // 1000 keys: half of 0.5 -> 1e12 / 0.25e15 = 4 ms, plus the MLA floor.
+  EXPECT_NEAR(kernel_time_s(w, roofs, e, {}), 4e-3 + 8e-6, 1e-12);
+  // A chain of 5 us per key (1000 keys: 5 ms) beats the math.
+  e.mla_key_s = 5e-6;
+  EXPECT_NEAR(kernel_time_s(w, roofs, e, {}), 5e-3 + 8e-6, 1e-12);
+  // The same work as GQA attention: 0.6 x 1000 / 1500 = 0.4 -> 2.5 ms plus the attention floor; no chain.
+  w.latent = false;
+  EXPECT_NEAR(kernel_time_s(w, roofs, e, {}), 2.5e-3 + 1e-5, 1e-12);
 }
 
 TEST_F(TableFolder, RefusesUnknownSystemsAndMalformedRows) {

@@ -289,9 +289,9 @@ TEST(KernelGraph, DeepSeekMlaCountsBothPaths) {
   const KernelNode& attention = node(g, "fused_attention");
   // Prefill, expanded: 16 heads x 1024 x 1025 / 2 pairs x (2 x 192 + 2 x 128 + 5) = 5,415,936,000.
   EXPECT_DOUBLE_EQ(attention.prefill.ops, 16.0 * 524800 * 645);
-  // Decode, absorbed: 16 x 138,176 pairs x (2 x 576 + 2 x 512 + 5) = 4,821,789,696; one 576-element bf16 latent row
-  // per key: 138,176 x 1152 B = 159,178,752 B of cache.
-  EXPECT_DOUBLE_EQ(attention.decode.ops, 16.0 * 138176 * 2181);
+  // Decode, absorbed: 16 x 138,176 pairs x (2 x 576 + 2 x 512 + 5), the 16 heads computed as a 64-row tile: 4 x
+  // 4,821,789,696; one 576-element bf16 latent row per key: 138,176 x 1152 B = 159,178,752 B of cache.
+  EXPECT_DOUBLE_EQ(attention.decode.ops, 64.0 * 138176 * 2181);
   EXPECT_DOUBLE_EQ(attention.decode.kv_load_bytes, 138176.0 * 576 * 2);
   // kv_a_proj (replicated, 7168 -> 576) writes the latent + k_pe of each token: 1024 x 576 x 2 B.
   EXPECT_EQ(node(g, "kv_a_proj").d_out, 576);

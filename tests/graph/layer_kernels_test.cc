@@ -117,8 +117,10 @@ TEST(LayerKernels, MlaDecodeIsAbsorbedMqaOverTheLatentCache) {
   PhaseShape s = prefill_shape();
   s.phase = Phase::decode;
   const KernelCost c = mla_attention_cost(s, small_mla());
-  // Each head's query is latent + rope = 10 wide; the value is the latent (8): 144 pairs x (20 + 16 + 5).
-  EXPECT_DOUBLE_EQ(c.ops, 144.0 * (20 + 16 + 5));
+  // Each head's query is latent + rope = 10 wide; the value is the latent (8): 144 pairs x (20 + 16 + 5), the 2
+  // heads computed as a tile of 64 (kMlaHeadTile): 32 x that.
+  EXPECT_DOUBLE_EQ(c.ops, 144.0 * 32 * (20 + 16 + 5));
+  EXPECT_DOUBLE_EQ(c.score_pairs, 144.0);                 // the span counts the real heads
   EXPECT_DOUBLE_EQ(c.act_load_bytes, 16.0 * 2 * 10 * 2);  // Q
   EXPECT_DOUBLE_EQ(c.kv_load_bytes, 2.0 * 8 * 10 * 2);    // one 10-wide row per key, shared by both heads
   EXPECT_DOUBLE_EQ(c.act_store_bytes, 16.0 * 2 * 8 * 2);  // O in latent space

@@ -153,6 +153,20 @@ KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int he
                         head_dim, gpu);
 }
 
+KernelWork mla_attention_work(graph::Phase phase, double batch, long tokens, int heads, double kv_bytes,
+                              const Gpu& gpu) {
+  constexpr long kLatent = 512, kRope = 64, kNope = 128, kValue = 128;  // DeepSeek-V3's config.json
+  // Decode: one step whose query is token `tokens` (tokens - 1 cached before it).
+  const long prompt = phase == Phase::prefill ? tokens : tokens - 1;
+  const graph::PhaseShape s = attention_phase(phase, batch, prompt, kv_bytes);
+  const graph::MlaShape shape{
+      heads,   kNope + kRope, kValue,
+      kLatent, kRope,         graph::attention_span(phase, s.prompt_tokens, s.gen_tokens, true, LayerAttention{})};
+  KernelWork w = kernel_work(graph::mla_attention_cost(s, shape), s, gpu);
+  w.latent = phase == Phase::decode;  // as the simulator marks a latent-attention model's decode (set_sim_kernel)
+  return w;
+}
+
 Gpu campaign_gpu(const std::filesystem::path& dir) {
   const auto path = dir / "env.json";
   const Json env = read_json_file(path);

@@ -9,6 +9,7 @@
 
 #include "calibration/kernel_profiles.h"
 #include "calibration/module.h"
+#include "graph/request.h"
 #include "hardware/gpu.h"
 
 namespace llmco2::calibration {
@@ -32,6 +33,13 @@ KernelWork campaign_decode_attention_work(double batch, double context, double k
 // and sequence; reads Q and K, V once (kv_bytes per element), writes O.
 KernelWork campaign_prefill_attention_work(double tokens, const Gpu& gpu, int heads = 32, int kv_heads = 8,
                                            int head_dim = 128, double batch = 1, double kv_bytes = 2);
+
+// DeepSeek-V3's multi-head latent attention (latent 512 + rope 64, nope 128, v 128; the geometry AIConfigurator's MLA
+// tables time) with `heads` query heads, as the graph runs it (graph::mla_attention_cost): prefill of `batch` prompts
+// of `tokens` in the expanded form; decode, absorbed, of `batch` sequences whose query is token `tokens`, over a latent
+// cache of kv_bytes per element.
+KernelWork mla_attention_work(graph::Phase phase, double batch, long tokens, int heads, double kv_bytes,
+                              const Gpu& gpu);
 
 // The GPU a campaign ran on: env.json's "device" (the name nvidia-smi prints) resolved in the bundled catalog.
 Gpu campaign_gpu(const std::filesystem::path& dir);

@@ -109,6 +109,32 @@ void read_attention(const std::filesystem::path& path, bool decode, SystemGpus& 
   }
 }
 
+// DeepSeek-V3's MLA (mla.csv): prefill in the expanded form, decode absorbed over the latent cache; group: the local
+// head count (16-128: DeepSeek-V3 at TP 8 to 1).
+void read_mla(const std::filesystem::path& path, SystemGpus& gpus, std::vector<KernelSample>& out) {
+  const CsvTable t = read_csv_file(path);
+  for (const auto& r : t.records) {
+    check_record_width(t, r);
+    const Gpu* gpu = gpus.of(t, r);
+    if (!gpu) continue;
+    const double batch = cell_positive(t, r, "batch"), kv_bytes = kv_bytes_of(t, r);
+    const int heads = static_cast<int>(cell_positive(t, r, "heads"));
+    const std::string& phase = cell_text(t, r, "phase");
+    const std::string suffix = kv_bytes == 1.0 ? " fp8-kv" : "", group = fmt::format("heads={}", heads);
+    if (phase == "prefill") {
+      const long isl = static_cast<long>(cell_positive(t, r, "isl"));
+      const KernelWork work = mla_attention_work(Phase::prefill, batch, isl, heads, kv_bytes, *gpu);
+      out.push_back(table_sample(*gpu, t, r, "prefill mla" + suffix, group, batch * static_cast<double>(isl), work));
+    } else if (phase == "decode") {  // `step` tokens cached; the query is the next one
+      const long context = static_cast<long>(cell_positive(t, r, "step")) + 1;
+      const KernelWork work = mla_attention_work(Phase::decode, batch, context, heads, kv_bytes, *gpu);
+      out.push_back(table_sample(*gpu, t, r, "decode mla" + suffix, group, batch, work));
+    } else {
+      fail("{}:{}: phase '{}' (expected prefill or decode)", t.source, r.line, phase);
+    }
+  }
+}
+
 }  // namespace
 
 KernelTableSet read_kernel_tables(const std::filesystem::path& dir) {
@@ -118,6 +144,7 @@ KernelTableSet read_kernel_tables(const std::filesystem::path& dir) {
   read_gemms(dir / "gemm.csv", gpus, set.samples);
   read_attention(dir / "context_attention.csv", false, gpus, set.samples);
   read_attention(dir / "generation_attention.csv", true, gpus, set.samples);
+  read_mla(dir / "mla.csv", gpus, set.samples);
   if (set.samples.empty()) fail("{}: no AIConfigurator kernel samples of a catalog GPU", dir.string());
   return set;
 }
@@ -131,6 +158,7 @@ double predict_table_s(const KernelSample& s, const KernelParams& params, const 
 TableFamily table_family(const KernelSample& s) {
   if (s.op == "gemm bf16") return TableFamily::gemm;
   if (s.op == "prefill attention" || s.op == "decode attention") return TableFamily::attention;
+  if (s.op == "decode mla") return TableFamily::mla;
   return TableFamily::scored_only;
 }
 
@@ -144,6 +172,7 @@ constexpr double kOwnEntryMape = 0.35;
 const std::vector<std::string> kGemmFields = {"gemm_efficiency", "gemm_tile_rows", "memory_efficiency",
                                               "kernel_floor_s"};
 const std::vector<std::string> kAttentionFields = {"attention_efficiency", "attention_half_keys", "attention_floor_s"};
+const std::vector<std::string> kMlaFields = {"mla_efficiency", "mla_half_keys", "mla_floor_s", "mla_key_s"};
 
 // A generation's entry fitted on `indices` (of that generation), family by family from `start`: the GEMM fields on
 // bf16 GEMMs when `fit_gemm` (a generation without Vidur profiles), then the attention fields on bf16-KV attention,
@@ -160,6 +189,8 @@ KernelEfficiency fit_entry(const std::vector<KernelSample>& samples, const std::
     entry = fit_kernel_efficiency(samples, gemm, entry, kGemmFields);
   if (const auto attention = of(TableFamily::attention); !attention.empty())
     entry = fit_kernel_efficiency(samples, attention, entry, kAttentionFields);
+  if (const auto mla = of(TableFamily::mla); !mla.empty())
+    entry = fit_kernel_efficiency(samples, mla, entry, kMlaFields);
   return entry;
 }
 
@@ -238,19 +269,29 @@ std::set<std::string> outlying_gpus(const std::vector<KernelSample>& samples, co
   return out;
 }
 
-// The default entry's attention fields: the mean over the generations that fitted them (those with attention samples
-// besides their GPUs of their own).
-void set_default_entry(const std::vector<KernelSample>& samples, KernelTableFit& fit, KernelParams& params) {
-  std::set<std::string> with_attention;
+// The default entry's fields of `family`: the mean over the generations that fitted them (those with samples of the
+// family besides their GPUs of their own).
+void set_default_fields(const std::vector<KernelSample>& samples, const KernelTableFit& fit, TableFamily family,
+                        const std::vector<std::string>& names, KernelEfficiency& d) {
+  std::set<std::string> with_family;
   for (const auto& s : samples)
-    if (table_family(s) == TableFamily::attention && !fit.gpus.count(s.gpu_id)) with_attention.insert(s.generation);
-  KernelEfficiency& d = params.generations.at("default");
-  for (auto [key, field] : kernel_efficiency_fields(kAttentionFields)) {
+    if (table_family(s) == family && !fit.gpus.count(s.gpu_id)) with_family.insert(s.generation);
+  for (auto [key, field] : kernel_efficiency_fields(names)) {
     double sum = 0, count = 0;
     for (const auto& [generation, e] : fit.generations)
-      if (with_attention.count(generation)) sum += e.*field, count += 1;
+      if (with_family.count(generation)) sum += e.*field, count += 1;
     if (count > 0) d.*field = sum / count;
   }
+}
+
+void set_default_entry(const std::vector<KernelSample>& samples, KernelTableFit& fit, KernelParams& params) {
+  KernelEfficiency& d = params.generations.at("default");
+  set_default_fields(samples, fit, TableFamily::attention, kAttentionFields, d);
+  set_default_fields(samples, fit, TableFamily::mla, kMlaFields, d);
+  // A GPU without MLA tables runs a split-KV decode kernel, as every engine's current MLA backend does (FlashMLA,
+  // FlashInfer, vLLM's Triton MLA with its KV splits): the least per-key chain fitted, not the mean with the
+  // unsplit kernels of older builds.
+  for (const auto& [generation, e] : fit.generations) d.mla_key_s = std::min(d.mla_key_s, e.mla_key_s);
   fit.default_entry = d;
 }
 
@@ -377,8 +418,8 @@ std::string kernel_tables_markdown(const KernelTableSet& set, const KernelTableF
   std::string md = fmt::format(
       "## NVIDIA's AIConfigurator kernel tables\n\n"
       "Data: [data/measured/aiconfigurator](../data/measured/aiconfigurator/README.md): {} kernel samples, GEMMs per "
-      "dtype and prefill and decode attention timed inside vLLM, SGLang and TensorRT-LLM (engine versions in the "
-      "README).{}\n\n",
+      "dtype, prefill and decode attention and DeepSeek-V3's multi-head latent attention (MLA) timed inside vLLM, "
+      "SGLang and TensorRT-LLM (engine versions in the README).{}\n\n",
       set.samples.size(),
       set.skipped_systems.empty()
           ? std::string()
@@ -391,7 +432,13 @@ std::string kernel_tables_markdown(const KernelTableSet& set, const KernelTableF
       "`memory_efficiency` and `kernel_floor_s` from their bf16 GEMMs (their `memory_half_bytes` and "
       "`vector_efficiency`, which GEMMs do not identify, are the `default` entry's); every generation gets "
       "`attention_efficiency`, `attention_half_keys` and `attention_floor_s` from its prefill and decode attention "
-      "over a bf16 KV cache. `default` (GPUs of other generations): the mean of the generations that fitted them.\n"
+      "over a bf16 KV cache, and `mla_efficiency`, `mla_half_keys`, `mla_floor_s` and `mla_key_s` from its MLA "
+      "decode (absorbed: "
+      "every head over the 576-wide latent cache, heads computed in tiles of 64; TensorRT-LLM's and SGLang's "
+      "kernels, vLLM has no MLA kernel table of its own here) over a bf16 cache. MLA prefill runs the expanded form "
+      "(multi-head attention of 192/128-wide heads through the engine's FMHA kernels) and is scored with the "
+      "generation's attention fields. `default` (GPUs of other generations): the mean of the generations that "
+      "fitted them.\n"
       "- Scored only, not fitted: fp8 and NVFP4 GEMMs, whose `fp8_efficiency` and `fp4_efficiency` stay 1. The tables "
       "time the engine's whole linear layer, the activations' quantisation included (TensorRT-LLM's fp8 layer at "
       "4096 x 4096 and 1-16 rows takes ~14 us where bf16 takes ~7.5 on an H100), and vLLM's CUTLASS fp8 GEMMs reach "
@@ -403,8 +450,9 @@ std::string kernel_tables_markdown(const KernelTableSet& set, const KernelTableF
       "share is an engine build's (kernel library) figure: it belongs to an engine version's profile. Block-scaled "
       "fp8 GEMMs are scored only too (their share, `block_scaled_efficiency`, is fitted end to end by `llmco2 "
       "calibrate`; the tables show vLLM's far slower at small M on Blackwell), and so is attention over an fp8 KV "
-      "cache.\n"
-      "- Held out: leave one shape out ((n, k) of a GEMM, (heads, KV heads) of attention: the generation refitted "
+      "cache (MLA's too).\n"
+      "- Held out: leave one shape out ((n, k) of a GEMM, (heads, KV heads) of attention, the head count of MLA: "
+      "the generation refitted "
       "without it); leave one GPU out (refitted on the generation's other GPUs: how a GPU of that generation without "
       "tables fares). MAPE = mean |predicted / measured - 1|.\n";
   std::vector<std::string> own;

@@ -19,8 +19,9 @@ namespace llmco2::calibration {
 
 // The tables read: every sample (KernelSample::engine "vllm", "sglang" or "trtllm"; op "gemm bf16", "gemm fp8",
 // "gemm fp8_block", "gemm nvfp4", "prefill attention", "prefill attention fp8-kv", "decode attention",
-// "decode attention fp8-kv"; group: the shape a leave-one-shape-out fold leaves out, "n=4096 k=8192" or
-// "heads=64 kv=8"), and the systems whose GPU the catalog lacks (their rows are not read).
+// "decode attention fp8-kv", "prefill mla", "decode mla" and their "fp8-kv" kin; group: the shape a
+// leave-one-shape-out fold leaves out, "n=4096 k=8192", "heads=64 kv=8" or (MLA) "heads=16"), and the systems whose GPU
+// the catalog lacks (their rows are not read).
 struct KernelTableSet {
   std::vector<KernelSample> samples;
   std::vector<std::string> skipped_systems;  // "b300_sxm (no catalog GPU 'b300')"
@@ -44,7 +45,8 @@ class SystemGpus {
   std::vector<std::string>& skipped_;
 };
 
-// Reads dir/gemm.csv, dir/context_attention.csv and dir/generation_attention.csv (scripts/import_aiconfigurator.py).
+// Reads dir/gemm.csv, dir/context_attention.csv, dir/generation_attention.csv and dir/mla.csv
+// (scripts/import_aiconfigurator.py).
 // Throws Error naming file:line for a malformed row, an unknown system or dtype.
 KernelTableSet read_kernel_tables(const std::filesystem::path& dir);
 // data_dir()/measured/aiconfigurator.
@@ -59,10 +61,11 @@ struct SharedKernelValues {
 // Seconds of a table sample under `params` with the shared values, as the simulator would time it.
 double predict_table_s(const KernelSample& sample, const KernelParams& params, const SharedKernelValues& shared);
 
-// What a sample's family fits: the GEMM fields (bf16 GEMMs, generations without Vidur profiles only) and the
-// attention fields (prefill and decode attention over a bf16 KV cache); the rest (fp8, block-scaled fp8 and NVFP4
+// What a sample's family fits: the GEMM fields (bf16 GEMMs, generations without Vidur profiles only), the
+// attention fields (prefill and decode attention over a bf16 KV cache) and the MLA fields (DeepSeek-V3's latent
+// attention over a bf16 cache); the rest (fp8, block-scaled fp8 and NVFP4
 // GEMMs, whose tables time the engine's whole quantised layer, and fp8 KV caches) is scored only.
-enum class TableFamily { gemm, attention, scored_only };
+enum class TableFamily { gemm, attention, mla, scored_only };
 TableFamily table_family(const KernelSample& sample);
 
 // The fit of every generation the tables cover, family by family (TableFamily), engines pooled; written into

@@ -182,10 +182,14 @@ KernelCost mla_attention_cost(const PhaseShape& s, const MlaShape& a) {
   const double qk = static_cast<double>(absorbed ? a.latent_dim + a.rope_dim : a.qk_dim);
   const double v = static_cast<double>(absorbed ? a.latent_dim : a.v_dim);
   const double pairs = s.batch * a.heads * a.span.computed_keys;
+  // Absorbed decode packs one sequence's heads as the query rows of kMlaHeadTile-row MMA tiles: fewer heads still
+  // compute whole tiles.
+  const double computed_heads =
+      absorbed ? std::ceil(a.heads / static_cast<double>(kMlaHeadTile)) * kMlaHeadTile : a.heads;
   KernelCost c;
   c.tokens = s.tokens;
-  c.ops = pairs * (2.0 * qk + 2.0 * v + kSoftmaxOpsPerElement);  // QK^T, SV and softmax per pair
-  c.act_load_bytes = s.tokens * a.heads * qk * s.act_bytes;      // Q
+  c.ops = pairs * computed_heads / a.heads * (2.0 * qk + 2.0 * v + kSoftmaxOpsPerElement);  // QK^T, SV, softmax
+  c.act_load_bytes = s.tokens * a.heads * qk * s.act_bytes;                                 // Q
   const double rows = s.batch * a.span.loaded_keys;
   if (absorbed) c.kv_load_bytes = rows * qk * s.kv_bytes;  // one latent + rope row per key, shared by all heads
   else c.act_load_bytes += rows * a.heads * (qk + v) * s.act_bytes;  // expanded K and V of every head

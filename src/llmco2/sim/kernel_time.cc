@@ -37,6 +37,7 @@ double kernel_time_s(const KernelWork& w, const DeviceRoofs& roofs, const Kernel
   }
   const double memory_eff = e.memory_efficiency * share * w.mem_bytes / (w.mem_bytes + e.memory_half_bytes);
   const double memory_s = w.mem_bytes > 0 ? w.mem_bytes / (roofs.memory_bytes_per_s * memory_eff) : 0.0;
+  if (w.latent) return e.mla_floor_s + std::max({compute_s, memory_s, w.keys_per_query * e.mla_key_s});
   const double floor_s = w.keys_per_query > 0 ? e.attention_floor_s : e.kernel_floor_s;
   return floor_s + std::max(compute_s, memory_s);
 }
@@ -136,6 +137,21 @@ const std::vector<ParamRange>& kernel_param_ranges() {
       {"attention_floor_s", 1e-6, 3e-5,
        "an engine's attention call runs the KV-cache write, the kernel and (split-KV decode) a combine: ~5-15 us on "
        "A100/H100 at tiny sizes (AIConfigurator's tables at batch 1, 1-token context)"},
+      {"mla_efficiency", 0.1, 0.9,
+       "DeepSeek's MLA kernels against the bf16 peak: FlashMLA 660 of 990 TFLOP/s on H800 SXM5 in compute-bound "
+       "decode (0.67; deepseek-ai/FlashMLA README, 2025-04-22 update); AIConfigurator's tables: 0.5-0.68 in decode at "
+       "128 heads and 0.42-0.68 "
+       "in expanded prefill at 4-16k tokens on Hopper and Blackwell, 0.3 on A100 (TensorRT-LLM 1.0), 0.14-0.28 for "
+       "SGLang's "
+       "Triton MLA on Ada and the RTX PRO 6000 (docs/history/aiconfigurator-mla-moe-study.md)"},
+      {"mla_half_keys", 0, 8192, "as attention_half_keys, for MLA's kernels (the same tables: ~150-600 keys)"},
+      {"mla_floor_s", 1e-6, 3e-5,
+       "an MLA call at tiny sizes: 8.4-11.5 us on Hopper and Blackwell, 14.5 us on A100 (the same tables, decode at "
+       "batch 1 and 2 keys)"},
+      {"mla_key_s", 0, 2e-7,
+       "a decode kernel without split-KV walks a sequence's cached keys on one SM: TensorRT-LLM 1.0's MLA takes "
+       "80-120 ns per key at batch 1 on A100 and L40S (15.5 ms at 131k keys on A100); split-KV kernels (FlashMLA, "
+       "trtllm-gen) ~0 (the same tables)"},
       {"memory_efficiency", 0.5, 0.92,
        "STREAM-like copies reach ~0.9 of the HBM peak (BabelStream on A100/H100); no kernel beats the DRAM roof"},
       {"memory_half_bytes", 1e4, 1e7,
@@ -188,6 +204,10 @@ std::vector<std::pair<const char*, double KernelEfficiency::*>> kernel_efficienc
           {"attention_efficiency", &KernelEfficiency::attention_efficiency},
           {"attention_half_keys", &KernelEfficiency::attention_half_keys},
           {"attention_floor_s", &KernelEfficiency::attention_floor_s},
+          {"mla_efficiency", &KernelEfficiency::mla_efficiency},
+          {"mla_half_keys", &KernelEfficiency::mla_half_keys},
+          {"mla_floor_s", &KernelEfficiency::mla_floor_s},
+          {"mla_key_s", &KernelEfficiency::mla_key_s},
           {"memory_efficiency", &KernelEfficiency::memory_efficiency},
           {"memory_half_bytes", &KernelEfficiency::memory_half_bytes},
           {"vector_efficiency", &KernelEfficiency::vector_efficiency},

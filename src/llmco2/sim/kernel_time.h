@@ -28,6 +28,16 @@ struct KernelEfficiency {
   // a short prompt runs far below the long-prompt efficiency. 0: no ramp.
   double attention_half_keys = 0;
   double attention_floor_s = 3e-6;  // time a fused attention call takes beyond its work (KV write, metadata, combine)
+  // The same three for the decode of multi-head latent attention (DeepSeek's MLA kernels: FlashMLA, TRT-LLM's and
+  // FlashInfer's), which packs a sequence's heads as the rows of 64-row MMA tiles over one 576-wide latent cache:
+  // other kernels than FlashAttention's, fitted on their own tables. (MLA prefill runs expanded, through FMHA.)
+  double mla_efficiency = 0.55;
+  double mla_half_keys = 0;
+  double mla_floor_s = 1e-5;
+  // Seconds per cached key that one sequence's decode takes at least when the kernel walks the whole context on one
+  // SM instead of splitting it over many (split-KV): ~0 for FlashMLA and trtllm-gen; TensorRT-LLM 1.0's MLA on A100
+  // and L40S takes 80-120 ns per key at batch 1 whatever the heads.
+  double mla_key_s = 0;
   double memory_efficiency = 0.85;  // fraction of the peak DRAM bandwidth a large streaming kernel reaches
   double memory_half_bytes = 1e6;   // bytes a kernel moves at which half of that is reached (Little's law)
   double vector_efficiency = 0.3;   // fraction of the fp32 CUDA-core peak element-wise math reaches
@@ -86,6 +96,7 @@ struct KernelWork {
   // sets how far the kernel is up its efficiency ramp (attention_half_keys); 0 for every other kernel, which also
   // keeps attention_floor_s to fused attention.
   double keys_per_query = 0;
+  bool latent = false;  // decode of multi-head latent attention: the mla_* fields instead of the attention_* ones
 };
 
 // The share of the 16-bit kernels' efficiencies a matrix kernel of this input type reaches (both roofs): 1 for 16-bit
@@ -96,15 +107,18 @@ inline double precision_share(const KernelWork& w, const KernelEfficiency& e) {
   return w.narrow == NarrowGemm::fp8 ? e.fp8_efficiency : e.fp4_efficiency;
 }
 // The efficiency of fused attention at `keys_per_query` keys per query row: up its ramp (attention_half_keys) toward
-// attention_efficiency; unfused attention (keys_per_query 0) at attention_efficiency.
-inline double attention_efficiency_at(double keys_per_query, const KernelEfficiency& e) {
-  if (keys_per_query <= 0 || e.attention_half_keys <= 0) return e.attention_efficiency;
-  return e.attention_efficiency * keys_per_query / (keys_per_query + e.attention_half_keys);
+// attention_efficiency (MLA: mla_half_keys, mla_efficiency); unfused attention (keys_per_query 0) at
+// attention_efficiency.
+inline double attention_efficiency_at(double keys_per_query, bool latent, const KernelEfficiency& e) {
+  const double top = latent ? e.mla_efficiency : e.attention_efficiency;
+  const double half_keys = latent ? e.mla_half_keys : e.attention_half_keys;
+  if (keys_per_query <= 0 || half_keys <= 0) return top;
+  return top * keys_per_query / (keys_per_query + half_keys);
 }
 // The share of its tensor peak a matrix or attention kernel on tensor units reaches: gemm_efficiency x
 // precision_share, or attention_efficiency_at its span.
 inline double tensor_efficiency(const KernelWork& w, const KernelEfficiency& e) {
-  return w.kind == KernelClass::attention ? attention_efficiency_at(w.keys_per_query, e)
+  return w.kind == KernelClass::attention ? attention_efficiency_at(w.keys_per_query, w.latent, e)
                                           : e.gemm_efficiency * precision_share(w, e);
 }
 
@@ -150,7 +164,8 @@ inline double kernels_wall_s(double gpu_s, double launch_s, double host_wait_sha
 //   compute/memory kernels: floor + max(ops / (peak x e_c), bytes / (BW x e_m)),
 //     the operations of GEMMs padded to max(rows, gemm_tile_rows) rows, e_c = gemm_efficiency x precision_share
 //     (fused attention: attention_efficiency x k / (k + attention_half_keys) at k keys per query row, with
-//     attention_floor_s as its floor), dequantisation on the CUDA cores at gemm_efficiency of the fp32 peak,
+//     attention_floor_s as its floor; MLA decode: the mla_* fields, and at least k x mla_key_s), dequantisation on the
+//     CUDA cores at gemm_efficiency of the fp32 peak,
 //           vector_efficiency for element-wise kernels,
 //     e_m = memory_efficiency x precision_share x bytes / (bytes + memory_half_bytes);
 //   all-reduce: allreduce_s with NCCL's ring.

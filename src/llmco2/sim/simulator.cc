@@ -93,6 +93,10 @@ void set_kernel_work(KernelWork& w, const KernelNode& node, const KernelCost& c,
   }
   w.rows = std::max(1.0, rows_per_launch(node, c, phase, steps, routed));
   w.keys_per_query = c.keys_per_query();
+  // A model with latent attention runs it in every attention layer (graph/mla_layer.cc); its decode runs MLA's own
+  // kernels (absorbed: all heads over the latent cache), its prefill the expanded form, multi-head attention through
+  // the engine's FMHA kernels as any other prefill.
+  w.latent = node.type == KernelType::fused_attention && model.mla.has_value() && phase == Phase::decode;
   w.dequant_ops = quotient(c.dequant_ops, per_launch);
   const bool looped = routed && !model.moe->batched_in_hf;
   w.loop_experts = looped ? node.experts_loaded(phase) : 0.0;
