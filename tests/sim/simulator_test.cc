@@ -827,5 +827,27 @@ TEST(MixedStep, DecodeAttentionReadsTheKvCacheEvenInAOneLayerModel) {
   EXPECT_GE(long_bytes - short_bytes, 0.99 * 3990 * 128);
 }
 
+// A prompt chunk of c = 100 tokens after p = 900 cached ones (n = 1000), tiny_llama with one layer (4 heads over 2
+// KV heads of 16): its queries do c p + c (c + 1) / 2 = 95,050 query-key pairs, 4 x (4 x 16 + 5) operations each;
+// it reads Q and writes O of its 100 tokens (2 x 100 x 4 x 16 x 2 B) and the K and V of all 1,000 keys once
+// (2 x 1000 x 2 x 16 x 2 B), as the whole prefill's tiles do; a query sees 950.5 keys on average.
+TEST(MixedStep, APromptChunkReadsEveryKeyOnceAndComputesOnlyItsPairs) {
+  Json config = read_json_file(std::string(LLMCO2_TESTDATA) + "/configs/tiny_llama.json");
+  config["num_hidden_layers"] = 1;
+  const ModelSpec model = model_from_hf_config(config, "tiny_llama one layer");
+  Request setup;
+  setup.precision = model.default_precision;
+  MixedStep step;
+  step.prefill_tokens = 100, step.prefill_chunks = 1, step.prefill_context = 900;
+  const SimWorkload w = mixed_step_workload(model, GpuCatalog::bundled().resolve("h100-sxm"), setup, step);
+  const SimKernel* attention = nullptr;
+  for (const auto& k : w.decode.front().kernels)
+    if (k.work.keys_per_query > 0) attention = &k;
+  ASSERT_NE(attention, nullptr);
+  EXPECT_NEAR(attention->work.ops, 95050.0 * 4 * 69, 1e-9 * 95050.0 * 4 * 69);
+  EXPECT_NEAR(attention->work.mem_bytes, 2.0 * 100 * 4 * 16 * 2 + 2.0 * 1000 * 2 * 16 * 2, 1e-6);
+  EXPECT_NEAR(attention->work.keys_per_query, 950.5, 1e-9);
+}
+
 }  // namespace
 }  // namespace llmco2

@@ -109,21 +109,35 @@ void set_sim_kernel(SimKernel& k, const KernelNode& node, const KernelCost& c, P
   set_kernel_work(k.work, node, c, phase, steps, model, is_routed(node, model));
 }
 
+// The part of a prefill's attention that a chunk does: the last c queries of the causal prefill of its n = p + c
+// tokens (p cached before it). `pairs`: its share of the query-key pairs (operations, the span); `tokens`: c / n of
+// the query rows (Q read, O written). Every key's K/V is read once, as by the whole prefill: the chunk's query tiles
+// share the cached prefix through L2.
+struct ChunkShare {
+  double pairs = 1, tokens = 1;
+};
+
+// `full`, the whole prefill's cost of an attention node, cut to the chunk's part (its token rows kept: they set the
+// tile padding).
+KernelCost chunk_cost(const KernelCost& full, const ChunkShare& share) {
+  KernelCost c = full;
+  c.ops *= share.pairs, c.dequant_ops *= share.pairs, c.score_pairs *= share.pairs;
+  c.act_load_bytes *= share.tokens, c.act_store_bytes *= share.tokens, c.kv_store_bytes *= share.tokens;
+  c.weight_bytes *= share.tokens, c.net_bytes *= share.tokens, c.query_rows *= share.tokens;
+  return c;
+}
+
 // Appends to `s` the kernels of `graph` in `phase` that `keep(node, is_layer_node)` selects: layer nodes launched once
-// per layer, step nodes once per step; each node's cost scaled by `scale` (its token rows kept: they set the tile
-// padding).
+// per layer, step nodes once per step; with `chunk`, each node's cost cut to a prefill chunk's part (chunk_cost).
 template <typename Keep>
 void add_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const KernelGraph& graph,
-                 const GraphFeatures& features, Phase phase, double steps, Keep keep, double scale = 1.0) {
+                 const GraphFeatures& features, Phase phase, double steps, Keep keep,
+                 const ChunkShare* chunk = nullptr) {
   auto add = [&](const KernelNode& node, double count, bool layer) {
     if (!keep(node, layer)) return;
-    if (scale == 1.0) {
-      set_sim_kernel(s.kernels.emplace_back(), node, node.cost(phase), phase, steps, count, model, features, gpu);
-      return;
-    }
-    KernelCost scaled = node.cost(phase).scaled(scale);
-    scaled.tokens = node.cost(phase).tokens;
-    set_sim_kernel(s.kernels.emplace_back(), node, scaled, phase, steps, count, model, features, gpu);
+    const KernelCost& cost = node.cost(phase);
+    set_sim_kernel(s.kernels.emplace_back(), node, chunk ? chunk_cost(cost, *chunk) : cost, phase, steps, count, model,
+                   features, gpu);
   };
   for (const auto& node : graph.nodes) add(node, graph.layers * node.layer_share, true);
   for (const auto& node : graph.step_nodes) add(node, 1, false);
@@ -441,8 +455,9 @@ bool samples(const KernelNode& node) { return node.type == KernelType::lm_head |
 // Appends the kernels of `graph`, the graph of `request`, in `phase` (see add_kernels).
 template <typename Keep>
 void append_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const GraphFeatures& features,
-                    const KernelGraph& graph, const Request& request, Phase phase, Keep keep, double scale = 1.0) {
-  add_kernels(s, model, gpu, graph, features, phase, phase_shape(phase, request).steps, keep, scale);
+                    const KernelGraph& graph, const Request& request, Phase phase, Keep keep,
+                    const ChunkShare* chunk = nullptr) {
+  add_kernels(s, model, gpu, graph, features, phase, phase_shape(phase, request).steps, keep, chunk);
 }
 
 // The one decode step of `step` in `s` (its kernels replaced, their storage kept): token-wise kernels from the graph
@@ -475,7 +490,7 @@ void fill_mixed_step(SimSegment& s, const ModelSpec& model, const ModelSpec& unb
   }
   if (step.prefill_tokens > 0) {
     // A chunk of c tokens after p cached ones: the causal prefill of p + c tokens, of which the chunk's queries do
-    // c p + c (c + 1) / 2 of the (p + c)(p + c + 1) / 2 query-key pairs.
+    // c p + c (c + 1) / 2 of the (p + c)(p + c + 1) / 2 query-key pairs, reading all p + c keys' K/V.
     const long chunks = std::max(1L, step.prefill_chunks);
     const double c = static_cast<double>(step.prefill_tokens) / static_cast<double>(chunks);
     const double p = std::max(0.0, step.prefill_context);
@@ -484,8 +499,8 @@ void fill_mixed_step(SimSegment& s, const ModelSpec& model, const ModelSpec& unb
     chunk.prompt_tokens = std::max(1L, std::lround(p + c));
     chunk.gen_tokens = 1;
     const double n = static_cast<double>(chunk.prompt_tokens);
-    const double share = std::min(1.0, (c * p + c * (c + 1) / 2) / (n * (n + 1) / 2));
-    append_kernels(s, model, gpu, features, graph_of(model, chunk), chunk, Phase::prefill, layer_attention, share);
+    const ChunkShare share{std::min(1.0, (c * p + c * (c + 1) / 2) / (n * (n + 1) / 2)), std::min(1.0, c / n)};
+    append_kernels(s, model, gpu, features, graph_of(model, chunk), chunk, Phase::prefill, layer_attention, &share);
   }
   if (step.logits > 0) {
     Request head = setup;
