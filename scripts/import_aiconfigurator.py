@@ -17,9 +17,8 @@ message in bytes (the tables count bf16 elements); DeepSeek-V3's multi-head late
 tables time: latent 512 + rope 64, nope 128, v 128) with 16, 32, 64 or 128 local heads (DeepSeek-V3/R1 at TP 8 to 1,
 Kimi-K2 at TP 1), decode over a bf16 or fp8 latent cache at batch 1-512 and the decode contexts above, prefill in the
 expanded form (TensorRT-LLM's kernels, and SGLang's trtllm_mla backend; SGLang's other backends time the absorbed
-form in prefill, which no engine profile runs, and vLLM's MLA table is a 0.14 Triton build); and the two per-head
-matmuls of absorbed decode (W_UK before attention, W_UV after it) at 1-16,384 tokens. Latencies in milliseconds,
-rounded to 6 significant digits.
+form in prefill, which no engine profile runs, and vLLM's MLA table is a 0.14 Triton build). Latencies in
+milliseconds, rounded to 6 significant digits.
 """
 import csv
 import gzip
@@ -35,7 +34,8 @@ KV_HEADS = {2, 8}
 DECODE_BATCH = {2**i for i in range(10)}
 DECODE_STEPS = {1, 7, 31, 127, 511, 2047, 8191, 32767, 131071}
 MLA_HEADS = {16, 32, 64, 128}
-MLA_EXPANDED_PREFILL = {"default", "trtllm_mla"}  # TensorRT-LLM's kernels (SGLang's trtllm_mla backend calls them)
+MLA_EXPANDED_PREFILL = {"default", "trtllm_mla"}
+GLITCH = 3.0  # TensorRT-LLM's kernels (SGLang's trtllm_mla backend calls them)
 
 
 def rows(path):
@@ -121,6 +121,34 @@ def attention_row(system, engine, version, r):
             r["num_key_value_heads"], r["head_dim"], r["kv_cache_dtype"], latency(r)]
 
 
+def merge_mla(body):
+    """Averages the rows of one key (SGLang's tables time some keys twice, 1-2% apart; TensorRT-LLM 1.0's A100 and
+    L40S tables repeat a key for each TP size giving its head count) and drops glitches: a row more than GLITCH x the
+    rows on both sides of it along its series (the same setup at the next shorter and the next longer context: the
+    ends of a series are kept), where time only grows with the context (one H200 TensorRT-LLM decode row reads 1.47 ms between 0.014 ms neighbours)."""
+    groups = {}
+    for row in body:
+        groups.setdefault(tuple(row[:-1]), []).append(float(row[-1]))
+    merged = {key: sum(v) / len(v) for key, v in groups.items()}
+    series = {}
+    for key, value in merged.items():  # series: every column but the context (isl for prefill, step for decode)
+        context = int(key[6]) if key[4] == "prefill" else int(key[7])
+        series.setdefault(key[:6] + key[8:] if key[4] == "prefill" else key[:7] + key[8:], []).append(
+            (context, key, value))
+    out = []
+    for points in series.values():
+        points.sort()
+        for i, (_, key, value) in enumerate(points):
+            around = [points[j][2] for j in (i - 1, i + 1) if 0 <= j < len(points)]
+            if len(around) == 2 and all(value > GLITCH * v for v in around):
+                print(f"mla.csv: dropped {','.join(key)} at {value:.6g} ms (neighbours {around})", file=sys.stderr)
+                continue
+            out.append(list(key) + [f"{value:.6g}"])
+    out.sort(key=lambda row: (row[0], row[1], row[2], row[3], row[4], int(row[5]), int(row[6]), int(row[7]),
+                              int(row[8]), row[9]))
+    return out
+
+
 def mla_row(system, engine, version, r):
     phase = "prefill" if int(r["step"]) == 0 else "decode"
     return [system, engine, version, r["kernel_source"], phase, r["batch_size"], r["isl"], r["step"], r["num_heads"],
@@ -172,6 +200,8 @@ def main():
         body += collect(shared, op, name, keep, convert)
         if out_name is None:
             continue
+        if out_name == "mla.csv":
+            body = merge_mla(body)
         write_atomic(os.path.join(out_dir, out_name), header, body)
         print(f"{out_name}: {len(body)} rows", file=sys.stderr)
         body = []

@@ -159,6 +159,27 @@ TEST(Simulator, RoutedExpertsSplitTheirTokenRowsAmongTheExpertsHit) {
   EXPECT_EQ(routed, 3);  // gate, up, down
 }
 
+// Latent attention's own kernel terms (KernelWork::latent) are taken by an MLA model's decode attention only: its
+// expanded prefill and every other model's attention run FMHA kernels (the attention_* terms).
+TEST(Simulator, OnlyAnMlaModelsDecodeAttentionIsLatent) {
+  const Gpu gpu = GpuCatalog::bundled().resolve("h200");
+  auto latent_attention = [&](const char* id, bool decode) {
+    const ModelSpec m = ModelCatalog::bundled().resolve(id);
+    Request r;
+    r.batch = 4, r.prompt_tokens = 256, r.gen_tokens = 8, r.gpus = 8;
+    r.precision = m.default_precision;
+    const SimWorkload w = prepare_workload(m, gpu, r, {Measures::fixed_batch});
+    int attention = 0, latent = 0;
+    for (const SimKernel& k : (decode ? w.decode : w.prefill).at(0).kernels)
+      if (k.work.keys_per_query > 0) ++attention, latent += k.work.latent ? 1 : 0;
+    EXPECT_EQ(attention, 1) << id;
+    return latent == 1;
+  };
+  EXPECT_TRUE(latent_attention("deepseek-v3.1", true));
+  EXPECT_FALSE(latent_attention("deepseek-v3.1", false));
+  EXPECT_FALSE(latent_attention("llama-3.1-70b", true));
+}
+
 // Which matrix kernels run on the CUDA cores, and at which of the two measured efficiencies: only where an NVIDIA GPU
 // has no tensor units for the requested type. bf16 on a V100 (HF keeps it): converted, 9.6/15.7; fp32 and tf32 on a
 // V100: native SGEMM, 14.0/15.7; bf16 on an A100 and fp16 on a V100: tensor cores (0); fp32 on an MI300X: AMD's

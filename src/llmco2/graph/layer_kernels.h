@@ -84,8 +84,9 @@ struct MlaShape {
 };
 // Decode computes whole tiles of kMlaHeadTile heads: MLA decode kernels pack a sequence's query heads as the rows of
 // 64-row MMA tiles (FlashMLA's kernel "targets h_q x s_q >= 64", deepseek-ai/FlashMLA README, 2025-04-22), so 16 heads
-// (DeepSeek-V3 at TP 8) compute as many operations as 64. AIConfigurator's decode tables time 16, 32 and 64 heads
-// within 5-8% of each other on H100 and H200 (the latent cache's read binds), 128 heads up to 1.6x slower (the math).
+// (DeepSeek-V3 at TP 8) compute as many operations as 64. AIConfigurator's decode tables cannot confirm it: at <= 64
+// heads the latent cache's read binds (64 heads take a median 1.09-1.13x the time of 16 on H100 and H200), and 128
+// heads, where the math binds, up to 1.9x.
 KernelCost mla_attention_cost(const PhaseShape& s, const MlaShape& a);
 inline constexpr int kMlaHeadTile = 64;
 // kv_b_proj (latent -> per-head k_nope and v). Prefill: a linear over the prompt's latents. Decode (absorbed): W_UK

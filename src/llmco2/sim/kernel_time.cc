@@ -138,20 +138,20 @@ const std::vector<ParamRange>& kernel_param_ranges() {
        "an engine's attention call runs the KV-cache write, the kernel and (split-KV decode) a combine: ~5-15 us on "
        "A100/H100 at tiny sizes (AIConfigurator's tables at batch 1, 1-token context)"},
       {"mla_efficiency", 0.1, 0.9,
-       "DeepSeek's MLA kernels against the bf16 peak: FlashMLA 660 of 990 TFLOP/s on H800 SXM5 in compute-bound "
-       "decode (0.67; deepseek-ai/FlashMLA README, 2025-04-22 update); AIConfigurator's tables: 0.5-0.68 in decode at "
-       "128 heads and 0.42-0.68 "
-       "in expanded prefill at 4-16k tokens on Hopper and Blackwell, 0.3 on A100 (TensorRT-LLM 1.0), 0.14-0.28 for "
-       "SGLang's "
-       "Triton MLA on Ada and the RTX PRO 6000 (docs/history/aiconfigurator-mla-moe-study.md)"},
-      {"mla_half_keys", 0, 8192, "as attention_half_keys, for MLA's kernels (the same tables: ~150-600 keys)"},
+       "MLA decode kernels against the bf16 peak: FlashMLA 660 of 990 TFLOP/s on H800 SXM5 when compute-bound "
+       "(0.67; deepseek-ai/FlashMLA README, 2025-04-22 update); AIConfigurator's decode tables: 0.5-0.68 at 128 "
+       "heads on Hopper and Blackwell, 0.3 on A100 (TensorRT-LLM 1.0), 0.14-0.28 for SGLang's Triton MLA on Ada and "
+       "the RTX PRO 6000 (docs/history/aiconfigurator-mla-moe-study.md)"},
+      {"mla_half_keys", 0, 8192,
+       "as attention_half_keys, for MLA decode: keys per query at which half of mla_efficiency is reached (the "
+       "same tables' per-engine fits: ~150-600 on Hopper and Blackwell)"},
       {"mla_floor_s", 1e-6, 3e-5,
-       "an MLA call at tiny sizes: 8.4-11.5 us on Hopper and Blackwell, 14.5 us on A100 (the same tables, decode at "
-       "batch 1 and 2 keys)"},
+       "an MLA decode call at batch 1 and 2 keys: 8.8-13.4 us on Blackwell, 11.6-15.1 on Hopper, 15.2-15.9 on A100 "
+       "(the same tables; TensorRT-LLM's rows include the rope and latent-cache write)"},
       {"mla_key_s", 0, 2e-7,
-       "a decode kernel without split-KV walks a sequence's cached keys on one SM: TensorRT-LLM 1.0's MLA takes "
-       "80-120 ns per key at batch 1 on A100 and L40S (15.5 ms at 131k keys on A100); split-KV kernels (FlashMLA, "
-       "trtllm-gen) ~0 (the same tables)"},
+       "the least time per cached key of one sequence's decode: a kernel without split-KV walks the context on one "
+       "SM (TensorRT-LLM 1.0's MLA on A100 and L40S: 80-120 ns per key at batch 1, 15.5 ms at 131k keys on A100); "
+       "split-KV kernels (FlashMLA, trtllm-gen) fit ~0.5-0.6 ns, a batch-1 bandwidth shortfall (the same tables)"},
       {"memory_efficiency", 0.5, 0.92,
        "STREAM-like copies reach ~0.9 of the HBM peak (BabelStream on A100/H100); no kernel beats the DRAM roof"},
       {"memory_half_bytes", 1e4, 1e7,

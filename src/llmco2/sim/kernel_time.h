@@ -34,9 +34,9 @@ struct KernelEfficiency {
   double mla_efficiency = 0.55;
   double mla_half_keys = 0;
   double mla_floor_s = 1e-5;
-  // Seconds per cached key that one sequence's decode takes at least when the kernel walks the whole context on one
-  // SM instead of splitting it over many (split-KV): ~0 for FlashMLA and trtllm-gen; TensorRT-LLM 1.0's MLA on A100
-  // and L40S takes 80-120 ns per key at batch 1 whatever the heads.
+  // Seconds per cached key that one sequence's decode takes at least: a kernel that walks the whole context on one SM
+  // instead of splitting it over many (split-KV) pays it per key (TensorRT-LLM 1.0's MLA on A100 and L40S: 80-120 ns
+  // at batch 1 whatever the heads); split-KV kernels (FlashMLA, trtllm-gen) fit ~0.5-0.6 ns, a batch-1 shortfall.
   double mla_key_s = 0;
   double memory_efficiency = 0.85;  // fraction of the peak DRAM bandwidth a large streaming kernel reaches
   double memory_half_bytes = 1e6;   // bytes a kernel moves at which half of that is reached (Little's law)
