@@ -10,6 +10,7 @@
 #include "core/json_io.h"
 #include "core/plot.h"
 #include "core/statistics.h"
+#include "hardware/gpu_catalog.h"
 
 namespace llmco2::calibration {
 namespace {
@@ -147,6 +148,43 @@ std::string gpu_section(const CalibrationReport& r) {
   return out + "\n";
 }
 
+// The architecture generation of each catalog GPU id of the set's samples.
+std::map<std::string, std::string> generations_of(const CalibrationSet& set) {
+  std::map<std::string, std::string> out;
+  for (const auto& gpu : gpus_of(set)) out[gpu] = gpu_generation(GpuCatalog::bundled().resolve(gpu));
+  return out;
+}
+
+std::string generation_engine_section(const CalibrationReport& r) {
+  const CalibrationSet& set = *r.set;
+  if (r.leave_one_gpu_out.size() != set.samples.size()) return "";
+  const auto generation = generations_of(set);
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<size_t>> groups;
+  for (size_t s = 0; s < set.samples.size(); ++s) {
+    const auto& row = set.rows[set.samples[s].row];
+    groups[{generation.at(row.gpu), row.engine, row.source}].push_back(s);
+  }
+  std::string out =
+      "## By GPU generation and engine\n\nEvery fitted source's rows per GPU generation and engine: MAPE fitted on "
+      "all sources (`fit`), with the row's source left out (`source out`) and with the row's GPU type left out (`GPU "
+      "out`), as in the two sections above. No source with energy or latency of AMD's CDNA3 (MI300X, MI325X) is "
+      "fitted: MLPerf's AMD results measure throughput only.\n\n"
+      "| generation | engine | source | energy rows | energy fit | energy source out | energy GPU out | latency rows "
+      "| latency fit | latency source out | latency GPU out |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  auto cell = [](const AccuracyStats& a) { return a.n ? percent(a.mape) : std::string("-"); };
+  for (const auto& [key, samples] : groups) {
+    const auto& [gen, engine, source] = key;
+    std::string cells;
+    for (const Quantity q : {Quantity::energy, Quantity::latency}) {
+      const auto fit = accuracy(set, samples, r.fit, q);
+      cells += fmt::format(" {} | {} | {} | {} |", fit.n, cell(fit), cell(accuracy(set, samples, r.leave_one_out, q)),
+                           cell(accuracy(set, samples, r.leave_one_gpu_out, q)));
+    }
+    out += fmt::format("| {} | {} | {} |{}\n", gen, engine, source, cells);
+  }
+  return out + "\n";
+}
+
 std::string params_section(const CalibrationReport& r) {
   std::string bounds = r.at_bounds.empty() ? "No fitted parameter ended at an end of its range.\n"
                                            : "Fitted parameters that ended at an end of their range (the data push "
@@ -199,7 +237,7 @@ std::string write_calibration_report(const CalibrationReport& r, const std::file
       "never on simulated data. The `held out` columns are leave-one-source-out: the honest figure for a source the "
       "simulator was not fitted on.\n\n",
       r.command, r.seconds);
-  md += data_section(r) + "\n" + accuracy_section(r) + gpu_section(r);
+  md += data_section(r) + "\n" + accuracy_section(r) + gpu_section(r) + generation_engine_section(r);
   for (const auto& section : r.appendix) md += section + "\n";
   md += warning.empty()
             ? fmt::format("## Plots\n\n![energy]({0}/energy.svg)\n\n![latency]({0}/latency.svg)\n\n", relative)
