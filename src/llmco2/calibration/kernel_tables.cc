@@ -414,6 +414,48 @@ std::string fitted_values(const KernelTableFit& fit) {
 
 }  // namespace
 
+namespace {
+
+// Sample-weighted MAPEs of one (family, GPU) cell over its engines' groups.
+struct FamilyCell {
+  double samples = 0, fitted = 0, shape_out = 0, gpu_out = 0, gpu_out_samples = 0;
+};
+
+// Per fitted family and GPU, pooled over engines: what item 1 of issue 37 targets (GEMM and attention <= 10% held
+// out by shape on every GPU with tables; a GPU predicted from its generation's other GPUs within 15%).
+std::string family_summary(const std::vector<TableScore>& scores) {
+  static const std::vector<std::string> families = {"gemm bf16", "prefill attention", "decode attention", "decode mla"};
+  std::map<std::pair<std::string, std::string>, FamilyCell> cells;
+  for (const auto& s : scores) {
+    if (std::find(families.begin(), families.end(), s.op) == families.end()) continue;
+    FamilyCell& c = cells[{s.op, s.gpu_id}];
+    const double n = static_cast<double>(s.samples);
+    c.samples += n, c.fitted += n * s.fitted_mape, c.shape_out += n * s.held_out_shape_mape;
+    if (s.held_out_gpu_mape >= 0) c.gpu_out += n * s.held_out_gpu_mape, c.gpu_out_samples += n;
+  }
+  std::string md =
+      "### Per family and GPU (engines pooled)\n\nThe targets of issue 37, item 1: GEMM and attention <= 10% MAPE on "
+      "every GPU with tables (held out by shape), and a GPU without tables predicted from its generation's curve "
+      "within 15% (held out by GPU). Sample-weighted over the engines' rows of the table below.\n\n"
+      "| family | GPU | samples | fitted | shape out | <= 10% | GPU out | <= 15% |\n"
+      "|---|---|---:|---:|---:|:-:|---:|:-:|\n";
+  for (const auto& family : families)
+    for (const auto& [key, c] : cells) {
+      if (key.first != family) continue;
+      const double shape_out = c.shape_out / c.samples;
+      const bool has_gpu_out = c.gpu_out_samples > 0;
+      const double gpu_out = has_gpu_out ? c.gpu_out / c.gpu_out_samples : -1;
+      md += fmt::format("| {} | {} | {:.0f} | {} | {} | {} | {} | {} |\n", family, key.second, c.samples,
+                        pct(c.fitted / c.samples), pct(shape_out), shape_out <= 0.10 ? "yes" : "no", pct(gpu_out),
+                        !has_gpu_out      ? "-"
+                        : gpu_out <= 0.15 ? "yes"
+                                          : "no");
+    }
+  return md + "\n";
+}
+
+}  // namespace
+
 std::string kernel_tables_markdown(const KernelTableSet& set, const KernelTableFit& fit) {
   std::string md = fmt::format(
       "## NVIDIA's AIConfigurator kernel tables\n\n"
@@ -463,10 +505,12 @@ std::string kernel_tables_markdown(const KernelTableSet& set, const KernelTableF
       "that curve's.\n\n",
       100 * kOwnEntryMape, own.empty() ? std::string("none") : fmt::format("{}", fmt::join(own, ", ")));
   md += "Fitted values (the Vidur-fitted fields of ampere and hopper as above):\n\n" + fitted_values(fit) + "\n";
+  const std::vector<TableScore> scores = score_kernel_tables(set.samples, fit);
+  md += family_summary(scores);
   md +=
       "| GPU | engine | kernel | samples | fitted MAPE | held-out MAPE, shape out | median predicted / measured, "
       "shape out | held-out MAPE, GPU out |\n|---|---|---|---:|---:|---:|---:|---:|\n";
-  for (const auto& s : score_kernel_tables(set.samples, fit))
+  for (const auto& s : scores)
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f} | {} |\n", s.gpu_id, s.engine, s.op, s.samples,
                       pct(s.fitted_mape), pct(s.held_out_shape_mape), s.held_out_shape_ratio, pct(s.held_out_gpu_mape));
   return md;
