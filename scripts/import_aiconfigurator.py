@@ -34,8 +34,8 @@ KV_HEADS = {2, 8}
 DECODE_BATCH = {2**i for i in range(10)}
 DECODE_STEPS = {1, 7, 31, 127, 511, 2047, 8191, 32767, 131071}
 MLA_HEADS = {16, 32, 64, 128}
-MLA_EXPANDED_PREFILL = {"default", "trtllm_mla"}
-GLITCH = 3.0  # TensorRT-LLM's kernels (SGLang's trtllm_mla backend calls them)
+MLA_EXPANDED_PREFILL = {"default", "trtllm_mla"}  # TensorRT-LLM's kernels (SGLang's trtllm_mla backend calls them)
+GLITCH = 3.0  # a row this many times both context neighbours' time is a glitch (merge_mla)
 
 
 def rows(path):
@@ -125,7 +125,8 @@ def merge_mla(body):
     """Averages the rows of one key (SGLang's tables time some keys twice, 1-2% apart; TensorRT-LLM 1.0's A100 and
     L40S tables repeat a key for each TP size giving its head count) and drops glitches: a row more than GLITCH x the
     rows on both sides of it along its series (the same setup at the next shorter and the next longer context: the
-    ends of a series are kept), where time only grows with the context (one H200 TensorRT-LLM decode row reads 1.47 ms between 0.014 ms neighbours)."""
+    ends of a series are kept), where time only grows with the context (one H200 TensorRT-LLM decode row reads
+    1.47 ms between 0.014 ms neighbours)."""
     groups = {}
     for row in body:
         groups.setdefault(tuple(row[:-1]), []).append(float(row[-1]))

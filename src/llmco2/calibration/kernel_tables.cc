@@ -173,10 +173,14 @@ const std::vector<std::string> kGemmFields = {"gemm_efficiency", "gemm_tile_rows
                                               "kernel_floor_s"};
 const std::vector<std::string> kAttentionFields = {"attention_efficiency", "attention_half_keys", "attention_floor_s"};
 const std::vector<std::string> kMlaFields = {"mla_efficiency", "mla_half_keys", "mla_floor_s", "mla_key_s"};
+// The families every generation fits where it has samples (the GEMM fields only where Vidur did not profile it), each
+// with its fields; the default entry takes each one's mean over the generations that fitted it.
+const std::vector<std::pair<TableFamily, std::vector<std::string>>> kEveryGenerationFamilies = {
+    {TableFamily::attention, kAttentionFields}, {TableFamily::mla, kMlaFields}};
 
 // A generation's entry fitted on `indices` (of that generation), family by family from `start`: the GEMM fields on
-// bf16 GEMMs when `fit_gemm` (a generation without Vidur profiles), then the attention fields on bf16-KV attention,
-// each family where it has samples.
+// bf16 GEMMs when `fit_gemm` (a generation without Vidur profiles), then kEveryGenerationFamilies' (attention and MLA
+// decode over a bf16 cache), each family where it has samples.
 KernelEfficiency fit_entry(const std::vector<KernelSample>& samples, const std::vector<size_t>& indices,
                            KernelEfficiency entry, bool fit_gemm) {
   auto of = [&](TableFamily family) {
@@ -187,10 +191,9 @@ KernelEfficiency fit_entry(const std::vector<KernelSample>& samples, const std::
   };
   if (const auto gemm = of(TableFamily::gemm); fit_gemm && !gemm.empty())
     entry = fit_kernel_efficiency(samples, gemm, entry, kGemmFields);
-  if (const auto attention = of(TableFamily::attention); !attention.empty())
-    entry = fit_kernel_efficiency(samples, attention, entry, kAttentionFields);
-  if (const auto mla = of(TableFamily::mla); !mla.empty())
-    entry = fit_kernel_efficiency(samples, mla, entry, kMlaFields);
+  for (const auto& [family, fields] : kEveryGenerationFamilies)
+    if (const auto members = of(family); !members.empty())
+      entry = fit_kernel_efficiency(samples, members, entry, fields);
   return entry;
 }
 
@@ -286,8 +289,7 @@ void set_default_fields(const std::vector<KernelSample>& samples, const KernelTa
 
 void set_default_entry(const std::vector<KernelSample>& samples, KernelTableFit& fit, KernelParams& params) {
   KernelEfficiency& d = params.generations.at("default");
-  set_default_fields(samples, fit, TableFamily::attention, kAttentionFields, d);
-  set_default_fields(samples, fit, TableFamily::mla, kMlaFields, d);
+  for (const auto& [family, fields] : kEveryGenerationFamilies) set_default_fields(samples, fit, family, fields, d);
   // A GPU without MLA tables runs a split-KV decode kernel, as every engine's current MLA backend does (FlashMLA,
   // FlashInfer, vLLM's Triton MLA with its KV splits): the least per-key chain fitted, not the mean with the
   // unsplit kernels of older builds.

@@ -23,6 +23,8 @@ std::vector<size_t> samples_of(const CalibrationSet& set, const std::string& sou
 }
 
 std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+// A MAPE cell, "-" where no row measured the quantity.
+std::string mape_cell(const AccuracyStats& a) { return a.n ? percent(a.mape) : std::string("-"); }
 
 std::string accuracy_cells(const AccuracyStats& fit, const AccuracyStats& loso) {
   if (fit.n == 0) return "0 | - | - | - | - | - | -";
@@ -141,9 +143,8 @@ std::string gpu_section(const CalibrationReport& r) {
     const auto eh = accuracy(set, samples, r.leave_one_gpu_out, Quantity::energy);
     const auto lf = accuracy(set, samples, r.fit, Quantity::latency);
     const auto lh = accuracy(set, samples, r.leave_one_gpu_out, Quantity::latency);
-    auto cell = [](const AccuracyStats& a) { return a.n ? percent(a.mape) : std::string("-"); };
-    out +=
-        fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", gpu, ef.n, cell(ef), cell(eh), lf.n, cell(lf), cell(lh));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", gpu, ef.n, mape_cell(ef), mape_cell(eh), lf.n,
+                       mape_cell(lf), mape_cell(lh));
   }
   return out + "\n";
 }
@@ -171,14 +172,14 @@ std::string generation_engine_section(const CalibrationReport& r) {
       "fitted: MLPerf's AMD results measure throughput only.\n\n"
       "| generation | engine | source | energy rows | energy fit | energy source out | energy GPU out | latency rows "
       "| latency fit | latency source out | latency GPU out |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  auto cell = [](const AccuracyStats& a) { return a.n ? percent(a.mape) : std::string("-"); };
   for (const auto& [key, samples] : groups) {
     const auto& [gen, engine, source] = key;
     std::string cells;
     for (const Quantity q : {Quantity::energy, Quantity::latency}) {
       const auto fit = accuracy(set, samples, r.fit, q);
-      cells += fmt::format(" {} | {} | {} | {} |", fit.n, cell(fit), cell(accuracy(set, samples, r.leave_one_out, q)),
-                           cell(accuracy(set, samples, r.leave_one_gpu_out, q)));
+      cells += fmt::format(" {} | {} | {} | {} |", fit.n, mape_cell(fit),
+                           mape_cell(accuracy(set, samples, r.leave_one_out, q)),
+                           mape_cell(accuracy(set, samples, r.leave_one_gpu_out, q)));
     }
     out += fmt::format("| {} | {} | {} |{}\n", gen, engine, source, cells);
   }
