@@ -110,6 +110,7 @@ struct KernelFitOptions {
   std::string vidur_dir;    // Vidur's operator profiles; empty: data/measured/vidur
   std::string tables_dir;   // NVIDIA's AIConfigurator kernel tables; empty: data/measured/aiconfigurator
   std::string kernels_out;  // empty: data/sim/kernels.json
+  std::string data_dir;     // the dataset folder whose mlperf-amd runs fit AMD CDNA 3; empty: data/measured
   std::string report = "docs/kernel-fit.md";  // plot in <its folder>/kernel-fit/held_out.png
 };
 struct KernelFitSummary {

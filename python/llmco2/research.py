@@ -147,9 +147,10 @@ def calibrate(*, data=None, params_out=None, report="docs/calibration.md", rows_
 
 
 @_documented(meaning=_MEANING)
-def fit_kernels(*, vidur=None, kernel_tables=None, kernels_out=None, kernels_report="docs/kernel-fit.md", **rest):
-    """The kernel-time parameters fitted on Vidur's per-operator latencies and NVIDIA's AIConfigurator kernel tables
-    (``llmco2 calibrate --kernels``, about 60 s) -> {"kernels_written", "report_written", "compute_samples",
+def fit_kernels(*, vidur=None, kernel_tables=None, kernels_out=None, kernels_report="docs/kernel-fit.md", data=None,
+                **rest):
+    """The kernel-time parameters fitted on Vidur's per-operator latencies and NVIDIA's AIConfigurator kernel tables,
+    and AMD CDNA 3's on the MLPerf AMD runs of ``data`` (``llmco2 calibrate --kernels``, about 4 minutes) -> {"kernels_written", "report_written", "compute_samples",
     "network_samples", "table_samples", "seconds", "warnings"}.
     """
     arguments = dict(locals())

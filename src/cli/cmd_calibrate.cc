@@ -23,7 +23,9 @@ void print_warnings(const std::vector<std::string>& warnings, const char* comman
 
 void run(const CalibrateFlags& f) {
   if (f.fit_kernels) {
-    const research::KernelFitSummary s = research::fit_kernels(f.kernels);
+    research::KernelFitOptions kernels = f.kernels;
+    kernels.data_dir = f.options.data_dir;  // --data: the MLPerf AMD runs that fit CDNA 3
+    const research::KernelFitSummary s = research::fit_kernels(kernels);
     print_warnings(s.warnings, "calibrate --kernels");
     std::cerr << fmt::format("calibrate --kernels: wrote {} and {} in {:.0f} s\n", s.kernels_written, s.report_written,
                              s.seconds);
@@ -60,7 +62,7 @@ void add_calibrate_command(CLI::App& app) {
   research::KernelFitOptions& k = f->kernels;
   command->add_flag("--kernels", f->fit_kernels,
                     "instead: fit the kernel-time parameters on Vidur's operator profiles and NVIDIA's AIConfigurator "
-                    "kernel tables -> data/sim/kernels.json");
+                    "kernel tables, and AMD CDNA 3's on the MLPerf AMD runs of --data -> data/sim/kernels.json");
   command->add_option("--vidur", k.vidur_dir, "with --kernels: Vidur profiles folder (default: data/measured/vidur)");
   command->add_option("--kernel-tables", k.tables_dir,
                       "with --kernels: AIConfigurator tables folder (default: data/measured/aiconfigurator)");

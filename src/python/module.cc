@@ -548,7 +548,8 @@ py::dict calibrate(const py::kwargs& kwargs) {
 const Keywords<research::KernelFitOptions>& fit_kernels_keywords() {  // `llmco2 calibrate --kernels`'s flags
   using O = research::KernelFitOptions;
   static const Keywords<O> table = {keyword("vidur", &O::vidur_dir), keyword("kernel_tables", &O::tables_dir),
-                                    keyword("kernels_out", &O::kernels_out), keyword("kernels_report", &O::report)};
+                                    keyword("kernels_out", &O::kernels_out), keyword("kernels_report", &O::report),
+                                    keyword("data", &O::data_dir)};
   return table;
 }
 

@@ -233,6 +233,50 @@ TEST(Importers, MlperfGptjRunsImportWithTheirFourBeams) {
   EXPECT_EQ(r.rows[1].note("beams"), "");  // llama2-70b decodes greedily
 }
 
+// The fixture: v4.1 8xMI300X llama2-70b-99.9 Offline (23,514.8 tokens/s, 80.15 samples/s) and its -99 twin (the same
+// figures), v5.1 16xMI300X (two 8-GPU nodes) llama2-70b-99.9 Server (47,561.71 tokens/s, 158.04 samples/s, mean TPOT
+// 120.82 ms), a v5.1 system of MI325X and MI300X nodes, and v5.1 8xMI325X mixtral-8x7b Server (55,800.33 tokens/s,
+// 387.96 samples/s).
+TEST(Importers, MlperfAmdKeepsOneNodesTimePerSampleAndCountsEachRunOnce) {
+  const ImportResult r = run("mlperf-amd");
+  ASSERT_EQ(r.rows.size(), 3u);
+  ASSERT_EQ(r.rejects.size(), 2u);
+  EXPECT_NE(r.rejects[0].reason.find("the same run as the system's -99.9 row"), std::string::npos);
+  EXPECT_NE(r.rejects[1].reason.find("mixes GPU models"), std::string::npos);
+  const DatasetRow& offline = r.rows[0];
+  EXPECT_EQ(offline.gpu, "mi300x");
+  EXPECT_EQ(offline.model, "llama-2-70b");
+  EXPECT_EQ(offline.engine, "vllm-v0-llm");  // vLLM 0.4.3's V0 engine in the harness's process
+  EXPECT_EQ(offline.dtype, "wfp8afp8kvfp8");
+  EXPECT_DOUBLE_EQ(*offline.max_batch, 2048 * 8);  // max_num_seqs 2048 (mainVllmFp8_Offline.py), 8 engines
+  EXPECT_EQ(offline.note("max_tokens"), "65536");
+  EXPECT_EQ(offline.gpus, 8);
+  EXPECT_EQ(offline.tensor_parallel, 1);  // TP=1 DP=8: closed/AMD/code/llama2-70b-99.9/test_VllmFp8 scripts
+  EXPECT_EQ(offline.data_parallel, 8);
+  EXPECT_NEAR(*offline.latency_s.total, 1 / 80.15, 1e-12);
+  EXPECT_NEAR(offline.gen_tokens, 23514.8 / 80.15, 1e-9);  // 293.4 tokens per sample
+  EXPECT_FALSE(offline.energy_j.total);
+  for (const char* caveat : {"throughput_row", "prompt_tokens_estimated", "energy_missing"})
+    EXPECT_TRUE(has(offline, caveat)) << caveat;
+  EXPECT_EQ(offline.note("node"), "mi300x-platform");
+  EXPECT_EQ(offline.note("mean_tpot_ms"), "");      // Offline reports no latency
+  EXPECT_FALSE(offline.why_not_a_label().empty());  // node-scope throughput: never a GPU-scope label
+  const DatasetRow& server = r.rows[1];
+  EXPECT_NEAR(*server.latency_s.total, 2 / 158.04, 1e-12);  // one node's time per sample: 2 nodes ran 158.04/s
+  EXPECT_EQ(server.note("nodes"), "2");
+  EXPECT_EQ(server.note("mean_tpot_ms"), "120.82");
+  EXPECT_EQ(server.note("scenario"), "Server");
+  EXPECT_TRUE(has(server, "run_settings_unknown"));  // MangoBoost's LLMBoost publishes no engine settings
+  EXPECT_FALSE(server.max_batch);
+  const DatasetRow& mixtral = r.rows[2];
+  EXPECT_EQ(mixtral.gpu, "mi325x");
+  EXPECT_EQ(mixtral.model, "mixtral-8x7b");
+  EXPECT_EQ(mixtral.note("node"), "quanta-d74a-7u-mi325x");
+  EXPECT_NEAR(mixtral.gen_tokens, 55800.33 / 387.96, 1e-9);
+  EXPECT_DOUBLE_EQ(*mixtral.max_batch, 2560 * 8);  // ASUSTeK reuses AMD's server_mi325x.yaml: max_num_seqs 2560
+  EXPECT_FALSE(has(mixtral, "run_settings_unknown"));
+}
+
 TEST(Importers, BenchlabIsRejectedBecauseItsTokenCountIsMissing) {
   const ImportResult r = run("benchlab");
   EXPECT_TRUE(r.rows.empty());

@@ -436,6 +436,22 @@ TEST(LoadTest, ReachesItsConcurrencyCapAtSteadyState) {
   EXPECT_FALSE(run_load_test(d, default_sim_params(), test).valid);
 }
 
+// MLPerf Server's figure: at an arrival rate so low that no two requests overlap, every request decodes alone, so the
+// mean time per output token is a lone request's (finish - first token) / (tokens - 1) in an empty system.
+TEST(LoadTest, AnOpenLoadsMeanTpotAtALowRateIsALoneRequestsDecodePace) {
+  const Deployment d = h100_deployment();
+  LoadTest test;
+  test.requests = 40, test.prompt_tokens = 100, test.gen_mean = 64, test.gen_cv = 0;
+  const SteadyState s =
+      run_open_load_test(d, default_sim_params(), test, 1e-3);  // one request every 1,000 s on average
+  ASSERT_TRUE(s.valid);
+  const Replayed lone = run_log(log_of({{0, 100, 64}}), d);
+  ASSERT_EQ(lone.requests.size(), 1u);
+  const double lone_tpot_s = (lone.requests[0].finish_s - lone.requests[0].first_token_s) / 63;
+  EXPECT_GT(lone_tpot_s, 0);
+  EXPECT_NEAR(s.mean_tpot_s, lone_tpot_s, 1e-6 * lone_tpot_s);
+}
+
 TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
   // Eight long requests at once, one running per replica: round-robin gives a replica ceil(8 / R) of them in a row,
   // and the second in a row waits a whole first request (~5 s) for its first token. The P95 of eight TTFTs is the

@@ -86,6 +86,9 @@ std::string DatasetRow::why_not_a_label() const {
   if (has_caveat("node_wall_power"))
     return fmt::format("whole-node wall energy: validated at node scope by serve-validate --source {}, not fitted",
                        source);
+  if (has_caveat("throughput_row"))
+    return fmt::format("a whole node's throughput under load: validated at node scope by serve-validate --source {}",
+                       source);
   return "";
 }
 

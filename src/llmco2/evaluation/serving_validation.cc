@@ -112,9 +112,20 @@ SteadyState run_open_load_test(const Deployment& d, const SimParams& params, con
   std::exponential_distribution<double> gap(rate_per_s);
   double t = 0;
   for (LoggedRequest& r : log.requests) r.time_s = (t += gap(rng));
-  const std::vector<StepRecord> steps = replay_steps(log, d, params, [](const ServedRequest&) {});
   const size_t n = log.requests.size();
-  return steady_window(steps, *log.requests[n / 5].time_s, *log.requests[4 * n / 5].time_s, d.replicas);
+  // The replay's clock starts at the first arrival.
+  const double origin_s = *log.requests[0].time_s;
+  const double start_s = *log.requests[n / 5].time_s - origin_s, end_s = *log.requests[4 * n / 5].time_s - origin_s;
+  double tpot_sum_s = 0;
+  long tpot_count = 0;
+  const std::vector<StepRecord> steps = replay_steps(log, d, params, [&](const ServedRequest& r) {
+    if (r.finish_s < 0 || r.gen_tokens < 2 || r.arrival_s < start_s || r.arrival_s > end_s) return;
+    tpot_sum_s += (r.finish_s - r.first_token_s) / static_cast<double>(r.gen_tokens - 1);
+    ++tpot_count;
+  });
+  SteadyState s = steady_window(steps, start_s, end_s, d.replicas);
+  if (tpot_count > 0) s.mean_tpot_s = tpot_sum_s / static_cast<double>(tpot_count);
+  return s;
 }
 
 namespace {

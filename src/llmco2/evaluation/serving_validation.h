@@ -40,6 +40,7 @@ struct SteadyState {
   double energy_per_token_j = 0;
   double median_itl_s = 0;
   double mean_running = 0;  // requests running per replica, time-weighted
+  double mean_tpot_s = 0;   // open load tests: mean over the window's arrivals of (finish - first token) / (tokens - 1)
   long tokens = 0;
   bool valid = false;  // false when the run never reached a steady state (too few requests)
 };

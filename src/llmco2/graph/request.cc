@@ -26,6 +26,8 @@ const std::vector<std::string>& known_engines() {
   static const std::vector<std::string> engines{"vllm",
                                                 "vllm-eager",
                                                 "vllm-v0",
+                                                "vllm-v0-llm",
+                                                "vllm-v0-multistep",
                                                 "vllm-0.2",
                                                 "hf-transformers",
                                                 "trt-llm",

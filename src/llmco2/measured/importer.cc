@@ -24,6 +24,10 @@ const std::vector<Importer>& importers() {
       {"mlperf-power", "mlperf_power",
        "MLPerf Inference power: 8-GPU nodes at the wall, TensorRT-LLM, Offline and Server (node scope)",
        import_mlperf_power},
+      {"mlperf-amd", "mlperf_amd_performance",
+       "MLPerf Inference performance on AMD MI300X/MI325X: vLLM on ROCm, Offline, Server and Interactive throughput "
+       "(node scope, no power)",
+       import_mlperf_amd},
       {"vidur", "vidur_profiling", "not importable: per-operator latencies, no energy and no whole configurations",
        nullptr},
       {"ecologits", "ecologits_fitted_coefficients", "not importable: fitted coefficients, not measurements", nullptr},

@@ -7,35 +7,11 @@
 
 #include "hardware/gpu_catalog.h"
 #include "measured/import_common.h"
+#include "measured/mlperf_benchmarks.h"
 #include "measured/sources.h"
 
 namespace llmco2::measured {
 namespace {
-
-// What each benchmark runs (../shared/data/measured/mlperf_power/SOURCE.md sections 5-6 and data/mlperf/README.md):
-// the model, its mean prompt length, the reference mean output length, and the precision NVIDIA's harness builds
-// for Hopper (FP8 weights and activations; FP8 KV cache for GPT-J and Llama-2, SOURCE.md notes), and the tensor
-// parallelism of its engines per GPU memory.
-struct Benchmark {
-  const char* prefix;
-  const char* model;            // source name, mapped by data/measured/model_map.csv
-  double prompt_tokens;         // mean, data/mlperf/README.md
-  double gen_tokens_reference;  // SOURCE.md section 6
-  const char* dtype;
-  int beams;  // beam search width (data/mlperf/benchmarks.json "decoding")
-};
-// No source states a mean prompt length (data/mlperf/benchmarks.json: the datasets must be tokenised to know it);
-// llama2-70b's prompts are below 1,024 tokens and mixtral's OpenOrca part likewise: half that bound is the estimate
-// (caveat prompt_tokens_estimated; docs/calibration.md gives the sensitivity). gptj's CNN/DailyMail prompts are cut
-// at 1,919 tokens (benchmarks.json prompt_tokens_max): the same rule gives 960, near the 781-word mean article of
-// CNN/DailyMail (See et al. 2017, table 1) in GPT-2 BPE tokens plus the instruction.
-constexpr double kPromptEstimate = 512;
-constexpr double kGptjPromptEstimate = 960;
-constexpr Benchmark kBenchmarks[] = {
-    {"gptj", "EleutherAI/gpt-j-6b", kGptjPromptEstimate, 69, "wfp8afp8kvfp8", 4},
-    {"llama2-70b", "meta-llama/Llama-2-70b-chat-hf", kPromptEstimate, 294.45, "wfp8afp8kvfp8", 1},
-    {"mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1", kPromptEstimate, 144.84, "wfp8afp8kvfp8", 1},
-};
 
 // How the submitter ran each result (data/mlperf/benchmarks.json "runs", read from its configs): engines' tensor
 // parallelism, the engine's max batch, the GPUs' power limit and the engine's max tokens per step (0: not found;
@@ -77,12 +53,6 @@ const RunSettings* settings_of(const CsvRowView& v) {
   return nullptr;
 }
 
-const Benchmark& benchmark_of(const std::string& name) {
-  for (const Benchmark& b : kBenchmarks)
-    if (name.starts_with(b.prefix)) return b;
-  throw std::invalid_argument(fmt::format("unknown benchmark '{}'", name));
-}
-
 std::string gpu_of(const std::string& accelerator) {
   if (accelerator == "NVIDIA H100-PCIe-80GB") return "h100-pcie";
   if (accelerator == "NVIDIA H100-SXM-80GB") return "h100-sxm";
@@ -112,7 +82,7 @@ int tensor_parallel_for(double params_b, const std::string& gpu_id) {
 DatasetRow mlperf_row(const CsvRowView& v, const std::filesystem::path& file) {
   if (!v.empty("same_run_as"))
     throw std::invalid_argument(fmt::format("same measurement as the {} row (counted once)", v.text("same_run_as")));
-  const Benchmark& b = benchmark_of(v.text("benchmark"));
+  const MlperfBenchmark& b = mlperf_benchmark(v.text("benchmark"));
   DatasetRow row;
   row.source = "mlperf-power";
   row.source_ref = source_ref(file, v.line());
@@ -157,6 +127,28 @@ DatasetRow mlperf_row(const CsvRowView& v, const std::filesystem::path& file) {
 }
 
 }  // namespace
+
+// What each benchmark runs (../shared/data/measured/mlperf_power/SOURCE.md sections 5-6 and data/mlperf/README.md):
+// the model, its mean prompt length, the reference mean output length, and the precision the harnesses build (FP8
+// weights and activations, FP8 KV cache: NVIDIA's for Hopper, SOURCE.md notes; AMD's for CDNA 3,
+// mlperf_amd_performance/SOURCE.md).
+// No source states a mean prompt length (data/mlperf/benchmarks.json: the datasets must be tokenised to know it);
+// llama2-70b's prompts are below 1,024 tokens and mixtral's OpenOrca part likewise: half that bound is the estimate
+// (caveat prompt_tokens_estimated; docs/calibration.md gives the sensitivity). gptj's CNN/DailyMail prompts are cut
+// at 1,919 tokens (benchmarks.json prompt_tokens_max): the same rule gives 960, near the 781-word mean article of
+// CNN/DailyMail (See et al. 2017, table 1) in GPT-2 BPE tokens plus the instruction.
+const MlperfBenchmark& mlperf_benchmark(const std::string& name) {
+  constexpr double kPromptEstimate = 512;
+  constexpr double kGptjPromptEstimate = 960;
+  static constexpr MlperfBenchmark kBenchmarks[] = {
+      {"gptj", "EleutherAI/gpt-j-6b", kGptjPromptEstimate, 69, "wfp8afp8kvfp8", 4},
+      {"llama2-70b", "meta-llama/Llama-2-70b-chat-hf", kPromptEstimate, 294.45, "wfp8afp8kvfp8", 1},
+      {"mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1", kPromptEstimate, 144.84, "wfp8afp8kvfp8", 1},
+  };
+  for (const MlperfBenchmark& b : kBenchmarks)
+    if (name.starts_with(b.prefix)) return b;
+  throw std::invalid_argument(fmt::format("unknown benchmark '{}'", name));
+}
 
 ImportResult import_mlperf_power(const std::filesystem::path& folder) {
   return import_csv_file(folder / "mlperf_llm_power.csv", mlperf_row);

@@ -15,5 +15,6 @@ ImportResult import_tokenpowerbench(const std::filesystem::path& folder);
 ImportResult import_chuyishang(const std::filesystem::path& folder);
 ImportResult import_benchlab(const std::filesystem::path& folder);
 ImportResult import_mlperf_power(const std::filesystem::path& folder);
+ImportResult import_mlperf_amd(const std::filesystem::path& folder);
 
 }  // namespace llmco2::measured

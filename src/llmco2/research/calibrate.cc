@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -25,6 +26,7 @@
 #include "evaluation/node_validation.h"
 #include "llmco2/research.h"
 #include "research/module.h"
+#include "research/throughput_fit.h"
 
 namespace llmco2::research {
 namespace {
@@ -72,13 +74,16 @@ void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsig
 std::string node_section(const std::vector<DatasetRow>& rows, const SimParams& params) {
   std::vector<std::string> sources;
   for (const DatasetRow& r : rows)
-    if (r.has_caveat("node_wall_power") && std::find(sources.begin(), sources.end(), r.source) == sources.end())
+    if (r.has_caveat("throughput_row") && std::find(sources.begin(), sources.end(), r.source) == sources.end())
       sources.push_back(r.source);
   std::string out =
-      "## Whole-node energy at the wall (leave one source out by construction)\n\nRows measured at the wall of a whole "
-      "server are never fitted (the fit is on GPU energy); they are replayed through the serving simulation at node "
-      "scope (docs/node-energy.md) with the parameters fitted above. Energy per output token, and for Offline runs "
-      "throughput; MAPE and bias (geometric mean of simulated / measured) per GPU and benchmark.\n\n";
+      "## Whole nodes: energy at the wall and throughput\n\nRuns of whole servers are never in the fit above (the "
+      "fit is on GPU energy and request latency); they are replayed through the serving simulation at node scope "
+      "(docs/node-energy.md) with the parameters fitted above: leave one source out by construction, except for the "
+      "AMD runs (mlperf-amd), on which the CDNA 3 kernel entry is fitted (their held-out figures are in "
+      "docs/kernel-fit.md). Energy per output token where measured, throughput of Offline runs, mean time per output "
+      "token of Server and Interactive runs; MAPE and bias (geometric mean of simulated / measured) per GPU and "
+      "benchmark.\n\n";
   for (const std::string& source : sources) {
     check_interrupt();
     std::cerr << fmt::format("calibrate: replaying the {} runs at node scope\n", source);
@@ -158,6 +163,28 @@ double current_block_scaled_efficiency(std::vector<std::string>& warnings) {
   }
 }
 
+// AMD CDNA 3 has no kernel table: its entry is fitted to MLPerf's MI300X and MI325X runs, replayed with the kernel
+// parameters just fitted and the request-level parameters the simulator runs with now (data/sim/params.json).
+// Without those runs (a dataset folder that has none) CDNA 3 keeps the "default" entry, and the report says so.
+std::optional<ThroughputFit> fit_cdna(const KernelFitOptions& o, const KernelParams& kernels) {
+  const DatasetReadResult read = read_dataset_folder(measured_dir(o.data_dir));
+  if (std::none_of(read.rows.begin(), read.rows.end(), [](const DatasetRow& r) { return r.source == "mlperf-amd"; }))
+    return std::nullopt;
+  SimParams base = load_sim_params_or_default("");
+  base.kernels = kernels;
+  // The MI325X is the MI300X's dies on a 1,000 W board (750 W): its runs are 1.24-1.30x the MI300X's at 1.13x the
+  // bandwidth, the compute dies holding their clocks under the higher limit. Its own compute scale, from these runs.
+  return fit_generation_on_throughput(read.rows, "mlperf-amd", "cdna", "mi325x", base, true);
+}
+
+std::string cdna_markdown(const std::optional<ThroughputFit>& fit, const std::string& data_dir) {
+  if (fit) return throughput_fit_markdown(*fit);
+  return fmt::format(
+      "## cdna from whole-node throughput\n\nNot fitted: {} holds no mlperf-amd runs (`llmco2 import --source "
+      "mlperf-amd`); AMD CDNA 3 GPUs take the \"default\" entry.\n",
+      measured_dir(data_dir).string());
+}
+
 }  // namespace
 
 KernelFitSummary fit_kernels(const KernelFitOptions& o) {
@@ -180,6 +207,11 @@ KernelFitSummary fit_kernels(const KernelFitOptions& o) {
   const KernelTableFit table_fit =
       fit_kernel_tables(tables.samples, fit.params, {current_block_scaled_efficiency(summary.warnings)}, true);
   const DirectAllReduceFit direct_fit = fit_direct_allreduce(allreduces.direct, fit.params);
+  const std::optional<ThroughputFit> cdna = fit_cdna(o, fit.params);
+  if (cdna) {
+    fit.params.generations[cdna->generation] = cdna->efficiency;
+    fit.params.gpus[cdna->gpu] = cdna->gpu_efficiency;
+  }
   const auto out = o.kernels_out.empty() ? default_kernel_params_path() : std::filesystem::path(o.kernels_out);
   const std::filesystem::path md = o.report;
   const std::filesystem::path png = md.parent_path() / "kernel-fit" / "held_out.png";
@@ -189,6 +221,13 @@ KernelFitSummary fit_kernels(const KernelFitOptions& o) {
   Json params_json = kernel_fit_json(set, fit);
   params_json["fit"]["tables"] = kernel_tables_json(score_kernel_tables(tables.samples, table_fit));
   params_json["fit"]["direct_allreduce"] = kernel_tables_json(score_direct_allreduce(allreduces.direct, direct_fit));
+  if (cdna)
+    params_json["fit"]["throughput"] = {{"generation", cdna->generation},
+                                        {"source", cdna->source},
+                                        {"compute_scale", cdna->scales.compute},
+                                        {"memory_scale", cdna->scales.memory},
+                                        {"gpu", cdna->gpu},
+                                        {"gpu_compute_scale", cdna->scales.gpu_compute}};
   params_json["fit"]["tables_source"] =
       "data/measured/aiconfigurator (NVIDIA AIConfigurator kernel tables, ai-dynamo/aiconfigurator 095f58a51)";
   write_file_atomic(out, params_json.dump(2) + "\n");
@@ -197,7 +236,7 @@ KernelFitSummary fit_kernels(const KernelFitOptions& o) {
   const std::string plot = warning.empty() ? "kernel-fit/held_out.png" : "";
   write_file_atomic(md, kernel_fit_markdown(set, fit, plot, "llmco2 calibrate --kernels") + "\n" +
                             kernel_tables_markdown(tables, table_fit) + "\n" +
-                            allreduce_tables_markdown(allreduces, direct_fit));
+                            allreduce_tables_markdown(allreduces, direct_fit) + "\n" + cdna_markdown(cdna, o.data_dir));
   manifest.commit();
   summary.kernels_written = out.string();
   summary.report_written = md.string();

@@ -181,7 +181,7 @@ api::Result serve_validate(const ServeValidateOptions& f) {
   const std::filesystem::path dir = measured_dir(f.data_dir);
   const DatasetReadResult read = read_dataset_folder(dir);
   if (std::any_of(read.rows.begin(), read.rows.end(),
-                  [&](const DatasetRow& r) { return r.source == f.source && r.has_caveat("node_wall_power"); }))
+                  [&](const DatasetRow& r) { return r.source == f.source && r.has_caveat("throughput_row"); }))
     return node_result(f, read.rows, dir.string());
   std::string how;
   const ServingValidation v = validate(read.rows, f, how);
