@@ -235,11 +235,11 @@ TEST(Importers, MlperfGptjRunsImportWithTheirFourBeams) {
 
 // The fixture: v4.1 8xMI300X llama2-70b-99.9 Offline (23,514.8 tokens/s, 80.15 samples/s) and its -99 twin (the same
 // figures), v5.1 16xMI300X (two 8-GPU nodes) llama2-70b-99.9 Server (47,561.71 tokens/s, 158.04 samples/s, mean TPOT
-// 120.82 ms), a v5.1 system of MI325X and MI300X nodes, and v5.1 8xMI325X mixtral-8x7b Server (55,800.33 tokens/s,
-// 387.96 samples/s).
+// 120.82 ms), a v5.1 system of MI325X and MI300X nodes, v5.1 8xMI325X mixtral-8x7b Server (55,800.33 tokens/s,
+// 387.96 samples/s) and AMD's v5.1 8xMI325X llama2-70b-99.9 Interactive (61.24 samples/s, mean TPOT 35.27 ms).
 TEST(Importers, MlperfAmdKeepsOneNodesTimePerSampleAndCountsEachRunOnce) {
   const ImportResult r = run("mlperf-amd");
-  ASSERT_EQ(r.rows.size(), 3u);
+  ASSERT_EQ(r.rows.size(), 4u);
   ASSERT_EQ(r.rejects.size(), 2u);
   EXPECT_NE(r.rejects[0].reason.find("the same run as the system's -99.9 row"), std::string::npos);
   EXPECT_NE(r.rejects[1].reason.find("mixes GPU models"), std::string::npos);
@@ -275,6 +275,12 @@ TEST(Importers, MlperfAmdKeepsOneNodesTimePerSampleAndCountsEachRunOnce) {
   EXPECT_NEAR(mixtral.gen_tokens, 55800.33 / 387.96, 1e-9);
   EXPECT_DOUBLE_EQ(*mixtral.max_batch, 2560 * 8);  // ASUSTeK reuses AMD's server_mi325x.yaml: max_num_seqs 2560
   EXPECT_FALSE(has(mixtral, "run_settings_unknown"));
+  EXPECT_EQ(mixtral.engine, "vllm-v0-multistep");  // v5.1's V0 engine, 10 scheduler steps per call
+  const DatasetRow& interactive = r.rows[3];
+  EXPECT_EQ(interactive.engine, "vllm");  // interactive_mi325x.yaml: VLLM_USE_V1=1, chunked prefill
+  EXPECT_NEAR(*interactive.latency_s.total, 1 / 61.24, 1e-12);
+  EXPECT_EQ(interactive.note("mean_tpot_ms"), "35.27");
+  EXPECT_DOUBLE_EQ(*interactive.max_batch, 3840 * 8);
 }
 
 TEST(Importers, BenchlabIsRejectedBecauseItsTokenCountIsMissing) {

@@ -11,7 +11,8 @@ namespace {
 
 // A whole-node run of Llama-3.1-8B on one MI300X (CDNA 3) under vLLM, a prompt of 200 tokens and 50 output tokens
 // on average.
-DatasetRow node_run(const std::string& scenario, double max_batch, const std::string& gpu = "mi300x") {
+DatasetRow node_run(const std::string& scenario, double max_batch, const std::string& gpu = "mi300x",
+                    const std::string& round = "r1") {
   DatasetRow row;
   row.source = "synthetic";
   row.source_ref = "synthetic:" + scenario;
@@ -25,14 +26,15 @@ DatasetRow node_run(const std::string& scenario, double max_batch, const std::st
   row.latency_s.total = 1.0;  // replaced by the simulated figure below
   row.caveats = {"throughput_row", "energy_missing"};
   row.notes = "node " + std::string(gpu == "mi300x" ? "mi300x-platform" : "quanta-d74a-7u-mi325x") +
-              "; benchmark synthetic; scenario " + scenario + "; round r1";
+              "; benchmark synthetic; scenario " + scenario + "; round " + round;
   return row;
 }
 
 // Gives each run the throughput the simulator replays under `generating` as its measured figure; false when a run
 // could not be replayed.
 bool measure_under(const SimParams& generating, std::vector<DatasetRow>& rows) {
-  const NodeValidation measured = validate_node_rows(rows, [](const DatasetRow&) { return true; }, generating, false);
+  const NodeValidation measured = validate_node_rows(
+      rows, [](const DatasetRow&) { return true; }, generating, false);
   if (measured.rows.size() != rows.size()) return false;
   for (size_t i = 0; i < rows.size(); ++i)
     rows[i].latency_s.total = rows[i].gen_tokens / measured.rows[i].simulated_tokens_per_s;
@@ -77,6 +79,39 @@ TEST(ThroughputFit, RecoversTheCorrectedGpusOwnComputeScale) {
   EXPECT_NEAR(fit.scales.memory, truth.memory, 0.02 * truth.memory);
   EXPECT_NEAR(fit.scales.gpu_compute, truth.gpu_compute, 0.02 * truth.gpu_compute);
   EXPECT_NEAR(fit.gpu_efficiency.gemm_efficiency, start.gemm_efficiency * 0.8 * 1.2, 0.03 * start.gemm_efficiency);
+}
+
+// Two rounds, each with both regimes, the MI325X in the second only: each round's fit recovers the generation's
+// scales, the fit without the second has no MI325X run and keeps its scale at the generation's (1), and that round's
+// MI325X run, held out, comes out as slow as the missing scale makes it.
+TEST(ThroughputFit, EachRoundIsHeldOutAndAGpuAbsentFromTheTrainingRoundsKeepsTheGenerationsScale) {
+  SimParams base = load_sim_params_or_default("");
+  base.kernels.generations.erase("cdna");
+  base.kernels.gpus.erase("mi325x");
+  const ThroughputScales truth{0.8, 1.05, 1.2};
+  SimParams generating = base;
+  generating.kernels.generations["cdna"] = scaled_efficiency(base.kernels.generation("cdna"), truth);
+  generating.kernels.gpus["mi325x"] = scaled_efficiency(base.kernels.generation("cdna"), gpu_scales(truth));
+  std::vector<DatasetRow> rows = {node_run("Offline", 256, "mi300x", "r1"), node_run("Offline", 4, "mi300x", "r1"),
+                                  node_run("Offline", 128, "mi300x", "r2"), node_run("Offline", 8, "mi300x", "r2"),
+                                  node_run("Offline", 256, "mi325x", "r2")};
+  ASSERT_TRUE(measure_under(generating, rows));
+  const ThroughputFit fit = fit_generation_on_throughput(rows, "synthetic", "cdna", "mi325x", base, false);
+  ASSERT_EQ(fit.round_scales.size(), 2u);
+  for (const auto& [round, s] : fit.round_scales) {
+    EXPECT_NEAR(s.compute, truth.compute, 0.02 * truth.compute) << "without " << round;
+    EXPECT_NEAR(s.memory, truth.memory, 0.02 * truth.memory) << "without " << round;
+  }
+  EXPECT_EQ(fit.round_scales[1].first, "r2");
+  EXPECT_EQ(fit.round_scales[1].second.gpu_compute, 1.0);  // no MI325X run in r1: not identified
+  EXPECT_NEAR(fit.round_scales[0].second.gpu_compute, truth.gpu_compute, 0.02 * truth.gpu_compute);
+  ASSERT_EQ(fit.held_out.rows.size(), 5u);
+  ASSERT_EQ(fit.round_scores.size(), 2u);
+  EXPECT_EQ(fit.round_scores[0].throughput.n, 2u);
+  EXPECT_LT(fit.round_scores[0].throughput.mape, 0.02);  // r1 held out: the fit on r2 saw both regimes
+  for (const NodeValidationRow& r : fit.held_out.rows)
+    if (r.gpu == "mi325x") EXPECT_LT(r.simulated_tokens_per_s / r.measured_tokens_per_s, 0.95);
+  EXPECT_NEAR(fit.scales.gpu_compute, truth.gpu_compute, 0.02 * truth.gpu_compute);
 }
 
 TEST(ThroughputFit, ScalesNeverMoveAFieldOutsideItsRange) {

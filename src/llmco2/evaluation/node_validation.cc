@@ -39,8 +39,9 @@ NodeValidationRow replay_node_row(const DatasetRow& row, size_t index, const Sim
   if (!row.latency_s.total || row.gen_tokens < 1) fail("needs the node's time per sample");
   if (row.has_caveat("run_settings_unknown"))
     fail(
-        "the submitter's batch and power limits were not found (data/mlperf/benchmarks.json 'missing'): a replay "
-        "at the board's TDP and the engine's default limits would not be the run that was measured");
+        "how the submitter ran it (batch and power limits) was not found or is not public (data/mlperf/benchmarks.json "
+        "'missing'; measured/mlperf_amd.cc): a replay at the board's TDP and the engine's default limits would not be "
+        "the run that was measured");
   const SimConfig config = config_for_row(row, catalogs);
   NodeValidationRow out;
   out.row = index;

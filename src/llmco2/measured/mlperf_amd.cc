@@ -49,8 +49,8 @@ constexpr AmdRunSettings kAmdRuns[] = {
 const AmdRunSettings* amd_settings_of(const CsvRowView& v, const std::string& gpu) {
   if (v.text("framework").find("Mango") != std::string::npos) return nullptr;
   for (const AmdRunSettings& r : kAmdRuns)
-    if (v.text("round") == r.round && v.text("benchmark").starts_with(r.benchmark) && v.text("scenario") == r.scenario &&
-        gpu == r.gpu)
+    if (v.text("round") == r.round && v.text("benchmark").starts_with(r.benchmark) &&
+        v.text("scenario") == r.scenario && gpu == r.gpu)
       return &r;
   return nullptr;
 }
@@ -81,7 +81,9 @@ int system_gpus(const std::string& system, int per_node) {
 
 // The node catalog's entry for the GPU (data/nodes): the host of a node runs no part of a throughput figure, so one
 // platform per GPU model stands for every submitter's.
-std::string amd_node_of(const std::string& gpu) { return gpu == "mi325x" ? "quanta-d74a-7u-mi325x" : "mi300x-platform"; }
+std::string amd_node_of(const std::string& gpu) {
+  return gpu == "mi325x" ? "quanta-d74a-7u-mi325x" : "mi300x-platform";
+}
 
 // A run's identity: -99 and -99.9 results of one system are usually one run submitted twice (the same figures).
 std::string run_key(const CsvRowView& v, const std::string& benchmark) {
@@ -124,12 +126,12 @@ DatasetRow mlperf_amd_row(const CsvRowView& v, const std::filesystem::path& file
     row.caveats.push_back("engine_assumed");
   if (!run) row.caveats.push_back("run_settings_unknown");
   const std::string scenario = v.text("scenario");
-  std::string notes = fmt::format("node {}; benchmark {}; scenario {}; round {}; nodes {}; submitter {}",
-                                  amd_node_of(row.gpu), v.text("benchmark"), scenario, v.text("round"), nodes,
-                                  v.text("submitter"));
+  std::string notes =
+      fmt::format("node {}; benchmark {}; scenario {}; round {}; nodes {}; submitter {}", amd_node_of(row.gpu),
+                  v.text("benchmark"), scenario, v.text("round"), nodes, v.text("submitter"));
   if (scenario != "Offline")
-    notes += fmt::format("; mean_ttft_ms {:.1f}; mean_tpot_ms {:.2f}", v.number("mean_ttft_ms"),
-                         v.number("mean_tpot_ms"));
+    notes +=
+        fmt::format("; mean_ttft_ms {:.1f}; mean_tpot_ms {:.2f}", v.number("mean_ttft_ms"), v.number("mean_tpot_ms"));
   if (run) {
     row.max_batch = static_cast<double>(run->max_num_seqs) * row.data_parallel;  // all engines, as the format has it
     notes += fmt::format("; max_tokens {}", run->max_tokens);

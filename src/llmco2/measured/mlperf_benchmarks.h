@@ -14,7 +14,7 @@ struct MlperfBenchmark {
   double prompt_tokens;         // mean, estimated (data/mlperf/README.md)
   double gen_tokens_reference;  // mlperf_power/SOURCE.md section 6
   const char* dtype;
-  int beams;                    // beam search width (data/mlperf/benchmarks.json "decoding")
+  int beams;  // beam search width (data/mlperf/benchmarks.json "decoding")
 };
 
 // The benchmark whose prefix starts `name`; throws std::invalid_argument for an unknown one.

@@ -3,8 +3,8 @@
 #include "research/throughput_fit.h"
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -43,7 +43,8 @@ double log_loss(const NodeValidation& v) {
   double sum = 0;
   long n = 0;
   for (const NodeValidationRow& r : v.rows)
-    if (r.simulated_tokens_per_s > 0) sum += std::pow(std::log(r.simulated_tokens_per_s / r.measured_tokens_per_s), 2), ++n;
+    if (r.simulated_tokens_per_s > 0)
+      sum += std::pow(std::log(r.simulated_tokens_per_s / r.measured_tokens_per_s), 2), ++n;
   if (n == 0) fail("no Offline run was replayed to fit on");
   return sum / static_cast<double>(n);
 }
@@ -51,8 +52,8 @@ double log_loss(const NodeValidation& v) {
 bool offline(const DatasetRow& r) { return r.note("scenario") == "Offline"; }
 
 constexpr double kRatio = 0.6180339887498949;  // golden section
-constexpr double kTolerance = 0.01;             // bracket width in log scale: 1%
-constexpr int kSweeps = 2;                      // compute then memory, twice
+constexpr double kTolerance = 0.01;            // bracket width in log scale: 1%
+constexpr int kSweeps = 2;                     // compute then memory, twice
 
 class Fitter {
  public:
@@ -70,18 +71,25 @@ class Fitter {
     return validate_node_rows(rows_, chosen, params, false);
   }
 
-  // The replays `fits` fits take: each golden-section search evaluates 2 points, then one per narrowing of its
-  // bracket to kTolerance.
-  long evaluations_of(int fits) const {
-    long per_fit = 0;
+  // Whether a fit on `runs` searches the corrected GPU's scale: only when its Offline runs include that GPU (else
+  // the scale is not identified and stays the generation's).
+  bool searches_gpu(const std::function<bool(const DatasetRow&)>& runs) const {
+    return !gpu_.empty() && std::any_of(rows_.begin(), rows_.end(),
+                                        [&](const DatasetRow& r) { return runs(r) && offline(r) && r.gpu == gpu_; });
+  }
+
+  // The replays one fit takes: each golden-section search evaluates 2 points, then one per narrowing of its bracket
+  // to kTolerance; then one replay of the held-out or fitted runs.
+  long evaluations_of(bool gpu_search) const {
+    long per_sweep = 0;
     const auto compute = scale_bounds(start_, kComputeFields), memory = scale_bounds(start_, kMemoryFields);
     std::vector<std::pair<double, double>> searched = {compute, memory};
-    if (!gpu_.empty()) searched.push_back(compute);  // about as wide as the generation's compute scale
+    if (gpu_search) searched.push_back(compute);
     for (const auto& bounds : searched) {
       const double width = std::log(bounds.second / bounds.first);
-      per_fit += 2 + static_cast<long>(std::max(0.0, std::ceil(std::log(kTolerance / width) / std::log(kRatio))));
+      per_sweep += 2 + static_cast<long>(std::max(0.0, std::ceil(std::log(kTolerance / width) / std::log(kRatio))));
     }
-    return fits * kSweeps * per_fit + fits;  // and one replay of the held-out or fitted runs per fit
+    return kSweeps * per_sweep + 1;
   }
   void show_progress(Progress* progress) { progress_ = progress; }
 
@@ -94,16 +102,15 @@ class Fitter {
     ThroughputScales s;
     s.compute = std::clamp(1.0, compute.first, compute.second), s.memory = std::clamp(1.0, memory.first, memory.second);
     double gpu_absolute = s.compute;
-    // Without a run of the corrected GPU its scale is not identified: it stays the generation's.
-    const bool gpu_runs = !gpu_.empty() && std::any_of(rows_.begin(), rows_.end(), [&](const DatasetRow& r) {
-      return chosen(r) && r.gpu == gpu_;
-    });
+    const bool gpu_runs = searches_gpu(runs);
     for (int sweep = 0; sweep < kSweeps; ++sweep) {
       s.compute = golden(chosen, compute, [&](double v) { return ThroughputScales{v, s.memory, gpu_absolute / v}; });
       s.gpu_compute = gpu_absolute / s.compute;
       s.memory = golden(chosen, memory, [&](double v) { return ThroughputScales{s.compute, v, s.gpu_compute}; });
       if (!gpu_runs) continue;
-      gpu_absolute = golden(chosen, compute, [&](double v) { return ThroughputScales{s.compute, s.memory, v / s.compute}; });
+      gpu_absolute = golden(chosen, compute, [&](double v) {
+        return ThroughputScales{s.compute, s.memory, v / s.compute};
+      });
       s.gpu_compute = gpu_absolute / s.compute;
     }
     if (!gpu_runs) s.gpu_compute = 1;
@@ -155,24 +162,31 @@ KernelEfficiency scaled_efficiency(const KernelEfficiency& start, const Throughp
 }
 
 ThroughputFit fit_generation_on_throughput(const std::vector<DatasetRow>& rows, const std::string& source,
-                                           const std::string& generation, const std::string& gpu,
-                                           const SimParams& base, bool progress) {
+                                           const std::string& generation, const std::string& gpu, const SimParams& base,
+                                           bool progress) {
   ThroughputFit out;
   out.generation = generation, out.source = source, out.gpu = gpu;
   Fitter fitter(rows, generation, gpu, base);
   out.start = fitter.start();
-  const auto of_source = [&](const DatasetRow& r) { return r.source == source && !r.has_caveat("run_settings_unknown"); };
+  const auto of_source = [&](const DatasetRow& r) {
+    return r.source == source && !r.has_caveat("run_settings_unknown");
+  };
   std::vector<std::string> rounds;
   for (const DatasetRow& r : rows)
     if (of_source(r) && std::find(rounds.begin(), rounds.end(), r.note("round")) == rounds.end())
       rounds.push_back(r.note("round"));
   if (rounds.empty()) fail("{}: no node-scope run with its settings to fit {} on", source, generation);
-  const int fits = rounds.size() < 2 ? 1 : static_cast<int>(rounds.size()) + 1;
-  Progress bar(fmt::format("fitting {} on {} runs", generation, source), fitter.evaluations_of(fits), progress);
+  long planned = fitter.evaluations_of(fitter.searches_gpu(of_source));
+  for (const std::string& round : rounds)
+    if (rounds.size() > 1)
+      planned += fitter.evaluations_of(
+          fitter.searches_gpu([&](const DatasetRow& r) { return of_source(r) && r.note("round") != round; }));
+  Progress bar(fmt::format("fitting {} on {} runs", generation, source), planned, progress);
   fitter.show_progress(&bar);
   for (const std::string& round : rounds) {
     if (rounds.size() < 2) break;  // nothing to fit without the only round
-    const ThroughputScales s = fitter.fit([&](const DatasetRow& r) { return of_source(r) && r.note("round") != round; });
+    const ThroughputScales s =
+        fitter.fit([&](const DatasetRow& r) { return of_source(r) && r.note("round") != round; });
     out.round_scales.emplace_back(round, s);
     NodeValidation v = fitter.replay([&](const DatasetRow& r) { return of_source(r) && r.note("round") == round; }, s);
     out.round_scores.push_back({round, node_throughput_accuracy(v.rows), node_tpot_accuracy(v.rows)});
@@ -211,8 +225,9 @@ std::string throughput_fit_markdown(const ThroughputFit& fit) {
   out += line("start (NVIDIA mean)", ThroughputScales{});
   for (const auto& [round, s] : fit.round_scales) out += line("every round but " + round, s);
   out += line("every round (kernels.json)", fit.scales);
-  out += "\n| round held out | Offline runs | throughput MAPE | bias | Server and Interactive runs | TPOT MAPE | bias |\n"
-         "|---|---:|---:|---:|---:|---:|---:|\n";
+  out +=
+      "\n| round held out | Offline runs | throughput MAPE | bias | Server and Interactive runs | TPOT MAPE | bias |\n"
+      "|---|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : fit.round_scores)
     out += fmt::format("| {} | {} | {:.1f} | x{:.2f} | {} | {:.1f} | x{:.2f} |\n", r.round, r.throughput.n,
                        100 * r.throughput.mape, r.throughput.bias, r.tpot.n, 100 * r.tpot.mape, r.tpot.bias);

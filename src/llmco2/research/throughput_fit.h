@@ -23,20 +23,20 @@ ThroughputScales gpu_scales(const ThroughputScales& s);
 
 struct ThroughputFit {
   std::string generation, source;
-  std::string gpu;                                  // a GPU with its own compute scale ("" for none)
-  KernelEfficiency start;                           // the entry the scales multiply
-  ThroughputScales scales;                          // fitted on every round
-  KernelEfficiency efficiency;                      // start x scales: what kernels.json gets
-  KernelEfficiency gpu_efficiency;                  // start x gpu_scales(scales): kernels.json's entry for `gpu`
-  NodeValidation fitted;                            // every round under the fit on every round
-  NodeValidation held_out;                          // each round under the fit without it
+  std::string gpu;                  // a GPU with its own compute scale ("" for none)
+  KernelEfficiency start;           // the entry the scales multiply
+  ThroughputScales scales;          // fitted on every round
+  KernelEfficiency efficiency;      // start x scales: what kernels.json gets
+  KernelEfficiency gpu_efficiency;  // start x gpu_scales(scales): kernels.json's entry for `gpu`
+  NodeValidation fitted;            // every round under the fit on every round
+  NodeValidation held_out;          // each round under the fit without it
   std::vector<std::pair<std::string, ThroughputScales>> round_scales;  // the fit without each round
   struct RoundScore {
     std::string round;
     Accuracy throughput, tpot;  // its Offline runs' throughput and its Server/Interactive runs' mean TPOT, held out
   };
   std::vector<RoundScore> round_scores;
-  long evaluations = 0;                             // replays of the whole training set, all fits
+  long evaluations = 0;  // replays of the whole training set, all fits
 };
 
 // The efficiency `start` scaled, each field clamped to its range.
@@ -46,8 +46,8 @@ KernelEfficiency scaled_efficiency(const KernelEfficiency& start, const Throughp
 // Offline runs, in log space), with a compute scale of its own for `gpu` (unless empty), and again without each round
 // (the note "round") to score every run, Server and Interactive TPOT included, when there are two rounds or more.
 ThroughputFit fit_generation_on_throughput(const std::vector<DatasetRow>& rows, const std::string& source,
-                                           const std::string& generation, const std::string& gpu,
-                                           const SimParams& base, bool progress);
+                                           const std::string& generation, const std::string& gpu, const SimParams& base,
+                                           bool progress);
 
 // The report section for docs/kernel-fit.md.
 std::string throughput_fit_markdown(const ThroughputFit& fit);
