@@ -115,9 +115,10 @@ Accuracy node_throughput_accuracy(const std::vector<NodeValidationRow>& rows) {
 
 namespace {
 
-// "1.234" for a measured figure, "-" where the source has none.
-std::string cell(double value, const char* format) {
-  return value > 0 ? fmt::format(fmt::runtime(format), value) : "-";
+// "<measured> | <simulated>" in `format`, or "- | -" where the source measured none.
+std::string figure_cells(double measured, double simulated, const char* format) {
+  if (!(measured > 0)) return "- | -";
+  return fmt::format(fmt::runtime(format), measured) + " | " + fmt::format(fmt::runtime(format), simulated);
 }
 std::string mape_cell(const Accuracy& a) {
   return a.n > 0 ? fmt::format("{:.1f} | x{:.2f}", 100 * a.mape, a.bias) : "- | -";
@@ -133,17 +134,13 @@ std::string node_validation_markdown(const NodeValidation& v, const std::string&
       "simulated | measured node kW | simulated | measured TPOT ms | simulated |\n"
       "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
       source, v.rows.size(), v.skipped.size(), how);
-  for (const auto& r : v.rows) {
-    const bool energy = r.measured_energy_per_token_j > 0, tpot = r.measured_tpot_s > 0;
+  for (const auto& r : v.rows)
     out += fmt::format(
-        "| {} | {} | {} | {} | {} x {} | {} | {} | {} | {:.0f} | {:.0f} | {} | {} | {} | {} |\n", r.node, r.gpu,
-        r.benchmark, r.scenario, r.tensor_parallel, r.replicas,
-        r.power_cap_w > 0 ? fmt::format("{:.0f}", r.power_cap_w) : "TDP", cell(r.measured_energy_per_token_j, "{:.3f}"),
-        energy ? fmt::format("{:.3f}", r.simulated_energy_per_token_j) : "-", r.measured_tokens_per_s,
-        r.simulated_tokens_per_s, cell(r.measured_node_w / 1000, "{:.2f}"),
-        energy ? fmt::format("{:.2f}", r.simulated_node_w / 1000) : "-", cell(1000 * r.measured_tpot_s, "{:.1f}"),
-        tpot ? fmt::format("{:.1f}", 1000 * r.simulated_tpot_s) : "-");
-  }
+        "| {} | {} | {} | {} | {} x {} | {} | {} | {:.0f} | {:.0f} | {} | {} |\n", r.node, r.gpu, r.benchmark,
+        r.scenario, r.tensor_parallel, r.replicas, r.power_cap_w > 0 ? fmt::format("{:.0f}", r.power_cap_w) : "TDP",
+        figure_cells(r.measured_energy_per_token_j, r.simulated_energy_per_token_j, "{:.3f}"), r.measured_tokens_per_s,
+        r.simulated_tokens_per_s, figure_cells(r.measured_node_w / 1000, r.simulated_node_w / 1000, "{:.2f}"),
+        figure_cells(1000 * r.measured_tpot_s, 1000 * r.simulated_tpot_s, "{:.1f}"));
   std::map<std::string, std::vector<NodeValidationRow>> by_group;
   for (const auto& r : v.rows) by_group[r.gpu + " | " + r.benchmark.substr(0, r.benchmark.find("-99"))].push_back(r);
   by_group["**all** | **all**"] = v.rows;

@@ -15,17 +15,12 @@
 namespace llmco2::research {
 namespace {
 
-using Field = double KernelEfficiency::*;
-const std::vector<std::pair<const char*, Field>> kComputeFields = {
-    {"gemm_efficiency", &KernelEfficiency::gemm_efficiency},
-    {"attention_efficiency", &KernelEfficiency::attention_efficiency},
-    {"mla_efficiency", &KernelEfficiency::mla_efficiency}};
-const std::vector<std::pair<const char*, Field>> kMemoryFields = {
-    {"memory_efficiency", &KernelEfficiency::memory_efficiency}};
+using Fields = std::vector<std::pair<const char*, double KernelEfficiency::*>>;
+const Fields kComputeFields = kernel_efficiency_fields({"gemm_efficiency", "attention_efficiency", "mla_efficiency"});
+const Fields kMemoryFields = kernel_efficiency_fields({"memory_efficiency"});
 
 // The scales that keep every field of `fields` inside its range: [max lo / value, min hi / value].
-std::pair<double, double> scale_bounds(const KernelEfficiency& start,
-                                       const std::vector<std::pair<const char*, Field>>& fields) {
+std::pair<double, double> scale_bounds(const KernelEfficiency& start, const Fields& fields) {
   double lo = 0, hi = 1e9;
   for (const auto& [name, field] : fields) {
     const ParamRange& range = kernel_param_range(name);
@@ -150,14 +145,11 @@ ThroughputScales gpu_scales(const ThroughputScales& s) { return {s.compute * s.g
 
 KernelEfficiency scaled_efficiency(const KernelEfficiency& start, const ThroughputScales& scales) {
   KernelEfficiency e = start;
-  for (const auto& [name, field] : kComputeFields) {
-    const ParamRange& range = kernel_param_range(name);
-    e.*field = std::clamp(start.*field * scales.compute, range.lo, range.hi);
-  }
-  for (const auto& [name, field] : kMemoryFields) {
-    const ParamRange& range = kernel_param_range(name);
-    e.*field = std::clamp(start.*field * scales.memory, range.lo, range.hi);
-  }
+  for (const auto& [fields, scale] : {std::pair{&kComputeFields, scales.compute}, {&kMemoryFields, scales.memory}})
+    for (const auto& [name, field] : *fields) {
+      const ParamRange& range = kernel_param_range(name);
+      e.*field = std::clamp(start.*field * scale, range.lo, range.hi);
+    }
   return e;
 }
 
@@ -176,17 +168,17 @@ ThroughputFit fit_generation_on_throughput(const std::vector<DatasetRow>& rows, 
     if (of_source(r) && std::find(rounds.begin(), rounds.end(), r.note("round")) == rounds.end())
       rounds.push_back(r.note("round"));
   if (rounds.empty()) fail("{}: no node-scope run with its settings to fit {} on", source, generation);
+  if (rounds.size() < 2) rounds.clear();  // one round: nothing to fit without it
+  const auto without = [&](const std::string& round) {
+    return std::function<bool(const DatasetRow&)>(
+        [&, round](const DatasetRow& r) { return of_source(r) && r.note("round") != round; });
+  };
   long planned = fitter.evaluations_of(fitter.searches_gpu(of_source));
-  for (const std::string& round : rounds)
-    if (rounds.size() > 1)
-      planned += fitter.evaluations_of(
-          fitter.searches_gpu([&](const DatasetRow& r) { return of_source(r) && r.note("round") != round; }));
+  for (const std::string& round : rounds) planned += fitter.evaluations_of(fitter.searches_gpu(without(round)));
   Progress bar(fmt::format("fitting {} on {} runs", generation, source), planned, progress);
   fitter.show_progress(&bar);
   for (const std::string& round : rounds) {
-    if (rounds.size() < 2) break;  // nothing to fit without the only round
-    const ThroughputScales s =
-        fitter.fit([&](const DatasetRow& r) { return of_source(r) && r.note("round") != round; });
+    const ThroughputScales s = fitter.fit(without(round));
     out.round_scales.emplace_back(round, s);
     NodeValidation v = fitter.replay([&](const DatasetRow& r) { return of_source(r) && r.note("round") == round; }, s);
     out.round_scores.push_back({round, node_throughput_accuracy(v.rows), node_tpot_accuracy(v.rows)});
