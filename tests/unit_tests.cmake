@@ -12,7 +12,7 @@ set(LLMCO2_UNIT_TEST_SOURCES
   carbon/carbon_test.cc trace/trace_test.cc trace/trace_stream_test.cc compare/compare_test.cc calibration/kernel_profiles_test.cc calibration/kernel_campaign_test.cc
   calibration/kernel_tables_test.cc
   calibration/collective_tables_test.cc
-  calibration/screening_test.cc
+  calibration/screening_test.cc calibration/site_fit_test.cc
   invariants/physics_invariants_test.cc serving/serve_sim_test.cc reliability/input_bounds_test.cc
   api/api_test.cc api/consistency_test.cc api/knobs_test.cc api/serve_sim_consistency_test.cc
   research/research_test.cc research/throughput_fit_test.cc)

@@ -170,6 +170,7 @@ void request_interrupt(bool on);
 struct Settings {
   std::string model_file;   // a model file written by llmco2 train, instead of the bundled predictor
   std::string params;       // simulator parameters; empty: data/sim/params.json
+  std::string site;         // a site profile (llmco2 calibrate --site) applied over them; empty: none
   bool allow_paths = true;  // false (the HTTP server): models, GPUs and nodes from the catalogs or posted JSON only
 };
 

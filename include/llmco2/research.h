@@ -106,6 +106,22 @@ struct CalibrateSummary {
 // report (progress lines on stderr: each held-out fit takes seconds to minutes).
 CalibrateSummary calibrate(const CalibrateOptions& options);
 
+// A site profile (`llmco2 calibrate --site NAME --data FILES`): bounded corrections of the global parameters for the
+// GPU types and engines of one deployment, fitted on its own rows (docs/calibration.md, site profiles).
+struct SiteCalibrateOptions {
+  std::string name;               // the site: written to site-<name>.json unless `out` says otherwise
+  std::vector<std::string> data;  // dataset CSVs (llmco2 measure's, imported benchmark results) or folders of them
+  std::string params;             // global parameters; empty: data/sim/params.json
+  std::string out;                // empty: site-<name>.json in the working folder
+};
+struct SiteCalibrateSummary {
+  std::string written;
+  long rows = 0, simulatable = 0;
+  std::vector<std::string> skipped;  // rows the simulator cannot label: "file:line: reason"
+  std::string report;                // the corrections and the rows' error before and after, as a table
+};
+SiteCalibrateSummary calibrate_site(const SiteCalibrateOptions& options);
+
 struct KernelFitOptions {
   std::string vidur_dir;    // Vidur's operator profiles; empty: data/measured/vidur
   std::string tables_dir;   // NVIDIA's AIConfigurator kernel tables; empty: data/measured/aiconfigurator

@@ -111,6 +111,8 @@ _MEANING = {
     "requests_csv": "a CSV to write one row per request into (atomically, at the end); None: none",
     "plot_dir": "a folder for timeline.png, latency-cdf.png and timeline.csv; None: none",
     "params": "the simulator's parameters (a params.json); None: data/sim/params.json",
+    "site": "a site profile (site-NAME.json, written by llmco2 calibrate --site) correcting the simulator for your "
+            "GPUs and engines; None: the global parameters",
 }
 # serve_sim's bin_s: the timeline's, not the trace report's.
 _SERVE_SIM_MEANING = {"bin_s": "seconds per point of the timeline (with plot_dir), s",
@@ -149,7 +151,7 @@ def _given(arguments, rest):
 def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
             dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node",
             node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
-            predictor="sim", **rest):
+            predictor="sim", site=None, **rest):
     """One request -> dict equal to ``llmco2 predict --format json``, plus "warnings" (the notes the CLI prints).
 
     The dict holds energy_j, energy_wh, latency_s and co2_g (operational, embodied, total), each split into prefill,
@@ -199,7 +201,7 @@ def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=No
 def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
             dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node",
             node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
-            predictor="sim", gpu_types=None, counts=(1, 2, 4, 8), slo_ms=None, **rest):
+            predictor="sim", site=None, gpu_types=None, counts=(1, 2, 4, 8), slo_ms=None, **rest):
     """The request on every GPU type and count -> dict equal to ``llmco2 compare --format json``.
 
     Its "setups" hold one row per GPU type and count: gpu, gpus, dtype, notes, energy_scope, node, energy_j,
@@ -217,8 +219,8 @@ def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, 
 def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
                 flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node",
                 node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
-                predictor="sim", grid=1.1, bin_s=0.0, keep_time_outliers=False, report_dir=None, by_request_csv=None,
-                **rest):
+                predictor="sim", site=None, grid=1.1, bin_s=0.0, keep_time_outliers=False, report_dir=None,
+                by_request_csv=None, **rest):
     """A request log file on one setup -> dict equal to ``llmco2 trace --format json``: totals of requests,
     prompt_tokens, gen_tokens, energy_j, gpu_busy_s and co2_g, and their distribution. Each request's prompt and
     generated tokens come from the log (no prompt or gen keyword); the other keywords are predict's.
@@ -232,8 +234,8 @@ def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm"
 def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, model="llama-3.1-8b",
                    model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None, flash=True, engine="vllm",
                    expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None, region=None, ci=None,
-                   pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim", grid=1.1,
-                   bin_s=0.0, keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
+                   pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim", site=None,
+                   grid=1.1, bin_s=0.0, keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
     """A request log held in memory (columns of prompt and generated tokens, one entry per request) on one setup ->
     dict as score_trace answers it. Requests are scored one by one on a fixed token grid, so the totals of a log's
     partitions add up to the whole log's.
@@ -251,7 +253,7 @@ def serve_sim(log=None, *, model="llama-3.1-8b", model_config=None, gpu="h100-sx
               router="round-robin", max_num_seqs=0, max_batched_tokens=0, block_size=16, gpu_memory_utilization=0.0,
               rate_scale=1.0, duration_s=0.0, slo_ttft_ms=0.0, slo_tpot_ms=0.0, ci_profile=None, attribute_idle=False,
               keep_time_outliers=False, progress=False, requests_csv=None, plot_dir=None, bin_s=60.0, num_prompts=0,
-              input_len=1024, output_len=128, range_ratio=0.0, seed=0, concurrency=0, params=None, **rest):
+              input_len=1024, output_len=128, range_ratio=0.0, seed=0, concurrency=0, params=None, site=None, **rest):
     """A request log replayed through a deployment in virtual time (replicas of a continuous-batching engine, each
     on `gpus` GPUs of type `gpu`) -> dict equal to ``llmco2 serve-sim --format json``, plus "warnings" (plots that
     could not be drawn): requests (completed, rejected_too_long, preemptions), per_request (queue_s, ttft_s, tpot_s,

@@ -29,7 +29,8 @@ def predict(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | No
             clock_mhz: float = 0.0,
             scope: str = "node", node: str | None = None, region: str | None = None, ci: float | None = None,
             pue: float | str | None = None, lifetime: float | None = None, embodied_basis: str = "llmcarbon",
-            embodied_kg: float | None = None, predictor: str = "sim", **rest: Any) -> Json: ...
+            embodied_kg: float | None = None, predictor: str = "sim",
+            site: str | os.PathLike[str] | None = None, **rest: Any) -> Json: ...
 
 def predict_many(frame: Any = None, threads: int = 0, *, model: Column = None, model_config: Column = None,
                  gpu: Column = None, gpus: Column = None, batch: Column = None, prompt: Column = None,
@@ -46,7 +47,8 @@ def compare(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | No
             clock_mhz: float = 0.0,
             scope: str = "node", node: str | None = None, region: str | None = None, ci: float | None = None,
             pue: float | str | None = None, lifetime: float | None = None, embodied_basis: str = "llmcarbon",
-            embodied_kg: float | None = None, predictor: str = "sim", gpu_types: Sequence[str] | None = None,
+            embodied_kg: float | None = None, predictor: str = "sim",
+            site: str | os.PathLike[str] | None = None, gpu_types: Sequence[str] | None = None,
             counts: Sequence[int] = (1, 2, 4, 8), slo_ms: float | None = None, **rest: Any) -> Json: ...
 
 def score_trace(path: str, *, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | None = None,
@@ -54,7 +56,8 @@ def score_trace(path: str, *, model: str = "llama-3.1-8b", model_config: Mapping
                 engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0, clock_mhz: float = 0.0,
                 scope: str = "node", node: str | None = None, region: str | None = None, ci: float | None = None,
                 pue: float | str | None = None, lifetime: float | None = None, embodied_basis: str = "llmcarbon",
-                embodied_kg: float | None = None, predictor: str = "sim", grid: float = 1.1, bin_s: float = 0.0,
+                embodied_kg: float | None = None, predictor: str = "sim",
+                site: str | os.PathLike[str] | None = None, grid: float = 1.1, bin_s: float = 0.0,
                 keep_time_outliers: bool = False, report_dir: str | None = None, by_request_csv: str | None = None,
                 **rest: Any) -> Json: ...
 
@@ -65,7 +68,8 @@ def score_requests(prompt_tokens: Sequence[int], gen_tokens: Sequence[int], time
                    expert_parallel: bool = False, power_cap: float = 0.0, clock_mhz: float = 0.0, scope: str = "node",
                    node: str | None = None, region: str | None = None, ci: float | None = None,
                    pue: float | str | None = None, lifetime: float | None = None, embodied_basis: str = "llmcarbon",
-                   embodied_kg: float | None = None, predictor: str = "sim", grid: float = 1.1, bin_s: float = 0.0,
+                   embodied_kg: float | None = None, predictor: str = "sim",
+                   site: str | os.PathLike[str] | None = None, grid: float = 1.1, bin_s: float = 0.0,
                    keep_time_outliers: bool = False, report_dir: str | None = None,
                    by_request_csv: str | None = None, **rest: Any) -> Json: ...
 
@@ -83,7 +87,8 @@ def serve_sim(log: str | os.PathLike[str] | None = None, *, model: str = "llama-
               requests_csv: str | os.PathLike[str] | None = None, plot_dir: str | os.PathLike[str] | None = None,
               bin_s: float = 60.0, num_prompts: int = 0, input_len: int = 1024, output_len: int = 128,
               range_ratio: float = 0.0, seed: int = 0, concurrency: int = 0,
-              params: str | os.PathLike[str] | None = None, **rest: Any) -> Json: ...
+              params: str | os.PathLike[str] | None = None,
+              site: str | os.PathLike[str] | None = None, **rest: Any) -> Json: ...
 
 def models() -> list[Json]: ...
 def gpus() -> list[Json]: ...

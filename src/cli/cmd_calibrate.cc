@@ -1,6 +1,7 @@
 // cli/cmd_calibrate.cc - `llmco2 calibrate`: binds the flags to research::calibrate (the simulator's parameters with
 // leave-one-source-out scores) or, with --kernels, research::fit_kernels (its kernel-time parameters), and prints
 // what was written.
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -15,13 +16,33 @@ struct CalibrateFlags {
   research::CalibrateOptions options;
   research::KernelFitOptions kernels;
   bool fit_kernels = false;
+  research::SiteCalibrateOptions site;
 };
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start <= list.size();) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    if (end > start) out.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
 
 void print_warnings(const std::vector<std::string>& warnings, const char* command) {
   for (const auto& warning : warnings) std::cerr << command << ": " << warning << "\n";
 }
 
 void run(const CalibrateFlags& f) {
+  if (!f.site.name.empty()) {
+    research::SiteCalibrateOptions site = f.site;
+    site.data = split_commas(f.options.data_dir);
+    const research::SiteCalibrateSummary s = research::calibrate_site(site);
+    std::cout << s.report;
+    for (const auto& skipped : s.skipped) std::cerr << "calibrate --site: skipped " << skipped << "\n";
+    std::cerr << fmt::format("calibrate --site: wrote {} ({} of {} rows fitted)\n", s.written, s.simulatable, s.rows);
+    return;
+  }
   if (f.fit_kernels) {
     research::KernelFitOptions kernels = f.kernels;
     kernels.data_dir = f.options.data_dir;  // --data: the MLPerf AMD runs that fit CDNA 3
@@ -47,7 +68,9 @@ void add_calibrate_command(CLI::App& app) {
   auto* command = app.add_subcommand("calibrate", "fit the reference simulator on the imported measurements");
   auto f = std::make_shared<CalibrateFlags>();
   research::CalibrateOptions& o = f->options;
-  command->add_option("--data", o.data_dir, "folder of dataset CSVs (default: data/measured)");
+  command->add_option("--data", o.data_dir,
+                      "folder of dataset CSVs (default: data/measured); with --site: the site's dataset CSVs or "
+                      "folders, comma-separated");
   command->add_option("--params-out", o.params_out, "fitted parameters (default: data/sim/params.json)");
   command->add_option("--report", o.report, "markdown report; plots go to <its folder>/calibration/")
       ->capture_default_str();
@@ -59,6 +82,12 @@ void add_calibrate_command(CLI::App& app) {
   command->add_flag("--fit-only", o.fit_only,
                     "fit on all sources only (no held-out fits, no report): quick, for studying the rows");
   command->add_option("--threads", o.threads, "parallel leave-one-source-out fits (default: all cores)");
+  command->add_option("--site", f->site.name,
+                      "instead: fit a site profile NAME on the site's own rows (--data FILES) -> site-NAME.json, "
+                      "for predict --site (docs/calibration.md)");
+  command->add_option("--site-out", f->site.out, "with --site: output (default: site-NAME.json)");
+  command->add_option("--params", f->site.params,
+                      "with --site: the global parameters it corrects (default: data/sim/params.json)");
   research::KernelFitOptions& k = f->kernels;
   command->add_flag("--kernels", f->fit_kernels,
                     "instead: fit the kernel-time parameters on Vidur's operator profiles and NVIDIA's AIConfigurator "

@@ -1,6 +1,8 @@
 // cli/cmd_serve.cc - `llmco2 serve`: the HTTP API and the web calculator (docs/api.md) on one API session that reads
 // no file a client names (models, GPUs and nodes from the catalogs or posted JSON only).
 #include <iostream>
+#include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "server/server.h"
@@ -34,9 +36,13 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--keep-alive-s", o->keep_alive_s, "seconds an idle connection is kept open")
       ->check(CLI::Range(0.01, 3600.0))
       ->capture_default_str();
-  command->callback([o] {
+  auto site = std::make_shared<std::string>();
+  command->add_option("--site", *site,
+                      "a site profile (llmco2 calibrate --site) every answer uses: the operator's GPUs and engines");
+  command->callback([o, site] {
     api::Settings settings;
     settings.allow_paths = false;
+    settings.site = *site;
     const api::Session session(settings);
     server::serve(session, *o, std::cout, std::cerr);
   });

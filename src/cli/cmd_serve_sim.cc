@@ -12,7 +12,7 @@ namespace {
 
 struct ServeFlags {
   api::ServeSimOptions options;
-  std::string params, format = "table";
+  std::string params, site, format = "table";
   bool quiet = false;
 };
 
@@ -21,6 +21,7 @@ void run_serve_sim(const ServeFlags& f, const api::Request& request) {
   options.progress = !f.quiet;
   api::Settings settings;
   settings.params = f.params;
+  settings.site = f.site;
   const api::Result result = api::Session(settings).serve_sim(request, options);
   if (f.format == "json") std::cout << result.json.dump(2) << "\n";
   else std::cout << result.text;
@@ -77,6 +78,7 @@ void add_serve_sim_command(CLI::App& app) {
   command->add_option("--requests-out", f->options.requests_csv,
                       "per-request CSV (written atomically when the run ends)");
   command->add_option("--params", f->params, "simulator parameters (default: data/sim/params.json)");
+  command->add_option("--site", f->site, "a site profile (llmco2 calibrate --site) correcting the parameters");
   command->add_option("--plot", f->options.plot_dir,
                       "folder for timeline.png (power, batch, queue, KV use), latency-cdf.png and "
                       "timeline.csv");

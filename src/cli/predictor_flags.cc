@@ -14,6 +14,9 @@ void add_predictor_flags(CLI::App& c, api::Request& r, api::Settings& s) {
       ->capture_default_str();
   c.add_option("--model-file", s.model_file, "a model file written by llmco2 train (overrides --predictor)");
   c.add_option("--params", s.params, "simulator parameters (default: data/sim/params.json)");
+  c.add_option("--site", s.site,
+               "a site profile (site-NAME.json, written by llmco2 calibrate --site) correcting the parameters for "
+               "your GPUs and engines");
 }
 
 }  // namespace llmco2::cli

@@ -14,6 +14,8 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -251,6 +253,23 @@ const llmco2::api::Session& session() {
   return instance;
 }
 
+// The session a call's `site` keyword asks for (a site profile, written by llmco2 calibrate --site): the process's
+// session without one, else one session per profile file, made on first use (its file read then, once).
+const llmco2::api::Session& session_for(Json& j, const std::string& call) {
+  const std::string site = take_value<std::string>(j, call, "site", "");
+  if (site.empty()) return session();
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<const llmco2::api::Session>> sessions;
+  std::lock_guard lock(mutex);
+  std::unique_ptr<const llmco2::api::Session>& s = sessions[site];
+  if (!s) {
+    llmco2::api::Settings settings;
+    settings.site = site;
+    s = std::make_unique<const llmco2::api::Session>(settings);
+  }
+  return *s;
+}
+
 // Runs `call` with the GIL released (a short call: no thread of its own).
 template <typename Call>
 auto released(Call call) -> decltype(call()) {
@@ -268,8 +287,10 @@ py::dict answer(const llmco2::api::Result& result, bool text = false) {
 }
 
 py::dict predict(const py::kwargs& kwargs) {
-  const llmco2::api::Request request = llmco2::api::request_from_json(kwargs_json(kwargs, "predict"), "predict");
-  return answer(released([&] { return session().predict(request); }));
+  Json j = kwargs_json(kwargs, "predict");
+  const llmco2::api::Session& s = session_for(j, "predict");
+  const llmco2::api::Request request = llmco2::api::request_from_json(j, "predict");
+  return answer(released([&] { return s.predict(request); }));
 }
 
 // Columns: each a scalar (the same for every row) or a sequence of one value per row.
@@ -350,9 +371,10 @@ TraceOptions trace_options(Json& j, const std::string& call) {
 
 py::dict score_trace(const std::string& path, const py::kwargs& kwargs) {
   Json j = kwargs_json(kwargs, "score_trace");
+  const llmco2::api::Session& s = session_for(j, "score_trace");
   const llmco2::api::TraceOptions options = trace_options(j, "score_trace");
   const llmco2::api::Request setup = llmco2::api::request_from_json(j, "score_trace", {}, names_of(trace_keywords()));
-  const llmco2::api::Result result = interruptible([&] { return session().score_trace(path, setup, options); });
+  const llmco2::api::Result result = interruptible([&] { return s.score_trace(path, setup, options); });
   return to_python(result.json).cast<py::dict>();
 }
 
@@ -360,23 +382,25 @@ py::dict score_requests(const std::vector<long>& prompt_tokens, const std::vecto
                         const std::optional<std::vector<double>>& time_s, const std::string& source,
                         const py::kwargs& kwargs) {
   Json j = kwargs_json(kwargs, "score_requests");
+  const llmco2::api::Session& s = session_for(j, "score_requests");
   const llmco2::api::TraceOptions options = trace_options(j, "score_requests");
   const llmco2::api::Request setup =
       llmco2::api::request_from_json(j, "score_requests", {}, names_of(trace_keywords()));
   llmco2::api::LogColumns log{prompt_tokens, gen_tokens, time_s.value_or(std::vector<double>{}), source};
-  const llmco2::api::Result result = interruptible([&] { return session().score_requests(log, setup, options); });
+  const llmco2::api::Result result = interruptible([&] { return s.score_requests(log, setup, options); });
   return to_python(result.json).cast<py::dict>();
 }
 
 py::dict compare(const py::kwargs& kwargs) {
   Json j = kwargs_json(kwargs, "compare");
+  const llmco2::api::Session& s = session_for(j, "compare");
   static const std::vector<std::string> keys = {"gpu_types", "counts", "slo_ms"};  // read as the HTTP API reads them
   Json own = Json::object();
   for (const std::string& key : keys)
     if (Json v = take(j, key); !v.is_null()) own[key] = v;
   const llmco2::api::CompareOptions o = llmco2::api::compare_options_from_json(own, "compare");
   const llmco2::api::Request request = llmco2::api::request_from_json(j, "compare", {}, keys);
-  const llmco2::api::Result result = interruptible([&] { return session().compare(request, o); });
+  const llmco2::api::Result result = interruptible([&] { return s.compare(request, o); });
   return to_python(result.json).cast<py::dict>();
 }
 
@@ -416,14 +440,16 @@ py::dict serve_sim(const std::string& log, const py::kwargs& kwargs) {
   options.log = log;
   llmco2::api::Settings settings;  // `--params`: the simulator's parameters, a session's setting
   settings.params = take_value<std::string>(j, "serve_sim", "params", "");
+  settings.site = take_value<std::string>(j, "serve_sim", "site", "");
   refuse_keys(j, "serve_sim", {"prompt", "gen", "predictor"},
               "each request's tokens come from the log (or input_len and output_len with num_prompts), and the "
               "serving simulation prices every step");
   const llmco2::api::Request request =
-      llmco2::api::request_from_json(j, "serve_sim", {}, names_of(serve_sim_keywords(), {"params"}));
+      llmco2::api::request_from_json(j, "serve_sim", {}, names_of(serve_sim_keywords(), {"params", "site"}));
   return answer(interruptible([&] {
-    return settings.params.empty() ? session().serve_sim(request, options)
-                                   : llmco2::api::Session(settings).serve_sim(request, options);
+    return settings.params.empty() && settings.site.empty()
+               ? session().serve_sim(request, options)
+               : llmco2::api::Session(settings).serve_sim(request, options);
   }));
 }
 

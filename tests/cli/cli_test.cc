@@ -1,6 +1,7 @@
 // The llmco2 binary end to end: JSON/DOT output and one clear stderr line with exit code 2 for bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "support/run_cli.h"
@@ -181,6 +183,56 @@ TEST(CliCalibrate, FitOnlyWritesEveryRowWithItsMeasuredAndFittedValues) {
   EXPECT_TRUE(rows[0][13].empty());      // no leave-one-source-out fit ran
   EXPECT_EQ(rows[1][15], "1.5");         // latency_measured_s as given
   EXPECT_GT(std::stod(rows[1][16]), 0);  // latency_fit_s
+  std::filesystem::remove_all(dir);
+}
+
+// A site whose H100 runs every request 1.25x slower than the global parameters say, at the same power: its profile
+// (fitted on 8 rows) must make predict --site slower by most of that, the prior keeping it at or under 1.25x; a bad
+// profile is one line and exit code 2.
+TEST(CliCalibrate, SiteProfileFittedOnSlowerRowsSlowsPredictions) {
+  const std::string dir = testing::TempDir() + "/site_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream csv(dir + "/site.csv");
+  csv << "source,model,gpu,gpus,engine,batch,prompt_tokens,gen_tokens,measures,energy_total_j,latency_total_s\n";
+  for (int batch : {1, 16})
+    for (int prompt : {256, 2048})
+      for (int gen : {64, 256}) {
+        const std::string shape = fmt::format("--batch {} --prompt {} --gen {}", batch, prompt, gen);
+        const Result sim = run("simulate --model llama-3.1-8b --gpu h100-sxm --engine vllm --format json " + shape);
+        ASSERT_EQ(sim.exit_code, 0) << sim.err;
+        const auto j = nlohmann::json::parse(sim.out);
+        csv << fmt::format("lab,llama-3.1-8b,h100-sxm,1,vllm,{},{},{},{},{},{}\n", batch, prompt, gen,
+                           batch == 1 ? "isolated" : "fixed_batch", 1.25 * j.at("energy_j").at("total").get<double>(),
+                           1.25 * j.at("latency_s").at("total").get<double>());
+      }
+  csv.close();
+  const Result fit = run("calibrate --site lab --data " + dir + "/site.csv --site-out " + dir + "/site-lab.json");
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  EXPECT_NE(fit.out.find("| h100-sxm | compute_scale |"), std::string::npos) << fit.out;
+  const std::string request =
+      "predict --model llama-3.1-8b --gpu h100-sxm --batch 4 --prompt 1024 --gen 128 --scope gpu --format json";
+  const Result global = run(request), site = run(request + " --site " + dir + "/site-lab.json");
+  ASSERT_EQ(site.exit_code, 0) << site.err;
+  const double ratio = nlohmann::json::parse(site.out).at("latency_s").at("total").get<double>() /
+                       nlohmann::json::parse(global.out).at("latency_s").at("total").get<double>();
+  EXPECT_GT(ratio, 1.12);
+  EXPECT_LE(ratio, 1.26);
+  const auto said = nlohmann::json::parse(site.out).at("site");
+  EXPECT_EQ(said.at("name"), "lab");
+  EXPECT_EQ(said.at("corrections").size(), 4u);  // compute, memory and power of h100-sxm, host of vllm
+  // Another GPU under another engine: nothing of the profile applies, and the answer says so.
+  const Result other = run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --engine sglang --site " + dir +
+                           "/site-lab.json --format json");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_TRUE(nlohmann::json::parse(other.out).at("site").at("corrections").empty());
+  EXPECT_NE(other.err.find("site profile lab has no correction for a100-80gb-sxm or engine sglang"), std::string::npos)
+      << other.err;
+  std::ofstream(dir + "/bad.json") << R"({"site": "x", "corrections": [{"target": "h100-sxm",
+    "parameter": "compute_scale", "value": 3}]})";
+  const Result bad = run(request + " --site " + dir + "/bad.json");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.json: corrections[0]: value = 3 is outside [0.7, 1.3]"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
   std::filesystem::remove_all(dir);
 }
 

@@ -59,6 +59,26 @@ def test_a_posted_config_answers_as_the_bundled_model():
     assert posted["energy_j"] == bundled["energy_j"] and posted["latency_s"] == bundled["latency_s"]
 
 
+def test_a_site_profile_answers_as_the_cli_and_a_bad_one_is_an_error(tmp_path):
+    import json
+    site = tmp_path / "site-x.json"
+    # The H100's matrix kernels at 0.8 of the global efficiencies: a prefill-heavy request runs longer.
+    site.write_text(json.dumps({"site": "x", "corrections": [
+        {"target": "h100-sxm", "parameter": "compute_scale", "value": 0.8}]}))
+    request = dict(REQUEST, prompt=4096, gen=8)
+    flags = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "4", "--prompt", "4096", "--gen", "8",
+             "--region", "FRA"]
+    answer = llmco2.predict(**request, site=str(site))
+    answer.pop("warnings")
+    assert answer == cli("predict", *flags, "--site", str(site), "--format", "json")
+    assert answer["latency_s"]["prefill"] > 1.1 * llmco2.predict(**request)["latency_s"]["prefill"]
+    bad = tmp_path / "site-bad.json"
+    bad.write_text(json.dumps({"site": "x", "corrections": [
+        {"target": "h100-sxm", "parameter": "compute_scale", "value": 2}]}))
+    with pytest.raises(llmco2.Error, match="corrections\\[0\\]: value = 2 is outside \\[0.7, 1.3\\]"):
+        llmco2.predict(**request, site=str(bad))
+
+
 def test_predict_many_over_a_dataframe_equals_predict_row_by_row():
     frame = pd.DataFrame({"model": ["llama-3.1-8b", "qwen2-0.5b", "llama-3.1-8b"], "batch": [1, 8, 4],
                           "prompt": [1024, 128, 512], "gen": [128, 64, 256]})

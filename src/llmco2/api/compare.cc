@@ -214,7 +214,7 @@ std::string ranking(const CapacityPlan& plan, double (*figure)(const CapacityCan
 
 Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Request& request,
                     const DeploymentFor& deployment_for, const CarbonFor& carbon, const std::vector<Gpu>& gpus,
-                    const std::string& params) {
+                    const SimParams& params) {
   if (o.slo_ttft_ms < 0 || o.slo_tpot_ms < 0) fail("--slo-ttft-ms and --slo-tpot-ms must not be negative");
   Result out;
   const RequestLog log = read_trace(o, out.warnings);
@@ -225,8 +225,7 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
   search.concurrency = o.concurrency;
   for (int tp : o.tp_degrees)
     if (tp < 1 || tp > 64) fail("--tp-degrees: expected GPUs per replica between 1 and 64, got {}", tp);
-  const CapacityPlan plan =
-      plan_capacity(log, gpus, deployment_for, load_sim_params_or_default(params), slo, carbon, search);
+  const CapacityPlan plan = plan_capacity(log, gpus, deployment_for, params, slo, carbon, search);
   const std::string subject =
       fmt::format("{} requests of {}{} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(),
                   log.source, o.concurrency > 0 ? fmt::format(" from {} clients in a closed loop", o.concurrency) : "",
@@ -356,7 +355,7 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
       return d;
     };
     return run_capacity(o, model, cf, deployment_for, carbon_resolver(cf, asked_node, paths), gpus,
-                        impl_->settings.params);
+                        settings_params(impl_->settings));
   }
   const SetupFor setup_for = setup_resolver(cf, model, asked_node, !o.trace.empty(), paths);
   const LoadedPredictor& p = impl_->predictor(request.predictor);

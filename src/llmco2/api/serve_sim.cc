@@ -249,7 +249,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   d.gpu_memory_utilization = f.gpu_memory_utilization;
   const SchedulerLimits limits = scheduler_limits(d);
   const CarbonInputs& carbon = r.carbon;
-  const SimParams params = load_sim_params_or_default(settings.params);
+  const SimParams params = settings_params(settings);
   Requests requests(f);
   const RequestSource source = [&] { return requests.next(); };
   ReplayOptions options;

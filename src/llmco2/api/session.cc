@@ -22,6 +22,7 @@
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
 #include "predictor/input.h"
+#include "sim/site_profile.h"
 
 #ifndef LLMCO2_VERSION
 #define LLMCO2_VERSION "unknown"
@@ -112,10 +113,29 @@ Figures key_figures(const Footprint& f, const ServingFigures& s) {
 
 }  // namespace
 
-Session::Session(Settings settings) : impl_(std::make_unique<Impl>()) { impl_->settings = std::move(settings); }
+Session::Session(Settings settings) : impl_(std::make_unique<Impl>()) {
+  if (!settings.site.empty()) impl_->site = read_site_profile(settings.site);  // a bad one fails here, not later
+  impl_->settings = std::move(settings);
+}
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
+
+Json Session::Impl::site_json(const ResolvedRequest& r, std::vector<std::string>& warnings) const {
+  if (!site) return nullptr;
+  Json corrections = Json::array();
+  for (const SiteCorrection& c : site->corrections)
+    if (c.target == r.gpu.id || c.target == r.request.engine)
+      corrections.push_back({{"target", c.target},
+                             {"parameter", site_knob(c.knob).name},
+                             {"value", c.value},
+                             {"data_share", c.data_share}});
+  if (corrections.empty())
+    warnings.push_back(
+        fmt::format("site profile {} has no correction for {} or engine {}: the global parameters answer", site->name,
+                    r.gpu.id, r.request.engine));
+  return {{"name", site->name}, {"file", settings.site}, {"corrections", corrections}};
+}
 
 Result Session::predict(const Request& req) const {
   const ResolvedRequest r = resolve_request(req, impl_->settings.allow_paths);
@@ -133,7 +153,9 @@ Result Session::predict(const Request& req) const {
   out.json.update(serving_json(serving, prediction));
   out.json.update(carbon_inputs_json(carbon));
   out.json["interval_note"] = p.bands_note;
-  out.text = request_line(r) + "; predictor " + p.predictor->name() + "\n" + footprint_table(f) + serving_line(serving);
+  if (Json site = impl_->site_json(r, out.warnings); !site.is_null()) out.json["site"] = std::move(site);
+  out.text = request_line(r) + "; predictor " + p.predictor->name() +
+             (impl_->site ? "; site " + impl_->site->name : "") + "\n" + footprint_table(f) + serving_line(serving);
   for (const auto& note : prediction.notes) out.text += "  bounded to the power envelope: " + note + "\n";
   out.text += carbon_inputs_lines(carbon) + "  " + p.bands_note + "\n";
   return out;

@@ -6,6 +6,7 @@
 #include <exception>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -26,6 +27,7 @@
 #include "evaluation/node_validation.h"
 #include "llmco2/research.h"
 #include "research/module.h"
+#include "research/site.h"
 #include "research/throughput_fit.h"
 
 namespace llmco2::research {
@@ -37,10 +39,11 @@ void create_parent(const std::filesystem::path& output) {
 }
 
 // Fits one parameter set per held-out group (in parallel) and fills the held-out predictions: `group_of` names the
-// group of a sample (its source, or its GPU type). The first error of a fit (an interrupt among them) stops the
-// other workers after their current fit and is rethrown here, after the join.
-void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsigned threads,
-                         const std::function<std::string(size_t)>& group_of, std::vector<SimEstimate>& out) {
+// group of a sample (its source, or its GPU type), and returns each group's parameters. The first error of a fit (an
+// interrupt among them) stops the other workers after their current fit and is rethrown here, after the join.
+std::map<std::string, SimParams> leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsigned threads,
+                                                     const std::function<std::string(size_t)>& group_of,
+                                                     std::vector<SimEstimate>& out) {
   std::vector<std::string> sources;
   for (size_t s = 0; s < set.samples.size(); ++s)
     if (std::find(sources.begin(), sources.end(), group_of(s)) == sources.end()) sources.push_back(group_of(s));
@@ -48,6 +51,7 @@ void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsig
   std::atomic<size_t> next{0}, done{0};
   std::mutex failed;
   std::exception_ptr failure;
+  std::map<std::string, SimParams> fitted;
   auto worker = [&] {
     try {
       for (size_t k; (k = next++) < sources.size();) {
@@ -55,6 +59,10 @@ void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsig
         for (size_t s = 0; s < set.samples.size(); ++s) (group_of(s) == sources[k] ? test : train).push_back(s);
         const SimParams params = fit_params(set, train, default_sim_params(), fit);
         for (size_t s : test) out[s] = predict(set.samples[s], params);
+        {
+          std::lock_guard lock(failed);
+          fitted.emplace(sources[k], params);
+        }
         std::cerr << fmt::format("calibrate: held out {} ({} rows), {}/{} sources done\n", sources[k], test.size(),
                                  ++done, sources.size());
       }
@@ -67,6 +75,7 @@ void leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsig
   for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
   for (auto& thread : pool) thread.join();
   if (failure) std::rethrow_exception(failure);
+  return fitted;
 }
 
 // The whole-node runs (MLPerf power: node_wall_power rows, never fitted) replayed under the shipped parameters, each
@@ -114,9 +123,10 @@ CalibrateSummary calibrate(const CalibrateOptions& o) {
   fit.max_evaluations = o.max_evaluations;
   const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   report.set = &set;
+  std::map<std::string, SimParams> without_source;  // each source's held-out fit
   if (!o.fit_only) {
     report.leave_one_out.resize(set.samples.size());
-    leave_one_group_out(
+    without_source = leave_one_group_out(
         set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].source; }, report.leave_one_out);
     report.leave_one_gpu_out.resize(set.samples.size());
     leave_one_group_out(
@@ -128,7 +138,10 @@ CalibrateSummary calibrate(const CalibrateOptions& o) {
   report.at_bounds = params_at_bounds(report.params, set, all, fit);
   for (const auto& sample : set.samples) report.fit.push_back(predict(sample, report.params));
   report.import_rejects = read_import_rejects(dir);
-  if (!o.fit_only) report.appendix.push_back(node_section(set.rows, report.params));
+  if (!o.fit_only) {
+    report.appendix.push_back(site_study_markdown(set, without_source, report.params));
+    report.appendix.push_back(node_section(set.rows, report.params));
+  }
   const auto params_path = o.params_out.empty() ? default_sim_params_path() : std::filesystem::path(o.params_out);
   const std::filesystem::path md = o.report, plots = md.parent_path() / "calibration";
   create_parent(params_path);

@@ -1,15 +1,41 @@
 // sim/sim_params.cc - simulator parameters to and from JSON, with their ranges.
 #include "sim/sim_params.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/paths.h"
 
 namespace llmco2::sim {
 
+namespace {
+
+// `value` x `scale`, kept inside the range the kernel fit documents for the field.
+double scaled_efficiency(double value, double scale, const char* field) {
+  const ParamRange& range = kernel_param_range(field);
+  return std::clamp(value * scale, range.lo, range.hi);
+}
+
+}  // namespace
+
 KernelEfficiency SimParams::efficiency(const std::string& generation, const std::string& gpu_id) const {
   KernelEfficiency e = kernels.efficiency(generation, gpu_id);
   e.block_scaled_efficiency = block_scaled_efficiency;
+  const auto site_gpu = site_gpus.find(gpu_id);
+  if (site_gpu == site_gpus.end()) return e;
+  const GpuSiteScales& s = site_gpu->second;
+  e.gemm_efficiency = scaled_efficiency(e.gemm_efficiency, s.compute, "gemm_efficiency");
+  e.attention_efficiency = scaled_efficiency(e.attention_efficiency, s.compute, "attention_efficiency");
+  e.mla_efficiency = scaled_efficiency(e.mla_efficiency, s.compute, "mla_efficiency");
+  e.memory_efficiency = scaled_efficiency(e.memory_efficiency, s.memory, "memory_efficiency");
   return e;
+}
+
+PowerParams SimParams::power_on(const std::string& gpu_id) const {
+  const auto site_gpu = site_gpus.find(gpu_id);
+  if (site_gpu == site_gpus.end()) return power;
+  const double s = site_gpu->second.power;
+  return {power.active * s, power.compute * s, power.memory * s, power.wait * s, power.simt * s};
 }
 
 const std::vector<SimField>& sim_fields() {

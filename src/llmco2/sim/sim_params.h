@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ struct PowerParams {
   double simt = 0.95;     // per unit of fp32 CUDA-core peak used by GEMMs without tensor units (bf16 on Volta)
 };
 
+// A site profile's corrections for one GPU type (sim/site_profile.h): multipliers on the efficiencies its matrix
+// kernels (GEMM, attention, MLA) and its memory-bound kernels reach, and on its dynamic power. 1: the global fit.
+struct GpuSiteScales {
+  double compute = 1, memory = 1, power = 1;
+  bool operator==(const GpuSiteScales&) const = default;
+};
+
 struct SimParams {
   KernelParams kernels;  // per generation and link class
   EngineCatalog engines;
@@ -36,10 +44,16 @@ struct SimParams {
   PowerParams power;
   double energy_noise = 0.02;  // repeat-to-repeat relative spread of the noise model
   double latency_noise = 0.015;
+  // The site profile applied (sim/site_profile.h): its name ("" for none) and its corrections by GPU catalog id
+  // (its engines' host costs are scaled in `engines` itself).
+  std::string site;
+  std::map<std::string, GpuSiteScales> site_gpus;
 
   // The kernel efficiencies of a GPU: its generation's fitted curve (attention fitted on kernel tables), with the
-  // shared block-scaled share.
+  // shared block-scaled share and the site's corrections of that GPU (each kept inside its documented range).
   KernelEfficiency efficiency(const std::string& generation, const std::string& gpu_id = "") const;
+  // The power model on a GPU: the shared coefficients, times the site's dynamic-power correction of that GPU.
+  PowerParams power_on(const std::string& gpu_id) const;
 };
 
 // The request-level parameters by name with their ranges and reasons (docs/simulator.md shows this table).

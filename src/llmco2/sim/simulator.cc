@@ -347,7 +347,7 @@ std::pair<double, double> phase_energy_time(const std::vector<SimSegment>& segme
   double energy_j = 0, time_s = 0;
   for (const auto& s : segments) {
     StepCost c = step_cost(s, w, r);
-    const double active_w = throttled_power_w(c, w, r.params.power);
+    const double active_w = throttled_power_w(c, w, r.power);
     const double step_energy_j = w.layer_split ? active_w * c.time_s + (w.gpus_total - 1) * w.idle_w * c.time_s
                                                : w.replicas * w.roofs.tp_gpus * active_w * c.time_s;
     energy_j += s.steps * step_energy_j;
@@ -377,6 +377,7 @@ ResolvedParams resolve_params(const SimWorkload& w, const SimParams& p) {
           p.kernels.network(w.generation, engine_link_class(w.link, engine.cuda_graphs)),
           engine,
           p,
+          p.power_on(w.gpu_id),
           engine.sampler_bytes_per_logit(w.sampling) / kSamplerPassBytesPerLogit,
           engine_direct_allreduce(p.kernels, w, engine)};
 }

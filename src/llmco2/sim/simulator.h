@@ -172,6 +172,7 @@ struct ResolvedParams {
   const NetworkEfficiency& network;
   const EngineProfile& engine;
   const SimParams& params;
+  PowerParams power;      // the power model on this GPU (SimParams::power_on)
   double sampler_passes;  // the engine's sampler over the one pass the graph counts (its sampling mode's bytes / 8)
   // The engine's own all-reduce over this link (NVLink), or none: NCCL's ring (engine_direct_allreduce).
   std::optional<DirectAllReduceEfficiency> direct_allreduce;
