@@ -33,14 +33,28 @@ if [ "$mode" = ci ]; then
   done
   if [ $# -eq 0 ]; then
     slow=$(sed -n 's/^set(LLMCO2_SLOW_UNIT_TESTS "\(.*\)")$/\1/p' tests/unit_tests.cmake)
-    log=build/fuzz/logs/unit_tests.ci.log
     mkdir -p build/fuzz/tmp
     start=$(date +%s)
-    if TEST_TMPDIR=$PWD/build/fuzz/tmp "$bin/llmco2_unit_tests_sanitized" --gtest_filter="-$slow" >"$log" 2>&1; then
-      echo "fuzz-ci: unit tests under ASan and UBSan: $(grep -o '[0-9]* tests\? from [0-9]* test suites ran' "$log" |
-        head -1), passed in $(( $(date +%s) - start )) s"
+    # Two shards side by side, one per core (ctest runs these tests as parallel processes too: they share nothing
+    # but TEST_TMPDIR, where each names its own files).
+    pids=()
+    for shard in 0 1; do
+      TEST_TMPDIR=$PWD/build/fuzz/tmp GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard \
+        "$bin/llmco2_unit_tests_sanitized" --gtest_filter="-$slow" >"build/fuzz/logs/unit_tests.ci.$shard.log" 2>&1 &
+      pids+=($!)
+    done
+    failed=()
+    for shard in 0 1; do wait "${pids[$shard]}" || failed+=("$shard"); done
+    if [ ${#failed[@]} -eq 0 ]; then
+      ran=$(grep -ho '^\[==========\] [0-9]* tests\? from' build/fuzz/logs/unit_tests.ci.[01].log |
+        awk '{s += $2} END {print s}')
+      echo "fuzz-ci: unit tests under ASan and UBSan: $ran tests in 2 shards, passed in $(( $(date +%s) - start )) s"
     else
-      echo "fuzz-ci: unit tests under ASan and UBSan FAILED (log: $log)"; grep -B2 -A20 'FAILED\|ERROR: \|runtime error' "$log" | head -60
+      for shard in "${failed[@]}"; do
+        log=build/fuzz/logs/unit_tests.ci.$shard.log
+        echo "fuzz-ci: unit tests under ASan and UBSan FAILED (log: $log)"
+        grep -B2 -A20 'FAILED\|ERROR: \|runtime error' "$log" | head -60
+      done
       status=1
     fi
   fi
