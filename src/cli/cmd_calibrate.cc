@@ -1,7 +1,6 @@
 // cli/cmd_calibrate.cc - `llmco2 calibrate`: binds the flags to research::calibrate (the simulator's parameters with
 // leave-one-source-out scores) or, with --kernels, research::fit_kernels (its kernel-time parameters), and prints
 // what was written.
-#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -19,30 +18,27 @@ struct CalibrateFlags {
   research::SiteCalibrateOptions site;
 };
 
-std::vector<std::string> split_commas(const std::string& list) {
-  std::vector<std::string> out;
-  for (size_t start = 0; start <= list.size();) {
-    const size_t end = std::min(list.find(',', start), list.size());
-    if (end > start) out.push_back(list.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
+// --data for the global fits: one folder ("" for data/measured). Several entries are for --site only.
+std::string data_folder(const std::vector<std::string>& data) {
+  if (data.size() > 1)
+    throw Error(
+        fmt::format("--data: one folder of dataset CSVs, got {} entries (several files are for --site)", data.size()));
+  return data.empty() ? "" : data.front();
 }
 
 void print_warnings(const std::vector<std::string>& warnings, const char* command) {
   for (const auto& warning : warnings) std::cerr << command << ": " << warning << "\n";
 }
 
-void run(const CalibrateFlags& f) {
+void run(CalibrateFlags f) {
   if (!f.site.name.empty()) {
-    research::SiteCalibrateOptions site = f.site;
-    site.data = split_commas(f.options.data_dir);
-    const research::SiteCalibrateSummary s = research::calibrate_site(site);
+    const research::SiteCalibrateSummary s = research::calibrate_site(f.site);
     std::cout << s.report;
     for (const auto& skipped : s.skipped) std::cerr << "calibrate --site: skipped " << skipped << "\n";
     std::cerr << fmt::format("calibrate --site: wrote {} ({} of {} rows fitted)\n", s.written, s.simulatable, s.rows);
     return;
   }
+  f.options.data_dir = data_folder(f.site.data);
   if (f.fit_kernels) {
     research::KernelFitOptions kernels = f.kernels;
     kernels.data_dir = f.options.data_dir;  // --data: the MLPerf AMD runs that fit CDNA 3
@@ -68,9 +64,11 @@ void add_calibrate_command(CLI::App& app) {
   auto* command = app.add_subcommand("calibrate", "fit the reference simulator on the imported measurements");
   auto f = std::make_shared<CalibrateFlags>();
   research::CalibrateOptions& o = f->options;
-  command->add_option("--data", o.data_dir,
-                      "folder of dataset CSVs (default: data/measured); with --site: the site's dataset CSVs or "
-                      "folders, comma-separated");
+  command
+      ->add_option("--data", f->site.data,
+                   "folder of dataset CSVs (default: data/measured); with --site: the site's dataset CSVs or "
+                   "folders, comma-separated")
+      ->delimiter(',');
   command->add_option("--params-out", o.params_out, "fitted parameters (default: data/sim/params.json)");
   command->add_option("--report", o.report, "markdown report; plots go to <its folder>/calibration/")
       ->capture_default_str();

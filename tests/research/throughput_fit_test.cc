@@ -109,8 +109,11 @@ TEST(ThroughputFit, EachRoundIsHeldOutAndAGpuAbsentFromTheTrainingRoundsKeepsThe
   ASSERT_EQ(fit.round_scores.size(), 2u);
   EXPECT_EQ(fit.round_scores[0].throughput.n, 2u);
   EXPECT_LT(fit.round_scores[0].throughput.mape, 0.02);  // r1 held out: the fit on r2 saw both regimes
-  for (const NodeValidationRow& r : fit.held_out.rows)
-    if (r.gpu == "mi325x") EXPECT_LT(r.simulated_tokens_per_s / r.measured_tokens_per_s, 0.95);
+  for (const NodeValidationRow& r : fit.held_out.rows) {
+    if (r.gpu == "mi325x") {
+      EXPECT_LT(r.simulated_tokens_per_s / r.measured_tokens_per_s, 0.95);
+    }
+  }
   EXPECT_NEAR(fit.scales.gpu_compute, truth.gpu_compute, 0.02 * truth.gpu_compute);
 }
 

@@ -354,8 +354,7 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
       d.setup.batch = 1;  // the scheduler forms the batches
       return d;
     };
-    return run_capacity(o, model, cf, deployment_for, carbon_resolver(cf, asked_node, paths), gpus,
-                        settings_params(impl_->settings));
+    return run_capacity(o, model, cf, deployment_for, carbon_resolver(cf, asked_node, paths), gpus, impl_->params());
   }
   const SetupFor setup_for = setup_resolver(cf, model, asked_node, !o.trace.empty(), paths);
   const LoadedPredictor& p = impl_->predictor(request.predictor);

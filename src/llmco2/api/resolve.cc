@@ -18,7 +18,6 @@
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
 #include "predictor/registry.h"
-#include "sim/site_profile.h"
 
 namespace llmco2::api {
 namespace {
@@ -234,11 +233,9 @@ std::unique_ptr<Predictor> choose_predictor(const std::string& name, const Setti
 
 }  // namespace
 
-SimParams settings_params(const Settings& s) { return apply_site_file(load_sim_params_or_default(s.params), s.site); }
-
-LoadedPredictor load_predictor(const std::string& name, const Settings& s) {
+LoadedPredictor load_predictor(const std::string& name, const Settings& s, SimParams params) {
   LoadedPredictor loaded;
-  loaded.params = settings_params(s);
+  loaded.params = std::move(params);
   loaded.predictor = make_bounded_predictor(choose_predictor(name, s, loaded.params, loaded.file));
   if (!s.model_file.empty()) {
     loaded.bands_note = "no interval: " + s.model_file + " was not evaluated on held-out measurements";

@@ -84,10 +84,8 @@ struct LoadedPredictor {
   std::string file;  // the model file read ("" for the simulator and LLMCarbon)
 };
 
-// The simulator parameters of the settings: `params` (default data/sim/params.json) with the `site` profile applied.
-SimParams settings_params(const Settings& settings);
-
 // The bundled model of `name` (or `settings.model_file`), bounded to the power envelope. Throws Error.
-LoadedPredictor load_predictor(const std::string& name, const Settings& settings);
+// `params`: the simulator parameters it runs with (Session::Impl::params).
+LoadedPredictor load_predictor(const std::string& name, const Settings& settings, SimParams params);
 
 }  // namespace llmco2::api

@@ -224,7 +224,8 @@ std::string summary_text(const Json& j) {
   return out;
 }
 
-Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Settings& settings) {
+Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Settings& settings,
+                        const SimParams& params) {
   if (rf.batch != 1)
     fail(
         "--batch {}: serve-sim batches the log's requests as the engine's scheduler does; bound the running batch "
@@ -249,7 +250,6 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   d.gpu_memory_utilization = f.gpu_memory_utilization;
   const SchedulerLimits limits = scheduler_limits(d);
   const CarbonInputs& carbon = r.carbon;
-  const SimParams params = settings_params(settings);
   Requests requests(f);
   const RequestSource source = [&] { return requests.next(); };
   ReplayOptions options;
@@ -334,7 +334,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
 }  // namespace
 
 Result Session::serve_sim(const Request& request, const ServeSimOptions& options) const {
-  return serve_sim_result(options, request, impl_->settings);
+  return serve_sim_result(options, request, impl_->settings, impl_->params());
 }
 
 }  // namespace llmco2::api

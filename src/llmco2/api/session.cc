@@ -33,7 +33,7 @@ namespace llmco2::api {
 const LoadedPredictor& Session::Impl::predictor(const std::string& name) const {
   std::lock_guard lock(mutex);
   auto it = predictors.find(name);
-  if (it == predictors.end()) it = predictors.emplace(name, load_predictor(name, settings)).first;
+  if (it == predictors.end()) it = predictors.emplace(name, load_predictor(name, settings, params())).first;
   return it->second;  // std::map: the reference stays valid as others are added
 }
 
@@ -120,6 +120,11 @@ Session::Session(Settings settings) : impl_(std::make_unique<Impl>()) {
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
+
+SimParams Session::Impl::params() const {
+  SimParams p = load_sim_params_or_default(settings.params);
+  return site ? apply_site(std::move(p), *site) : p;
+}
 
 Json Session::Impl::site_json(const ResolvedRequest& r, std::vector<std::string>& warnings) const {
   if (!site) return nullptr;

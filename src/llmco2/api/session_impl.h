@@ -25,6 +25,8 @@ struct Session::Impl {
 
   // The predictor of this name, loaded on first use. Thread-safe.
   const LoadedPredictor& predictor(const std::string& name) const;
+  // The simulator parameters: settings.params (default data/sim/params.json) with the site profile applied.
+  SimParams params() const;
   // What the site profile says about a request's setup: {"name", "file", "corrections": those of its GPU and
   // engine}, and a warning when none applies; null without a profile.
   Json site_json(const ResolvedRequest& r, std::vector<std::string>& warnings) const;

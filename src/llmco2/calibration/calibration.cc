@@ -80,6 +80,15 @@ SimParams fit_params_without(const CalibrationSet& set, const std::function<bool
   return fit_params(set, train, start, options);
 }
 
+RowComparisons row_comparisons(const CalibrationSample& sample, const SimEstimate& p) {
+  RowComparisons out;
+  if (sample.energy_j && sample.latency_s && p.latency_s > 0)
+    out.pairs[out.size++] = {p.energy_j / p.latency_s, *sample.energy_j / *sample.latency_s};
+  else if (sample.energy_j) out.pairs[out.size++] = {p.energy_j, *sample.energy_j};
+  if (sample.latency_s) out.pairs[out.size++] = {p.latency_s, *sample.latency_s};
+  return out;
+}
+
 SimEstimate predict(const CalibrationSample& sample, const SimParams& params) {
   const SimResult r = run_workload(sample.workload, params);
   return {sample.meter.energy_j(r, sample.workload.idle_w) * sample.batch_scale, r.latency_s.total()};
@@ -172,13 +181,9 @@ class Objective {
     double loss = 0;
     for (size_t i = 0; i < train_.size(); ++i) {
       const CalibrationSample& sample = set_.samples[train_[i]];
-      const SimEstimate p = predict(sample, params);
-      // Where a row measured both, its energy is scored as mean power (energy / latency), so that the power model
-      // is fitted to power and cannot absorb a latency error (a slow engine would otherwise push power up).
-      if (sample.energy_j && sample.latency_s && p.latency_s > 0)
-        loss += weights_[i] * squared_log_error(p.energy_j / p.latency_s, *sample.energy_j / *sample.latency_s);
-      else if (sample.energy_j) loss += weights_[i] * squared_log_error(p.energy_j, *sample.energy_j);
-      if (sample.latency_s) loss += weights_[i] * squared_log_error(p.latency_s, *sample.latency_s);
+      const RowComparisons compared = row_comparisons(sample, predict(sample, params));
+      for (size_t k = 0; k < compared.size; ++k)
+        loss += weights_[i] * squared_log_error(compared.pairs[k].first, compared.pairs[k].second);
     }
     return loss;
   }

@@ -1,6 +1,8 @@
 // calibration/calibration.h - fitting the simulator's free parameters to measured rows, and scoring the fit.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -44,6 +46,16 @@ struct SimEstimate {
   double energy_j = 0, latency_s = 0;
 };
 SimEstimate predict(const CalibrationSample& sample, const SimParams& params);
+
+// What a fit compares for a row, each as (predicted, measured): its mean power (energy / latency) where it measured
+// both and the prediction has a latency, else its energy; then its latency. Scoring energy as mean power keeps the
+// power model fitted to power: it cannot absorb a latency error (a slow engine would otherwise push power up).
+// fit_params and the site fit (calibration/site_fit.h) score the same comparisons.
+struct RowComparisons {
+  std::array<std::pair<double, double>, 2> pairs;
+  size_t size = 0;
+};
+RowComparisons row_comparisons(const CalibrationSample& sample, const SimEstimate& predicted);
 
 struct FitOptions {
   int max_evaluations = 2500;

@@ -52,25 +52,25 @@ SiteProfile profile_at(const std::string& name, const std::vector<Knob>& knobs, 
   return site;
 }
 
-// A row's log errors, each over the residual spread: mean power (energy / latency) where it measured both, else
-// energy; and latency. Always the same entries for a row, whatever the parameters.
-void add_residuals(const CalibrationSample& sample, const SimParams& params, double sd, std::vector<double>& out) {
-  const SimEstimate p = predict(sample, params);
-  auto log_error = [](double predicted, double measured) {
-    if (!(predicted > 0) || !(measured > 0)) return kCapLog;
-    return std::clamp(std::log(predicted / measured), -kCapLog, kCapLog);
-  };
-  if (sample.energy_j && sample.latency_s)
-    out.push_back(log_error(p.latency_s > 0 ? p.energy_j / p.latency_s : 0, *sample.energy_j / *sample.latency_s) / sd);
-  else if (sample.energy_j) out.push_back(log_error(p.energy_j, *sample.energy_j) / sd);
-  if (sample.latency_s) out.push_back(log_error(p.latency_s, *sample.latency_s) / sd);
-}
-
+// The rows' log errors (row_comparisons: as fit_params scores them), each over the residual spread. A row has as
+// many entries as it measured quantities (energy, latency), whatever the parameters.
 std::vector<double> residuals(const CalibrationSet& set, const std::vector<size_t>& rows, const SimParams& params,
                               double sd) {
   std::vector<double> r;
-  for (size_t s : rows) add_residuals(set.samples[s], params, sd, r);
+  for (size_t s : rows) {
+    const RowComparisons compared = row_comparisons(set.samples[s], predict(set.samples[s], params));
+    for (size_t k = 0; k < compared.size; ++k) {
+      const auto [predicted, measured] = compared.pairs[k];
+      const double error =
+          predicted > 0 && measured > 0 ? std::clamp(std::log(predicted / measured), -kCapLog, kCapLog) : kCapLog;
+      r.push_back(error / sd);
+    }
+  }
   return r;
+}
+
+size_t residual_count(const CalibrationSample& sample) {
+  return (sample.energy_j ? 1 : 0) + (sample.latency_s ? 1 : 0);
 }
 
 using Matrix = std::vector<std::vector<double>>;  // row-major, small (knobs x knobs)
@@ -254,13 +254,18 @@ std::vector<size_t> choose_site_rows(const CalibrationSet& set, const std::vecto
                                      const SimParams& global, size_t count, const SiteFitOptions& options) {
   const std::vector<Knob> knobs = knobs_of(set, candidates);
   const std::vector<double> theta(knobs.size(), 0.0);
-  // Each candidate's residual rows of the Jacobian at the global parameters.
-  std::vector<Matrix> rows_of(candidates.size());
-  for (size_t c = 0; c < candidates.size(); ++c) {
-    const std::vector<size_t> one = {candidates[c]};
-    const std::vector<double> at = residuals(set, one, global, options.residual_sd);
-    rows_of[c] = jacobian(set, one, global, knobs, theta, at, options.residual_sd);
-  }
+  // The Jacobian at the global parameters over every candidate, and where each candidate's entries start in it.
+  const std::vector<double> at = residuals(set, candidates, global, options.residual_sd);
+  const Matrix columns = jacobian(set, candidates, global, knobs, theta, at, options.residual_sd);
+  std::vector<size_t> first(candidates.size() + 1, 0);
+  for (size_t c = 0; c < candidates.size(); ++c) first[c + 1] = first[c] + residual_count(set.samples[candidates[c]]);
+  // `m` plus candidate c's information.
+  auto with = [&](Matrix m, size_t c) {
+    for (size_t a = 0; a < knobs.size(); ++a)
+      for (size_t b = 0; b < knobs.size(); ++b)
+        for (size_t i = first[c]; i < first[c + 1]; ++i) m[a][b] += columns[a][i] * columns[b][i];
+    return m;
+  };
   Matrix m = prior_precision(knobs);
   std::vector<size_t> chosen;
   std::vector<bool> taken(candidates.size(), false);
@@ -275,19 +280,14 @@ std::vector<size_t> choose_site_rows(const CalibrationSet& set, const std::vecto
     size_t pick = candidates.size();
     for (size_t c = 0; c < candidates.size(); ++c) {
       if (taken[c]) continue;
-      Matrix trial = m, l;
-      for (size_t a = 0; a < knobs.size(); ++a)
-        for (size_t b = 0; b < knobs.size(); ++b)
-          for (size_t i = 0; i < rows_of[c][a].size(); ++i) trial[a][b] += rows_of[c][a][i] * rows_of[c][b][i];
-      if (cholesky(trial, l) && log_det(l) > best) best = log_det(l), pick = c;
+      Matrix l;
+      if (cholesky(with(m, c), l) && log_det(l) > best) best = log_det(l), pick = c;
     }
     if (pick == candidates.size()) break;  // every configuration is chosen
     const std::string chosen_configuration = configuration(pick);
     for (size_t c = 0; c < candidates.size(); ++c) taken[c] = taken[c] || configuration(c) == chosen_configuration;
     chosen.push_back(candidates[pick]);
-    for (size_t a = 0; a < knobs.size(); ++a)
-      for (size_t b = 0; b < knobs.size(); ++b)
-        for (size_t i = 0; i < rows_of[pick][a].size(); ++i) m[a][b] += rows_of[pick][a][i] * rows_of[pick][b][i];
+    m = with(std::move(m), pick);
   }
   return chosen;
 }

@@ -44,9 +44,8 @@ struct SimParams {
   PowerParams power;
   double energy_noise = 0.02;  // repeat-to-repeat relative spread of the noise model
   double latency_noise = 0.015;
-  // The site profile applied (sim/site_profile.h): its name ("" for none) and its corrections by GPU catalog id
-  // (its engines' host costs are scaled in `engines` itself).
-  std::string site;
+  // The site profile's corrections by GPU catalog id (sim/site_profile.h; its engines' host costs are scaled in
+  // `engines` itself). Empty without a profile.
   std::map<std::string, GpuSiteScales> site_gpus;
 
   // The kernel efficiencies of a GPU: its generation's fitted curve (attention fitted on kernel tables), with the

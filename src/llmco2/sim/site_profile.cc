@@ -133,7 +133,6 @@ void scale_host(EngineProfile& profile, double scale) {
 }  // namespace
 
 SimParams apply_site(SimParams params, const SiteProfile& site) {
-  params.site = site.name;
   for (const SiteCorrection& c : site.corrections) {
     if (c.knob == SiteKnob::host) {
       scale_host(params.engines.at(c.target), c.value);
@@ -143,11 +142,6 @@ SimParams apply_site(SimParams params, const SiteProfile& site) {
     (c.knob == SiteKnob::compute ? s.compute : c.knob == SiteKnob::memory ? s.memory : s.power) = c.value;
   }
   return params;
-}
-
-SimParams apply_site_file(SimParams params, const std::string& path) {
-  if (path.empty()) return params;
-  return apply_site(std::move(params), read_site_profile(path));
 }
 
 }  // namespace llmco2::sim

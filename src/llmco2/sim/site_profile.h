@@ -60,7 +60,5 @@ void write_site_profile(const std::filesystem::path& path, const SiteProfile& si
 // The parameters with the site's corrections: GPU types' scales into params.site_gpus, engines' host costs scaled in
 // params.engines (each kept inside the engine's documented range).
 SimParams apply_site(SimParams params, const SiteProfile& site);
-// apply_site of the profile in `path`; `params` unchanged when `path` is empty.
-SimParams apply_site_file(SimParams params, const std::string& path);
 
 }  // namespace llmco2::sim
