@@ -9,10 +9,16 @@ BIN    := $(BUILD)/src/cli/llmco2
 DEMO_OPTIONS := -DLLMCO2_BUILD_TESTS=OFF -DLLMCO2_BUILD_BENCH=OFF -DLLMCO2_BUILD_PYTHON=OFF \
                 -DLLMCO2_WITH_TRAINING=OFF -DLLMCO2_WITH_SERVER=OFF
 FULL_OPTIONS := -DLLMCO2_BUILD_TESTS=ON -DLLMCO2_BUILD_BENCH=ON -DLLMCO2_BUILD_PYTHON=ON \
-                -DLLMCO2_WITH_TRAINING=ON -DLLMCO2_WITH_SERVER=ON -DLLMCO2_WERROR=$(WERROR)
+                -DLLMCO2_WITH_TRAINING=ON -DLLMCO2_WITH_SERVER=ON -DLLMCO2_WERROR=$(WERROR) -DCMAKE_UNITY_BUILD=$(UNITY)
 # The tests' build treats warnings in llmco2's own code as errors (CI runs make test); `make test WERROR=OFF` for a
 # compiler newer than Debian 12's gcc 12, whose new warnings have not been looked at yet.
 WERROR ?= ON
+# The tests' build (and the fuzz and tsan builds, CMakePresets.json) are unity builds: each target's sources compiled
+# 8 to a translation unit, so the heavy headers (fmt, nlohmann/json, CLI11, gtest) are parsed and their templates
+# instantiated once per 8 files instead of once per file (build times: docs/performance.md).
+# The odr-check build keeps one file per unit, which also checks that every library file compiles alone. A plain
+# `cmake --preset release` (the edit loop) is not a unity build; `make test UNITY=OFF` builds the tests without it.
+UNITY ?= ON
 
 # Debian packages: setup installs all of them (build, test, train, serve, fuzz), setup-demo those of the CLI.
 setup:

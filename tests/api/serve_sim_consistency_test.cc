@@ -25,14 +25,14 @@
 namespace llmco2::api {
 namespace {
 
-const std::vector<std::string> kModels = {"llama-3.1-8b", "opt-6.7b", "mixtral-8x7b", "qwen3-30b-a3b-fp8"};
+const std::vector<std::string> kServeSimModels = {"llama-3.1-8b", "opt-6.7b", "mixtral-8x7b", "qwen3-30b-a3b-fp8"};
 
 TEST(OneRequestOneAnswer, ServeSimOfOneRequestGivesPredictsFiguresOnEveryGpu) {
   const Session session;
   const SimParams params = load_sim_params_or_default("");
   int compared = 0;
   for (const Json& gpu : session.gpus()) {
-    for (const std::string& model : kModels) {
+    for (const std::string& model : kServeSimModels) {
       for (const std::string scope : {"gpu", "node"}) {
         Request r;
         r.model = model, r.gpu = gpu["id"].get<std::string>(), r.scope = scope;

@@ -10,12 +10,13 @@
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 #include "support/all_modules.h"
+#include "support/catalogs.h"
 
 namespace llmco2 {
 namespace {
 
-ModelSpec model(const std::string& id) { return ModelCatalog::bundled().resolve(id); }
-Gpu gpu(const std::string& id) { return GpuCatalog::bundled().resolve(id); }
+using testing_support::gpu;
+using testing_support::model;
 
 Request request(const ModelSpec& m, long batch, long prompt, long gen, int gpus, const std::string& dtype = "") {
   Request r;

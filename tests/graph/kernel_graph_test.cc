@@ -13,11 +13,12 @@
 #include "model/hf_config.h"
 #include "model/model_catalog.h"
 #include "support/all_modules.h"
+#include "support/catalogs.h"
 
 namespace llmco2 {
 namespace {
 
-ModelSpec model(const std::string& id) { return ModelCatalog::bundled().resolve(id); }
+using testing_support::model;
 
 Request request(long batch, long prompt, long gen, int gpus = 1) {
   Request r;

@@ -3,11 +3,12 @@
 
 #include "hardware/gpu_catalog.h"
 #include "support/all_modules.h"
+#include "support/catalogs.h"
 
 namespace llmco2 {
 namespace {
 
-Gpu gpu(const std::string& id) { return GpuCatalog::bundled().resolve(id); }
+using testing_support::gpu;
 
 TEST(EnginePrecision, Fp8RunsNativelyWhereTheGpuHasFp8TensorCores) {
   const Precision fp8{DType::fp8, DType::fp8, DType::bf16};

@@ -15,6 +15,7 @@
 #include "core/paths.h"
 #include "hardware/gpu_catalog.h"
 #include "support/all_modules.h"
+#include "support/error_of.h"
 
 namespace llmco2 {
 namespace {
@@ -24,16 +25,11 @@ const GpuCatalog& catalog() { return GpuCatalog::bundled(); }
 Json my_gpu() { return read_json_file(std::string(LLMCO2_TESTDATA) + "/gpus/my_gpu.json"); }
 
 // The message of the Error thrown when `json` is written to <temp>/bad/my_gpu.json and read back, or "".
-std::string refusal(const Json& json) {
+std::string gpu_file_refusal(const Json& json) {
   const auto dir = std::filesystem::path(testing::TempDir()) / "bad";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "my_gpu.json") << json.dump(1);
-  try {
-    read_gpu_file(dir / "my_gpu.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return testing_support::error_of([&] { read_gpu_file(dir / "my_gpu.json"); });
 }
 
 constexpr size_t kBundledGpus = 30;
@@ -91,21 +87,22 @@ TEST(GpuCatalog, ImplausibleValuesAreRefusedNamingFileAndKey) {
   for (const Case& c : cases) {
     Json gpu = my_gpu();
     gpu[Json::json_pointer(c.pointer)] = c.value;
-    const std::string message = refusal(gpu);
+    const std::string message = gpu_file_refusal(gpu);
     EXPECT_NE(message.find(c.message), std::string::npos) << c.pointer << ": " << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;  // one line
   }
   Json linked = my_gpu();
   linked["gpu_link"] = {{"kind", "nvlink4"}, {"bandwidth_gb_per_s", -3.0}, {"max_gpus", 8}};
   linked["sources"]["gpu_link"] = "test";
-  EXPECT_NE(refusal(linked).find("my_gpu.json: gpu_link.bandwidth_gb_per_s = -3 is outside [1, 20000]"),
+  EXPECT_NE(gpu_file_refusal(linked).find("my_gpu.json: gpu_link.bandwidth_gb_per_s = -3 is outside [1, 20000]"),
             std::string::npos)
-      << refusal(linked);
+      << gpu_file_refusal(linked);
   linked["gpu_link"]["bandwidth_gb_per_s"] = 900.0;
   linked["gpu_link"]["max_gpus"] = 1;
-  EXPECT_NE(refusal(linked).find("my_gpu.json: gpu_link.max_gpus = 1 is outside [2, 1024]"), std::string::npos);
+  EXPECT_NE(gpu_file_refusal(linked).find("my_gpu.json: gpu_link.max_gpus = 1 is outside [2, 1024]"),
+            std::string::npos);
   linked["gpu_link"]["max_gpus"] = 8;
-  EXPECT_EQ(refusal(linked), "");
+  EXPECT_EQ(gpu_file_refusal(linked), "");
   Json infinite = my_gpu();
   infinite["tdp_w"] = std::numeric_limits<double>::infinity();  // not writable as JSON text: checked in memory
   try {

@@ -11,6 +11,7 @@
 #include "hardware/host_power.h"
 #include "hardware/node.h"
 #include "support/all_modules.h"
+#include "support/error_of.h"
 
 namespace llmco2 {
 namespace {
@@ -18,13 +19,8 @@ namespace {
 Json test_node_json() { return read_json_file(std::string(LLMCO2_TESTDATA) + "/nodes/test_node.json"); }
 Node test_node() { return node_from_json(test_node_json(), "test_node.json"); }
 
-std::string refusal(const Json& json) {
-  try {
-    node_from_json(json, "bad.json");
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+std::string node_refusal(const Json& json) {
+  return testing_support::error_of([&] { node_from_json(json, "bad.json"); });
 }
 
 TEST(Node, ReadsEveryComponent) {
@@ -159,23 +155,25 @@ TEST(Node, BlackwellUltraAndRtxProNodesAreTheDefaults) {
 TEST(Node, RefusesBadFilesWithOneLine) {
   Json j = test_node_json();
   j["cpu"]["idle_w"] = 400;
-  EXPECT_NE(refusal(j).find("cpu.idle_w = 400 is not below cpu.tdp_w = 300"), std::string::npos) << refusal(j);
+  EXPECT_NE(node_refusal(j).find("cpu.idle_w = 400 is not below cpu.tdp_w = 300"), std::string::npos)
+      << node_refusal(j);
   j = test_node_json();
   j["sources"].erase("fans");
-  EXPECT_NE(refusal(j).find("sources has no entry for 'fans'"), std::string::npos) << refusal(j);
+  EXPECT_NE(node_refusal(j).find("sources has no entry for 'fans'"), std::string::npos) << node_refusal(j);
   j = test_node_json();
   j["psu"]["efficiency"] = Json::parse("[[0.5, 0.96], [0.2, 0.94]]");
-  EXPECT_NE(refusal(j).find("psu.efficiency loads must increase"), std::string::npos) << refusal(j);
+  EXPECT_NE(node_refusal(j).find("psu.efficiency loads must increase"), std::string::npos) << node_refusal(j);
   j = test_node_json();
   j["memory"]["idle_w_per_dimm"] = 2000;
-  EXPECT_NE(refusal(j).find("bad.json: memory: memory.idle_w_per_dimm = 2000 is outside"), std::string::npos)
-      << refusal(j);
+  EXPECT_NE(node_refusal(j).find("bad.json: memory: memory.idle_w_per_dimm = 2000 is outside"), std::string::npos)
+      << node_refusal(j);
   j = test_node_json();
   j["psu"]["active"] = 9;
-  EXPECT_NE(refusal(j).find("psu.active = 9 exceeds psu.count = 6"), std::string::npos) << refusal(j);
+  EXPECT_NE(node_refusal(j).find("psu.active = 9 exceeds psu.count = 6"), std::string::npos) << node_refusal(j);
   j = test_node_json();
   j["gpu"] = "h100";
-  EXPECT_NE(refusal(j).find("key 'gpu' must be a GPU catalog id, found 'h100'"), std::string::npos) << refusal(j);
+  EXPECT_NE(node_refusal(j).find("key 'gpu' must be a GPU catalog id, found 'h100'"), std::string::npos)
+      << node_refusal(j);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/accuracy.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -501,8 +502,6 @@ std::vector<OpScore> score_by_op(const std::vector<KernelSample>& samples, const
 namespace llmco2::calibration {
 
 namespace {
-
-std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
 // "at lower bound" / "at upper bound" / "" for a fitted value (within 0.5% of the range's width, log scale for wide
 // ranges).

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "calibration/kernel_campaign.h"
+#include "core/accuracy.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/paths.h"
@@ -396,7 +397,7 @@ namespace llmco2::calibration {
 
 namespace {
 
-std::string pct(double fraction) { return fraction < 0 ? "-" : fmt::format("{:.1f}%", 100 * fraction); }
+std::string percent_or_dash(double fraction) { return fraction < 0 ? "-" : percent(fraction); }
 
 std::string fitted_values(const KernelTableFit& fit) {
   std::map<std::string, KernelEfficiency> entries = fit.generations;
@@ -448,7 +449,8 @@ std::string family_summary(const std::vector<TableScore>& scores) {
       const bool has_gpu_out = c.gpu_out_samples > 0;
       const double gpu_out = has_gpu_out ? c.gpu_out / c.gpu_out_samples : -1;
       md += fmt::format("| {} | {} | {:.0f} | {} | {} | {} | {} | {} |\n", family, key.second, c.samples,
-                        pct(c.fitted / c.samples), pct(shape_out), shape_out <= 0.10 ? "yes" : "no", pct(gpu_out),
+                        percent_or_dash(c.fitted / c.samples), percent_or_dash(shape_out),
+                        shape_out <= 0.10 ? "yes" : "no", percent_or_dash(gpu_out),
                         !has_gpu_out      ? "-"
                         : gpu_out <= 0.15 ? "yes"
                                           : "no");
@@ -514,7 +516,8 @@ std::string kernel_tables_markdown(const KernelTableSet& set, const KernelTableF
       "shape out | held-out MAPE, GPU out |\n|---|---|---|---:|---:|---:|---:|---:|\n";
   for (const auto& s : scores)
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f} | {} |\n", s.gpu_id, s.engine, s.op, s.samples,
-                      pct(s.fitted_mape), pct(s.held_out_shape_mape), s.held_out_shape_ratio, pct(s.held_out_gpu_mape));
+                      percent_or_dash(s.fitted_mape), percent_or_dash(s.held_out_shape_mape), s.held_out_shape_ratio,
+                      percent_or_dash(s.held_out_gpu_mape));
   return md;
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/accuracy.h"
 #include "core/csv.h"
 #include "core/json_io.h"
 #include "core/plot.h"
@@ -22,7 +23,6 @@ std::vector<size_t> samples_of(const CalibrationSet& set, const std::string& sou
   return out;
 }
 
-std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 // A MAPE cell, "-" where no row measured the quantity.
 std::string mape_cell(const AccuracyStats& a) { return a.n ? percent(a.mape) : std::string("-"); }
 

@@ -17,18 +17,18 @@ namespace {
 constexpr double kCapLog = 1.0986;  // log(3): one row's error counts at most as a factor of 3, as in fit_params
 
 // One correction the fit moves: its knob, target and rows, in log scale theta = log(value).
-struct Knob {
+struct FitKnob {
   SiteKnob knob;
   std::string target;
   size_t rows = 0;
   const SiteKnobInfo& info() const { return site_knob(knob); }
 };
 
-std::vector<Knob> knobs_of(const CalibrationSet& set, const std::vector<size_t>& train) {
+std::vector<FitKnob> knobs_of(const CalibrationSet& set, const std::vector<size_t>& train) {
   std::set<std::string> gpus, engines;
   for (size_t s : train) gpus.insert(set.samples[s].workload.gpu_id), engines.insert(set.samples[s].workload.engine);
-  std::vector<Knob> knobs;
-  auto count = [&](const Knob& k) {
+  std::vector<FitKnob> knobs;
+  auto count = [&](const FitKnob& k) {
     size_t n = 0;
     for (size_t s : train) {
       const CalibrationSample& sample = set.samples[s];
@@ -40,11 +40,11 @@ std::vector<Knob> knobs_of(const CalibrationSet& set, const std::vector<size_t>&
   for (const auto& gpu : gpus)
     for (SiteKnob knob : {SiteKnob::compute, SiteKnob::memory, SiteKnob::power}) knobs.push_back({knob, gpu});
   for (const auto& engine : engines) knobs.push_back({SiteKnob::host, engine});
-  for (Knob& k : knobs) k.rows = count(k);
+  for (FitKnob& k : knobs) k.rows = count(k);
   return knobs;
 }
 
-SiteProfile profile_at(const std::string& name, const std::vector<Knob>& knobs, const std::vector<double>& theta) {
+SiteProfile profile_at(const std::string& name, const std::vector<FitKnob>& knobs, const std::vector<double>& theta) {
   SiteProfile site;
   site.name = name;
   for (size_t k = 0; k < knobs.size(); ++k)
@@ -114,7 +114,7 @@ double log_det(const Matrix& l) {
 }
 
 // The prior's precision: 1 / prior_sd^2 on the diagonal.
-Matrix prior_precision(const std::vector<Knob>& knobs) {
+Matrix prior_precision(const std::vector<FitKnob>& knobs) {
   Matrix p(knobs.size(), std::vector<double>(knobs.size(), 0.0));
   for (size_t k = 0; k < knobs.size(); ++k) p[k][k] = 1 / (knobs[k].info().prior_sd * knobs[k].info().prior_sd);
   return p;
@@ -122,7 +122,7 @@ Matrix prior_precision(const std::vector<Knob>& knobs) {
 
 // The residuals' Jacobian in theta by one-sided differences (stepping inward at an upper bound), as columns.
 Matrix jacobian(const CalibrationSet& set, const std::vector<size_t>& rows, const SimParams& global,
-                const std::vector<Knob>& knobs, const std::vector<double>& theta, const std::vector<double>& at,
+                const std::vector<FitKnob>& knobs, const std::vector<double>& theta, const std::vector<double>& at,
                 double sd) {
   constexpr double kStep = 0.01;
   Matrix columns;
@@ -148,14 +148,14 @@ Matrix information(const Matrix& columns, const Matrix& prior) {
   return h;
 }
 
-double objective(const std::vector<double>& r, const std::vector<Knob>& knobs, const std::vector<double>& theta) {
+double objective(const std::vector<double>& r, const std::vector<FitKnob>& knobs, const std::vector<double>& theta) {
   double sum = 0;
   for (double x : r) sum += x * x;
   for (size_t k = 0; k < knobs.size(); ++k) sum += std::pow(theta[k] / knobs[k].info().prior_sd, 2);
   return sum;
 }
 
-std::vector<double> clamp_to_ranges(std::vector<double> theta, const std::vector<Knob>& knobs) {
+std::vector<double> clamp_to_ranges(std::vector<double> theta, const std::vector<FitKnob>& knobs) {
   for (size_t k = 0; k < knobs.size(); ++k)
     theta[k] = std::clamp(theta[k], std::log(knobs[k].info().lo), std::log(knobs[k].info().hi));
   return theta;
@@ -194,7 +194,7 @@ SiteProfile fit_site(const CalibrationSet& set, std::vector<size_t> train, const
   if (train.empty())
     for (size_t s = 0; s < set.samples.size(); ++s) train.push_back(s);
   if (train.empty()) fail("site {}: no row the simulator can label, nothing to fit", name);
-  const std::vector<Knob> knobs = knobs_of(set, train);
+  const std::vector<FitKnob> knobs = knobs_of(set, train);
   const Matrix prior = prior_precision(knobs);
   const double sd = options.residual_sd;
   std::vector<double> theta(knobs.size(), 0.0);
@@ -252,7 +252,7 @@ SiteProfile fit_site(const CalibrationSet& set, std::vector<size_t> train, const
 
 std::vector<size_t> choose_site_rows(const CalibrationSet& set, const std::vector<size_t>& candidates,
                                      const SimParams& global, size_t count, const SiteFitOptions& options) {
-  const std::vector<Knob> knobs = knobs_of(set, candidates);
+  const std::vector<FitKnob> knobs = knobs_of(set, candidates);
   const std::vector<double> theta(knobs.size(), 0.0);
   // The Jacobian at the global parameters over every candidate, and where each candidate's entries start in it.
   const std::vector<double> at = residuals(set, candidates, global, options.residual_sd);

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace llmco2 {
 
 void AccuracyCounter::add(double predicted, double measured) {
@@ -23,5 +25,7 @@ Accuracy AccuracyCounter::result() const {
   a.bias = std::exp(log_ratio_sum_ / n);
   return a;
 }
+
+std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
 }  // namespace llmco2

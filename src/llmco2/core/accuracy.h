@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace llmco2 {
@@ -23,5 +24,8 @@ class AccuracyCounter {
   Accuracy sum_;
   double log_ratio_sum_ = 0;
 };
+
+// A fraction as a percentage with one decimal, as the reports print errors: 0.1234 -> "12.3%".
+std::string percent(double fraction);
 
 }  // namespace llmco2

@@ -1,6 +1,7 @@
 // core/ranges.h - checking a loaded number against its documented physical range, with an error naming file and key.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,10 @@ struct ParamRange {
   std::string_view why;
   bool contains(double value) const { return value >= lo && value <= hi; }  // false for NaN
 };
+
+// The range of `table` named `key`; a key without one is a bug of the caller ("internal: no plausible range for
+// <what> key '<key>'").
+const ParamRange& range_named(std::span<const ParamRange> table, std::string_view key, std::string_view what);
 
 // Returns `value` when finite and within [lo, hi]; else throws Error "<source>: <key> = <value> is outside [lo, hi]".
 double check_range(double value, double lo, double hi, const std::string& source, std::string_view key);

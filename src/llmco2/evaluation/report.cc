@@ -3,13 +3,12 @@
 
 #include <fmt/format.h>
 
+#include "core/accuracy.h"
 #include "core/json_io.h"
 #include "core/plot.h"
 
 namespace llmco2::evaluation {
 namespace {
-
-std::string pct(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
 std::vector<std::string> families_present(const TestResult& t) {
   std::vector<std::string> out;
@@ -34,8 +33,8 @@ std::string metric_table(const TestResult& t, Metric metric) {
   md += " Mean of families | All rows |\n" + rule + "---|---|\n";
   for (const auto& p : t.predictors) {
     md += fmt::format("| {} |", p.name);
-    for (const auto& f : families) md += fmt::format(" {} |", pct(p.score.energy_by_family.at(f).*metric));
-    md += fmt::format(" {} | {} |\n", pct(p.score.energy_family_mean.*metric), pct(p.score.energy_all.*metric));
+    for (const auto& f : families) md += fmt::format(" {} |", percent(p.score.energy_by_family.at(f).*metric));
+    md += fmt::format(" {} | {} |\n", percent(p.score.energy_family_mean.*metric), percent(p.score.energy_all.*metric));
   }
   return md;
 }
@@ -44,7 +43,7 @@ std::string phase_table(const TestResult& t) {
   std::string md =
       "| predictor | latency MAPE | latency EBA(10%) | prefill energy MAPE | decode energy MAPE | fit time |\n"
       "|---|---|---|---|---|---|\n";
-  const auto cell = [](const Accuracy& a, Metric m) { return a.n ? pct(a.*m) : std::string("-"); };
+  const auto cell = [](const Accuracy& a, Metric m) { return a.n ? percent(a.*m) : std::string("-"); };
   for (const auto& p : t.predictors)
     md += fmt::format("| {} | {} | {} | {} | {} | {:.0f} s |\n", p.name, cell(p.score.latency_all, &Accuracy::mape),
                       cell(p.score.latency_all, &Accuracy::eba10), cell(p.score.prefill_energy, &Accuracy::mape),
@@ -70,7 +69,8 @@ std::string ablation_table(const EvalReport& r) {
     md += fmt::format("| {} | {} |", row.label, row.predictor);
     for (const auto& t : r.tests) {
       const auto* p = find(t, row.predictor);
-      md += p ? fmt::format(" {} | {} |", pct(p->score.energy_family_mean.eba10), pct(p->score.energy_family_mean.mape))
+      md += p ? fmt::format(" {} | {} |", percent(p->score.energy_family_mean.eba10),
+                            percent(p->score.energy_family_mean.mape))
               : std::string(" - | - |");
     }
     md += "\n";

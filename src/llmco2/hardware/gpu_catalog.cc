@@ -23,13 +23,13 @@ constexpr double kTera = 1e12;
 constexpr double kGiga = 1e9;
 
 // Value fields that must each name a source.
-constexpr std::string_view kSourcedFields[] = {"dense_peak_tflops", "memory_gb", "memory_bandwidth_gb_per_s",
-                                               "host_link",         "tdp_w",     "idle_w",
-                                               "die_area_mm2",      "process"};
+constexpr std::string_view kGpuSourcedFields[] = {"dense_peak_tflops", "memory_gb", "memory_bandwidth_gb_per_s",
+                                                  "host_link",         "tdp_w",     "idle_w",
+                                                  "die_area_mm2",      "process"};
 
 void check_sources(const JsonReader& r) {
   const JsonReader sources(r.at("sources"), r.source() + ": sources");
-  for (const auto field : kSourcedFields)
+  for (const auto field : kGpuSourcedFields)
     if (!sources.has(field))
       fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
   if (r.has("gpu_link") && !sources.has("gpu_link"))
@@ -44,7 +44,7 @@ void check_sources(const JsonReader& r) {
 
 // The plausible range of every numeric value of a GPU file, in the file's units. A value outside is a typo, a wrong
 // unit (MB for GB, a sparse or per-node figure) or a different kind of device; the loader refuses it.
-constexpr ParamRange kRanges[] = {
+constexpr ParamRange kGpuRanges[] = {
     {"tdp_w", 10, 2000, "W: a 70 W inference card (T4) to a 1200 W GPU (GB200), with headroom both ways"},
     {"idle_w", 1, 2000, "W, and below tdp_w: a powered board never draws 0 (T4 idles at 9 W, Gaudi 3 at 226 W)"},
     {"min_power_limit_w", 1, 2000,
@@ -70,15 +70,11 @@ constexpr std::pair<DType, DType> kPeakOrder[] = {
     {DType::int4, DType::int8}, {DType::bf16, DType::tf32}, {DType::fp16, DType::tf32}, {DType::tf32, DType::fp32},
     {DType::bf16, DType::fp32}, {DType::fp16, DType::fp32}, {DType::int8, DType::fp32}};
 
-const ParamRange& range_of(std::string_view key) {
-  for (const ParamRange& range : kRanges)
-    if (range.name == key) return range;
-  fail("internal: no plausible range for GPU key '{}'", key);
-}
+const ParamRange& gpu_range(std::string_view key) { return range_named(kGpuRanges, key, "GPU"); }
 
 // `value` of `key` (shown as `shown`, e.g. "dense_peak_tflops.fp8") when finite and within its range, else Error.
 double in_range(const std::string& source, std::string_view key, double value, std::string_view shown = {}) {
-  return check_range(value, range_of(key), source, shown.empty() ? key : shown);
+  return check_range(value, gpu_range(key), source, shown.empty() ? key : shown);
 }
 
 double number_in_range(const JsonReader& r, const std::string& file, std::string_view key, std::string_view full_key) {

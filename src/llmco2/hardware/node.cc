@@ -16,7 +16,7 @@ namespace llmco2::hardware {
 namespace {
 
 // The plausible range of every number of a node file; outside is a typo, a wrong unit or not one node.
-constexpr ParamRange kRanges[] = {
+constexpr ParamRange kNodeRanges[] = {
     {"gpus", 1, 72, "accelerators in one node: 1 (a cloud instance's server share) to 72 (an NVL72 rack domain)"},
     {"cpu.sockets", 1, 8, "CPU sockets of one server"},
     {"cpu.cores_per_socket", 1, 512, "cores of one CPU"},
@@ -42,17 +42,13 @@ constexpr ParamRange kRanges[] = {
 };
 
 // Fields that must name their source in "sources".
-constexpr std::string_view kSourcedFields[] = {"cpu",         "memory", "nics", "gpu_fabric_w", "storage_w",
-                                               "baseboard_w", "fans",   "psu",  "max_power_w"};
+constexpr std::string_view kNodeSourcedFields[] = {"cpu",         "memory", "nics", "gpu_fabric_w", "storage_w",
+                                                   "baseboard_w", "fans",   "psu",  "max_power_w"};
 
-const ParamRange& range_of(std::string_view key) {
-  for (const ParamRange& range : kRanges)
-    if (range.name == key) return range;
-  fail("internal: no plausible range for node key '{}'", key);
-}
+const ParamRange& node_range(std::string_view key) { return range_named(kNodeRanges, key, "node"); }
 
 double ranged(const JsonReader& r, std::string_view key, std::string_view full_key) {
-  return check_range(r.number(key), range_of(full_key), r.source(), full_key);
+  return check_range(r.number(key), node_range(full_key), r.source(), full_key);
 }
 
 JsonReader sub(const JsonReader& r, std::string_view key) {
@@ -124,8 +120,8 @@ void read_psu(const JsonReader& file, Node& n) {
   for (const Json& point : curve) {
     if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_number())
       fail("{}: psu.efficiency must list [load fraction, efficiency] pairs", file.source());
-    const double load = check_range(point[0].get<double>(), range_of("psu.efficiency.load"), file.source());
-    const double eff = check_range(point[1].get<double>(), range_of("psu.efficiency.value"), file.source());
+    const double load = check_range(point[0].get<double>(), node_range("psu.efficiency.load"), file.source());
+    const double eff = check_range(point[1].get<double>(), node_range("psu.efficiency.value"), file.source());
     if (!n.psu_efficiency.empty() && load <= n.psu_efficiency.back().first)
       fail("{}: psu.efficiency loads must increase (found {} after {})", file.source(), load,
            n.psu_efficiency.back().first);
@@ -158,7 +154,7 @@ void set_gpu_and_design_power(const JsonReader& r, Node& n) {
 
 void check_sources(const JsonReader& r, const Node& n) {
   const JsonReader sources = sub(r, "sources");
-  for (const auto field : kSourcedFields)
+  for (const auto field : kNodeSourcedFields)
     if (!sources.has(field))
       fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
   if (n.measured_idle_w && !sources.has("measured_idle_w"))

@@ -14,7 +14,7 @@ namespace llmco2::predictor {
 namespace {
 
 template <typename Function>
-void bind(void* library, const char* symbol, const std::string& path, Function& out) {
+void bind_symbol(void* library, const char* symbol, const std::string& path, Function& out) {
   void* address = dlsym(library, symbol);
   if (address == nullptr) fail("xgboost: {} has no {} (XGBoost 1.6 or later is needed)", path, symbol);
   out = reinterpret_cast<Function>(address);
@@ -43,17 +43,17 @@ XgboostApi load() {
         "libxgboost0 or set LLMCO2_XGBOOST_LIBRARY to the library's path",
         reason);
   XgboostApi api;  // the library stays mapped for the life of the process
-  bind(library, "XGBGetLastError", path, api.get_last_error);
-  bind(library, "XGBoosterCreate", path, api.booster_create);
-  bind(library, "XGBoosterFree", path, api.booster_free);
-  bind(library, "XGBoosterLoadModelFromBuffer", path, api.booster_load_model_from_buffer);
-  bind(library, "XGBoosterSaveModelToBuffer", path, api.booster_save_model_to_buffer);
-  bind(library, "XGBoosterSetParam", path, api.booster_set_param);
-  bind(library, "XGBoosterUpdateOneIter", path, api.booster_update_one_iter);
-  bind(library, "XGBoosterPredict", path, api.booster_predict);
-  bind(library, "XGDMatrixCreateFromMat", path, api.dmatrix_create_from_mat);
-  bind(library, "XGDMatrixSetFloatInfo", path, api.dmatrix_set_float_info);
-  bind(library, "XGDMatrixFree", path, api.dmatrix_free);
+  bind_symbol(library, "XGBGetLastError", path, api.get_last_error);
+  bind_symbol(library, "XGBoosterCreate", path, api.booster_create);
+  bind_symbol(library, "XGBoosterFree", path, api.booster_free);
+  bind_symbol(library, "XGBoosterLoadModelFromBuffer", path, api.booster_load_model_from_buffer);
+  bind_symbol(library, "XGBoosterSaveModelToBuffer", path, api.booster_save_model_to_buffer);
+  bind_symbol(library, "XGBoosterSetParam", path, api.booster_set_param);
+  bind_symbol(library, "XGBoosterUpdateOneIter", path, api.booster_update_one_iter);
+  bind_symbol(library, "XGBoosterPredict", path, api.booster_predict);
+  bind_symbol(library, "XGDMatrixCreateFromMat", path, api.dmatrix_create_from_mat);
+  bind_symbol(library, "XGDMatrixSetFloatInfo", path, api.dmatrix_set_float_info);
+  bind_symbol(library, "XGDMatrixFree", path, api.dmatrix_free);
   return api;
 }
 

@@ -14,7 +14,7 @@
 namespace llmco2::trace {
 namespace {
 
-constexpr double kHour_s = 3600, kMinute_s = 60;
+constexpr double kMinute_s = 60;
 
 // The value at 0-based rank `rank` of the expanded list (sorted by value).
 double value_at(const std::vector<WeightedValue>& sorted, long rank) {

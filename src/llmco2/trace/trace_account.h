@@ -65,6 +65,8 @@ struct BinSums {
   }
 };
 
+inline constexpr double kHour_s = 3600;
+
 // The bin of an arrival: floor(time / bin).
 long timeline_bin_index(double time_s, double bin_s);
 // Every bin from the first to the last, empty ones included, or only those with requests when the span exceeds

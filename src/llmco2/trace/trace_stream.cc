@@ -19,8 +19,6 @@ namespace {
 
 using Span = std::pair<double, double>;
 
-constexpr double kHour_s = 3600;
-
 // Token counts beyond any setup's reach share one key per side (they are only ever counted as too long).
 constexpr long kKeyTokens = std::numeric_limits<int32_t>::max();
 
