@@ -85,6 +85,25 @@ struct ImportSummary {
 // missing source folder; a source that cannot be imported returns an empty summary with `written` empty.
 ImportSummary import_source(const std::string& id, const ImportOptions& options);
 
+// A site's own benchmark results into the dataset format (`llmco2 import-bench`), for calibrate --site: one
+// steady-state row per result of vllm bench serve (--save-result) or trtllm-bench (throughput --report_json).
+struct ImportBenchOptions {
+  std::vector<std::string> files;
+  std::string format = "auto";  // vllm | trtllm | auto (told apart by their keys)
+  std::string gpu;              // GPU catalog id (required: the files name none the catalog takes)
+  int gpus = 0;                 // 0: the file's count (trtllm-bench), else refused
+  std::string engine;           // "": the tool's (vllm bench serve against backend vllm: vllm; trtllm-bench: trt-llm)
+  std::string model;            // "": the file's Hugging Face model id, found in the catalog
+  std::string dtype;            // "": the checkpoint's
+  std::string source = "site";  // the rows' source id
+  std::string out;              // dataset CSV to write (required)
+};
+struct ImportBenchSummary {
+  long rows = 0;
+  std::vector<std::string> rejects;  // "file:line: reason", one per result not imported
+};
+ImportBenchSummary import_bench(const ImportBenchOptions& options);
+
 // ---- Calibration (`llmco2 calibrate`, `llmco2 calibrate --kernels`) ----
 
 struct CalibrateOptions {
@@ -121,6 +140,43 @@ struct SiteCalibrateSummary {
   std::string report;                // the corrections and the rows' error before and after, as a table
 };
 SiteCalibrateSummary calibrate_site(const SiteCalibrateOptions& options);
+
+// A benchmark recipe for a site profile (`llmco2 plan-site`): the configurations of one setup (model, GPUs,
+// engine) that pin its corrections down best within a time budget, ranked by the information each adds at the global
+// parameters (the greedy D-optimal choice of calibrate's site study), as the commands of the tool the site runs.
+struct SitePlanOptions {
+  std::string name = "mysite";  // the site: result files are named after it
+  std::string model, gpu;       // catalog ids (required)
+  int gpus = 1;                 // tensor parallel
+  std::string engine = "vllm";  // an engine of data/engines/engines.json
+  std::string dtype;            // empty: the checkpoint's own
+  double minutes = 15;          // GPU time the runs may take
+  std::string tool;      // vllm | trtllm | measure; empty: vllm for vLLM engines, trtllm for trt-llm, else measure
+  std::string params;    // global parameters; empty: data/sim/params.json
+  std::string plan_out;  // --tool measure: the plan CSV to write; empty: <name>-plan.csv
+};
+struct SitePlanRun {
+  long batch = 1;  // the closed loop's concurrency, or llmco2 measure's batch
+  long prompt_tokens = 0, gen_tokens = 0;
+  long requests = 1;      // of the run (a closed loop), or the batch (measure)
+  double expected_s = 0;  // about, at the global parameters
+  std::string command;    // what to run ("" for measure: the plan file holds the rows)
+};
+// What the runs would pin down: a correction's posterior sd after them, at the global parameters.
+struct SitePlanCorrection {
+  std::string name, target;  // e.g. "compute_scale", "h100-sxm"
+  double prior_sd = 0, sd = 0;
+  double data_share = 0;  // 1 - (sd / prior_sd)^2: how much the runs would decide it
+};
+struct SitePlan {
+  std::string tool;  // "vllm bench serve", "trtllm-bench", "llmco2 measure"
+  std::vector<SitePlanRun> runs;
+  std::vector<SitePlanCorrection> expected;
+  double expected_s = 0;
+  std::string plan_written;  // measure: the plan CSV
+  std::string text;          // the runs, what they pin down, the commands and the next steps
+};
+SitePlan plan_site(SitePlanOptions options);
 
 struct KernelFitOptions {
   std::string vidur_dir;    // Vidur's operator profiles; empty: data/measured/vidur

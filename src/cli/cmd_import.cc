@@ -39,4 +39,27 @@ void add_import_command(CLI::App& app) {
   });
 }
 
+void add_import_bench_command(CLI::App& app) {
+  auto* command = app.add_subcommand(
+      "import-bench",
+      "a site's own vllm bench serve or trtllm-bench results into the dataset format (calibrate --site)");
+  auto o = std::make_shared<research::ImportBenchOptions>();
+  command->add_option("files", o->files, "result files (vllm bench serve --save-result, trtllm-bench --report_json)")
+      ->required();
+  command->add_option("--format", o->format, "vllm, trtllm or auto")->capture_default_str();
+  command->add_option("--gpu", o->gpu, "GPU id of the catalog the runs used (the files name none)")->required();
+  command->add_option("--gpus", o->gpus, "GPUs of the server (default: trtllm-bench's world_size)")
+      ->check(CLI::Range(1, 1024));
+  command->add_option("--engine", o->engine, "engine id (default: the tool's: vllm, trt-llm)");
+  command->add_option("--model", o->model, "model id (default: the file's Hugging Face id, from the catalog)");
+  command->add_option("--dtype", o->dtype, "precision (default: the checkpoint's)");
+  command->add_option("--source", o->source, "the rows' source id")->capture_default_str();
+  command->add_option("--out", o->out, "dataset CSV to write")->required();
+  command->callback([o] {
+    const research::ImportBenchSummary s = research::import_bench(*o);
+    for (const auto& reject : s.rejects) std::cerr << "import-bench: refused " << reject << "\n";
+    std::cerr << fmt::format("import-bench: {} rows -> {}\n", s.rows, o->out);
+  });
+}
+
 }  // namespace llmco2::cli

@@ -236,6 +236,24 @@ TEST(CliCalibrate, SiteProfileFittedOnSlowerRowsSlowsPredictions) {
   std::filesystem::remove_all(dir);
 }
 
+// plan-site prints the runs as the commands of the engine's benchmark, and a tool that cannot measure the engine is
+// one line and exit 2.
+TEST(CliPlanSite, PrintsTheRunsAsBenchmarkCommands) {
+  const Result r = run("plan-site --model llama-3.1-8b --gpu h100-sxm --engine trt-llm --minutes 10 --name lab");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("runs of trtllm-bench"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trtllm-bench --model meta-llama/Llama-3.1-8B throughput --dataset lab-data-c"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("llmco2 import-bench --gpu h100-sxm --gpus 1 --engine trt-llm --out lab.csv lab-c*.json"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("llmco2 calibrate --site lab --data lab.csv"), std::string::npos) << r.out;
+  expect_clean_error("plan-site --model llama-3.1-8b --gpu h100-sxm --tool measure",
+                     "llmco2 measure's reference runner runs --engine hf-transformers, not vllm");
+  expect_clean_error("plan-site --model llama-3.1-8b --gpu h100-sxm --minutes 0.01", "no configuration fits");
+}
+
 TEST(CliPredict, DefaultModelJsonHasPhasesThatSum) {
   const Result r =
       run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --batch 2 --prompt 512 --gen 64 --format json");

@@ -1,12 +1,16 @@
 // Tests of each importer on small fixture files copied from ../shared/data/measured (tests/testdata/measured):
 // converted values worked out by hand from the fixture rows and each source's SOURCE.md.
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "core/json_io.h"
 #include "core/paths.h"
 #include "dataset/dataset_csv.h"
 #include "hardware/gpu_catalog.h"
+#include "measured/bench_results.h"
 #include "measured/importer.h"
 #include "support/all_modules.h"
 
@@ -318,6 +322,92 @@ TEST(Importers, CommittedRowsImplyAMeanPowerBetweenIdleAndTdp) {
     ++checked;
   }
   EXPECT_GT(checked, 5000u);
+}
+
+}  // namespace
+}  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// ---- A site's own benchmark results (measured/bench_results.h; files in tests/testdata/bench, README there) ----
+
+std::filesystem::path bench_file(const std::string& name) {
+  return std::filesystem::path(LLMCO2_TESTDATA) / "bench" / name;
+}
+
+ImportResult bench(const std::string& name, const measured::BenchSetup& setup, const std::string& format = "auto") {
+  return measured::import_bench_results({bench_file(name)}, format, setup);
+}
+
+// 8 requests with 4 in flight over 4.0 s: their latencies sum to 16.0 s, so 16.0 / 4.0 = 4 ran at a time (Little's
+// law) and each took 16.0 / 8 = 2.0 s; 8192 / 8 = 1024 tokens in and 1024 / 8 = 128 out. vLLM records no energy.
+TEST(BenchResults, AVllmClosedLoopIsASteadyStateOfItsMeanConcurrency) {
+  const ImportResult r = bench("vllm-c4-in1024-out128.json", {.gpu = "h100-sxm", .gpus = 1});
+  ASSERT_TRUE(r.rejects.empty()) << r.rejects.front().message();
+  ASSERT_EQ(r.rows.size(), 1u);
+  const DatasetRow& row = r.rows[0];
+  EXPECT_EQ(row.model, "llama-3.1-8b");
+  EXPECT_EQ(row.engine, "vllm");
+  EXPECT_EQ(row.measures, Measures::steady_state);
+  EXPECT_DOUBLE_EQ(row.batch, 4.0);
+  EXPECT_DOUBLE_EQ(*row.max_batch, 4.0);
+  EXPECT_DOUBLE_EQ(row.prompt_tokens, 1024);
+  EXPECT_DOUBLE_EQ(row.gen_tokens, 128);
+  EXPECT_NEAR(*row.latency_s.total, 2.0, 1e-12);
+  EXPECT_FALSE(row.energy_j.total);
+  EXPECT_TRUE(row.has_caveat("energy_missing"));
+  EXPECT_EQ(row.source_ref, "bench/vllm-c4-in1024-out128.json:1");  // folder/file:line, as every importer names rows
+}
+
+// --append-result: one result per line; the second has no duration and is refused at its line, naming the field.
+TEST(BenchResults, AppendedResultsAreReadPerLineAndAMissingFieldIsNamed) {
+  const ImportResult r = bench("vllm-appended.jsonl", {.gpu = "h100-sxm", .gpus = 1}, "vllm");
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.rows[0].batch, 1.0);  // 4 x 1.0 s over 4.0 s
+  ASSERT_EQ(r.rejects.size(), 1u);
+  EXPECT_EQ(r.rejects[0].line, 2);
+  EXPECT_EQ(r.rejects[0].reason, "no field 'duration'");
+}
+
+// TensorRT-LLM's fork of the client against trtllm-serve: backend "openai" names no engine (refused until --engine
+// says), and the server's 3,200 J over the run are 3,200 / 8 = 400 J a request, 1,600 J for the 4 the row describes:
+// 800 W over its 2.0 s, the total_gpu_power_w the file reports.
+TEST(BenchResults, TheServersEnergyBlockGivesTheRowsEnergy) {
+  const ImportResult refused = bench("trtllm-fork-energy.json", {.gpu = "h100-sxm", .gpus = 1});
+  ASSERT_EQ(refused.rejects.size(), 1u);
+  EXPECT_EQ(refused.rejects[0].reason, "backend 'openai' may be any OpenAI-compatible server: give --engine");
+  const ImportResult r = bench("trtllm-fork-energy.json", {.gpu = "h100-sxm", .gpus = 1, .engine = "trt-llm"});
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_NEAR(*r.rows[0].energy_j.total, 1600, 1e-9);
+  EXPECT_NEAR(*r.rows[0].energy_j.total / *r.rows[0].latency_s.total, 800, 1e-9);
+  EXPECT_FALSE(r.rows[0].has_caveat("energy_missing"));
+}
+
+// trtllm-bench: the report's own mean concurrency and request latency, its GPU count; a model the catalog does not
+// hold is refused until --model names one; an energy field of unknown unit is refused by name.
+TEST(BenchResults, ATrtllmBenchReportIsASteadyStateAndUnknownFieldsAreRefused) {
+  const ImportResult refused = bench("trtllm-bench-streaming.json", {.gpu = "h100-sxm"});
+  ASSERT_EQ(refused.rejects.size(), 1u);
+  EXPECT_EQ(refused.rejects[0].reason,
+            "model 'meta-llama/Llama-3.1-8B-Instruct' is not in the catalog (llmco2 models): give --model");
+  const ImportResult r = bench("trtllm-bench-streaming.json", {.gpu = "h100-sxm", .model = "llama-3.1-8b"});
+  ASSERT_EQ(r.rows.size(), 1u);
+  const DatasetRow& row = r.rows[0];
+  EXPECT_EQ(row.engine, "trt-llm");
+  EXPECT_EQ(row.gpus, 1);
+  EXPECT_DOUBLE_EQ(row.batch, 465.6);
+  EXPECT_DOUBLE_EQ(*row.max_batch, 2048);
+  EXPECT_DOUBLE_EQ(*row.latency_s.total, 14.2);
+  EXPECT_TRUE(row.has_caveat("energy_missing"));
+  Json report = read_json_file(bench_file("trtllm-bench-streaming.json"));
+  report["performance"]["total_energy_kwh"] = 0.01;
+  const auto file = std::filesystem::path(testing::TempDir()) / "trtllm-energy.json";
+  std::ofstream(file) << report.dump();
+  const ImportResult unknown =
+      measured::import_bench_results({file}, "trtllm", {.gpu = "h100-sxm", .model = "llama-3.1-8b"});
+  ASSERT_EQ(unknown.rejects.size(), 1u);
+  EXPECT_EQ(unknown.rejects[0].reason, "field 'total_energy_kwh': an energy field this importer does not know");
 }
 
 }  // namespace

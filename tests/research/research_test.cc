@@ -1,11 +1,17 @@
 // The research calls (llmco2/research.h) as the CLI's commands make them: one request through the graph and the
 // simulator, plans sampled and labelled, outputs checked against their manifest, imports and validations refusing
 // bad input with the key. Values are worked out by hand or checked against the public API's own answer.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include "llmco2/research.h"
 #include "support/all_modules.h"
@@ -112,6 +118,83 @@ TEST(Research, BadInputIsRefusedNamingTheKey) {
     EXPECT_FALSE(source.folder.empty()) << source.id;
     EXPECT_FALSE(source.summary.empty()) << source.id;
   }
+}
+
+// ---- plan-site: the benchmark runs of a site profile ----
+
+SitePlanOptions site_plan(const std::string& tool, const std::string& engine, double minutes) {
+  SitePlanOptions o;
+  o.model = "llama-3.1-8b", o.gpu = "h100-sxm", o.engine = engine, o.tool = tool, o.minutes = minutes;
+  o.plan_out = testing::TempDir() + "/site-plan-" + tool + ".csv";
+  return o;
+}
+
+const SitePlanCorrection& correction(const SitePlan& plan, const std::string& name) {
+  for (const SitePlanCorrection& c : plan.expected)
+    if (c.name == name) return c;
+  throw std::runtime_error("no correction " + name);
+}
+
+// vllm bench serve: closed loops at --max-concurrency N with max(32, 8N) requests, within the 15 minutes, each
+// configuration once; they pin down the compute and host corrections (most of each from the runs) but record no
+// energy, so the power correction keeps most of its prior.
+TEST(PlanSite, ClosedLoopRunsFitTheBudgetAndPinDownComputeAndHost) {
+  const SitePlan plan = plan_site(site_plan("", "vllm", 15));
+  EXPECT_EQ(plan.tool, "vllm bench serve");
+  ASSERT_GE(plan.runs.size(), 4u);
+  double total_s = 0;
+  std::set<std::tuple<long, long, long>> configurations;
+  for (const SitePlanRun& r : plan.runs) {
+    total_s += r.expected_s;
+    EXPECT_EQ(r.requests, std::max(32L, 8 * r.batch));
+    EXPECT_NE(r.command.find(fmt::format("--max-concurrency {} ", r.batch)), std::string::npos) << r.command;
+    EXPECT_NE(r.command.find(fmt::format("--num-prompts {} ", r.requests)), std::string::npos) << r.command;
+    EXPECT_NE(r.command.find("--model meta-llama/Llama-3.1-8B "), std::string::npos) << r.command;
+    EXPECT_TRUE(configurations.insert({r.batch, r.prompt_tokens, r.gen_tokens}).second);
+  }
+  EXPECT_NEAR(plan.expected_s, total_s, 1e-9);
+  EXPECT_LE(plan.expected_s, 15 * 60);
+  EXPECT_GT(correction(plan, "compute_scale").data_share, 0.5);
+  EXPECT_GT(correction(plan, "host_scale").data_share, 0.5);
+  EXPECT_LT(correction(plan, "power_scale").data_share, 0.5);
+  EXPECT_NE(plan.text.find("power_scale of h100-sxm stays global: no row measured energy"), std::string::npos);
+  // Two minutes hold fewer runs, and no more than two minutes of them.
+  const SitePlan short_plan = plan_site(site_plan("", "vllm", 2));
+  EXPECT_LT(short_plan.runs.size(), plan.runs.size());
+  EXPECT_LE(short_plan.expected_s, 120);
+}
+
+// One request at a time, 128 tokens in and out: each decode step reads the 16.06 GB of Llama 3.1 8B's bf16 weights
+// (8.03e9 parameters) at no more than H100 SXM's 3.35 TB/s (4.79 ms), and an engine reaches at least 40% of that
+// bandwidth with its host time (12 ms); the run is 32 requests of 127 steps plus the 15 s the client's start costs.
+TEST(PlanSite, ABatchOneRunTakesItsRequestsAtTheBandwidthBound) {
+  const SitePlan plan = plan_site(site_plan("", "vllm", 600));  // every candidate fits
+  const auto run = std::find_if(plan.runs.begin(), plan.runs.end(), [](const SitePlanRun& r) {
+    return r.batch == 1 && r.prompt_tokens == 128 && r.gen_tokens == 128;
+  });
+  ASSERT_NE(run, plan.runs.end());
+  EXPECT_GE(run->expected_s, 15 + 32 * 127 * 16.06e9 / 3.35e12);
+  EXPECT_LE(run->expected_s, 15 + 32 * 127 * 0.012);
+}
+
+// llmco2 measure records NVML energy: its plan (one CSV row per run, the header first) pins the power correction too.
+TEST(PlanSite, AMeasurePlanIsWrittenAndItsEnergyPinsPower) {
+  const SitePlanOptions o = site_plan("measure", "hf-transformers", 30);
+  const SitePlan plan = plan_site(o);
+  EXPECT_EQ(plan.plan_written, o.plan_out);
+  EXPECT_EQ(lines_of(o.plan_out), static_cast<long>(plan.runs.size()) + 1);
+  EXPECT_LT(correction(plan, "power_scale").sd, correction(plan, "power_scale").prior_sd / 2);
+  EXPECT_NE(plan.text.find("llmco2 measure --plan " + o.plan_out), std::string::npos);
+}
+
+TEST(PlanSite, RefusesAToolThatCannotMeasureTheEngine) {
+  EXPECT_EQ(error_of([] { plan_site(site_plan("measure", "vllm", 15)); }),
+            "plan-site --tool measure: llmco2 measure's reference runner runs --engine hf-transformers, not vllm");
+  EXPECT_EQ(error_of([] { plan_site(site_plan("ab", "vllm", 15)); }),
+            "plan-site --tool: expected vllm, trtllm or measure, got 'ab'");
+  EXPECT_EQ(error_of([] { plan_site(site_plan("", "vllm", 0)); }), "plan-site --minutes: expected 0-1440, got 0");
+  EXPECT_EQ(error_of([] { plan_site(site_plan("", "vllm", 0.05)); }),
+            "plan-site: no configuration fits 0.05 minutes: give more --minutes");
 }
 
 }  // namespace

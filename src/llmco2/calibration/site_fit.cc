@@ -179,7 +179,12 @@ std::vector<std::string> global_notes(const SiteProfile& site) {
   for (const SiteCorrection& c : site.corrections) {
     if (c.data_share >= kIdentifiedDataShare) continue;
     const std::string what = fmt::format("{} of {}", site_knob(c.knob).name, c.target);
-    if (c.knob == SiteKnob::power && c.rows == 0) out.push_back(what + " stays global: no row measured energy");
+    if (c.knob == SiteKnob::power && c.rows == 0)
+      out.push_back(what + " stays global: no row measured energy" +
+                    (c.data_share >= 0.01 ? fmt::format(" (their latencies decide {:.0f}% of it, through the power "
+                                                        "limit's clock)",
+                                                        100 * c.data_share)
+                                          : ""));
     else
       out.push_back(fmt::format("{} is weakly determined: the rows decide {:.0f}% of it, the prior the rest (x{:.3f})",
                                 what, 100 * c.data_share, c.value));

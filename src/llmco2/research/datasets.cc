@@ -10,6 +10,7 @@
 #include "dataset/dataset_csv.h"
 #include "dataset/plan.h"
 #include "llmco2/research.h"
+#include "measured/bench_results.h"
 #include "measured/importer.h"
 #include "research/module.h"
 #include "sampling/azure_trace.h"
@@ -94,6 +95,22 @@ ImportSummary import_source(const std::string& id, const ImportOptions& o) {
   summary.rows = static_cast<long>(result.rows.size());
   summary.rejected = static_cast<long>(result.rejects.size());
   summary.reject_reasons = reason_counts(result.rejects);
+  return summary;
+}
+
+ImportBenchSummary import_bench(const ImportBenchOptions& o) {
+  if (o.out.empty()) fail("import-bench: give --out (the dataset CSV to write)");
+  if (o.files.empty()) fail("import-bench: no result file given");
+  const BenchSetup setup{
+      .gpu = o.gpu, .gpus = o.gpus, .engine = o.engine, .model = o.model, .dtype = o.dtype, .source = o.source};
+  const ImportResult result =
+      import_bench_results(std::vector<std::filesystem::path>(o.files.begin(), o.files.end()), o.format, setup);
+  ImportBenchSummary summary;
+  for (const RowReject& r : result.rejects) summary.rejects.push_back(r.message());
+  if (result.rows.empty())
+    fail("import-bench: no result could be imported ({})", summary.rejects.empty() ? "none" : summary.rejects.front());
+  write_dataset(o.out, result.rows);
+  summary.rows = static_cast<long>(result.rows.size());
   return summary;
 }
 
