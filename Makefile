@@ -5,10 +5,11 @@ BIN    := $(BUILD)/src/cli/llmco2
 
 .PHONY: setup setup-demo configure build build-full demo test test-fast tsan odr-check format format-check tidy bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
 
-# What each part needs (CMakeLists.txt options): the demo builds the CLI alone; the tests everything.
-DEMO_OPTIONS := -DLLMCO2_BUILD_TESTS=OFF -DLLMCO2_BUILD_BENCH=OFF -DLLMCO2_BUILD_PYTHON=OFF \
+# What each part needs (CMakeLists.txt options): the demo builds the CLI alone; the tests everything. Expanded when
+# used (=, not :=), so that WERROR and UNITY below, or on the command line, are set by then.
+DEMO_OPTIONS = -DLLMCO2_BUILD_TESTS=OFF -DLLMCO2_BUILD_BENCH=OFF -DLLMCO2_BUILD_PYTHON=OFF \
                 -DLLMCO2_WITH_TRAINING=OFF -DLLMCO2_WITH_SERVER=OFF
-FULL_OPTIONS := -DLLMCO2_BUILD_TESTS=ON -DLLMCO2_BUILD_BENCH=ON -DLLMCO2_BUILD_PYTHON=ON \
+FULL_OPTIONS = -DLLMCO2_BUILD_TESTS=ON -DLLMCO2_BUILD_BENCH=ON -DLLMCO2_BUILD_PYTHON=ON \
                 -DLLMCO2_WITH_TRAINING=ON -DLLMCO2_WITH_SERVER=ON -DLLMCO2_WERROR=$(WERROR) -DCMAKE_UNITY_BUILD=$(UNITY)
 # The tests' build treats warnings in llmco2's own code as errors (CI runs make test); `make test WERROR=OFF` for a
 # compiler newer than Debian 12's gcc 12, whose new warnings have not been looked at yet.
