@@ -190,7 +190,9 @@ ImportResult import_bench_results(const std::vector<std::filesystem::path>& file
                                   const BenchSetup& setup) {
   ImportResult out;
   for (const auto& file : files)
-    for (const auto& [line, j] : results_in(file)) {
+    for (const auto& result : results_in(file)) {
+      const long line = result.first;  // named, not a structured binding: clang 14 cannot capture those
+      const Json& j = result.second;
       std::string reason;
       try {
         if (!j.is_object()) throw std::invalid_argument("expected a JSON object");
