@@ -17,8 +17,8 @@ WERROR ?= ON
 # The tests' build (and the fuzz and tsan builds, CMakePresets.json) are unity builds: each target's sources compiled
 # 8 to a translation unit, so the heavy headers (fmt, nlohmann/json, CLI11, gtest) are parsed and their templates
 # instantiated once per 8 files instead of once per file (build times: docs/performance.md).
-# The odr-check build keeps one file per unit, which also checks that every library file compiles alone. A plain
-# `cmake --preset release` (the edit loop) is not a unity build; `make test UNITY=OFF` builds the tests without it.
+# A plain `cmake --preset release` (the edit loop, and make demo) is not a unity build, so each file still has to
+# compile alone; `make test UNITY=OFF` builds the tests without it.
 UNITY ?= ON
 
 # Debian packages: setup installs all of them (build, test, train, serve, fuzz), setup-demo those of the CLI.
@@ -74,9 +74,10 @@ tidy: configure
 
 # The One Definition Rule across the library (docs/reliability.md): every translation unit of src/llmco2 compiled
 # at -O0 to GCC's intermediate form (build/odr) and linked whole into one program with -flto -Werror=odr, which
-# fails on a type defined twice with different layouts (~2 min on 2 cores). Then its self-test: a probe with one
-# type in two layouts must fail to link, naming the rule.
-ODR_OPTIONS := -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_FLAGS=-O0 -DLLMCO2_ODR_CHECK=ON -DLLMCO2_BUILD_TESTS=OFF \
+# fails on a type defined twice with different layouts (~2 min on 2 cores). A unity build like the others: two such
+# definitions in one unit are a redefinition the compiler refuses, in two units a link the rule fails. Then its
+# self-test: a probe with one type in two layouts (two units) must fail to link, naming the rule.
+ODR_OPTIONS := -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_FLAGS=-O0 -DLLMCO2_ODR_CHECK=ON -DCMAKE_UNITY_BUILD=ON -DLLMCO2_BUILD_TESTS=OFF \
                -DLLMCO2_BUILD_BENCH=OFF -DLLMCO2_BUILD_PYTHON=OFF -DLLMCO2_WITH_TRAINING=OFF -DLLMCO2_WITH_SERVER=OFF
 odr-check: setup
 	cmake -S . -B build/odr -G Ninja $(ODR_OPTIONS) >/dev/null
