@@ -368,6 +368,18 @@ TEST(BenchResults, AppendedResultsAreReadPerLineAndAMissingFieldIsNamed) {
   ASSERT_EQ(r.rejects.size(), 1u);
   EXPECT_EQ(r.rejects[0].line, 2);
   EXPECT_EQ(r.rejects[0].reason, "no field 'duration'");
+  // A GPU count from --metadata that is no count is refused by name, not cast.
+  Json result = read_json_file(bench_file("vllm-c4-in1024-out128.json"));
+  const auto file = std::filesystem::path(testing::TempDir()) / "vllm-tp.json";
+  for (const char* tp : {"two", "1e12"}) {
+    result["tp"] = tp;
+    std::ofstream(file) << result.dump();
+    const ImportResult bad = measured::import_bench_results({file}, "vllm", {.gpu = "h100-sxm"});
+    ASSERT_EQ(bad.rejects.size(), 1u) << tp;
+    EXPECT_EQ(bad.rejects[0].reason, std::string(tp) == "two"
+                                         ? "field 'tp': expected a GPU count, got 'two'"
+                                         : "field 'tp': expected a whole number from 1 to 1024, got 1e+12");
+  }
 }
 
 // TensorRT-LLM's fork of the client against trtllm-serve: backend "openai" names no engine (refused until --engine

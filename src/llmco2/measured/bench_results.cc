@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/json_io.h"
@@ -78,10 +79,18 @@ void set_model(DatasetRow& row, const std::string& file_name, const BenchSetup& 
   row.arch = architecture_fields(ModelCatalog::bundled().config_of(*entry));
 }
 
-int gpus_of(const BenchSetup& setup, std::optional<double> in_file, const char* tool) {
+// A GPU count the file holds at `field`: a whole number from 1 to 1024 (a cast of anything else is no count).
+int count_of(double value, std::string_view field) {
+  if (!(value >= 1 && value <= 1024 && value == std::floor(value)))
+    throw std::invalid_argument(
+        fmt::format("field '{}': expected a whole number from 1 to 1024, got {:g}", field, value));
+  return static_cast<int>(value);
+}
+
+int gpus_of(const BenchSetup& setup, std::optional<int> in_file, const char* tool) {
   if (setup.gpus > 0) return setup.gpus;
   if (!in_file) throw std::invalid_argument(fmt::format("{} writes no GPU count: give --gpus", tool));
-  return static_cast<int>(*in_file);
+  return *in_file;
 }
 
 DatasetRow setup_row(const BenchSetup& setup, const std::string& ref) {
@@ -119,8 +128,13 @@ DatasetRow vllm_row(const Json& j, const BenchSetup& setup, const std::string& r
         fmt::format("backend '{}' may be any OpenAI-compatible server: give --engine", backend));
   const Json model = j.contains("model_id") ? j["model_id"] : Json();
   set_model(row, model.is_string() ? model.get<std::string>() : "", setup);
-  std::optional<double> tp;
-  if (j.contains("tp") && j["tp"].is_string()) tp = std::stod(j["tp"].get<std::string>());  // --metadata tp=N
+  std::optional<int> tp;
+  if (j.contains("tp") && j["tp"].is_string()) {  // --metadata tp=N
+    const std::string text = j["tp"].get<std::string>();
+    const std::optional<double> value = parse_double(text);
+    if (!value) throw std::invalid_argument(fmt::format("field 'tp': expected a GPU count, got '{}'", text));
+    tp = count_of(*value, "tp");
+  }
   row.gpus = row.tensor_parallel = gpus_of(setup, tp, "vllm bench serve");
   row.batch = latency_sum_s / duration_s;
   if (j.contains("max_concurrency") && j["max_concurrency"].is_number())
@@ -147,8 +161,8 @@ DatasetRow trtllm_row(const Json& j, const BenchSetup& setup, const std::string&
   row.engine = setup.engine.empty() ? "trt-llm" : setup.engine;
   const Json& engine = j.contains("engine") ? j["engine"] : Json();
   set_model(row, engine.is_object() ? engine.value("model", std::string()) : "", setup);
-  row.gpus = gpus_of(setup, number_at(j, "world_info.world_size"), "trtllm-bench");
-  row.tensor_parallel = static_cast<int>(number_at(j, "world_info.tp_size"));
+  row.gpus = gpus_of(setup, count_of(number_at(j, "world_info.world_size"), "world_info.world_size"), "trtllm-bench");
+  row.tensor_parallel = count_of(number_at(j, "world_info.tp_size"), "world_info.tp_size");
   row.data_parallel = row.gpus / std::max(1, row.tensor_parallel);
   const double requests = positive_at(j, "request_info.num_requests");
   row.batch = positive_at(j, "request_info.avg_num_concurrent_requests");
