@@ -121,9 +121,12 @@ Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
-SimParams Session::Impl::params() const {
-  SimParams p = load_sim_params_or_default(settings.params);
-  return site ? apply_site(std::move(p), *site) : p;
+const SimParams& Session::Impl::params() const {
+  std::call_once(params_once, [this] {  // a throw leaves it unset: the next call tries again
+    SimParams p = load_sim_params_or_default(settings.params);
+    resolved_params = site ? apply_site(std::move(p), *site) : std::move(p);
+  });
+  return resolved_params;
 }
 
 Json Session::Impl::site_json(const ResolvedRequest& r, std::vector<std::string>& warnings) const {

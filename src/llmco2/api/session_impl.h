@@ -22,11 +22,14 @@ struct Session::Impl {
   mutable std::map<std::string, LoadedPredictor> predictors;
   mutable std::once_flag versions_once;
   mutable Json versions;
+  mutable std::once_flag params_once;
+  mutable SimParams resolved_params;
 
   // The predictor of this name, loaded on first use. Thread-safe.
   const LoadedPredictor& predictor(const std::string& name) const;
-  // The simulator parameters: settings.params (default data/sim/params.json) with the site profile applied.
-  SimParams params() const;
+  // The simulator parameters: settings.params (default data/sim/params.json) with the site profile applied, read on
+  // first use and kept (every predictor, compare's capacity planner and serve-sim run on them). Thread-safe.
+  const SimParams& params() const;
   // What the site profile says about a request's setup: {"name", "file", "corrections": those of its GPU and
   // engine}, and a warning when none applies; null without a profile.
   Json site_json(const ResolvedRequest& r, std::vector<std::string>& warnings) const;
