@@ -3,7 +3,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 BIN    := $(BUILD)/src/cli/llmco2
 
-.PHONY: setup setup-demo configure build build-full demo test test-fast tsan odr-check format format-check tidy bench bench-server clean default-model eval fuzz fuzz-build fuzz-ci
+.PHONY: setup setup-demo configure build build-full demo test test-fast tsan odr-check format format-check tidy bench bench-server clean default-model eval validate fuzz fuzz-build fuzz-ci
 
 # What each part needs (CMakeLists.txt options): the demo builds the CLI alone; the tests everything. Expanded when
 # used (=, not :=), so that WERROR and UNITY below, or on the command line, are set by then.
@@ -122,9 +122,13 @@ fuzz-ci: fuzz-build
 default-model: build
 	bash scripts/train_default_model.sh
 
-# The accuracy report (docs/accuracy.md): every predictor on both test sets.
+# The predictors' accuracy report (docs/predictor-accuracy.md): every predictor on both test sets.
 eval: build
 	$(BIN) eval --train-count 20000 --test-count 5000
+
+# Held-out validation on every public source (docs/accuracy.md) and the evidence data the intervals come from.
+validate: build
+	$(BIN) validate
 
 bench: build
 	$(BUILD)/bench/llmco2_bench --benchmark_min_time=0.2

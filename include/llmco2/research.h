@@ -125,6 +125,27 @@ struct CalibrateSummary {
 // report (progress lines on stderr: each held-out fit takes seconds to minutes).
 CalibrateSummary calibrate(const CalibrateOptions& options);
 
+// `llmco2 validate`: the default predictor (the calibrated simulator) and its baselines on every imported public
+// source, leave one source out and leave one GPU type out, with each held-out row's evidence label, conformal
+// intervals per label and their held-out coverage, and ranking quality (docs/accuracy.md, which it writes).
+struct ValidateOptions {
+  std::string data_dir;                     // dataset CSVs; empty: data/measured
+  std::string report = "docs/accuracy.md";  // Markdown report; its plots go to <its folder>/<its stem>/
+  std::string rows_out;                     // optional CSV of every held-out prediction with its label and coverage
+  std::string index_out;                    // evidence index; empty: data/evidence/index.csv
+  std::string intervals_out;                // intervals per label; empty: data/evidence/intervals.json
+  double level = 0.8;                       // the intervals' nominal coverage
+  int max_evaluations = 2500;               // objective evaluations per held-out fit
+  unsigned threads = 0;                     // parallel held-out fits; 0: every core
+};
+struct ValidateSummary {
+  std::string report_written, index_written, intervals_written;
+  long rows = 0;  // simulatable measured rows scored
+  double seconds = 0;
+  std::vector<std::string> warnings;  // plots that could not be drawn
+};
+ValidateSummary validate(const ValidateOptions& options);
+
 // A site profile (`llmco2 calibrate --site NAME --data FILES`): bounded corrections of the global parameters for the
 // GPU types and engines of one deployment, fitted on its own rows (docs/calibration.md, site profiles).
 struct SiteCalibrateOptions {

@@ -39,7 +39,7 @@ struct EvalOptions {
   long train_count = 50000, test_count = 5000;  // simulated configurations of the paper's protocol, test set (a)
   std::string held_out = "mlenergy-v2";         // the measured source held out as test set (b)
   std::string measured_dir;                     // imported measurements; empty: data/measured
-  std::string report = "docs/accuracy.md", plots = "docs/accuracy";
+  std::string report = "docs/predictor-accuracy.md", plots = "docs/predictor-accuracy";
   // Where each predictor's error band on (b) goes (the intervals of predict, trace and compare): absent,
   // data/predictors/error_bands.json; empty: not written.
   std::optional<std::string> error_bands;
@@ -53,7 +53,7 @@ struct EvalSummary {
   double seconds = 0;
   std::vector<std::string> warnings;
 };
-// Trains every predictor and scores it on the two test sets (docs/accuracy.md): (a) the paper's protocol on
+// Trains every predictor and scores it on the two test sets (docs/predictor-accuracy.md): (a) the paper's protocol on
 // simulated labels, (b) a public measurement campaign held out of training and of the simulator's calibration.
 EvalSummary evaluate(const EvalOptions& options);
 

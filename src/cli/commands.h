@@ -13,6 +13,7 @@ void add_simulate_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_import_bench_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
 void add_plan_site_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 void add_predict_command(CLI::App& app);

@@ -82,6 +82,7 @@ constexpr Command kCommands[] = {
     {"import-bench", llmco2::cli::add_import_bench_command},
     {"calibrate", llmco2::cli::add_calibrate_command},
     {"plan-site", llmco2::cli::add_plan_site_command},
+    {"validate", llmco2::cli::add_validate_command},
     {"sample", llmco2::cli::add_sample_command},
     {"predict", llmco2::cli::add_predict_command},
     {"trace", llmco2::cli::add_trace_command},

@@ -176,3 +176,39 @@ TEST(ApiSession, ConcurrentCallsAnswerAsOneThreadDoes) {
 
 }  // namespace
 }  // namespace llmco2::api
+
+namespace llmco2::api {
+namespace {
+
+// The width of a result's 80% energy interval, as a ratio high / low.
+double energy_interval_width(const Json& result) {
+  const Json& total = result["intervals"]["energy_j"]["total"];
+  return total[1].get<double>() / total[0].get<double>();
+}
+
+TEST(ApiEvidence, AnExtrapolatedRequestGetsAWiderIntervalThanACalibratedOne) {
+  const Session session;
+  Request surrounded;  // Llama 3.1 8B on an H100 under vLLM at batch 8, 1-4k tokens: ML.ENERGY v3 measured it
+  surrounded.model = "llama-3.1-8b", surrounded.gpu = "h100-sxm", surrounded.engine = "vllm";
+  surrounded.batch = 8, surrounded.prompt_tokens = 1024, surrounded.gen_tokens = 256;
+  const Json calibrated = session.predict(surrounded).json;
+  ASSERT_EQ(calibrated["evidence"]["label"], "calibrated") << calibrated["evidence"].dump();
+  EXPECT_EQ(calibrated["evidence"]["nearest_sources"][0]["source"], "mlenergy-v3");
+  Request alone = surrounded;  // an MI325X under DeepSpeed at a 100k context: nothing measured resembles it
+  alone.gpu = "mi325x", alone.engine = "deepspeed", alone.batch = 1, alone.prompt_tokens = 100000;
+  const Json extrapolated = session.predict(alone).json;
+  ASSERT_EQ(extrapolated["evidence"]["label"], "extrapolated") << extrapolated["evidence"].dump();
+  EXPECT_GT(energy_interval_width(extrapolated), energy_interval_width(calibrated));
+  // Every answer names its interval's basis and the bias of its kind.
+  for (const Json* j : {&calibrated, &extrapolated}) {
+    EXPECT_NE((*j)["interval_note"].get<std::string>().find("held-out rows"), std::string::npos);
+    EXPECT_GT((*j)["evidence"]["bias"]["energy"].get<double>(), 0);
+  }
+  // The interval brackets the prediction once the bias of its kind is applied: low <= P x median <= high.
+  const double p = calibrated["energy_j"]["total"], median = calibrated["evidence"]["bias"]["energy"];
+  EXPECT_LE(calibrated["intervals"]["energy_j"]["total"][0].get<double>(), p * median);
+  EXPECT_GE(calibrated["intervals"]["energy_j"]["total"][1].get<double>(), p * median);
+}
+
+}  // namespace
+}  // namespace llmco2::api

@@ -129,9 +129,19 @@ TEST(OneRequestOneAnswer, CompareRanksWithPredictsFigures) {
     if (row.contains("unavailable")) continue;
     Request one = request;
     one.gpu = row["gpu"], one.gpus = row["gpus"];
-    const Figures f = session.predict(one).figures;
+    const Result predicted = session.predict(one);
+    const Figures& f = predicted.figures;
     expect_same(f.energy_j, row["energy_j"]["total"], row.dump());
     expect_same(f.latency_s, row["latency_s"]["total"], row.dump());
+    // The same evidence and the same intervals: one label per setup, one interval per label.
+    const Json& p = predicted.json;
+    EXPECT_EQ(row["evidence"]["label"], p["evidence"]["label"]) << row.dump();
+    ASSERT_TRUE(row.contains("intervals")) << row.dump();
+    for (const char* q : {"energy_j", "latency_s"})
+      for (int end : {0, 1})
+        expect_same(p["intervals"][q]["total"][end], row["intervals"][q]["total"][end], row.dump());
+    expect_same(p["intervals"]["co2_g"]["total"]["total"][1], row["intervals"]["co2_g"]["total"]["total"][1],
+                row.dump());
   }
 }
 

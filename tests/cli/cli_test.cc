@@ -854,6 +854,22 @@ TEST(CliOutputs, AOneRequestLogDrawsItsReport) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/report/histogram.png"));
 }
 
+namespace {
+
+// The evidence block of docs/schema.md: a label from the three, its reason, the nearest sources, the interval's basis.
+void expect_evidence(const nlohmann::json& j, const std::string& what) {
+  ASSERT_TRUE(j.contains("evidence")) << what;
+  const auto& e = j["evidence"];
+  const std::string label = e.at("label").get<std::string>();
+  EXPECT_TRUE(label == "calibrated" || label == "interpolated" || label == "extrapolated") << what << ": " << label;
+  EXPECT_FALSE(e.at("reason").get<std::string>().empty()) << what;
+  EXPECT_TRUE(e.at("nearest_sources").is_array() && !e["nearest_sources"].empty()) << what;
+  EXPECT_FALSE(e.at("interval_basis").get<std::string>().empty()) << what;
+  EXPECT_TRUE(e.at("bias").contains("energy")) << what;
+}
+
+}  // namespace
+
 TEST(CliSchema, EveryCommandWritesTheOneSchema) {
   const std::string dir = testing::TempDir() + "/cli_schema";
   std::filesystem::create_directories(dir);
@@ -868,6 +884,7 @@ TEST(CliSchema, EveryCommandWritesTheOneSchema) {
   for (const char* predictor : {"sim", "nnlqp"}) {
     const auto j = json_of(std::string("predict --predictor ") + predictor + setup);
     expect_result_schema(j, std::string("predict ") + predictor);
+    expect_evidence(j, std::string("predict ") + predictor);
     EXPECT_TRUE(j.at("energy_per_1k_output_tokens_j").is_number());
     EXPECT_EQ(j.at("region"), "FRA");
   }
@@ -876,6 +893,7 @@ TEST(CliSchema, EveryCommandWritesTheOneSchema) {
     for (const auto& row : json_of(args).at("setups"))
       if (!row.contains("unavailable")) {
         expect_result_schema(row, args);
+        if (args.find("--trace") == std::string::npos) expect_evidence(row, args);
         EXPECT_TRUE(row.at("energy_per_1k_output_tokens_j").is_number()) << args;
       }
   for (const auto& c : json_of("compare --trace " + log +
@@ -886,6 +904,7 @@ TEST(CliSchema, EveryCommandWritesTheOneSchema) {
     expect_quantity(c.at("energy_j"), "capacity");
   const auto traced = json_of("trace " + log + " --quiet" + setup);
   expect_result_schema(traced, "trace");
+  expect_evidence(traced, "trace");
   EXPECT_TRUE(traced.at("energy_per_1k_output_tokens_j").is_number());
   EXPECT_EQ(traced.at("region"), "FRA");
   const auto served = json_of("serve-sim " + log + " --quiet" + setup);

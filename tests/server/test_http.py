@@ -88,7 +88,7 @@ class Endpoints(unittest.TestCase):
             status, _, compared = self.post("/v1/compare", {"request": request, "gpu_types": [gpu], "counts": [gpus]})
             self.assertEqual(status, 200, compared)
             row = compared["setups"][0]
-            for key in ("energy_j", "latency_s", "co2_g", "dtype", "energy_scope", "node"):
+            for key in ("energy_j", "latency_s", "co2_g", "dtype", "energy_scope", "node", "evidence"):
                 self.assertEqual(row[key], predicted[key], f"{gpu}: {key}")
 
     def test_compare_equals_cli(self):

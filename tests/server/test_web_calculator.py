@@ -73,18 +73,22 @@ def shown_texts(driver):
           const e = document.getElementById(id);
           out[id] = [e.innerText.trim(), e.parentElement.innerText.trim()];
         }
-        return out;""", [*SHOWN, "shown-model", "energy-scope"])
+        return out;""", [*SHOWN, "shown-model", "energy-scope", "evidence"])
 
 
 def mismatches(driver, expected):
-    """Each figure that differs from the CLI's, a unit missing after it, the model or the energy scope not the CLI's."""
+    """Each figure that differs from the CLI's, a unit missing after it, the model, the energy scope or the evidence
+    label not the CLI's."""
     texts, out = shown_texts(driver), {}
     for key, (value, unit) in SHOWN.items():
         text, cell = texts[key]
         if not equal_as_shown(text, value(expected)) or not re.search(re.escape(text) + " " + re.escape(unit) + r"\b",
                                                                       cell):
             out[key] = (cell, value(expected), unit)
-    for key, value in (("shown-model", expected["model"]), ("energy-scope", expected["energy_scope_label"])):
+    evidence = expected["evidence"]
+    shown_evidence = f"{evidence['label']}: {evidence['reason']}" if evidence["label"] else evidence["reason"]
+    for key, value in (("shown-model", expected["model"]), ("energy-scope", expected["energy_scope_label"]),
+                       ("evidence", shown_evidence)):
         if texts[key][0] != value:
             out[key] = (texts[key][0], value)
     return out

@@ -4,6 +4,7 @@
 
 #include "compare/module.h"
 #include "evaluation/module.h"
+#include "evidence/module.h"
 #include "measure/module.h"
 #include "measured/module.h"
 #include "training/module.h"
@@ -11,6 +12,7 @@
 namespace llmco2 {
 using namespace llmco2::compare;
 using namespace llmco2::evaluation;
+using namespace llmco2::evidence;
 using namespace llmco2::measure;
 using namespace llmco2::measured;
 using namespace llmco2::training;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "api/evidence.h"
 #include "api/format.h"
 #include "api/resolve.h"
 #include "api/session_impl.h"
@@ -19,6 +20,9 @@
 
 namespace llmco2::api {
 namespace {
+
+// Each available row's evidence (one request; a log's rows have none: their requests differ).
+using RowEvidence = std::vector<std::optional<RequestEvidence>>;
 
 // The log of options.trace without the requests a pause of over 30 days separates from the rest (unless
 // keep_time_outliers), each dropped line named in the warnings.
@@ -94,10 +98,10 @@ std::string short_reason(std::string reason) {
   return reason;
 }
 
-std::string table(const Comparison& c, std::optional<double> slo_ms) {
-  std::string out = fmt::format("  {:<16} {:>4} {:<14} {:<26} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}\n", "gpu",
+std::string table(const Comparison& c, std::optional<double> slo_ms, const RowEvidence& evidence) {
+  std::string out = fmt::format("  {:<16} {:>4} {:<14} {:<26} {:>11} {:>10} {:>11} {:>11} {:>11} {:>11}{}  {}\n", "gpu",
                                 "gpus", "dtype", "energy scope", "energy_j", "latency_s", "co2_oper_g", "co2_emb_g",
-                                "co2_total_g", "co2_per_gpu", slo_ms ? "  slo" : "");
+                                "co2_total_g", "co2_per_gpu", slo_ms ? "  slo" : "", "evidence");
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
     const char* mark = c.best && *c.best == i ? "*" : " ";
@@ -107,9 +111,11 @@ std::string table(const Comparison& c, std::optional<double> slo_ms) {
     }
     const std::string embodied = r.embodied_known ? fmt::format("{:.4g}", r.embodied_g) : "unknown";
     const std::string total = fmt::format("{}{:.4g}", r.embodied_known ? "" : "~", r.total_g());
-    out += fmt::format("{} {:<16} {:>4} {:<14} {:<26} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}\n", mark,
-                       r.gpu, r.gpus, r.dtype, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total,
-                       r.per_gpu_g(), slo_ms ? (r.meets_slo ? "  yes" : "  no") : "");
+    const auto& e = evidence[i];
+    out += fmt::format("{} {:<16} {:>4} {:<14} {:<26} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}  {}\n",
+                       mark, r.gpu, r.gpus, r.dtype, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total,
+                       r.per_gpu_g(), slo_ms ? (r.meets_slo ? "  yes" : "  no") : "",
+                       e && e->evidence ? evidence::label_name(e->evidence->label) : "-");
   }
   return out;
 }
@@ -142,7 +148,21 @@ Json figures_json(const SetupRow& r) {
           {"energy_per_1k_output_tokens_j", per_1k}};
 }
 
-Json rows_json(const Comparison& c) {
+RowEvidence row_evidence(const Comparison& c, const std::vector<Gpu>& gpus, const LoadedPredictor& p,
+                         const Request& request, const ModelSpec& model) {
+  RowEvidence out(c.rows.size());
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const SetupRow& r = c.rows[i];
+    const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& g) { return g.id == r.gpu; });
+    if (!r.unavailable.empty() || gpu == gpus.end() || r.dtype.empty()) continue;
+    out[i] = setup_evidence(p, *gpu, request.engine, parse_precision(r.dtype, DType::bf16), model.family,
+                            static_cast<double>(request.batch),
+                            static_cast<double>(request.prompt_tokens + request.gen_tokens));
+  }
+  return out;
+}
+
+Json rows_json(const Comparison& c, const RowEvidence& evidence) {
   Json rows = Json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
@@ -156,6 +176,11 @@ Json rows_json(const Comparison& c) {
       j.update({{"co2_per_gpu_g", r.per_gpu_g()}, {"meets_slo", r.meets_slo}, {"best", c.best && *c.best == i}});
       if (!r.embodied_known)
         j["co2_note"] = "embodied CO2 unknown (no sourced embodied figure): total is operational only";
+      if (const auto& e = evidence[i]) {
+        j["evidence"] = evidence_json(*e);
+        if (Json iv = total_intervals_json(*e, r.energy_j, r.latency_s, r.operational_g, r.embodied_g); !iv.is_null())
+          j["intervals"] = std::move(iv);
+      }
     }
     rows.push_back(j);
   }
@@ -394,11 +419,12 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
     for (const std::string& w : {warning, setups_warning})
       if (!w.empty()) out.warnings.push_back(w);
   }
+  const RowEvidence evidence = o.trace.empty() ? row_evidence(c, gpus, p, cf, model) : RowEvidence(c.rows.size());
   const std::string unknown_note = unknown_embodied_note(c);
   out.json = {{"subject", subject},
               {"predictor", p.predictor->name()},
               {"latency", c.latency_meaning},
-              {"setups", rows_json(c)},
+              {"setups", rows_json(c, evidence)},
               {"plot_dir", o.plot_dir.empty() ? Json() : Json(o.plot_dir)}};
   if (o.slo_ms) out.json["slo_ms"] = *o.slo_ms;
   const Json inputs = carbon_inputs_json(example);
@@ -409,7 +435,8 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
   if (!unknown_note.empty()) out.json["embodied_note"] = unknown_note;
   if (!scope_note.empty()) out.json["scope_note"] = scope_note;
   std::string& t = out.text;
-  t = subject + "; predictor " + p.predictor->name() + "; latency = " + c.latency_meaning + "\n" + table(c, o.slo_ms);
+  t = subject + "; predictor " + p.predictor->name() + "; latency = " + c.latency_meaning + "\n" +
+      table(c, o.slo_ms, evidence);
   if (c.best)
     t +=
         fmt::format("  * lowest carbon{}: {} x {} ({:.4g} g{})\n",
@@ -426,6 +453,9 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
                           : "node (wall power of the node named in each row, the used GPUs' share)") +
        "\n";
   if (!scope_note.empty()) t += "  " + scope_note + "\n";
+  if (o.trace.empty())
+    t += "  evidence: each setup's label against the measured setups (docs/accuracy.md); its interval and bias in "
+         "--format json\n";
   for (const auto& n : distinct_notes(c)) t += "  note: " + n + "\n";
   if (!o.plot_dir.empty())
     t += "  plots: " + o.plot_dir + "/setups.png (every setup above), " + o.plot_dir + "/co2-per-gpu.png, " +

@@ -3,7 +3,9 @@
 #pragma once
 
 #include "compare/module.h"
+#include "evidence/module.h"
 
 namespace llmco2::api {
 using namespace llmco2::compare;
+using namespace llmco2::evidence;
 }  // namespace llmco2::api

@@ -237,6 +237,12 @@ LoadedPredictor load_predictor(const std::string& name, const Settings& s, SimPa
   LoadedPredictor loaded;
   loaded.params = std::move(params);
   loaded.predictor = make_bounded_predictor(choose_predictor(name, s, loaded.params, loaded.file));
+  if (const auto index = evidence::default_evidence_index_path(); std::filesystem::exists(index))
+    loaded.evidence_index = std::make_shared<const evidence::EvidenceIndex>(evidence::read_evidence_index(index));
+  if (const auto intervals = evidence::default_evidence_intervals_path();
+      name == "sim" && s.model_file.empty() && std::filesystem::exists(intervals))
+    loaded.evidence_intervals =
+        std::make_shared<const evidence::EvidenceIntervals>(evidence::read_evidence_intervals(intervals));
   if (!s.model_file.empty()) {
     loaded.bands_note = "no interval: " + s.model_file + " was not evaluated on held-out measurements";
     return loaded;

@@ -11,6 +11,8 @@
 
 #include "api/module.h"
 #include "carbon/footprint.h"
+#include "evidence/evidence.h"
+#include "evidence/intervals.h"
 #include "graph/request.h"
 #include "hardware/gpu.h"
 #include "hardware/power_setting.h"
@@ -82,6 +84,10 @@ struct LoadedPredictor {
   std::string bands_note;                    // where the bands come from, or why there are none
   double band_level = 0.8;
   std::string file;  // the model file read ("" for the simulator and LLMCarbon)
+  // The measured setups a request's evidence label is judged against (data/evidence/index.csv; null when missing),
+  // and, for the simulator, its intervals per label (data/evidence/intervals.json; null when missing: `bands` then).
+  std::shared_ptr<const evidence::EvidenceIndex> evidence_index;
+  std::shared_ptr<const evidence::EvidenceIntervals> evidence_intervals;
 };
 
 // The bundled model of `name` (or `settings.model_file`), bounded to the power envelope. Throws Error.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "api/evidence.h"
 #include "api/format.h"
 #include "api/resolve.h"
 #include "api/session_impl.h"
@@ -150,22 +151,24 @@ Result Session::predict(const Request& req) const {
   const CarbonInputs& carbon = r.carbon;
   const LoadedPredictor& p = impl_->predictor(req.predictor);
   const Prediction prediction = p.predictor->predict(input_for(r));
-  const Footprint f = footprint(prediction, carbon, p.bands ? &*p.bands : nullptr);
+  const RequestEvidence evidence = request_evidence(p, r);
+  const Footprint f = footprint(prediction, carbon, evidence.bands ? &*evidence.bands : nullptr);
   const ServingFigures serving = serving_figures(r, prediction, f.energy_j);
   Result out;
   out.warnings = r.notes;
   out.figures = key_figures(f, serving);
   out.json = request_json(r);
   out.json["predictor"] = p.predictor->name();
-  out.json.update(footprint_json(f, p.band_level));
+  out.json.update(footprint_json(f, evidence.level));
   out.json.update(serving_json(serving, prediction));
   out.json.update(carbon_inputs_json(carbon));
-  out.json["interval_note"] = p.bands_note;
+  out.json["interval_note"] = evidence.interval_note;
+  out.json["evidence"] = evidence_json(evidence);
   if (Json site = impl_->site_json(r, out.warnings); !site.is_null()) out.json["site"] = std::move(site);
   out.text = request_line(r) + "; predictor " + p.predictor->name() +
              (impl_->site ? "; site " + impl_->site->name : "") + "\n" + footprint_table(f) + serving_line(serving);
   for (const auto& note : prediction.notes) out.text += "  bounded to the power envelope: " + note + "\n";
-  out.text += carbon_inputs_lines(carbon) + "  " + p.bands_note + "\n";
+  out.text += carbon_inputs_lines(carbon) + evidence_lines(evidence);
   return out;
 }
 

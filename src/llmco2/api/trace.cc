@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "api/evidence.h"
 #include "api/format.h"
 #include "api/resolve.h"
 #include "api/session_impl.h"
@@ -79,13 +80,21 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
   out.warnings = s.resolved.notes;
   std::optional<RunManifest> manifest;
   if (!o.report_dir.empty()) manifest.emplace(manifest_in_folder(o.report_dir));
-  const TraceAccount account = account_and_write_csv();
+  TraceAccount account = account_and_write_csv();
+  // The log's evidence: its setup at its batch and its requests' mean context; the totals' intervals are its kind's.
+  const RequestEvidence evidence = setup_evidence(
+      p, s.resolved.gpu, s.resolved.request.engine, s.resolved.request.precision, s.resolved.model.family,
+      static_cast<double>(s.resolved.request.batch),
+      account.requests > 0
+          ? static_cast<double>(account.prompt_tokens + account.gen_tokens) / static_cast<double>(account.requests)
+          : 0.0);
+  set_intervals(account, evidence.bands ? &*evidence.bands : nullptr);
   const TraceContext context{source,
                              format,
                              setup_line(s.resolved),
                              p.predictor->name(),
                              carbon_inputs_lines(s.resolved.carbon),
-                             p.bands_note,
+                             evidence.interval_note,
                              s.options,
                              s.resolved.carbon.scope.name(),
                              s.resolved.carbon.scope.node ? s.resolved.carbon.scope.node->id : "",
@@ -96,7 +105,8 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
     manifest->commit();
   }
   out.json = trace_summary_json(account, context);
-  out.text = trace_summary_text(account, context);
+  out.json["evidence"] = evidence_json(evidence);
+  out.text = trace_summary_text(account, context) + evidence_label_line(evidence);
   if (!o.report_dir.empty())
     out.text += "  report: " + (std::filesystem::path(o.report_dir) / "report.md").string() + "\n";
   return out;

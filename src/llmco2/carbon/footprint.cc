@@ -18,7 +18,10 @@ PhaseValues map_phases(const PhaseValues& in, F f) {
 PhaseIntervals scaled(const PhaseValues& values, const ErrorBand& band) {
   PhaseIntervals out;
   for (const auto& p : kPhaseMembers)
-    if (values.*p.value) out.*p.interval = Interval{*(values.*p.value) / band.factor, *(values.*p.value) * band.factor};
+    if (const auto v = values.*p.value) {
+      const BandSpan span = band_span(band, *v);
+      out.*p.interval = Interval{span.low, span.high};
+    }
   return out;
 }
 

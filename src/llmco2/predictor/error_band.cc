@@ -35,6 +35,11 @@ ErrorBand band_from(const Json& json, const std::string& source) {
 
 }  // namespace
 
+BandSpan band_span(const ErrorBand& band, double value) {
+  if (band.upper > 0) return {value * band.lower, value * band.upper};
+  return {value / band.factor, value * band.factor};
+}
+
 std::optional<ErrorBand> error_band(const std::vector<double>& measured, const std::vector<double>& predicted,
                                     size_t min_pairs) {
   std::vector<double> ratios, factors;

@@ -21,6 +21,9 @@ struct ErrorBand {
   double low_ratio = 1;     // 10th percentile of measured / predicted
   double median_ratio = 1;  // the predictor's bias on these measurements
   double high_ratio = 1;    // 90th percentile
+  // When set (upper > 0), the interval is [P x lower, P x upper] instead of [P / factor, P x factor]: the evidence
+  // intervals (evidence/intervals.h), asymmetric where the held-out rows of a request's kind show a bias.
+  double lower = 0, upper = 0;
 };
 
 struct PredictorErrorBands {
@@ -32,6 +35,13 @@ struct ErrorBands {
   std::string evaluated_on;  // which held-out measurements, e.g. "mlenergy-v2 (llmco2 eval test set (b))"
   std::map<std::string, PredictorErrorBands> predictors;  // by predictor name
 };
+
+// The interval a band puts around a predicted `value`: [value x lower, value x upper] when the band has them, else
+// [value / factor, value x factor].
+struct BandSpan {
+  double low = 0, high = 0;
+};
+BandSpan band_span(const ErrorBand& band, double value);
 
 // The band of (measured, predicted) pairs with both positive; nullopt when fewer than `min_pairs` remain. Percentiles
 // interpolate linearly between order statistics.

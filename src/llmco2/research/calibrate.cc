@@ -26,6 +26,7 @@
 #include "core/progress.h"
 #include "evaluation/node_validation.h"
 #include "llmco2/research.h"
+#include "research/held_out.h"
 #include "research/module.h"
 #include "research/site.h"
 #include "research/throughput_fit.h"
@@ -36,46 +37,6 @@ namespace {
 // The folder an output goes into, created when missing ("params.json" has none to create).
 void create_parent(const std::filesystem::path& output) {
   if (!output.parent_path().empty()) std::filesystem::create_directories(output.parent_path());
-}
-
-// Fits one parameter set per held-out group (in parallel) and fills the held-out predictions: `group_of` names the
-// group of a sample (its source, or its GPU type), and returns each group's parameters. The first error of a fit (an
-// interrupt among them) stops the other workers after their current fit and is rethrown here, after the join.
-std::map<std::string, SimParams> leave_one_group_out(const CalibrationSet& set, const FitOptions& fit, unsigned threads,
-                                                     const std::function<std::string(size_t)>& group_of,
-                                                     std::vector<SimEstimate>& out) {
-  std::vector<std::string> sources;
-  for (size_t s = 0; s < set.samples.size(); ++s)
-    if (std::find(sources.begin(), sources.end(), group_of(s)) == sources.end()) sources.push_back(group_of(s));
-  std::vector<std::thread> pool;
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex failed;
-  std::exception_ptr failure;
-  std::map<std::string, SimParams> fitted;
-  auto worker = [&] {
-    try {
-      for (size_t k; (k = next++) < sources.size();) {
-        std::vector<size_t> train, test;
-        for (size_t s = 0; s < set.samples.size(); ++s) (group_of(s) == sources[k] ? test : train).push_back(s);
-        const SimParams params = fit_params(set, train, default_sim_params(), fit);
-        for (size_t s : test) out[s] = predict(set.samples[s], params);
-        {
-          std::lock_guard lock(failed);
-          fitted.emplace(sources[k], params);
-        }
-        std::cerr << fmt::format("calibrate: held out {} ({} rows), {}/{} sources done\n", sources[k], test.size(),
-                                 ++done, sources.size());
-      }
-    } catch (...) {
-      next = sources.size();
-      std::lock_guard lock(failed);
-      if (!failure) failure = std::current_exception();
-    }
-  };
-  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-  for (auto& thread : pool) thread.join();
-  if (failure) std::rethrow_exception(failure);
-  return fitted;
 }
 
 // The whole-node runs (MLPerf power: node_wall_power rows, never fitted) replayed under the shipped parameters, each
@@ -127,10 +88,12 @@ CalibrateSummary calibrate(const CalibrateOptions& o) {
   if (!o.fit_only) {
     report.leave_one_out.resize(set.samples.size());
     without_source = leave_one_group_out(
-        set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].source; }, report.leave_one_out);
+        set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].source; }, report.leave_one_out,
+        "calibrate");
     report.leave_one_gpu_out.resize(set.samples.size());
     leave_one_group_out(
-        set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].gpu; }, report.leave_one_gpu_out);
+        set, fit, threads, [&](size_t s) { return set.rows[set.samples[s].row].gpu; }, report.leave_one_gpu_out,
+        "calibrate");
   }
   std::vector<size_t> all(set.samples.size());
   for (size_t s = 0; s < all.size(); ++s) all[s] = s;

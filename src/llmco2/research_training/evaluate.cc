@@ -1,5 +1,5 @@
 // research_training/evaluate.cc - every predictor trained and scored on the two test sets (`llmco2 eval`,
-// docs/accuracy.md):
+// docs/predictor-accuracy.md):
 //   (a) the paper's protocol on simulated labels: train on L4, A100, H100; test on T4, L4, A100, H100;
 //   (b) a public measurement campaign held out of training (and of the simulator's calibration).
 #include <chrono>

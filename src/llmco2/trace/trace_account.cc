@@ -129,11 +129,18 @@ void TraceTotals::finish(TraceAccount& a, const PredictorErrorBands* bands, long
   a.co2_values_g = co2_g_values_;
   std::sort(a.co2_values_g.begin(), a.co2_values_g.end(),
             [](const auto& x, const auto& y) { return x.value < y.value; });
-  if (bands && bands->energy && bands->latency) {
-    const double fe = bands->energy->factor, fl = bands->latency->factor;
-    a.energy_j_interval = Interval{a.energy_j / fe, a.energy_j * fe};
-    a.total_g_interval = Interval{a.operational_g / fe + a.embodied_g / fl, a.operational_g * fe + a.embodied_g * fl};
-  }
+  set_intervals(a, bands);
+}
+
+void set_intervals(TraceAccount& a, const PredictorErrorBands* bands) {
+  a.energy_j_interval.reset();
+  a.total_g_interval.reset();
+  if (!bands || !bands->energy || !bands->latency) return;
+  const BandSpan energy = band_span(*bands->energy, a.energy_j);
+  const BandSpan operational = band_span(*bands->energy, a.operational_g);
+  const BandSpan embodied = band_span(*bands->latency, a.embodied_g);
+  a.energy_j_interval = Interval{energy.low, energy.high};
+  a.total_g_interval = Interval{operational.low + embodied.low, operational.high + embodied.high};
 }
 
 PredictorInput trace_setup(const PredictorInput& base, const TraceOptions& o) {

@@ -104,6 +104,10 @@ struct TraceOptions {
   bool progress = false;
 };
 
+// The 80% intervals of a log's totals from `bands` (none without them): its energy, and its total CO2 as the
+// operational CO2's interval (the energy band) plus the embodied CO2's (the latency band).
+void set_intervals(TraceAccount& a, const PredictorErrorBands* bands);
+
 // What a log adds up to, added request by request or shape by shape (`count` requests of the same figures): sums are
 // exact, so neither the order nor the grouping changes a digit.
 class TraceTotals {

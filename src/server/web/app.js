@@ -157,6 +157,8 @@ function clearPrediction() {
   for (const id of FIGURES) $(id).textContent = "–";
   for (const id of INTERVALS) $(id).textContent = "";
   $("energy-scope").textContent = "";
+  $("evidence").textContent = "";
+  $("evidence-basis").textContent = "";
   $("shown-model").textContent = "";
   $("shown-setup").textContent = "";
   $("subject").hidden = true;
@@ -188,6 +190,10 @@ function showPrediction(p, request) {
   $("co2-operational-interval").textContent = intervalText(co2.operational, "g");
   $("co2-embodied-interval").textContent = intervalText(co2.embodied, "g");
   $("co2-total-interval").textContent = intervalText(co2.total, "g");
+  // How sure the figures are: the request's evidence label against the measured setups, and its intervals' basis.
+  const evidence = p.evidence || {};
+  $("evidence").textContent = evidence.label ? `${evidence.label}: ${evidence.reason}` : (evidence.reason || "");
+  $("evidence-basis").textContent = p.interval_note || "";
   $("notes").textContent = [p.region && `region ${p.region}, ${p.ci_g_per_kwh} g/kWh, PUE ${p.pue}`,
                             ...(p.warnings || [])].filter(Boolean).join("; ");
 }

@@ -1,0 +1,102 @@
+// api/evidence.cc - a request's evidence label and the interval of its kind.
+#include "api/evidence.h"
+
+#include <fmt/format.h>
+
+namespace llmco2::api {
+namespace {
+
+ErrorBand band_of(const evidence::RatioInterval& i) {
+  ErrorBand b;
+  b.n = i.n;
+  b.lower = i.lower;
+  b.upper = i.upper;
+  b.low_ratio = i.lower;
+  b.high_ratio = i.upper;
+  b.median_ratio = i.median;
+  b.factor = std::max(i.upper, 1.0 / i.lower);
+  return b;
+}
+
+// The simulator's interval for the label, from its held-out residuals of that kind.
+void label_interval(RequestEvidence& out, const evidence::EvidenceIntervals& intervals, evidence::EvidenceLabel label) {
+  const auto energy = intervals.energy.find(label), latency = intervals.latency.find(label);
+  out.level = intervals.level;
+  if (energy == intervals.energy.end() || latency == intervals.latency.end()) {
+    out.interval_note =
+        fmt::format("no interval: no held-out residual labelled {} ({})", evidence::label_name(label), intervals.basis);
+    return;
+  }
+  out.bands = PredictorErrorBands{band_of(energy->second), band_of(latency->second)};
+  out.energy_bias = energy->second.median;
+  out.latency_bias = latency->second.median;
+  out.interval_note =
+      fmt::format("energy: {}; latency: x{:.2f}-x{:.2f}, median measured/predicted {:.2f} ({})",
+                  evidence::interval_sentence(energy->second, intervals.level, label), latency->second.lower,
+                  latency->second.upper, latency->second.median, intervals.basis);
+}
+
+}  // namespace
+
+RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const std::string& engine,
+                               const Precision& precision, const std::string& family, double batch,
+                               double context_tokens) {
+  RequestEvidence out;
+  if (p.evidence_index)
+    out.evidence =
+        p.evidence_index->assess(evidence::evidence_key(gpu, engine, precision, family, batch, context_tokens));
+  if (p.evidence_intervals && out.evidence) {
+    label_interval(out, *p.evidence_intervals, out.evidence->label);
+    return out;
+  }
+  out.bands = p.bands;  // the predictor's one band (llmco2 eval), or none
+  out.level = p.band_level;
+  out.interval_note = p.bands_note;
+  if (p.bands && p.bands->energy) out.energy_bias = p.bands->energy->median_ratio;
+  if (p.bands && p.bands->latency) out.latency_bias = p.bands->latency->median_ratio;
+  return out;
+}
+
+RequestEvidence request_evidence(const LoadedPredictor& p, const ResolvedRequest& r) {
+  return setup_evidence(p, r.gpu, r.request.engine, r.request.precision, r.model.family,
+                        static_cast<double>(r.request.batch),
+                        static_cast<double>(r.request.prompt_tokens + r.request.gen_tokens));
+}
+
+Json evidence_json(const RequestEvidence& e) {
+  Json nearest = Json::array();
+  if (e.evidence)
+    for (const auto& n : e.evidence->nearest)
+      nearest.push_back({{"source", n.source}, {"setup", n.setup}, {"rows", n.rows}});
+  auto optional = [](const std::optional<double>& v) { return v ? Json(*v) : Json(); };
+  return {
+      {"label", e.evidence ? Json(std::string(evidence::label_name(e.evidence->label))) : Json()},
+      {"reason", e.evidence ? e.evidence->reason
+                            : std::string("no evidence index (data/evidence/index.csv; llmco2 validate writes it)")},
+      {"nearest_sources", nearest},
+      {"interval_basis", e.interval_note},
+      {"bias", {{"energy", optional(e.energy_bias)}, {"latency", optional(e.latency_bias)}}}};
+}
+
+Json total_intervals_json(const RequestEvidence& e, double energy_j, double latency_s, double operational_g,
+                          double embodied_g) {
+  if (!e.bands || !e.bands->energy || !e.bands->latency) return nullptr;
+  const BandSpan energy = band_span(*e.bands->energy, energy_j), latency = band_span(*e.bands->latency, latency_s);
+  const BandSpan operational = band_span(*e.bands->energy, operational_g);
+  const BandSpan embodied = band_span(*e.bands->latency, embodied_g);
+  return {{"level", e.level},
+          {"energy_j", {{"total", {energy.low, energy.high}}}},
+          {"latency_s", {{"total", {latency.low, latency.high}}}},
+          {"co2_g",
+           {{"operational", {{"total", {operational.low, operational.high}}}},
+            {"total", {{"total", {operational.low + embodied.low, operational.high + embodied.high}}}}}}};
+}
+
+std::string evidence_label_line(const RequestEvidence& e) {
+  if (!e.evidence) return "  evidence: unknown (no evidence index: llmco2 validate writes data/evidence/index.csv)\n";
+  return fmt::format("  evidence: {}: {}\n", evidence::label_name(e.evidence->label), e.evidence->reason);
+}
+
+std::string evidence_lines(const RequestEvidence& e) { return evidence_label_line(e) + "  " + e.interval_note + "\n"; }
+
+}  // namespace llmco2::api

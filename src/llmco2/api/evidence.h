@@ -1,0 +1,44 @@
+// api/evidence.h - the evidence behind one answer: the request's label (calibrated, interpolated, extrapolated) with
+// its nearest measured sources (evidence/evidence.h), and the interval of its kind with its basis and bias
+// (evidence/intervals.h) for the simulator, or the predictor's own error band for a learned predictor. Every
+// interface prints it beside the figures (predict, compare, trace, HTTP, Python, the web page).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "api/module.h"
+#include "api/resolve.h"
+#include "core/json_io.h"
+#include "evidence/evidence.h"
+
+namespace llmco2::api {
+
+struct RequestEvidence {
+  std::optional<evidence::Evidence> evidence;  // absent when data/evidence/index.csv is missing
+  std::optional<PredictorErrorBands> bands;    // the interval the figures carry; absent: none
+  std::string interval_note;                   // its basis, or why there is none
+  double level = 0.8;
+  std::optional<double> energy_bias, latency_bias;  // median measured / predicted of the request's kind
+};
+
+// The evidence of a setup: `gpu`, engine and precision as it runs, the model's family, batch and context tokens.
+RequestEvidence setup_evidence(const LoadedPredictor& predictor, const Gpu& gpu, const std::string& engine,
+                               const Precision& precision, const std::string& family, double batch,
+                               double context_tokens);
+// The same for a resolved request.
+RequestEvidence request_evidence(const LoadedPredictor& predictor, const ResolvedRequest& r);
+
+// {"label", "reason", "nearest_sources": [{"source", "setup", "rows"}], "interval_basis", "bias": {"energy",
+// "latency"}} (docs/schema.md); the label null without an index.
+Json evidence_json(const RequestEvidence& e);
+// The intervals of totals (energy, latency, operational and total CO2) as `footprint_json` writes them, for answers
+// that carry totals only (compare's rows); null without an interval.
+Json total_intervals_json(const RequestEvidence& e, double energy_j, double latency_s, double operational_g,
+                          double embodied_g);
+// "  evidence: interpolated: <reason>\n"
+std::string evidence_label_line(const RequestEvidence& e);
+// The label line, then "  <interval basis>\n"
+std::string evidence_lines(const RequestEvidence& e);
+
+}  // namespace llmco2::api
