@@ -47,9 +47,8 @@ void score_azure_traces(benchmark::State& state, double grid_ratio, bool stream)
   for (auto _ : state) {
     for (const char* name : {"AzureLLMInferenceTrace_code.csv", "AzureLLMInferenceTrace_conv.csv"}) {
       const auto path = data_dir() / "azure" / name;
-      const TraceAccount a = stream
-                                 ? account_trace_file(path, *predictor, setup, carbon, nullptr, options, {})
-                                 : account_trace(read_request_log(path), *predictor, setup, carbon, nullptr, options);
+      const TraceAccount a = stream ? account_trace_file(path, *predictor, setup, carbon, options, {})
+                                    : account_trace(read_request_log(path), *predictor, setup, carbon, options);
       benchmark::DoNotOptimize(a.energy_j);
       requests += a.requests;
     }
@@ -94,7 +93,7 @@ void BM_StreamAzureMillion(benchmark::State& state) {
   const BenchSetup b;
   long requests = 0;
   for (auto _ : state) {
-    const TraceAccount a = account_trace_file(path, *b.predictor, b.setup, b.carbon, nullptr, TraceOptions{}, {});
+    const TraceAccount a = account_trace_file(path, *b.predictor, b.setup, b.carbon, TraceOptions{}, {});
     benchmark::DoNotOptimize(a.energy_j);
     requests += a.requests;
   }
@@ -114,11 +113,11 @@ void score_long_log(benchmark::State& state, bool stream) {
   for (auto _ : state) {
     TraceAccount a;
     if (stream) {
-      a = account_trace_file(path, *predictor, setup, carbon, nullptr, TraceOptions{}, {});
+      a = account_trace_file(path, *predictor, setup, carbon, TraceOptions{}, {});
     } else {
       RequestLog log = read_request_log(path);
       drop_time_outliers(log);
-      a = account_trace(log, *predictor, setup, carbon, nullptr, TraceOptions{});
+      a = account_trace(log, *predictor, setup, carbon, TraceOptions{});
     }
     benchmark::DoNotOptimize(a.energy_j);
     requests += a.requests;

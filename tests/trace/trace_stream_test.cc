@@ -67,7 +67,7 @@ TraceAccount reference(const std::filesystem::path& path, const Predictor& predi
   RequestLog log = read_request_log(path);
   drop_time_outliers(log);
   std::vector<RequestFigures> figures;
-  const TraceAccount a = account_trace(log, predictor, llama_on_h100(), h100_carbon(), nullptr, options, &figures);
+  const TraceAccount a = account_trace(log, predictor, llama_on_h100(), h100_carbon(), options, &figures);
   write_request_csv(figures, csv);
   return a;
 }
@@ -77,7 +77,7 @@ TraceAccount streamed(const std::filesystem::path& path, const Predictor& predic
   TraceFileOptions file_options;
   file_options.threads = threads;
   file_options.requests_csv = csv;
-  return account_trace_file(path, predictor, llama_on_h100(), h100_carbon(), nullptr, options, file_options);
+  return account_trace_file(path, predictor, llama_on_h100(), h100_carbon(), options, file_options);
 }
 
 std::filesystem::path temp(const std::string& name) { return std::filesystem::path(testing::TempDir()) / name; }

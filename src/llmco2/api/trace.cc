@@ -124,8 +124,8 @@ Result Session::score_trace(const std::string& path, const Request& setup, const
   refuse_output_over_input(o.by_request_csv, "--by-request", path, "request log");
   const std::string format = LogScanner(path).layout().format;  // an unreadable log fails before any output
   return scored(s, o, path, format, [&] {
-    return account_trace_file(path, *s.predictor->predictor, input_for(s.resolved), s.resolved.carbon,
-                              s.predictor->bands ? &*s.predictor->bands : nullptr, s.options, file_options);
+    return account_trace_file(path, *s.predictor->predictor, input_for(s.resolved), s.resolved.carbon, s.options,
+                              file_options);
   });
 }
 
@@ -139,8 +139,7 @@ Result Session::Impl::score(RequestLog log, const Request& setup, const TraceOpt
   return scored(s, o, log.source, log.format, [&] {
     std::vector<RequestFigures> figures;
     TraceAccount account = account_trace(log, *s.predictor->predictor, input_for(s.resolved), s.resolved.carbon,
-                                         s.predictor->bands ? &*s.predictor->bands : nullptr, s.options,
-                                         o.by_request_csv.empty() ? nullptr : &figures);
+                                         s.options, o.by_request_csv.empty() ? nullptr : &figures);
     if (!o.by_request_csv.empty()) write_request_csv(figures, o.by_request_csv);
     return account;
   });

@@ -130,7 +130,7 @@ Comparison compare_log(const Predictor& predictor, const RequestLog& log, const 
                        const std::vector<int>& counts, const SetupFor& setup_for, std::optional<double> slo_s,
                        double grid_ratio) {
   Comparison c = for_each_setup(gpu_types, counts, setup_for, [&](SetupRow& row, const ComparedSetup& s) {
-    fill_log_row(row, account_trace(log, predictor, s.config, s.carbon, nullptr, log_options(s, grid_ratio)));
+    fill_log_row(row, account_trace(log, predictor, s.config, s.carbon, log_options(s, grid_ratio)));
   });
   c.latency_meaning = kLogLatencyMeaning;
   choose_best(c, slo_s);
@@ -143,7 +143,7 @@ Comparison compare_log_shapes(const Predictor& predictor, const std::vector<Shap
   Comparison c = for_each_setup(
       gpu_types, counts, setup_for,
       [&](SetupRow& row, const ComparedSetup& s) {
-        fill_log_row(row, account_shapes(shapes, predictor, s.config, s.carbon, nullptr, log_options(s, grid_ratio)));
+        fill_log_row(row, account_shapes(shapes, predictor, s.config, s.carbon, log_options(s, grid_ratio)));
       },
       worker_count(threads));
   c.latency_meaning = kLogLatencyMeaning;

@@ -108,7 +108,7 @@ void TraceTotals::add(const RequestFigures& f, long count) {
   latency_s_values_.push_back({f.latency_s, count});
 }
 
-void TraceTotals::finish(TraceAccount& a, const PredictorErrorBands* bands, long batch, int gpus) const {
+void TraceTotals::finish(TraceAccount& a, long batch, int gpus) const {
   a.requests = requests_;
   a.prompt_tokens = prompt_tokens_;
   a.gen_tokens = gen_tokens_;
@@ -129,7 +129,6 @@ void TraceTotals::finish(TraceAccount& a, const PredictorErrorBands* bands, long
   a.co2_values_g = co2_g_values_;
   std::sort(a.co2_values_g.begin(), a.co2_values_g.end(),
             [](const auto& x, const auto& y) { return x.value < y.value; });
-  set_intervals(a, bands);
 }
 
 void set_intervals(TraceAccount& a, const PredictorErrorBands* bands) {
@@ -182,7 +181,7 @@ RequestFigures figures_of(const LoggedRequest& q, const Prediction& p, const Car
 }
 
 TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, const PredictorInput& base,
-                           const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& o,
+                           const CarbonInputs& carbon, const TraceOptions& o,
                            std::vector<RequestFigures>* per_request) {
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
   std::vector<Shape> shapes;
@@ -211,7 +210,7 @@ TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, co
     totals.add(figures.back());
   }
   a.predictions_made = table.predictions_made();
-  totals.finish(a, bands, o.batch, carbon.gpus);
+  totals.finish(a, o.batch, carbon.gpus);
   if (log.has_time() && !figures.empty()) {
     double first = *figures.front().time_s, last = first;
     for (const auto& f : figures) {

@@ -87,8 +87,8 @@ struct TraceAccount {
   std::optional<double> energy_prefill_j, energy_decode_j, co2_prefill_g, co2_decode_g;
   Distribution energy_per_request_j, co2_per_request_g, latency_per_request_s;
   double total_g() const { return operational_g + embodied_g; }
-  // 80% intervals of the totals: the predictor's error band applied to them (one setup's errors are systematic, so
-  // they do not average out over requests).
+  // 80% intervals of the totals (set_intervals): the band of the setup's evidence applied to them (one setup's errors
+  // are systematic, so they do not average out over requests); unset by the accounting itself.
   std::optional<Interval> energy_j_interval, total_g_interval;
   // Each distinct per-request CO2 with how many requests have it (the histogram; one entry per shape at most).
   std::vector<WeightedValue> co2_values_g;
@@ -113,8 +113,8 @@ void set_intervals(TraceAccount& a, const PredictorErrorBands* bands);
 class TraceTotals {
  public:
   void add(const RequestFigures& f, long count = 1);
-  // Totals, shares, distributions and intervals into `a` (the timeline and skipped lines are the caller's).
-  void finish(TraceAccount& a, const PredictorErrorBands* bands, long batch, int gpus) const;
+  // Totals, shares and distributions into `a` (the timeline, skipped lines and intervals are the caller's).
+  void finish(TraceAccount& a, long batch, int gpus) const;
 
  private:
   long requests_ = 0, prompt_tokens_ = 0, gen_tokens_ = 0;
@@ -138,7 +138,7 @@ std::string too_long_reason(const Shape& shape, const PredictorInput& base, long
 // GPU count, precision; batch from options). `per_request` (optional) receives each scored request's figures in log
 // order.
 TraceAccount account_trace(const RequestLog& log, const Predictor& predictor, const PredictorInput& base,
-                           const CarbonInputs& carbon, const PredictorErrorBands* bands, const TraceOptions& options,
+                           const CarbonInputs& carbon, const TraceOptions& options,
                            std::vector<RequestFigures>* per_request = nullptr);
 
 }  // namespace llmco2::trace

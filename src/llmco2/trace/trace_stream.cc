@@ -111,7 +111,7 @@ std::vector<ShapeCount> shape_counts(const Survey& s) {
 
 // The account of requests counted per shape, on `table` (the setup's, not yet prepared).
 TraceAccount account_counts(ShapeTable& table, const std::vector<ShapeCount>& shapes, const CarbonInputs& carbon,
-                            const PredictorErrorBands* bands, const TraceOptions& o) {
+                            const TraceOptions& o) {
   std::vector<Shape> all;
   for (const auto& s : shapes) all.push_back(s.shape);
   table.prepare(all, o.progress);
@@ -128,15 +128,15 @@ TraceAccount account_counts(ShapeTable& table, const std::vector<ShapeCount>& sh
     totals.add(figures_of(q, table.at(s.shape), carbon, o.batch), s.count);
   }
   a.predictions_made = table.predictions_made();
-  totals.finish(a, bands, o.batch, carbon.gpus);
+  totals.finish(a, o.batch, carbon.gpus);
   return a;
 }
 
 // A log without timestamps and without a per-request CSV needs no second pass: the survey's shape counts make its
 // account, on the table the survey was sized with.
 TraceAccount account_survey(const Survey& s, ShapeTable& table, const PredictorInput& base, const CarbonInputs& carbon,
-                            const PredictorErrorBands* bands, const TraceOptions& o) {
-  TraceAccount a = account_counts(table, shape_counts(s), carbon, bands, o);
+                            const TraceOptions& o) {
+  TraceAccount a = account_counts(table, shape_counts(s), carbon, o);
   a.skipped_lines = s.skipped_lines;
   a.skipped_examples = s.examples;
   for (const auto& [line, shape] : s.too_long)
@@ -284,14 +284,14 @@ std::vector<TimelineBin> merged_timeline(const std::vector<AccountSink>& sinks,
 
 // The account of what the sinks counted.
 void finish_account(TraceAccount& a, const std::vector<AccountSink>& sinks, const ShapeMemo& memo, const Survey& s,
-                    const PredictorErrorBands* bands, long batch, int gpus) {
+                    long batch, int gpus) {
   TraceTotals totals;
   for (size_t i = 0; i < memo.figures.size(); ++i) {
     long count = 0;
     for (const auto& k : sinks) count += k.counts[i];
     if (count > 0) totals.add(memo.figures[i], count);
   }
-  totals.finish(a, bands, batch, gpus);
+  totals.finish(a, batch, gpus);
   long outliers = 0;
   for (const auto& k : sinks) outliers += k.outliers, a.skipped_shapes += k.too_long;
   a.skipped_lines = s.skipped_lines + outliers;
@@ -322,14 +322,14 @@ std::vector<AccountSink> accounting_pass(const LogScanner& scanner, const Survey
 }  // namespace
 
 TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor,
-                                const PredictorInput& base, const CarbonInputs& carbon,
-                                const PredictorErrorBands* bands, const TraceOptions& o, const TraceFileOptions& fo) {
+                                const PredictorInput& base, const CarbonInputs& carbon, const TraceOptions& o,
+                                const TraceFileOptions& fo) {
   const LogScanner scanner(path);
   const int workers = scanner.workers(fo.threads);
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
   std::optional<Span> bulk;
   const Survey s = survey_kept(scanner, workers, fo.keep_time_outliers, table.max_total_tokens(), o.progress, bulk);
-  if (!scanner.layout().time && fo.requests_csv.empty()) return account_survey(s, table, base, carbon, bands, o);
+  if (!scanner.layout().time && fo.requests_csv.empty()) return account_survey(s, table, base, carbon, o);
   std::vector<Shape> shapes;
   for (const auto& [key, count] : s.shapes) shapes.push_back(key_shape(key));
   table.prepare(shapes, o.progress);
@@ -347,7 +347,7 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
   TraceAccount a;
   if (!carbon.embodied.known()) a.embodied_unknown = carbon.embodied.unknown_label();
   a.predictions_made = table.predictions_made();
-  finish_account(a, sinks, memo, s, bands, o.batch, carbon.gpus);
+  finish_account(a, sinks, memo, s, o.batch, carbon.gpus);
   if (prototype.bin_s > 0 && a.requests > 0) {
     a.timeline_bin_s = prototype.bin_s;
     a.timeline = merged_timeline(sinks, &AccountSink::bins, a.timeline_bin_s);
@@ -374,10 +374,9 @@ LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOp
 }
 
 TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor,
-                            const PredictorInput& base, const CarbonInputs& carbon, const PredictorErrorBands* bands,
-                            const TraceOptions& o) {
+                            const PredictorInput& base, const CarbonInputs& carbon, const TraceOptions& o) {
   ShapeTable table(predictor, trace_setup(base, o), o.grid_ratio);
-  return account_counts(table, shapes, carbon, bands, o);
+  return account_counts(table, shapes, carbon, o);
 }
 
 }  // namespace llmco2::trace

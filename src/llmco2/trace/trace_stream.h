@@ -23,8 +23,7 @@ struct TraceFileOptions {
 // The account of the log at `path` on `base` (as account_trace over read_request_log and drop_time_outliers).
 // Throws Error naming the file when it cannot be read, is not a log or holds no good request.
 TraceAccount account_trace_file(const std::filesystem::path& path, const Predictor& predictor,
-                                const PredictorInput& base, const CarbonInputs& carbon,
-                                const PredictorErrorBands* bands, const TraceOptions& options,
+                                const PredictorInput& base, const CarbonInputs& carbon, const TraceOptions& options,
                                 const TraceFileOptions& file_options);
 
 // A log reduced to its distinct shapes and how many requests have each (time outliers dropped unless kept): all
@@ -48,7 +47,6 @@ LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOp
 
 // Totals and distributions of the requests of `shapes` on `base` (no timeline; skipped_shapes counted, not named).
 TraceAccount account_shapes(const std::vector<ShapeCount>& shapes, const Predictor& predictor,
-                            const PredictorInput& base, const CarbonInputs& carbon, const PredictorErrorBands* bands,
-                            const TraceOptions& options);
+                            const PredictorInput& base, const CarbonInputs& carbon, const TraceOptions& options);
 
 }  // namespace llmco2::trace
