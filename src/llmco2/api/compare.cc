@@ -2,6 +2,8 @@
 // operational and embodied CO2, CO2 per GPU, the lowest-carbon setup meeting a latency objective; with a log and a
 // TTFT or TPOT objective, capacity planning by the serving simulation; the paper's GPU-count plots (figures 12-14).
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <span>
 
 #include <fmt/format.h>
@@ -21,8 +23,13 @@
 namespace llmco2::api {
 namespace {
 
-// Each available row's evidence (one request; a log's rows have none: their requests differ).
-using RowEvidence = std::vector<std::optional<RequestEvidence>>;
+// Each row's evidence from its resolved setup, by GPU type and count (one request; a log's rows have none: their
+// requests differ).
+using RowEvidence = std::map<std::pair<std::string, int>, RequestEvidence>;
+const RequestEvidence* evidence_of(const RowEvidence& evidence, const SetupRow& r) {
+  const auto it = evidence.find({r.gpu, r.gpus});
+  return r.unavailable.empty() && it != evidence.end() ? &it->second : nullptr;
+}
 
 // The log of options.trace without the requests a pause of over 30 days separates from the rest (unless
 // keep_time_outliers), each dropped line named in the warnings.
@@ -111,7 +118,7 @@ std::string table(const Comparison& c, std::optional<double> slo_ms, const RowEv
     }
     const std::string embodied = r.embodied_known ? fmt::format("{:.4g}", r.embodied_g) : "unknown";
     const std::string total = fmt::format("{}{:.4g}", r.embodied_known ? "" : "~", r.total_g());
-    const auto& e = evidence[i];
+    const RequestEvidence* e = evidence_of(evidence, r);
     out += fmt::format("{} {:<16} {:>4} {:<14} {:<26} {:>11.4g} {:>10.4g} {:>11.4g} {:>11} {:>11} {:>11.4g}{}  {}\n",
                        mark, r.gpu, r.gpus, r.dtype, r.scope, r.energy_j, r.latency_s, r.operational_g, embodied, total,
                        r.per_gpu_g(), slo_ms ? (r.meets_slo ? "  yes" : "  no") : "",
@@ -148,20 +155,6 @@ Json figures_json(const SetupRow& r) {
           {"energy_per_1k_output_tokens_j", per_1k}};
 }
 
-RowEvidence row_evidence(const Comparison& c, const std::vector<Gpu>& gpus, const LoadedPredictor& p,
-                         const Request& request, const ModelSpec& model) {
-  RowEvidence out(c.rows.size());
-  for (size_t i = 0; i < c.rows.size(); ++i) {
-    const SetupRow& r = c.rows[i];
-    const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& g) { return g.id == r.gpu; });
-    if (!r.unavailable.empty() || gpu == gpus.end() || r.dtype.empty()) continue;
-    out[i] = setup_evidence(p, *gpu, request.engine, parse_precision(r.dtype, DType::bf16), model.family,
-                            static_cast<double>(request.batch),
-                            static_cast<double>(request.prompt_tokens + request.gen_tokens));
-  }
-  return out;
-}
-
 Json rows_json(const Comparison& c, const RowEvidence& evidence) {
   Json rows = Json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
@@ -176,7 +169,7 @@ Json rows_json(const Comparison& c, const RowEvidence& evidence) {
       j.update({{"co2_per_gpu_g", r.per_gpu_g()}, {"meets_slo", r.meets_slo}, {"best", c.best && *c.best == i}});
       if (!r.embodied_known)
         j["co2_note"] = "embodied CO2 unknown (no sourced embodied figure): total is operational only";
-      if (const auto& e = evidence[i]) {
+      if (const RequestEvidence* e = evidence_of(evidence, r)) {
         j["evidence"] = evidence_json(*e);
         if (Json iv = total_intervals_json(*e, r.energy_j, r.latency_s, r.operational_g, r.embodied_g); !iv.is_null())
           j["intervals"] = std::move(iv);
@@ -325,9 +318,10 @@ ResolvedRequest resolve_row(const Request& request, const ModelSpec& model, cons
 }
 
 SetupFor setup_resolver(const Request& request, const ModelSpec& model, const std::optional<Node>& asked_node,
-                        bool for_log, bool paths) {
+                        bool for_log, bool paths, const std::function<void(const ResolvedRequest&)>& on_resolved = {}) {
   return [=, &model](const Gpu& gpu, int gpus) {
     const ResolvedRequest r = resolve_row(request, model, asked_node, gpu, gpus, for_log, paths);
+    if (on_resolved) on_resolved(r);
     return ComparedSetup{input_for(r), r.carbon, r.notes};
   };
 }
@@ -381,8 +375,12 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
     };
     return run_capacity(o, model, cf, deployment_for, carbon_resolver(cf, asked_node, paths), gpus, impl_->params());
   }
-  const SetupFor setup_for = setup_resolver(cf, model, asked_node, !o.trace.empty(), paths);
   const LoadedPredictor& p = impl_->predictor(request.predictor);
+  RowEvidence evidence;  // filled as each row of one request is resolved
+  const SetupFor setup_for =
+      setup_resolver(cf, model, asked_node, !o.trace.empty(), paths, [&](const ResolvedRequest& r) {
+        if (o.trace.empty()) evidence.insert_or_assign({r.gpu.id, r.request.gpus}, request_evidence(p, r));
+      });
   for (int count : o.counts)
     if (count < 1 || count > 64) fail("--counts: expected GPU counts between 1 and 64, got {}", count);
   if (o.counts.empty()) fail("--counts: expected at least one GPU count");
@@ -419,7 +417,6 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
     for (const std::string& w : {warning, setups_warning})
       if (!w.empty()) out.warnings.push_back(w);
   }
-  const RowEvidence evidence = o.trace.empty() ? row_evidence(c, gpus, p, cf, model) : RowEvidence(c.rows.size());
   const std::string unknown_note = unknown_embodied_note(c);
   out.json = {{"subject", subject},
               {"predictor", p.predictor->name()},
