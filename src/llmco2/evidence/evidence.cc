@@ -45,10 +45,10 @@ bool calibrates(const EvidenceKey& measured, const EvidenceKey& asked) {
          measured.batch_band == asked.batch_band && measured.context_band == asked.context_band;
 }
 
-bool interpolates(const EvidenceKey& measured, const EvidenceKey& asked) {
-  return measured.vendor == asked.vendor && measured.generation == asked.generation &&
-         engine_family(measured.engine) == engine_family(asked.engine) && measured.precision == asked.precision &&
-         std::abs(measured.batch_band - asked.batch_band) <= 1 &&
+// `same_family`: the two engines are versions of one (engine_family), worked out once by the caller.
+bool interpolates(const EvidenceKey& measured, const EvidenceKey& asked, bool same_family) {
+  return measured.vendor == asked.vendor && measured.generation == asked.generation && same_family &&
+         measured.precision == asked.precision && std::abs(measured.batch_band - asked.batch_band) <= 1 &&
          std::abs(measured.context_band - asked.context_band) <= 1;
 }
 
@@ -125,7 +125,7 @@ std::string evidence_generation(const Gpu& gpu) {
   return text.substr(0, end);
 }
 
-std::string engine_family(const std::string& engine) {
+std::string_view engine_family(std::string_view engine) {
   static const char* const kFamilies[] = {"hf-transformers", "trt-llm", "llama.cpp", "vllm",
                                           "sglang",          "tgi",     "deepspeed"};
   for (const char* family : kFamilies)
@@ -162,16 +162,25 @@ std::string describe(const EvidenceKey& key) {
                      context_band_name(key.context_band));
 }
 
-double evidence_distance(const EvidenceKey& a, const EvidenceKey& b) {
+namespace {
+
+// evidence_distance with the engines' families compared by the caller.
+double distance(const EvidenceKey& a, const EvidenceKey& b, bool same_family) {
   double d = 0;
   if (a.vendor != b.vendor) d += 4;
   else if (a.generation != b.generation) d += 2;
   else if (a.gpu != b.gpu) d += 1;
-  if (engine_family(a.engine) != engine_family(b.engine)) d += 2;
+  if (!same_family) d += 2;
   else if (a.engine != b.engine) d += 0.5;
   if (a.precision != b.precision) d += 1;
   if (a.family != b.family) d += 0.5;
   return d + std::abs(a.batch_band - b.batch_band) + std::abs(a.context_band - b.context_band);
+}
+
+}  // namespace
+
+double evidence_distance(const EvidenceKey& a, const EvidenceKey& b) {
+  return distance(a, b, engine_family(a.engine) == engine_family(b.engine));
 }
 
 void EvidenceIndex::add(const std::string& source, const EvidenceKey& key, long rows) {
@@ -180,32 +189,41 @@ void EvidenceIndex::add(const std::string& source, const EvidenceKey& key, long 
       e.rows += rows;
       return;
     }
-  entries_.push_back({source, key, rows});
+  entries_.push_back({source, key, rows, std::string(engine_family(key.engine))});
 }
 
 Evidence EvidenceIndex::assess(const EvidenceKey& key,
                                const std::function<bool(const EvidenceEntry&)>& excluded) const {
-  std::map<std::string, NearSource> best;  // per source, its nearest setup
+  struct Nearest {
+    const EvidenceEntry* entry;
+    double distance;
+  };
+  std::map<std::string_view, Nearest> best;  // per source, its nearest setup (described once chosen)
   bool calibrated = false, interpolated = false;
   long calibrating_rows = 0;
+  const std::string_view family = engine_family(key.engine);
   for (const EvidenceEntry& e : entries_) {
     if (excluded && excluded(e)) continue;
     if (calibrates(e.key, key)) {
       calibrated = true;
       calibrating_rows += e.rows;
     }
-    interpolated = interpolated || interpolates(e.key, key);
-    const double d = evidence_distance(e.key, key);
+    const bool same_family = e.engine_family == family;
+    interpolated = interpolated || interpolates(e.key, key, same_family);
+    const double d = distance(e.key, key, same_family);
     auto it = best.find(e.source);
-    if (it == best.end() || d < it->second.distance || (d == it->second.distance && e.rows > it->second.rows))
-      best[e.source] = {e.source, describe(e.key), e.rows, d};
+    if (it == best.end() || d < it->second.distance || (d == it->second.distance && e.rows > it->second.entry->rows))
+      best.insert_or_assign(e.source, Nearest{&e, d});
   }
-  Evidence out;
-  for (auto& [source, near] : best) out.nearest.push_back(near);
-  std::sort(out.nearest.begin(), out.nearest.end(), [](const NearSource& a, const NearSource& b) {
-    return a.distance != b.distance ? a.distance < b.distance : a.rows > b.rows;
+  std::vector<Nearest> order;
+  for (const auto& [source, near] : best) order.push_back(near);
+  std::sort(order.begin(), order.end(), [](const Nearest& a, const Nearest& b) {
+    return a.distance != b.distance ? a.distance < b.distance : a.entry->rows > b.entry->rows;
   });
-  if (out.nearest.size() > 3) out.nearest.resize(3);
+  if (order.size() > 3) order.resize(3);
+  Evidence out;
+  for (const Nearest& n : order)
+    out.nearest.push_back({n.entry->source, describe(n.entry->key), n.entry->rows, n.distance});
   const std::string setup = describe(key);
   if (calibrated) {
     out.label = EvidenceLabel::calibrated;

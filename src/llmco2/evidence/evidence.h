@@ -44,7 +44,7 @@ std::string precision_path(const Precision& precision);
 
 // The engine without its version or mode ("vllm-v0", "vllm-0.2", "vllm-eager" -> "vllm";
 // "hf-transformers-no-kv-cache" -> "hf-transformers"): versions of one engine share its scheduler and kernels.
-std::string engine_family(const std::string& engine);
+std::string_view engine_family(std::string_view engine);
 
 struct EvidenceKey {
   std::string gpu, generation, vendor, engine, precision, family;
@@ -61,6 +61,7 @@ struct EvidenceEntry {
   std::string source;
   EvidenceKey key;
   long rows = 0;
+  std::string engine_family;  // engine_family(key.engine), worked out once: assess compares it for every entry
 };
 
 struct NearSource {
