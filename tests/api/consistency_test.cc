@@ -103,6 +103,8 @@ TEST(OneRequestOneAnswer, EveryInterfaceGivesPredictsFiguresOnEveryGpu) {
           const Json traced = compare_row(session, request, log);
           expect_same(f.energy_j, traced["energy_j"]["total"], what + ": compare --trace energy");
           expect_same(f.latency_s, traced["latency_s"]["total"], what + ": compare --trace latency");
+          // A log's row is judged at the log's mean context: here predict's request's, so predict's evidence.
+          EXPECT_EQ(traced["evidence"], predicted.json["evidence"]) << what;
           LogColumns columns;
           columns.prompt_tokens = {512}, columns.gen_tokens = {64};
           TraceOptions t;

@@ -112,6 +112,9 @@ TEST(OneRequestOneAnswer, OneClientOfTheRandomDatasetGivesPredictsFiguresBackToB
   EXPECT_EQ(served.json["load"]["source"], "random");
   EXPECT_NE(served.text.find("4 requests over"), std::string::npos) << served.text;
   EXPECT_NE(served.text.find("1 clients"), std::string::npos) << served.text;
+  // Its evidence is predict's: one client runs at batch 1, every request at 512 + 64 tokens.
+  EXPECT_EQ(served.json["evidence"], session.predict(r).json["evidence"]);
+  EXPECT_NE(served.text.find("evidence: "), std::string::npos) << served.text;
 }
 
 // The random dataset: fixed lengths give exactly num_prompts x output_len tokens; a range ratio draws every length

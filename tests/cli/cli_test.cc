@@ -893,15 +893,18 @@ TEST(CliSchema, EveryCommandWritesTheOneSchema) {
     for (const auto& row : json_of(args).at("setups"))
       if (!row.contains("unavailable")) {
         expect_result_schema(row, args);
-        if (args.find("--trace") == std::string::npos) expect_evidence(row, args);
+        expect_evidence(row, args);
         EXPECT_TRUE(row.at("energy_per_1k_output_tokens_j").is_number()) << args;
       }
   for (const auto& c : json_of("compare --trace " + log +
                                " --gpu-types h100-sxm --tp-degrees 1 --slo-ttft-ms 5000 "
                                "--quiet" +
                                setup)
-                           .at("ranked_by_energy"))
+                           .at("ranked_by_energy")) {
     expect_quantity(c.at("energy_j"), "capacity");
+    expect_evidence(c, "capacity");
+    EXPECT_GE(c.at("mean_batch").get<double>(), 1.0);
+  }
   const auto traced = json_of("trace " + log + " --quiet" + setup);
   expect_result_schema(traced, "trace");
   expect_evidence(traced, "trace");
@@ -911,6 +914,7 @@ TEST(CliSchema, EveryCommandWritesTheOneSchema) {
   expect_result_schema(served, "serve-sim");
   EXPECT_EQ(served.at("region"), "FRA");
   EXPECT_TRUE(served.at("per_request").at("ttft_s").at("p50").is_number());
+  expect_evidence(served, "serve-sim");
   expect_result_schema(json_of("simulate --model llama-3.1-8b --gpu h100-sxm"), "simulate");
 }
 

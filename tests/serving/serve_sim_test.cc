@@ -91,6 +91,9 @@ TEST(ServeSim, RequestsArrivingTogetherShareIterations) {
   EXPECT_LT(makespan_two, 1.3 * makespan_one);
   EXPECT_GT(makespan_two, makespan_one);
   EXPECT_EQ(two.totals.steps, one.totals.steps);  // prefills ride together, then 127 shared decode steps
+  // The batch each ran at (the evidence's batch): every iteration ran all the requests there were.
+  EXPECT_DOUBLE_EQ(one.totals.mean_running(), 1.0);
+  EXPECT_DOUBLE_EQ(two.totals.mean_running(), 2.0);
 }
 
 TEST(ServeSim, ArrivalsFasterThanServiceBuildALinearQueue) {
@@ -362,6 +365,7 @@ TEST(ClosedLoop, OneClientRunsTheRequestsBackToBack) {
     EXPECT_NEAR(loop.requests[k].energy_j, alone.requests[0].energy_j, 1e-9 * alone.requests[0].energy_j) << k;
   }
   EXPECT_NEAR(loop.totals.idle_energy_j, 0.0, 1e-9);  // no gap between a finish and the next send
+  EXPECT_DOUBLE_EQ(loop.totals.mean_running(), 1.0);  // one request at a time
   Request request = d.setup;
   request.prompt_tokens = 374, request.gen_tokens = 44;
   const SimResult predicted = simulate(d.model, d.gpu, request, SimScenario{}, default_sim_params());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 
 #include <fmt/format.h>
@@ -180,20 +181,25 @@ Json rows_json(const Comparison& c, const RowEvidence& evidence) {
   return rows;
 }
 
-std::string capacity_table(const CapacityPlan& plan) {
+// The evidence of each chosen deployment, in the order of plan.chosen.
+using ChosenEvidence = std::vector<RequestEvidence>;
+
+std::string capacity_table(const CapacityPlan& plan, const ChosenEvidence& evidence) {
   std::string out =
-      fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12} {:>12} {:>11} {:>10} {:>10}\n", "rank", "gpu", "tp",
-                  "replicas", "gpus", "p95_ttft_ms", "p95_tpot_ms", "energy_kwh", "gpu_hours", "co2_kg");
+      fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12} {:>12} {:>11} {:>10} {:>10}  {}\n", "rank", "gpu", "tp",
+                  "replicas", "gpus", "p95_ttft_ms", "p95_tpot_ms", "energy_kwh", "gpu_hours", "co2_kg", "evidence");
   for (size_t k = 0; k < plan.chosen.size(); ++k) {
     const CapacityCandidate& c = plan.tried[plan.chosen[k]];
-    out += fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12.1f} {:>12.2f} {:>11.3f} {:>10.2f} {:>9.3f}{}\n", k + 1,
-                       c.gpu, c.tensor_parallel, c.replicas, c.gpus(), 1000 * c.ttft_q_s, 1000 * c.tpot_q_s,
-                       c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "" : "~");
+    const RequestEvidence& e = evidence[k];
+    out += fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12.1f} {:>12.2f} {:>11.3f} {:>10.2f} {:>9.3f}{:1} {}\n",
+                       k + 1, c.gpu, c.tensor_parallel, c.replicas, c.gpus(), 1000 * c.ttft_q_s, 1000 * c.tpot_q_s,
+                       c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "" : "~",
+                       e.evidence ? evidence::label_name(e.evidence->label) : "-");
   }
   return out;
 }
 
-Json capacity_json(const CapacityPlan& plan) {
+Json capacity_json(const CapacityPlan& plan, const ChosenEvidence& evidence) {
   auto one = [](const CapacityCandidate& c) {
     Json j = {{"gpu", c.gpu}, {"tensor_parallel", c.tensor_parallel}, {"replicas", c.replicas}};
     if (!c.unavailable.empty()) {
@@ -208,6 +214,7 @@ Json capacity_json(const CapacityPlan& plan) {
               {"p95_tpot_s", c.tpot_q_s},
               {"energy_j", total_json(c.energy_j)},
               {"gpu_hours", c.gpu_hours},
+              {"mean_batch", c.mean_batch},
               {"co2_g",
                {{"operational", total_json(c.operational_g)},
                 {"embodied", c.embodied_known ? total_json(c.embodied_g) : Json()},
@@ -215,7 +222,10 @@ Json capacity_json(const CapacityPlan& plan) {
     return j;
   };
   Json chosen = Json::array(), tried = Json::array();
-  for (size_t i : plan.chosen) chosen.push_back(one(plan.tried[i]));
+  for (size_t k = 0; k < plan.chosen.size(); ++k) {
+    chosen.push_back(one(plan.tried[plan.chosen[k]]));
+    chosen.back()["evidence"] = evidence_json(evidence[k]);
+  }
   for (const auto& c : plan.tried) tried.push_back(one(c));
   return {{"ranked_by_energy", chosen}, {"tried", tried}};
 }
@@ -230,9 +240,18 @@ std::string ranking(const CapacityPlan& plan, double (*figure)(const CapacityCan
   return fmt::format("{}", fmt::join(names, " < "));
 }
 
+// A chosen deployment's evidence, given the log's mean context in tokens.
+using CandidateEvidence = std::function<RequestEvidence(const CapacityCandidate& c, double context_tokens)>;
+
+double log_mean_context_tokens(const RequestLog& log) {
+  double tokens = 0;
+  for (const LoggedRequest& q : log.requests) tokens += static_cast<double>(q.prompt_tokens + q.gen_tokens);
+  return log.requests.empty() ? 0.0 : tokens / static_cast<double>(log.requests.size());
+}
+
 Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Request& request,
                     const DeploymentFor& deployment_for, const CarbonFor& carbon, const std::vector<Gpu>& gpus,
-                    const SimParams& params) {
+                    const SimParams& params, const CandidateEvidence& evidence_for) {
   if (o.slo_ttft_ms < 0 || o.slo_tpot_ms < 0) fail("--slo-ttft-ms and --slo-tpot-ms must not be negative");
   Result out;
   const RequestLog log = read_trace(o, out.warnings);
@@ -260,10 +279,13 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
     manifest.commit();
     if (!warning.empty()) out.warnings.push_back(warning);
   }
-  out.json = capacity_json(plan);
+  ChosenEvidence evidence;
+  const double context_tokens = log_mean_context_tokens(log);
+  for (size_t i : plan.chosen) evidence.push_back(evidence_for(plan.tried[i], context_tokens));
+  out.json = capacity_json(plan, evidence);
   out.json["subject"] = subject;
   out.json["plot_dir"] = o.plot_dir.empty() ? Json() : Json(o.plot_dir);
-  out.text = subject + "\n" + capacity_table(plan);
+  out.text = subject + "\n" + capacity_table(plan, evidence);
   if (plan.chosen.empty()) {
     out.text += "  no deployment meets the objectives within --max-replicas\n";
   } else {
@@ -271,8 +293,10 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
     out.text += "  by CO2:       " + ranking(plan, [](const CapacityCandidate& c) { return c.total_g(); }) + "\n";
     out.text += "  by GPU-hours: " + ranking(plan, [](const CapacityCandidate& c) { return c.gpu_hours; }) + "\n";
   }
-  out.text += fmt::format("  {} replays; cheapest per GPU type = fewest GPUs, then least energy; ~ = embodied unknown",
-                          plan.tried.size());
+  out.text += fmt::format(
+      "  {} replays; cheapest per GPU type = fewest GPUs, then least energy; ~ = embodied unknown; evidence: each "
+      "deployment's label at the batch it ran at and the log's mean context of {:.0f} tokens (docs/accuracy.md)",
+      plan.tried.size(), context_tokens);
   out.text += o.plot_dir.empty() ? "\n" : fmt::format("; plot: {}/capacity.png\n", o.plot_dir);
   return out;
 }
@@ -373,21 +397,34 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
       d.setup.batch = 1;  // the scheduler forms the batches
       return d;
     };
-    return run_capacity(o, model, cf, deployment_for, carbon_resolver(cf, asked_node, paths), gpus, impl_->params());
+    const CandidateEvidence evidence_for = [&](const CapacityCandidate& c, double context_tokens) {
+      const auto gpu = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& g) { return g.id == c.gpu; });
+      if (gpu == gpus.end()) return RequestEvidence{};
+      return replay_evidence(impl_->predictor("sim"),
+                             resolve_row(cf, model, asked_node, *gpu, c.tensor_parallel, true, paths), c.mean_batch,
+                             context_tokens);
+    };
+    return run_capacity(o, model, cf, deployment_for, carbon_resolver(cf, asked_node, paths), gpus, impl_->params(),
+                        evidence_for);
   }
   const LoadedPredictor& p = impl_->predictor(request.predictor);
-  RowEvidence evidence;  // filled as each row of one request is resolved
+  Result out;
+  std::optional<LogShapes> log;
+  if (!o.trace.empty()) log = read_trace_shapes(o, out.warnings);
+  // Each row's evidence, filled as its setup is resolved: a log's rows at the log's mean context, as `trace` does.
+  const std::optional<double> log_context =
+      log ? std::optional<double>(mean_context_tokens(log->shapes)) : std::nullopt;
+  RowEvidence evidence;
   const SetupFor setup_for =
       setup_resolver(cf, model, asked_node, !o.trace.empty(), paths, [&](const ResolvedRequest& r) {
-        if (o.trace.empty()) evidence.insert_or_assign({r.gpu.id, r.request.gpus}, request_evidence(p, r));
+        evidence.insert_or_assign({r.gpu.id, r.request.gpus}, request_evidence(p, r, log_context));
       });
   for (int count : o.counts)
     if (count < 1 || count > 64) fail("--counts: expected GPU counts between 1 and 64, got {}", count);
   if (o.counts.empty()) fail("--counts: expected at least one GPU count");
   const std::optional<double> slo_s = o.slo_ms ? std::optional<double>(*o.slo_ms / 1000) : std::nullopt;
   if (o.slo_ms && !(*o.slo_ms > 0)) fail("--slo-ms: expected a positive latency in milliseconds, got {}", *o.slo_ms);
-  Result out;
-  if (!model_note.empty()) out.warnings.push_back(model_note);
+  if (!model_note.empty()) out.warnings.insert(out.warnings.begin(), model_note);
   Comparison c;
   std::string subject;
   const std::string asked_dtype = model.precision_for(request.dtype).to_string();
@@ -396,9 +433,8 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
     subject = fmt::format("{}, batch {}, prompt {}, gen {}, {} ({})", model.id, request.batch, request.prompt_tokens,
                           request.gen_tokens, asked_dtype, request.engine);
   } else {
-    const LogShapes log = read_trace_shapes(o, out.warnings);
-    c = compare_log_shapes(*p.predictor, log.shapes, gpus, o.counts, setup_for, slo_s, o.grid_ratio, o.threads);
-    subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log.requests, log.file.source, model.id,
+    c = compare_log_shapes(*p.predictor, log->shapes, gpus, o.counts, setup_for, slo_s, o.grid_ratio, o.threads);
+    subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log->requests, log->file.source, model.id,
                           request.batch, asked_dtype, request.engine);
   }
   if (!o.plot_dir.empty()) {
@@ -450,9 +486,10 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
                           : "node (wall power of the node named in each row, the used GPUs' share)") +
        "\n";
   if (!scope_note.empty()) t += "  " + scope_note + "\n";
-  if (o.trace.empty())
-    t += "  evidence: each setup's label against the measured setups (docs/accuracy.md); its interval and bias in "
-         "--format json\n";
+  t += fmt::format(
+      "  evidence: each setup's label against the measured setups{} (docs/accuracy.md); its interval and bias in "
+      "--format json\n",
+      log_context ? fmt::format(" at the log's mean context of {:.0f} tokens", *log_context) : "");
   for (const auto& n : distinct_notes(c)) t += "  note: " + n + "\n";
   if (!o.plot_dir.empty())
     t += "  plots: " + o.plot_dir + "/setups.png (every setup above), " + o.plot_dir + "/co2-per-gpu.png, " +

@@ -1,6 +1,8 @@
 // api/evidence.cc - a request's evidence label and the interval of its kind.
 #include "api/evidence.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace llmco2::api {
@@ -36,8 +38,6 @@ void label_interval(RequestEvidence& out, const evidence::EvidenceIntervals& int
                   latency->second.upper, latency->second.median, intervals.basis);
 }
 
-}  // namespace
-
 RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const std::string& engine,
                                const Precision& precision, const std::string& family, double batch,
                                double context_tokens) {
@@ -57,10 +57,19 @@ RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const s
   return out;
 }
 
-RequestEvidence request_evidence(const LoadedPredictor& p, const ResolvedRequest& r) {
+}  // namespace
+
+RequestEvidence request_evidence(const LoadedPredictor& p, const ResolvedRequest& r,
+                                 std::optional<double> context_tokens) {
   return setup_evidence(p, r.gpu, r.request.engine, r.request.precision, r.model.family,
                         static_cast<double>(r.request.batch),
-                        static_cast<double>(r.request.prompt_tokens + r.request.gen_tokens));
+                        context_tokens.value_or(static_cast<double>(r.request.prompt_tokens + r.request.gen_tokens)));
+}
+
+RequestEvidence replay_evidence(const LoadedPredictor& simulator, const ResolvedRequest& r, double mean_batch,
+                                double context_tokens) {
+  return setup_evidence(simulator, r.gpu, r.request.engine, r.request.precision, r.model.family,
+                        std::max(1.0, mean_batch), context_tokens);
 }
 
 Json evidence_json(const RequestEvidence& e) {

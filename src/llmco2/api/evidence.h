@@ -22,12 +22,14 @@ struct RequestEvidence {
   std::optional<double> energy_bias, latency_bias;  // median measured / predicted of the request's kind
 };
 
-// The evidence of a setup: `gpu`, engine and precision as it runs, the model's family, batch and context tokens.
-RequestEvidence setup_evidence(const LoadedPredictor& predictor, const Gpu& gpu, const std::string& engine,
-                               const Precision& precision, const std::string& family, double batch,
-                               double context_tokens);
-// The same for a resolved request.
-RequestEvidence request_evidence(const LoadedPredictor& predictor, const ResolvedRequest& r);
+// The evidence of a resolved request: its GPU, engine and precision as it runs, its model's family and batch, at its
+// prompt + output tokens or, for a log's requests, at `context_tokens`.
+RequestEvidence request_evidence(const LoadedPredictor& predictor, const ResolvedRequest& r,
+                                 std::optional<double> context_tokens = std::nullopt);
+
+// A serving replay's: its setup at the batch it ran at (the mean running requests) and its requests' mean context.
+RequestEvidence replay_evidence(const LoadedPredictor& simulator, const ResolvedRequest& r, double mean_batch,
+                                double context_tokens);
 
 // {"label", "reason", "nearest_sources": [{"source", "setup", "rows"}], "interval_basis", "bias": {"energy",
 // "latency"}} (docs/schema.md); the label null without an index.

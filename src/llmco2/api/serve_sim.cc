@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "api/evidence.h"
 #include "api/format.h"
 #include "api/session_impl.h"
 #include "carbon/ci_profile.h"
@@ -27,7 +28,7 @@ namespace {
 
 // Latencies of the finished requests (bounded memory: histograms), and what the summary adds up.
 struct Latencies : LatencyHistograms {
-  long output_tokens = 0, good = 0;
+  long output_tokens = 0, prompt_tokens = 0, good = 0;
   double request_energy_j = 0;
 };
 
@@ -224,8 +225,8 @@ std::string summary_text(const Json& j) {
   return out;
 }
 
-Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Settings& settings,
-                        const SimParams& params) {
+Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Settings& settings, const SimParams& params,
+                        const LoadedPredictor& simulator) {
   if (rf.batch != 1)
     fail(
         "--batch {}: serve-sim batches the log's requests as the engine's scheduler does; bound the running batch "
@@ -294,6 +295,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
       if (q.gen_tokens > 1) l.tpot_s.add(q.tpot_s());
       l.e2e_s.add(q.finish_s - q.arrival_s);
       l.output_tokens += q.gen_tokens;
+      l.prompt_tokens += q.prompt_tokens;
       l.request_energy_j += q.energy_j;
       const bool ttft_ok = f.slo_ttft_ms <= 0 || q.ttft_s() * 1000 <= f.slo_ttft_ms;
       const bool tpot_ok = f.slo_tpot_ms <= 0 || q.tpot_s() * 1000 <= f.slo_tpot_ms;
@@ -319,7 +321,12 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   Result result;
   result.json = summary_json(totals, l, carbon, d, limits, f, profile ? std::optional<double>(profile_g) : std::nullopt,
                              requests.reader ? requests.reader->skipped() : 0);
-  result.text = summary_text(result.json);
+  // Its evidence: the setup at the batch it ran at and the completed requests' mean context.
+  const RequestEvidence evidence = replay_evidence(
+      simulator, r, totals.mean_running(),
+      static_cast<double>(l.prompt_tokens + l.output_tokens) / static_cast<double>(std::max(1L, totals.completed)));
+  result.json["evidence"] = evidence_json(evidence);
+  result.text = summary_text(result.json) + evidence_lines(evidence);
   if (timeline) {
     const std::string title =
         fmt::format("{}: {} on {} x {} x {} replicas", requests.name, d.model.id, d.setup.gpus, d.gpu.id, d.replicas);
@@ -334,7 +341,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
 }  // namespace
 
 Result Session::serve_sim(const Request& request, const ServeSimOptions& options) const {
-  return serve_sim_result(options, request, impl_->settings, impl_->params());
+  return serve_sim_result(options, request, impl_->settings, impl_->params(), impl_->predictor("sim"));
 }
 
 }  // namespace llmco2::api

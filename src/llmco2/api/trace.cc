@@ -82,9 +82,8 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
   if (!o.report_dir.empty()) manifest.emplace(manifest_in_folder(o.report_dir));
   TraceAccount account = account_and_write_csv();
   // The log's evidence: its setup at its batch and its requests' mean context; the totals' intervals are its kind's.
-  const RequestEvidence evidence = setup_evidence(
-      p, s.resolved.gpu, s.resolved.request.engine, s.resolved.request.precision, s.resolved.model.family,
-      static_cast<double>(s.resolved.request.batch),
+  const RequestEvidence evidence = request_evidence(
+      p, s.resolved,
       account.requests > 0
           ? static_cast<double>(account.prompt_tokens + account.gen_tokens) / static_cast<double>(account.requests)
           : 0.0);

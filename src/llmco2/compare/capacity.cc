@@ -40,6 +40,7 @@ class Planner {
                   (slo_.tpot_s <= 0 || c.tpot_q_s <= slo_.tpot_s);
     c.energy_j = t.busy_energy_j + t.idle_energy_j;
     c.gpu_hours = t.gpus_total * t.window_s / 3600.0;
+    c.mean_batch = t.mean_running();
     const CarbonInputs in = carbon_(d.gpu, t.gpus_total);
     c.operational_g = operational_g(c.energy_j, in.pue, in.ci_g_per_kwh);
     c.embodied_known = in.embodied.known();

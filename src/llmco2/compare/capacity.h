@@ -27,6 +27,7 @@ struct CapacityCandidate {
   long completed = 0, rejected = 0;
   double ttft_q_s = 0, tpot_q_s = 0;  // at the SLO quantile
   double energy_j = 0, gpu_hours = 0, operational_g = 0, embodied_g = 0;
+  double mean_batch = 1;  // the requests a replica ran at once, weighted by iteration time (ReplayTotals)
   bool embodied_known = true;
   int gpus() const { return tensor_parallel * replicas; }
   double total_g() const { return operational_g + embodied_g; }

@@ -273,6 +273,8 @@ class Replay {
     ++totals_.steps;
     totals_.busy_energy_j += rep.step_energy_j;
     totals_.busy_gpu_s += c.time_s * d_.setup.gpus;
+    totals_.busy_replica_s += c.time_s;
+    totals_.running_replica_s += c.time_s * static_cast<double>(rep.scheduler.running());
     const double kv_share = static_cast<double>(rep.scheduler.used_blocks()) / static_cast<double>(limits_.kv_blocks);
     totals_.peak_running = std::max(totals_.peak_running, rep.scheduler.running());
     totals_.peak_waiting = std::max(totals_.peak_waiting, rep.scheduler.waiting());

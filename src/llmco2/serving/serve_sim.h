@@ -86,6 +86,8 @@ struct ReplayTotals {
   double idle_energy_j = 0;      // all GPUs, between iterations
   double attributed_idle_j = 0;  // the part of idle_energy_j given to requests (attribute_idle)
   double busy_gpu_s = 0;         // replica iteration time x GPUs per replica
+  double busy_replica_s = 0;     // replica iteration time
+  double running_replica_s = 0;  // requests running x iteration time, summed over replicas
   long steps = 0;
   long preemptions = 0;
   long completed = 0;
@@ -95,6 +97,8 @@ struct ReplayTotals {
   long distinct_shapes = 0;  // step costs simulated (the rest came from the memo)
   long peak_in_flight = 0;   // request slots the replay ever held at once (its memory)
   int gpus_total = 0;
+  // The batch a replica ran at: its running requests weighted by iteration time (1 when nothing ran).
+  double mean_running() const { return busy_replica_s > 0 ? running_replica_s / busy_replica_s : 1.0; }
 };
 
 // Called once per finished request (in finishing order) with its figures; rejected ones have finish_s < 0.

@@ -356,6 +356,15 @@ TraceAccount account_trace_file(const std::filesystem::path& path, const Predict
   return a;
 }
 
+double mean_context_tokens(const std::vector<ShapeCount>& shapes) {
+  double tokens = 0, requests = 0;
+  for (const ShapeCount& s : shapes) {
+    tokens += static_cast<double>(s.count) * static_cast<double>(s.shape.prompt_tokens + s.shape.gen_tokens);
+    requests += static_cast<double>(s.count);
+  }
+  return requests > 0 ? tokens / requests : 0.0;
+}
+
 LogShapes survey_log_shapes(const std::filesystem::path& path, const TraceFileOptions& fo, bool progress) {
   const LogScanner scanner(path);
   std::optional<Span> bulk;

@@ -32,6 +32,8 @@ struct ShapeCount {
   Shape shape;
   long count = 0;
 };
+// The mean prompt + output tokens of the requests counted in `shapes`; 0 when none.
+double mean_context_tokens(const std::vector<ShapeCount>& shapes);
 struct TraceFile {
   std::string source, format;                 // the path; "azure" or "dataset"
   long time_outliers = 0;                     // requests dropped as time outliers (counted in skipped_lines)
