@@ -137,6 +137,10 @@ struct ValidateOptions {
   double level = 0.8;                       // the intervals' nominal coverage
   int max_evaluations = 2500;               // objective evaluations per held-out fit
   unsigned threads = 0;                     // parallel held-out fits; 0: every core
+  // More predictors scored on the same rows beside the simulator and the baselines, as they are (no refit): bundled
+  // ones by name (--predictor), and a model file of `llmco2 train` (--model-file).
+  std::vector<std::string> predictors;
+  std::string model_file;
 };
 struct ValidateSummary {
   std::string report_written, index_written, intervals_written;

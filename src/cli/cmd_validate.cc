@@ -28,6 +28,9 @@ void add_validate_command(CLI::App& app) {
   command->add_option("--rows-out", o->rows_out,
                       "also write a CSV of every held-out prediction: its label, and whether its interval covered it");
   command->add_option("--threads", o->threads, "parallel held-out fits (default: every core)");
+  command->add_option("--predictor", o->predictors,
+                      "also score these bundled predictors beside the simulator, as they are (repeatable)");
+  command->add_option("--model-file", o->model_file, "also score the model file of llmco2 train, as it is");
   command->callback([o] {
     const research::ValidateSummary s = research::validate(*o);
     for (const auto& warning : s.warnings) std::cerr << "validate: " << warning << "\n";

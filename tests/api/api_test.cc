@@ -208,6 +208,16 @@ TEST(ApiEvidence, AnExtrapolatedRequestGetsAWiderIntervalThanACalibratedOne) {
   const double p = calibrated["energy_j"]["total"], median = calibrated["evidence"]["bias"]["energy"];
   EXPECT_LE(calibrated["intervals"]["energy_j"]["total"][0].get<double>(), p * median);
   EXPECT_GE(calibrated["intervals"]["energy_j"]["total"][1].get<double>(), p * median);
+  // The regime (batch 8 is band 1; 1280 tokens band 1) and how the interval covered held-out rows there.
+  EXPECT_EQ(calibrated["evidence"]["regime"], "batch 4-15, context 1k-4k");
+  EXPECT_EQ(extrapolated["evidence"]["regime"], "batch 1-3, context 4k+");
+  const Json& coverage = extrapolated["evidence"]["regime_coverage"]["energy"];
+  ASSERT_TRUE(coverage.is_number()) << extrapolated["evidence"].dump();
+  EXPECT_GE(coverage.get<double>(), 0.0);
+  EXPECT_LE(coverage.get<double>(), 1.0);
+  EXPECT_NE(extrapolated["interval_note"].get<std::string>().find("in this regime (batch 1-3, context 4k+)"),
+            std::string::npos)
+      << extrapolated["interval_note"];
 }
 
 }  // namespace

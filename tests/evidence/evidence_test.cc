@@ -196,6 +196,17 @@ TEST(EvidenceIntervals, FewResidualsPoolAndWorseLabelsNest) {
   EXPECT_EQ(extra.upper, 1.25);
 }
 
+TEST(EvidenceIntervals, RegimesAreTheBandsCappedAtTwo) {
+  EvidenceKey key;
+  key.batch_band = batch_band(300), key.context_band = context_band(2000);  // bands 4 and 1
+  EXPECT_EQ(regime_of(key), (Regime{2, 1}));
+  EXPECT_EQ(regime_name(regime_of(key)), "batch 16+, context 1k-4k");
+  key.batch_band = batch_band(1), key.context_band = context_band(100000);  // bands 0 and 4
+  EXPECT_EQ(regime_name(regime_of(key)), "batch 1-3, context 4k+");
+  key.batch_band = batch_band(15), key.context_band = context_band(1023);
+  EXPECT_EQ(regime_name(regime_of(key)), "batch 4-15, context <1k");
+}
+
 TEST(EvidenceIntervals, FileRoundTripsAndRefusesDisorder) {
   const auto dir = std::filesystem::temp_directory_path() / ("llmco2_intervals_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -203,11 +214,19 @@ TEST(EvidenceIntervals, FileRoundTripsAndRefusesDisorder) {
   iv.basis = "hand-made";
   iv.energy[EvidenceLabel::calibrated] = {40, 2, 0.9, 1.2, 1.05, ""};
   iv.latency[EvidenceLabel::calibrated] = {40, 2, 0.8, 1.1, 0.95, "interpolated"};
+  iv.energy_coverage[{EvidenceLabel::calibrated, Regime{0, 2}}] = {94, 2, 0.45};
   write_evidence_intervals(dir / "i.json", iv);
   const EvidenceIntervals back = read_evidence_intervals(dir / "i.json");
   EXPECT_EQ(back.basis, "hand-made");
   EXPECT_EQ(back.energy.at(EvidenceLabel::calibrated).upper, 1.2);
   EXPECT_EQ(back.latency.at(EvidenceLabel::calibrated).pooled_with, "interpolated");
+  ASSERT_EQ(back.energy_coverage.size(), 1u);
+  const RegimeCoverage& c = back.energy_coverage.at({EvidenceLabel::calibrated, Regime{0, 2}});
+  EXPECT_EQ(c.n, 94u);
+  EXPECT_EQ(c.covered, 0.45);
+  EXPECT_EQ(coverage_sentence(c, Regime{0, 2}),
+            "held out, it covered 45% of 94 rows (2 sources) in this regime (batch 1-3, context 4k+)");
+  EXPECT_TRUE(back.latency_coverage.empty());
   {
     std::ofstream bad(dir / "bad.json");
     bad << R"({"level": 0.8, "basis": "x", "energy": {"calibrated": {"n": 3, "sources": 1, "lower": 1.2,
@@ -218,6 +237,15 @@ TEST(EvidenceIntervals, FileRoundTripsAndRefusesDisorder) {
     FAIL() << "lower above upper was read";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("energy.calibrated"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir / "band.json") << R"({"level": 0.8, "basis": "x", "energy": {}, "latency": {},
+      "energy_coverage": [{"label": "calibrated", "batch_band": 3, "context_band": 0, "n": 40, "sources": 2,
+      "covered": 0.8}]})";
+  try {
+    read_evidence_intervals(dir / "band.json");
+    FAIL() << "a regime band of 3 was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("energy_coverage[0]: key 'batch_band' = 3"), std::string::npos) << e.what();
   }
   std::filesystem::remove_all(dir);
 }

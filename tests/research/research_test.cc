@@ -4,15 +4,21 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include "core/paths.h"
+#include "evidence/intervals.h"
 #include "llmco2/research.h"
 #include "support/all_modules.h"
 #include "support/error_of.h"
@@ -195,6 +201,89 @@ TEST(PlanSite, RefusesAToolThatCannotMeasureTheEngine) {
   EXPECT_EQ(error_of([] { plan_site(site_plan("", "vllm", 0)); }), "plan-site --minutes: expected 0-1440, got 0");
   EXPECT_EQ(error_of([] { plan_site(site_plan("", "vllm", 0.05)); }),
             "plan-site: no configuration fits 0.05 minutes: give more --minutes");
+}
+
+}  // namespace
+}  // namespace llmco2::research
+
+namespace llmco2::research {
+namespace {
+
+// The first `rows` rows of a bundled source, as a dataset file of its own.
+void copy_head(const std::string& source, long rows, const std::filesystem::path& dir) {
+  std::ifstream in(data_dir() / "measured" / (source + ".csv"));
+  std::ofstream out(dir / (source + ".csv"));
+  std::string line;
+  for (long n = 0; n <= rows && std::getline(in, line); ++n) out << line << "\n";
+}
+
+// Cells of one CSV line (the rows file quotes no field this test reads).
+std::vector<std::string> cells_of(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) out.emplace_back();
+    else out.back() += c;
+  }
+  return out;
+}
+
+// validate on two small sources: every output written, three held-out predictions per row, the regime coverages
+// shipped in intervals.json adding up to the rows the rows file says were judged, a bundled predictor scored beside
+// the simulator and said to be in-sample; an unknown predictor refused before any fit.
+TEST(Validate, WritesItsReportIntervalsAndRowsAndScoresAskedPredictors) {
+  const auto dir = std::filesystem::temp_directory_path() / ("llmco2_validate_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "data");
+  copy_head("splitwise", 40, dir / "data");
+  copy_head("mlenergy-v2", 40, dir / "data");
+  ValidateOptions o;
+  o.data_dir = (dir / "data").string();
+  o.report = (dir / "accuracy.md").string();
+  o.index_out = (dir / "index.csv").string();
+  o.intervals_out = (dir / "intervals.json").string();
+  o.rows_out = (dir / "rows.csv").string();
+  o.max_evaluations = 10, o.threads = 2;
+  o.predictors = {"nnlqp"};
+  const ValidateSummary s = validate(o);
+  ASSERT_GT(s.rows, 20);
+  std::ifstream report(dir / "accuracy.md");
+  const std::string md((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  for (const char* part : {"## Energy, leave one source out", "| nnlqp MAPE", "in-sample", "llm-viewer",
+                           "| energy | calibrated", "The same intervals by regime", "## Ranking setups"})
+    EXPECT_NE(md.find(part), std::string::npos) << part;
+  // Three held-out predictions per simulatable row; a row without a measured energy is not judged on energy.
+  std::ifstream rows(dir / "rows.csv");
+  std::string line;
+  std::getline(rows, line);
+  const std::vector<std::string> header = cells_of(line);
+  const auto column = [&](const char* name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  long instances = 0, judged = 0;
+  while (std::getline(rows, line)) {
+    const std::vector<std::string> c = cells_of(line);
+    ++instances;
+    if (c.at(column("energy_measured_j")).empty()) {
+      EXPECT_TRUE(c.at(column("energy_covered")).empty()) << line;
+    }
+    judged += c.at(column("energy_covered")).empty() ? 0 : 1;
+  }
+  EXPECT_EQ(instances, 3 * s.rows);
+  const evidence::EvidenceIntervals iv = evidence::read_evidence_intervals(dir / "intervals.json");
+  size_t covered_rows = 0;
+  for (const auto& [cell, c] : iv.energy_coverage) {
+    covered_rows += c.n;
+    EXPECT_GE(c.covered, 0.0);
+    EXPECT_LE(c.covered, 1.0);
+  }
+  EXPECT_EQ(static_cast<long>(covered_rows), judged);
+  EXPECT_FALSE(iv.energy.empty());
+  ValidateOptions bad = o;
+  bad.predictors = {"nope"};
+  EXPECT_NE(error_of([&] { validate(bad); }).find("--predictor"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -79,7 +79,63 @@ LabelIntervals labels_from(const JsonReader& parent, std::string_view key) {
   return out;
 }
 
+Json coverages_json(const RegimeCoverages& coverages) {
+  Json out = Json::array();
+  for (const auto& [cell, c] : coverages)
+    out.push_back({{"label", std::string(label_name(cell.first))},
+                   {"batch_band", cell.second.batch},
+                   {"context_band", cell.second.context},
+                   {"regime", regime_name(cell.second)},
+                   {"n", c.n},
+                   {"sources", c.sources},
+                   {"covered", c.covered}});
+  return out;
+}
+
+// "<quantity>_coverage": [{label, batch_band, context_band, n, sources, covered}], optional.
+RegimeCoverages coverages_from(const JsonReader& parent, const std::string& key) {
+  RegimeCoverages out;
+  if (!parent.has(key)) return out;
+  const Json& array = parent.at(key);
+  if (!array.is_array()) fail("{}: key '{}' must be an array of regimes", parent.source(), key);
+  for (size_t k = 0; k < array.size(); ++k) {
+    const std::string where = fmt::format("{}: {}[{}]", parent.source(), key, k);
+    const JsonReader r(array[k], where);
+    const auto label = parse_label(r.string("label"));
+    if (!label) fail("{}: key 'label' is not calibrated, interpolated or extrapolated", where);
+    auto band = [&](const char* name) {
+      const double b = r.number(name);
+      if (!(b >= 0 && b < kRegimeBands && b == std::floor(b)))
+        fail("{}: key '{}' = {} must be a band from 0 to {}", where, name, b, kRegimeBands - 1);
+      return static_cast<int>(b);
+    };
+    RegimeCoverage c;
+    c.n = static_cast<size_t>(r.positive_number("n"));
+    c.sources = static_cast<size_t>(r.positive_number("sources"));
+    c.covered = r.number("covered");
+    if (!(c.covered >= 0 && c.covered <= 1)) fail("{}: key 'covered' = {} must be a share in [0, 1]", where, c.covered);
+    out[{*label, Regime{band("batch_band"), band("context_band")}}] = c;
+  }
+  return out;
+}
+
 }  // namespace
+
+Regime regime_of(const EvidenceKey& key) {
+  return {std::min(key.batch_band, kRegimeBands - 1), std::min(key.context_band, kRegimeBands - 1)};
+}
+
+std::string regime_name(const Regime& regime) {
+  static constexpr const char* kBatch[] = {"batch 1-3", "batch 4-15", "batch 16+"};
+  static constexpr const char* kContext[] = {"context <1k", "context 1k-4k", "context 4k+"};
+  return fmt::format("{}, {}", kBatch[std::clamp(regime.batch, 0, kRegimeBands - 1)],
+                     kContext[std::clamp(regime.context, 0, kRegimeBands - 1)]);
+}
+
+std::string coverage_sentence(const RegimeCoverage& c, const Regime& regime) {
+  return fmt::format("held out, it covered {:.0f}% of {} rows ({} sources) in this regime ({})", 100 * c.covered, c.n,
+                     c.sources, regime_name(regime));
+}
 
 LabelIntervals fit_label_intervals(const std::vector<HeldOutResidual>& residuals, double level) {
   std::map<EvidenceLabel, std::vector<const HeldOutResidual*>> by_label;
@@ -128,6 +184,8 @@ EvidenceIntervals read_evidence_intervals(const std::filesystem::path& path) {
     out.basis = r.string("basis");
     out.energy = labels_from(r, "energy");
     out.latency = labels_from(r, "latency");
+    out.energy_coverage = coverages_from(r, "energy_coverage");
+    out.latency_coverage = coverages_from(r, "latency_coverage");
     return out;
   });
 }
@@ -139,6 +197,8 @@ void write_evidence_intervals(const std::filesystem::path& path, const EvidenceI
     for (const auto& [label, interval] : *labels) object[std::string(label_name(label))] = interval_json(interval);
     j[key] = object;
   }
+  j["energy_coverage"] = coverages_json(intervals.energy_coverage);
+  j["latency_coverage"] = coverages_json(intervals.latency_coverage);
   write_file_atomic(path, j.dump(2) + "\n");
 }
 

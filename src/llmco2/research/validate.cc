@@ -43,6 +43,7 @@ using evidence::EvidenceKey;
 using evidence::EvidenceLabel;
 using evidence::HeldOutResidual;
 using evidence::LabelIntervals;
+using evidence::RatioInterval;
 
 // Which rows a held-out prediction was made without: its source, its GPU type, or a fifth of all rows (its fold).
 enum class Split { source, gpu, rows };
@@ -125,6 +126,8 @@ void label_instances(Study& s) {
     s.instances.push_back({k, Split::rows, without_fold[fold_of(row_of(s, k))].assess(s.keys[k]), s.by_rows[k]});
   }
 }
+
+evidence::Regime regime_of(const Study& s, const Instance& i) { return evidence::regime_of(s.keys[i.sample]); }
 
 // The residuals of every instance (optionally leaving out one source's), for one quantity.
 std::vector<HeldOutResidual> residuals(const Study& s, Quantity q, const std::string& without_source = "") {
@@ -255,13 +258,46 @@ std::string accuracy_table(const Study& s, Split split, Quantity q) {
   return out;
 }
 
-// ---- intervals by label ----
+// ---- intervals by label and regime ----
 
-std::string interval_table(const Study& s) {
-  std::string out =
-      "| quantity | label | held-out rows | sources | interval (x measured/predicted) | median measured/predicted | "
+// One row of the coverage table: the instances of a group with a ratio, judged by their cross-conformal intervals.
+std::string coverage_row(const Study& s, Quantity q, const std::string& group, const std::vector<size_t>& members,
+                         const RatioInterval* shipped, const std::string& shipped_note) {
+  const Score sc = score(s, members, q);
+  // Coverage per source, then its mean: a source with many rows does not decide it alone.
+  std::map<std::string, std::pair<size_t, size_t>> per_source;
+  std::vector<double> widths;
+  const auto& covered = q == Quantity::energy ? s.energy_covered : s.latency_covered;
+  const auto& interval = q == Quantity::energy ? s.energy_interval : s.latency_interval;
+  for (size_t k : members)
+    if (interval[k]) {
+      auto& [c, n] = per_source[row_of(s, s.instances[k].sample).source];
+      c += covered[k] ? 1 : 0;
+      ++n;
+      widths.push_back(interval[k]->upper / interval[k]->lower);
+    }
+  double mean = 0;
+  for (const auto& [source, cn] : per_source) mean += static_cast<double>(cn.first) / static_cast<double>(cn.second);
+  mean = per_source.empty() ? 0 : mean / static_cast<double>(per_source.size());
+  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", q == Quantity::energy ? "energy" : "latency",
+                     group, members.size(), shipped ? fmt::format("{}", shipped->sources) : "-",
+                     shipped ? fmt::format("x{:.2f} - x{:.2f}{}", shipped->lower, shipped->upper, shipped_note) : "-",
+                     shipped ? fmt::format("{:.2f}", shipped->median) : "-", coverage_cell(sc),
+                     per_source.empty() ? "-" : percent(mean),
+                     widths.empty() ? "-" : fmt::format("x{:.2f}", percentile(widths, 0.5)));
+}
+
+std::string coverage_header(const char* group) {
+  return fmt::format(
+      "| quantity | {} | held-out rows | sources | interval (x measured/predicted) | median measured/predicted | "
       "coverage, cross-conformal by source | coverage, mean over sources | median width |\n"
-      "|---|---|---:|---:|---|---:|---:|---:|---:|\n";
+      "|---|---|---:|---:|---|---:|---:|---:|---:|\n",
+      group);
+}
+
+// Per label: every instance of the label, judged by its label's interval fitted without its source.
+std::string interval_table(const Study& s) {
+  std::string out = coverage_header("label");
   for (Quantity q : {Quantity::energy, Quantity::latency}) {
     const LabelIntervals& shipped = q == Quantity::energy ? s.intervals.energy : s.intervals.latency;
     for (EvidenceLabel label : evidence::kEvidenceLabels) {
@@ -270,33 +306,57 @@ std::string interval_table(const Study& s) {
         if (s.instances[k].evidence.label == label && ratio(s, s.instances[k], q)) members.push_back(k);
       const auto it = shipped.find(label);
       if (members.empty() && it == shipped.end()) continue;
-      const Score sc = score(s, members, q);
-      // Coverage per source, then its mean: a source with many rows does not decide it alone.
-      std::map<std::string, std::pair<size_t, size_t>> per_source;
-      std::vector<double> widths;
-      const auto& covered = q == Quantity::energy ? s.energy_covered : s.latency_covered;
-      const auto& interval = q == Quantity::energy ? s.energy_interval : s.latency_interval;
-      for (size_t k : members)
-        if (interval[k]) {
-          auto& [c, n] = per_source[row_of(s, s.instances[k].sample).source];
-          c += covered[k] ? 1 : 0;
-          ++n;
-          widths.push_back(interval[k]->upper / interval[k]->lower);
-        }
-      double mean = 0;
-      for (const auto& [source, cn] : per_source)
-        mean += static_cast<double>(cn.first) / static_cast<double>(cn.second);
-      mean = per_source.empty() ? 0 : mean / static_cast<double>(per_source.size());
-      out += fmt::format(
-          "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", q == Quantity::energy ? "energy" : "latency",
-          evidence::label_name(label), members.size(), it == shipped.end() ? 0 : it->second.sources,
-          it == shipped.end()
-              ? "-"
-              : fmt::format("x{:.2f} - x{:.2f}{}", it->second.lower, it->second.upper,
-                            it->second.pooled_with.empty() ? "" : " (pooled with " + it->second.pooled_with + ")"),
-          it == shipped.end() ? "-" : fmt::format("{:.2f}", it->second.median), coverage_cell(sc),
-          per_source.empty() ? "-" : percent(mean),
-          widths.empty() ? "-" : fmt::format("x{:.2f}", percentile(widths, 0.5)));
+      const RatioInterval* interval = it == shipped.end() ? nullptr : &it->second;
+      out += coverage_row(
+          s, q, std::string(evidence::label_name(label)), members, interval,
+          interval && !interval->pooled_with.empty() ? " (pooled with " + interval->pooled_with + ")" : "");
+    }
+  }
+  return out;
+}
+
+// The instances with a ratio of each label and regime.
+std::map<std::pair<EvidenceLabel, evidence::Regime>, std::vector<size_t>> regime_groups(const Study& s, Quantity q) {
+  std::map<std::pair<EvidenceLabel, evidence::Regime>, std::vector<size_t>> groups;
+  for (size_t k = 0; k < s.instances.size(); ++k)
+    if (ratio(s, s.instances[k], q)) groups[{s.instances[k].evidence.label, regime_of(s, s.instances[k])}].push_back(k);
+  return groups;
+}
+
+// How the labels' intervals covered the held-out rows of each regime (cross-conformal), shipped to be said beside
+// each answer of that kind.
+evidence::RegimeCoverages regime_coverages(const Study& s, Quantity q) {
+  evidence::RegimeCoverages out;
+  const auto& covered = q == Quantity::energy ? s.energy_covered : s.latency_covered;
+  const auto& interval = q == Quantity::energy ? s.energy_interval : s.latency_interval;
+  for (const auto& [cell, members] : regime_groups(s, q)) {
+    evidence::RegimeCoverage c;
+    std::set<std::string> sources;
+    size_t in = 0;
+    for (size_t k : members)
+      if (interval[k]) {
+        ++c.n;
+        in += covered[k] ? 1 : 0;
+        sources.insert(row_of(s, s.instances[k].sample).source);
+      }
+    if (c.n == 0) continue;
+    c.sources = sources.size();
+    c.covered = static_cast<double>(in) / static_cast<double>(c.n);
+    out[cell] = c;
+  }
+  return out;
+}
+
+// Per label and regime: the same intervals (the label's), their coverage in each regime.
+std::string regime_table(const Study& s) {
+  std::string out = coverage_header("label, regime");
+  for (Quantity q : {Quantity::energy, Quantity::latency}) {
+    const LabelIntervals& shipped = q == Quantity::energy ? s.intervals.energy : s.intervals.latency;
+    for (const auto& [cell, members] : regime_groups(s, q)) {
+      const auto it = shipped.find(cell.first);
+      out += coverage_row(s, q,
+                          fmt::format("{}, {}", evidence::label_name(cell.first), evidence::regime_name(cell.second)),
+                          members, it == shipped.end() ? nullptr : &it->second, "");
     }
   }
   return out;
@@ -350,11 +410,19 @@ std::string plot_script(const Study& s, Quantity q) {
                       unit, unit, unit, plot);
 }
 
+// "1" or "0" where the instance has a measurement and an interval to judge it by, else "".
+std::string covered_cell(const Study& s, size_t k, Quantity q) {
+  const bool judged =
+      ratio(s, s.instances[k], q) && (q == Quantity::energy ? s.energy_interval[k] : s.latency_interval[k]).has_value();
+  if (!judged) return "";
+  return (q == Quantity::energy ? s.energy_covered[k] : s.latency_covered[k]) ? "1" : "0";
+}
+
 void write_rows_csv(const Study& s, const std::filesystem::path& path) {
   std::string out;
-  append_csv_record(out, {"source", "source_ref", "model", "gpu", "engine", "held_out", "label", "energy_measured_j",
-                          "energy_predicted_j", "energy_covered", "latency_measured_s", "latency_predicted_s",
-                          "latency_covered", "nearest_sources"});
+  append_csv_record(out, {"source", "source_ref", "model", "gpu", "engine", "held_out", "label", "regime",
+                          "energy_measured_j", "energy_predicted_j", "energy_covered", "latency_measured_s",
+                          "latency_predicted_s", "latency_covered", "nearest_sources"});
   auto number = [](std::optional<double> v) { return v ? fmt::format("{:.6g}", *v) : std::string(); };
   for (size_t k = 0; k < s.instances.size(); ++k) {
     const Instance& i = s.instances[k];
@@ -362,12 +430,12 @@ void write_rows_csv(const Study& s, const std::filesystem::path& path) {
     const CalibrationSample& sample = s.set->samples[i.sample];
     std::string nearest;
     for (const auto& n : i.evidence.nearest) nearest += (nearest.empty() ? "" : "; ") + n.source;
-    append_csv_record(out, {row.source, row.source_ref, row.model, row.gpu, row.engine, split_name(i.split),
-                            std::string(evidence::label_name(i.evidence.label)), number(sample.energy_j),
-                            fmt::format("{:.6g}", i.predicted.energy_j),
-                            s.energy_interval[k] ? (s.energy_covered[k] ? "1" : "0") : "", number(sample.latency_s),
-                            fmt::format("{:.6g}", i.predicted.latency_s),
-                            s.latency_interval[k] ? (s.latency_covered[k] ? "1" : "0") : "", nearest});
+    append_csv_record(out,
+                      {row.source, row.source_ref, row.model, row.gpu, row.engine, split_name(i.split),
+                       std::string(evidence::label_name(i.evidence.label)), evidence::regime_name(regime_of(s, i)),
+                       number(sample.energy_j), fmt::format("{:.6g}", i.predicted.energy_j),
+                       covered_cell(s, k, Quantity::energy), number(sample.latency_s),
+                       fmt::format("{:.6g}", i.predicted.latency_s), covered_cell(s, k, Quantity::latency), nearest});
   }
   write_file_atomic(path, out);
 }
@@ -402,15 +470,19 @@ std::string report_markdown(const Study& s, const ValidateOptions& o, double sec
       "docs/accuracy.md#evidence): against the measured rows left after its source (or its GPU type) is taken out. "
       "`calibrated`: rows of the same GPU, engine, precision path and regime (batch and context bands a factor 4 "
       "wide); `interpolated`: the same GPU generation, engine and precision path within one band; `extrapolated`: "
-      "nothing that close. The {:.0f}% interval of a label is the 10th to 90th percentile of measured / predicted "
-      "among "
-      "its held-out rows, each source weighted equally (split conformal per label), nested so that a less evidenced "
-      "label's interval holds the better one's; a label with fewer than {} rows or two sources pools with the next. "
-      "Coverage is judged honestly: each source's rows against intervals fitted without that source "
-      "(cross-conformal by source). These intervals are what `predict`, `compare`, `trace`, the server and Python "
-      "print (data/evidence/intervals.json), with the median as the bias of the request's kind.\n\n",
-      100 * s.intervals.level, evidence::kMinResiduals);
-  md += interval_table(s) + "\n### How each source's rows were labelled\n\n" + label_mix_table(s) + "\n";
+      "nothing that close. The {0:.0f}% interval of a label is the {1:.0f}th to {2:.0f}th percentile of measured / "
+      "predicted among its held-out rows, each source weighted equally (split conformal per label), nested so that a "
+      "less evidenced label's interval holds the better one's; a label with fewer than {3} rows or two sources pools "
+      "with the next. Coverage is judged honestly: each source's rows against intervals fitted without that source "
+      "(cross-conformal by source). These intervals are what `predict`, `compare`, `trace`, `serve-sim`, the server "
+      "and Python print (data/evidence/intervals.json), with the median as the bias of the request's kind.\n\n",
+      100 * s.intervals.level, 50 * (1 - s.intervals.level), 50 * (1 + s.intervals.level), evidence::kMinResiduals);
+  md += interval_table(s) +
+        "\nThe same intervals by regime: a request's batch (1-3, 4-15, 16 and more requests at once) and context "
+        "(below 1k, 1k-4k, 4k tokens and more). Intervals fitted per label and regime covered new sources worse than "
+        "these (each regime rests on two to four sources; docs/carbon.md, \"Intervals\"), so the label's interval "
+        "stands, and each answer states the coverage its regime had here (`evidence.regime_coverage`):\n\n" +
+        regime_table(s) + "\n### How each source's rows were labelled\n\n" + label_mix_table(s) + "\n";
   md += ranking_markdown(*s.set, s.by_source, s.baselines);
   const std::string plots = std::filesystem::path(o.report).stem().string();
   md += fmt::format(
@@ -425,6 +497,11 @@ std::string report_markdown(const Study& s, const ValidateOptions& o, double sec
 
 ValidateSummary validate(const ValidateOptions& o) {
   const auto start = std::chrono::steady_clock::now();
+  // The predictors asked for, loaded first: a bad name or file fails before minutes of fits.
+  std::vector<AskedPredictor> asked;
+  for (const std::string& name : o.predictors)
+    if (name != "sim") asked.push_back(asked_predictor(name));  // the simulator is scored held out anyway
+  if (!o.model_file.empty()) asked.push_back(asked_predictor("sim", o.model_file));
   DatasetReadResult read = read_dataset_folder(measured_dir(o.data_dir));
   const CalibrationSet set = prepare_calibration(std::move(read.rows));
   if (set.samples.empty()) fail("{}: no measured row the simulator can label", measured_dir(o.data_dir).string());
@@ -451,6 +528,7 @@ ValidateSummary validate(const ValidateOptions& o) {
   s.keys = sample_keys(set);
   label_instances(s);
   s.baselines = held_out_baselines(set);
+  for (const AskedPredictor& p : asked) s.baselines.push_back(predictor_estimates(set, p));
   s.intervals.level = o.level;
   s.intervals.energy = evidence::fit_label_intervals(residuals(s, Quantity::energy), o.level);
   s.intervals.latency = evidence::fit_label_intervals(residuals(s, Quantity::latency), o.level);
@@ -460,6 +538,8 @@ ValidateSummary validate(const ValidateOptions& o) {
       "measured rows from {} public sources",
       s.instances.size(), set.samples.size(), set.sources().size());
   cross_conformal(s, o.level);
+  s.intervals.energy_coverage = regime_coverages(s, Quantity::energy);
+  s.intervals.latency_coverage = regime_coverages(s, Quantity::latency);
 
   ValidateSummary summary;
   const std::filesystem::path md = o.report, dir = md.parent_path() / md.stem();

@@ -8,8 +8,14 @@
 
 #include <fmt/format.h>
 
+#include "api/resolve.h"
 #include "core/accuracy.h"
+#include "core/error.h"
+#include "features/features.h"
+#include "graph/kernel_graph.h"
 #include "predictor/predictor.h"
+#include "predictor/registry.h"
+#include "sim/sim_params.h"
 
 namespace llmco2::research {
 namespace {
@@ -48,6 +54,39 @@ BaselineEstimates llmcarbon(const CalibrationSet& set) {
   return out;
 }
 
+// LLM-Viewer (Yuan et al. 2024, "LLM Inference Unveiled: Survey and Roofline Model Insights", arXiv 2402.16363;
+// github.com/hahnyuan/LLM-Viewer, its README's workflow), re-implemented from that description: each layer's
+// operations and memory accesses (weights, activations, KV cache) priced at the GPU's peak compute and memory
+// bandwidth, the Roofline bound of each, summed over the layers for the prefill and every decode step; no kernel
+// efficiency, engine overhead or power model. The operations and bytes are llmco2's kernel graph (the same counts
+// LLM-Viewer derives from the model's layers), a tensor-parallel all-reduce at the link's bandwidth. LLM-Viewer gives
+// no energy: time x GPUs x TDP, as LLMCarbon assumes, stands in for it.
+double roofline_time_s(const std::vector<NodeFeatures>& nodes, Phase phase, double times) {
+  double t = 0;
+  for (const NodeFeatures& n : nodes) t += n.at(phase).time_s * times;
+  return t;
+}
+
+BaselineEstimates llm_viewer(const CalibrationSet& set) {
+  CatalogCache catalogs;
+  BaselineEstimates out{"llm-viewer",
+                        "LLM-Viewer's Roofline (each kernel's operations and bytes at the GPU's peak compute and "
+                        "bandwidth, summed over layers and steps; energy = time x GPUs x TDP), no fit",
+                        std::vector<std::optional<double>>(set.samples.size()),
+                        std::vector<std::optional<double>>(set.samples.size())};
+  for (size_t k = 0; k < set.samples.size(); ++k) {
+    const predictor::PredictorInput c = predictor::predictor_input(config_for_row(row_of(set, k), catalogs));
+    const KernelGraph graph = build_kernel_graph(*c.model, c.request);
+    const GraphFeatures f = compute_features(graph, *c.gpu, c.request);
+    double time_s = 0;
+    for (Phase phase : {Phase::prefill, Phase::decode})
+      time_s += roofline_time_s(f.nodes, phase, graph.layers) + roofline_time_s(f.step_nodes, phase, 1);
+    out.latency_s[k] = time_s;
+    out.energy_j[k] = time_s * c.gpu->tdp_w * c.request.gpus * c.scenario.data_parallel;
+  }
+  return out;
+}
+
 // EcoLogits 0.9.1 (genai-impact/ecologits, docs/methodology/llm_inference.md and ecologits/impacts/llm.py,
 // constants of commit 79e5b1f, 2025-10-09): per output token and GPU, energy f_E(P, B) = alpha e^(beta B) P + gamma
 // Wh and latency f_L(P, B) = a P + b B + c s, P the active parameters in billions, B the batch; fitted on the ML.ENERGY
@@ -78,6 +117,45 @@ BaselineEstimates ecologits(const CalibrationSet& set) {
   }
   return out;
 }
+
+}  // namespace
+
+AskedPredictor asked_predictor(const std::string& name, const std::string& model_file) {
+  api::Settings settings;
+  settings.model_file = model_file;
+  api::LoadedPredictor loaded = api::load_predictor(name, settings, load_sim_params_or_default(""));
+  AskedPredictor out;
+  out.name = model_file.empty() ? name : loaded.predictor->name();
+  out.description =
+      model_file.empty()
+          ? fmt::format(
+                "{} (data/predictors/{}.model as bundled, no refit; its training mix held these measured rows, "
+                "so its figures are in-sample, not held out)",
+                predictor::predictor_info(name).summary, name)
+          : fmt::format("{} from {}, no refit (held out only where its training data left these rows out)", out.name,
+                        model_file);
+  out.predictor = std::move(loaded.predictor);
+  return out;
+}
+
+BaselineEstimates predictor_estimates(const CalibrationSet& set, const AskedPredictor& asked) {
+  BaselineEstimates out{asked.name, asked.description, std::vector<std::optional<double>>(set.samples.size()),
+                        std::vector<std::optional<double>>(set.samples.size())};
+  CatalogCache catalogs;
+  for (size_t k = 0; k < set.samples.size(); ++k) {
+    try {
+      const predictor::Prediction p =
+          asked.predictor->predict(predictor::predictor_input(config_for_row(row_of(set, k), catalogs)));
+      out.energy_j[k] = p.energy_j.total_or_sum();
+      out.latency_s[k] = p.latency_s.total_or_sum();
+    } catch (const Error&) {
+      // a row the predictor cannot take: no figure, as EcoLogits has none without a parameter count
+    }
+  }
+  return out;
+}
+
+namespace {
 
 std::vector<double> ranks(const std::vector<double>& v) {
   std::vector<size_t> order(v.size());
@@ -154,7 +232,7 @@ std::string cells(const RankScore& s) {
 }  // namespace
 
 std::vector<BaselineEstimates> held_out_baselines(const CalibrationSet& set) {
-  return {llmcarbon(set), ecologits(set)};
+  return {llmcarbon(set), ecologits(set), llm_viewer(set)};
 }
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {

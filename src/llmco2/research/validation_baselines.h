@@ -3,11 +3,13 @@
 // fit), and how well each ranks the setups that answer the same request.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "calibration/calibration.h"
+#include "predictor/predictor.h"
 #include "research/module.h"
 
 namespace llmco2::research {
@@ -22,6 +24,18 @@ struct BaselineEstimates {
 // other sources' energies (the geometric mean of its ratio, as `llmco2 train --predictor llmcarbon` fits it); and
 // EcoLogits' published per-token formula at the row's batch (no fit).
 std::vector<BaselineEstimates> held_out_baselines(const CalibrationSet& set);
+
+// A predictor asked for by name (`llmco2 validate --predictor`), a bundled model or the one `model_file` holds,
+// loaded (throws Error naming a bad name or file), to be scored as it is: no refit. The bundled learned predictors
+// were trained on a mix that held the measured rows (data/predictors/README.md), so their figures are in-sample; the
+// description says so.
+struct AskedPredictor {
+  std::string name, description;
+  std::shared_ptr<const predictor::Predictor> predictor;
+};
+AskedPredictor asked_predictor(const std::string& name, const std::string& model_file = "");
+// Its predictions of every sample (none where it cannot take the row).
+BaselineEstimates predictor_estimates(const CalibrationSet& set, const AskedPredictor& asked);
 
 // The ranking section of the report: for each group of rows of one source that answer the same request (model,
 // precision, tokens, batch or concurrency, task) on at least two setups (GPU type, count, engine), whether each
