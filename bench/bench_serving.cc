@@ -61,3 +61,30 @@ BENCHMARK(BM_ServeSimMillionRequests)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
 }  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// Prefix caching's cost: the same hour with the first half of every prompt one shared system prompt (every request
+// looks its blocks up and registers them) against BM_ServeSimAzureChat, where no request has a prefix.
+void BM_ServeSimAzureChatPrefixShared(benchmark::State& state) {
+  const RequestLog log = read_request_log(data_dir() / "azure" / "AzureLLMInferenceTrace_conv.csv");
+  const SimParams params = load_sim_params(default_sim_params_path());
+  const Deployment d = llama_on_h100();
+  ReplayOptions shared;
+  shared.prefix_share = 0.5;
+  long requests = 0;
+  double hit_rate = 0;
+  for (auto _ : state) {
+    const ReplayTotals t = replay(log, d, params, shared, [](const ServedRequest&) {});
+    benchmark::DoNotOptimize(t.busy_energy_j);
+    requests += t.completed;
+    hit_rate = t.prefix_hit_rate();
+  }
+  state.SetItemsProcessed(requests);
+  state.counters["hit_rate"] = hit_rate;
+}
+BENCHMARK(BM_ServeSimAzureChatPrefixShared)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace llmco2

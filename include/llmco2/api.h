@@ -158,6 +158,11 @@ struct ServeSimOptions {
   std::string requests_csv;  // one row per request, written atomically at the end
   std::string plot_dir;      // timeline.png, latency-cdf.png, timeline.csv
   double bin_s = 60;         // seconds per point of the timeline
+  // Automatic prefix caching (on, as in vLLM v1 and SGLang): a log's SessionId and SharedPrefixTokens columns say
+  // what each request shares with its conversation's earlier turns (CachedTokens: what the API reported cached);
+  // without them, prefix_share states the share of every prompt that is one prompt all requests share.
+  bool prefix_caching = true;
+  double prefix_share = 0;
 };
 
 // Stopping long calls from another thread (the Python bindings on Ctrl-C): while the request is set, the calls in

@@ -128,6 +128,26 @@ CalibrateSummary calibrate(const CalibrateOptions& options);
 // `llmco2 validate`: the default predictor (the calibrated simulator) and its baselines on every imported public
 // source, leave one source out and leave one GPU type out, with each held-out row's evidence label, conformal
 // intervals per label and their held-out coverage, and ranking quality (docs/accuracy.md, which it writes).
+// A multi-turn chat log for prefix caching (`llmco2 make-log`): conversations arrive at a Poisson rate, each turn
+// re-sends the conversation so far (system prompt, earlier messages and answers) plus a new user message, after the
+// user's think time. Azure's columns plus SessionId and SharedPrefixTokens (the tokens re-sent), sorted by time.
+struct ConversationLogOptions {
+  long conversations = 100;
+  int turns = 5;             // turns per conversation
+  double rate_per_s = 1;     // conversations starting per second (Poisson)
+  double think_s = 30;       // mean gap between a conversation's turns (exponential)
+  long system_tokens = 500;  // the system prompt each conversation starts with
+  long user_tokens = 200;    // mean new user tokens per turn
+  long output_tokens = 300;  // mean answer tokens per turn
+  double spread = 0.5;       // user and answer lengths uniform in [mean (1 - spread), mean (1 + spread)]
+  unsigned seed = 1;
+  double start_s = 1700000000;  // the first conversation's start (seconds since 1970, UTC)
+};
+// The log as CSV text; throws Error naming a setting out of range.
+std::string conversation_log_csv(const ConversationLogOptions& options);
+// Writes it atomically to `path`; returns the requests written.
+long write_conversation_log(const ConversationLogOptions& options, const std::string& path);
+
 struct ValidateOptions {
   std::string data_dir;                     // dataset CSVs; empty: data/measured
   std::string report = "docs/accuracy.md";  // Markdown report; its plots go to <its folder>/<its stem>/

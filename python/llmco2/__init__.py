@@ -116,6 +116,9 @@ _MEANING = {
 }
 # serve_sim's bin_s: the timeline's, not the trace report's.
 _SERVE_SIM_MEANING = {"bin_s": "seconds per point of the timeline (with plot_dir), s",
+                      "prefix_caching": "automatic prefix caching (vLLM v1's default); False: every prompt computed",
+                      "prefix_share": "share of every prompt that is one prompt all requests share, for a log without "
+                                      "SessionId/SharedPrefixTokens columns; 0: none",
                       "keep_time_outliers": "replay arrivals more than 30 days after the previous one"}
 
 
@@ -253,7 +256,8 @@ def serve_sim(log=None, *, model="llama-3.1-8b", model_config=None, gpu="h100-sx
               router="round-robin", max_num_seqs=0, max_batched_tokens=0, block_size=16, gpu_memory_utilization=0.0,
               rate_scale=1.0, duration_s=0.0, slo_ttft_ms=0.0, slo_tpot_ms=0.0, ci_profile=None, attribute_idle=False,
               keep_time_outliers=False, progress=False, requests_csv=None, plot_dir=None, bin_s=60.0, num_prompts=0,
-              input_len=1024, output_len=128, range_ratio=0.0, seed=0, concurrency=0, params=None, site=None, **rest):
+              input_len=1024, output_len=128, range_ratio=0.0, seed=0, concurrency=0, prefix_caching=True,
+              prefix_share=0.0, params=None, site=None, **rest):
     """A request log replayed through a deployment in virtual time (replicas of a continuous-batching engine, each
     on `gpus` GPUs of type `gpu`) -> dict equal to ``llmco2 serve-sim --format json``, plus "warnings" (plots that
     could not be drawn): requests (completed, rejected_too_long, preemptions), per_request (queue_s, ttft_s, tpot_s,

@@ -94,6 +94,13 @@ void add_serve_sim_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--keep-time-outliers", f->options.keep_time_outliers,
                     "replay arrivals more than 30 days after the previous one (refused by default)");
+  command
+      ->add_option("--prefix-share", f->options.prefix_share,
+                   "share of every prompt that is one prompt all requests share (a system prompt), for a log "
+                   "without SessionId/SharedPrefixTokens columns")
+      ->check(CLI::Range(0.0, 0.99));
+  command->add_flag("!--no-prefix-caching", f->options.prefix_caching,
+                    "turn automatic prefix caching off (vLLM --no-enable-prefix-caching)");
   command->add_flag("--quiet", f->quiet, "no progress lines");
   command->callback([=] { run_serve_sim(*f, *rf); });
 }

@@ -25,5 +25,6 @@ void add_serve_validate_command(CLI::App& app);
 void add_check_outputs_command(CLI::App& app);
 void add_score_campaign_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_make_log_command(CLI::App& app);
 
 }  // namespace llmco2::cli

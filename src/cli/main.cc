@@ -89,6 +89,7 @@ constexpr Command kCommands[] = {
     {"compare", llmco2::cli::add_compare_command},
     {"measure", llmco2::cli::add_measure_command},
     {"serve-sim", llmco2::cli::add_serve_sim_command},
+    {"make-log", llmco2::cli::add_make_log_command},
     {"serve-validate", llmco2::cli::add_serve_validate_command},
     {"check-outputs", llmco2::cli::add_check_outputs_command},
     {"score-campaign", llmco2::cli::add_score_campaign_command},

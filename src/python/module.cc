@@ -429,7 +429,9 @@ const Keywords<ServeSimOptions>& serve_sim_keywords() {  // `llmco2 serve-sim`'s
       keyword("output_len", &ServeSimOptions::output_len),
       keyword("range_ratio", &ServeSimOptions::range_ratio),
       keyword("seed", &ServeSimOptions::seed),
-      keyword("concurrency", &ServeSimOptions::concurrency)};
+      keyword("concurrency", &ServeSimOptions::concurrency),
+      keyword("prefix_caching", &ServeSimOptions::prefix_caching),
+      keyword("prefix_share", &ServeSimOptions::prefix_share)};
   return table;
 }
 

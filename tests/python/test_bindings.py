@@ -160,6 +160,9 @@ def test_serve_sim_equals_the_cli(tmp_path):
     assert len((tmp_path / "py.csv").read_text().splitlines()) == 1 + 20
     # The defaults, and a replay cut short: duration_s=5 keeps the requests that arrive in the log's first 5 s.
     assert llmco2.serve_sim(log)["energy_j"] == cli("serve-sim", log, "--quiet", "--format", "json")["energy_j"]
+    shared = llmco2.serve_sim(log, prefix_share=0.5)["prefix_cache"]  # the prefix cache: the CLI's answer
+    assert shared == cli("serve-sim", log, "--prefix-share", "0.5", "--quiet", "--format", "json")["prefix_cache"]
+    assert llmco2.serve_sim(log, prefix_caching=False)["prefix_cache"]["hit_tokens"] == 0
     short = llmco2.serve_sim(str(log), duration_s=5)
     assert short == {**cli("serve-sim", log, "--duration", "5", "--quiet", "--format", "json"), "warnings": []}
     assert short["requests"]["completed"] < 20

@@ -288,3 +288,43 @@ TEST(Validate, WritesItsReportIntervalsAndRowsAndScoresAskedPredictors) {
 
 }  // namespace
 }  // namespace llmco2::research
+
+namespace llmco2::research {
+namespace {
+
+// make-log: every turn re-sends its conversation so far: its shared tokens are the previous turn's prompt plus answer,
+// the first turn of each shares nothing, and its prompt adds a new message; the log is in time order and seeded.
+TEST(ConversationLog, EachTurnResendsItsConversationSoFar) {
+  ConversationLogOptions o;
+  o.conversations = 20, o.turns = 4, o.rate_per_s = 2, o.think_s = 5, o.system_tokens = 300, o.seed = 3;
+  const std::string csv = conversation_log_csv(o);
+  EXPECT_EQ(csv, conversation_log_csv(o));
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "TIMESTAMP,ContextTokens,GeneratedTokens,SessionId,SharedPrefixTokens");
+  std::map<std::string, std::pair<long, long>> last;  // per conversation: (turns seen, prompt + answer so far)
+  std::string previous_time;
+  long requests = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> c = cells_of(line);
+    ASSERT_EQ(c.size(), 5u) << line;
+    EXPECT_GE(c[0], previous_time);  // same-width timestamps: text order is time order
+    previous_time = c[0];
+    const long prompt = std::stol(c[1]), gen = std::stol(c[2]), shared = std::stol(c[4]);
+    auto& [turns, context] = last[c[3]];
+    EXPECT_EQ(shared, turns == 0 ? 0 : context) << line;
+    EXPECT_GE(prompt - (turns == 0 ? o.system_tokens : context), 100) << line;  // a new message of 200 +- 50%
+    EXPECT_LE(prompt - (turns == 0 ? o.system_tokens : context), 300) << line;
+    ++turns;
+    context = prompt + gen;
+    ++requests;
+  }
+  EXPECT_EQ(requests, 80);
+  EXPECT_EQ(last.size(), 20u);
+  o.turns = 0;
+  EXPECT_NE(error_of([&] { conversation_log_csv(o); }).find("--turns"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmco2::research

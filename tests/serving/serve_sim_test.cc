@@ -493,3 +493,114 @@ TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
 
 }  // namespace
 }  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// Runs `r` alone through `scheduler` to its end; returns the prompt positions it computed (its prefill).
+long run_alone(ReplicaScheduler& scheduler, ServedRequest& r) {
+  scheduler.enqueue(&r);
+  long prefilled = 0;
+  for (int iterations = 0; !scheduler.idle() && iterations < 100000; ++iterations) {
+    const auto work = scheduler.schedule();
+    for (const auto& w : work)
+      if (w.request->computed < w.request->prompt_tokens)
+        prefilled += std::min(w.positions, w.request->prompt_tokens - w.request->computed);
+    scheduler.complete(work);
+  }
+  return prefilled;
+}
+
+ServedRequest turn(long id, uint64_t session, long prompt, long shared, long gen = 5) {
+  ServedRequest r;
+  r.id = id, r.prompt_tokens = prompt, r.gen_tokens = gen;
+  r.prefix_id = session, r.shared_tokens = shared, r.cacheable_tokens = prompt + gen;
+  return r;
+}
+
+// Issue 38: each request repeats the previous prompt plus 10 tokens; with blocks of one token every request after the
+// first prefills exactly its 10 new tokens, and the hit rate is the repeated tokens over all prompt tokens.
+TEST(PrefixCache, ARequestRepeatingThePreviousPromptPrefillsOnlyItsNewTokens) {
+  ReplicaScheduler scheduler({8, 4096, 1, 100000});
+  std::vector<ServedRequest> requests;
+  for (int k = 0; k < 6; ++k) requests.push_back(turn(k, 7, 100 + 10 * k, k == 0 ? 0 : 100 + 10 * (k - 1)));
+  long queried = 0, repeated = 0;
+  for (int k = 0; k < 6; ++k) {
+    const long prefilled = run_alone(scheduler, requests[k]);
+    EXPECT_EQ(prefilled, k == 0 ? 100 : 10) << k;
+    EXPECT_EQ(requests[k].cached_tokens, k == 0 ? 0 : 100 + 10 * (k - 1)) << k;
+    queried += requests[k].prompt_tokens;
+    repeated += k == 0 ? 0 : 100 + 10 * (k - 1);
+  }
+  EXPECT_EQ(scheduler.queried_tokens(), queried);
+  EXPECT_EQ(scheduler.hit_tokens(), repeated);
+  // Caching off: every prompt is prefilled whole.
+  ReplicaScheduler off({8, 4096, 1, 100000, false});
+  ServedRequest first = turn(0, 7, 100, 0), second = turn(1, 7, 110, 100);
+  run_alone(off, first);
+  EXPECT_EQ(run_alone(off, second), 110);
+}
+
+// Blocks of 16: a hit is whole blocks of the shared prompt, and never the prompt's last token.
+TEST(PrefixCache, HitsAreWholeBlocksShortOfTheLastPromptToken) {
+  ReplicaScheduler scheduler({8, 4096, 16, 1000});
+  ServedRequest a = turn(0, 3, 100, 0), b = turn(1, 3, 120, 100), c = turn(2, 3, 96, 96);
+  run_alone(scheduler, a);                       // 100 prompt + 5 generated positions computed: 6 full blocks cached
+  EXPECT_EQ(run_alone(scheduler, b), 120 - 96);  // 100 shared tokens: 6 whole blocks (96 tokens) hit
+  EXPECT_EQ(run_alone(scheduler, c), 96 - 80);   // all 96 shared, but the last token is computed: 5 blocks hit
+  ServedRequest other = turn(3, 4, 120, 100);    // another conversation: nothing of it cached
+  EXPECT_EQ(run_alone(scheduler, other), 120);
+}
+
+// Issue 38: a cache too small to keep the shared prefix gives no hits. 10 blocks of 16: the first turn leaves 6 full
+// blocks cached; an unrelated request of 150 tokens needs all 10 blocks and evicts them; the next turn finds nothing.
+// Without the unrelated request it finds all 6.
+TEST(PrefixCache, ACacheThatCannotKeepThePrefixGivesNoHits) {
+  for (bool evicted : {false, true}) {
+    ReplicaScheduler scheduler({8, 4096, 16, 10});
+    ServedRequest first = turn(0, 5, 100, 0, 1), later = turn(2, 5, 110, 100, 1);
+    ServedRequest big;
+    big.id = 1, big.prompt_tokens = 150, big.gen_tokens = 1;
+    run_alone(scheduler, first);
+    EXPECT_EQ(scheduler.cached_blocks(), 6);
+    EXPECT_EQ(scheduler.used_blocks(), 0);  // cached blocks no request holds are free to take
+    if (evicted) run_alone(scheduler, big);
+    EXPECT_EQ(run_alone(scheduler, later), evicted ? 110 : 110 - 96) << evicted;
+    EXPECT_EQ(later.cached_tokens, evicted ? 0 : 96);
+  }
+}
+
+// A multi-turn log through the replay: caching skips the re-sent turns' prefill, so the same log costs less energy
+// and its turns come back sooner; the summary's hit rate is the cached tokens over the prompt tokens.
+TEST(PrefixCache, AMultiTurnLogCostsLessWithCaching) {
+  RequestLog log;
+  log.format = "azure";
+  long context = 0, line = 2;
+  for (int k = 0; k < 4; ++k) {  // one conversation, turns 20 s apart: 2000-token system prompt, 100 in, 200 out
+    const long prompt = (k == 0 ? 2000 : context) + 100;
+    LoggedRequest q{20.0 * k, prompt, 200, line++};
+    q.session = 11, q.shared_tokens = k == 0 ? 0 : context;
+    log.requests.push_back(q);
+    context = prompt + 200;
+  }
+  Deployment on = h100_deployment(), off = h100_deployment();
+  off.prefix_caching = false;
+  const Replayed cached = run_log(log, on), plain = run_log(log, off);
+  EXPECT_LT(cached.totals.busy_energy_j, plain.totals.busy_energy_j);
+  for (int k = 1; k < 4; ++k) EXPECT_LT(cached.requests[k].ttft_s(), plain.requests[k].ttft_s()) << k;
+  long prompts = 0, hits = 0;
+  for (const ServedRequest& r : cached.requests) prompts += r.prompt_tokens, hits += r.cached_tokens;
+  EXPECT_EQ(cached.totals.prefix_queried_tokens, prompts);
+  EXPECT_EQ(cached.totals.prefix_hit_tokens, hits);
+  EXPECT_GT(hits, 0);
+  EXPECT_EQ(plain.totals.prefix_hit_tokens, 0);
+  // A shared system prompt without sessions (prefix_share): the second of two requests sent far apart hits it.
+  ReplayOptions share;
+  share.prefix_share = 0.5;
+  const Replayed shared = run_log(log_of({{0, 3200, 10}, {30, 3200, 10}}), on, share);
+  EXPECT_EQ(shared.requests[0].cached_tokens, 0);
+  EXPECT_EQ(shared.requests[1].cached_tokens, 1600);  // 100 blocks of 16
+}
+
+}  // namespace
+}  // namespace llmco2

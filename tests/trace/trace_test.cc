@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "sim/label.h"
 #include "support/all_modules.h"
+#include "support/error_of.h"
 #include "support/temp_file.h"
 #include "support/trace_fixtures.h"
 #include "trace/trace_report.h"
@@ -16,6 +17,7 @@
 namespace llmco2 {
 namespace {
 
+using testing_support::error_of;
 using testing_support::llama_on_h100;
 using testing_support::PowerLawPredictor;
 using testing_support::write_temp;
@@ -94,6 +96,31 @@ TEST(RequestLog, ReadsTheDatasetFormatAndRefusesOtherFiles) {
   EXPECT_THROW(read_request_log(write_temp("other.csv", "a,b\n1,2\n")), Error);
   EXPECT_THROW(read_request_log(write_temp("allbad.csv", "ContextTokens,GeneratedTokens\n-1,2\n")), Error);
   EXPECT_THROW(read_request_log(std::filesystem::path(testing::TempDir()) / "missing.csv"), Error);
+}
+
+// Prefix-caching columns: a session (hashed, never 0; an empty id is none), the tokens shared with it, the tokens an
+// API reported cached; a share larger than the prompt skips the line naming its column; a share without a session
+// refuses the file.
+TEST(RequestLog, ReadsSessionsAndSharedOrCachedPromptTokens) {
+  const RequestLog log =
+      read_request_log(write_temp("sessions.csv",
+                                  "TIMESTAMP,ContextTokens,GeneratedTokens,SessionId,SharedPrefixTokens,CachedTokens\n"
+                                  "2023-11-16 18:00:00,500,20,a,0,\n"
+                                  "2023-11-16 18:00:01,620,20,a,520,512\n"
+                                  "2023-11-16 18:00:02,300,20,,,\n"
+                                  "2023-11-16 18:00:03,100,20,b,101,\n"));
+  ASSERT_EQ(log.requests.size(), 3u);
+  EXPECT_NE(log.requests[0].session, 0u);
+  EXPECT_EQ(log.requests[1].session, log.requests[0].session);
+  EXPECT_EQ(log.requests[1].shared_tokens, 520);
+  EXPECT_EQ(log.requests[1].cached_tokens, 512);
+  EXPECT_EQ(log.requests[2].session, 0u);
+  EXPECT_EQ(log.skipped, 1);
+  EXPECT_NE(log.examples[0].reason.find("column 'SharedPrefixTokens'"), std::string::npos) << log.examples[0].reason;
+  EXPECT_NE(error_of([] {
+              read_request_log(write_temp("noid.csv", "ContextTokens,GeneratedTokens,SharedPrefixTokens\n5,5,1\n"));
+            }).find("needs a session column"),
+            std::string::npos);
 }
 
 TEST(ShapeTable, InterpolationIsExactForPowerLawsAndOnGridNodes) {

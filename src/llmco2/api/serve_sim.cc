@@ -105,6 +105,11 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   j.update(carbon_inputs_json(carbon));  // as predict writes them (its scope fields are those above)
   if (profile_g) j["ci_profile"] = f.ci_profile;
   j["peaks"] = {{"running", t.peak_running}, {"waiting", t.peak_waiting}, {"kv_share", t.peak_kv_share}};
+  j["prefix_cache"] = {{"enabled", f.prefix_caching},
+                       {"prefix_share", f.prefix_share},
+                       {"queried_tokens", t.prefix_queried_tokens},
+                       {"hit_tokens", t.prefix_hit_tokens},
+                       {"hit_rate", t.prefix_hit_rate()}};
   j["simulation"] = {
       {"steps", t.steps}, {"step_shapes_simulated", t.distinct_shapes}, {"peak_requests_in_memory", t.peak_in_flight}};
   return j;
@@ -219,6 +224,12 @@ std::string summary_text(const Json& j) {
   out += fmt::format("  CO2         {:.1f} g operational, embodied {}\n", c["operational"]["total"].get<double>(),
                      c["embodied"].is_object() ? fmt::format("{:.1f} g", c["embodied"]["total"].get<double>())
                                                : j["co2_note"].get<std::string>());
+  const Json& cache = j["prefix_cache"];
+  out += cache["enabled"].get<bool>()
+             ? fmt::format("  prefix      {:.1f}% of prompt tokens found cached ({} of {}), their prefill skipped\n",
+                           100 * cache["hit_rate"].get<double>(), cache["hit_tokens"].get<long>(),
+                           cache["queried_tokens"].get<long>())
+             : std::string("  prefix      caching off\n");
   out += fmt::format("  peaks       {} running, {} waiting, {:.0f}% of the KV cache; {} preemptions\n",
                      j["peaks"]["running"].get<long>(), j["peaks"]["waiting"].get<long>(),
                      100.0 * j["peaks"]["kv_share"].get<double>(), j["requests"]["preemptions"].get<long>());
@@ -249,6 +260,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   d.replicas = f.replicas, d.router = parse_router(f.router);
   d.max_num_seqs = f.max_num_seqs, d.max_batched_tokens = f.max_batched_tokens, d.block_size = f.block_size;
   d.gpu_memory_utilization = f.gpu_memory_utilization;
+  d.prefix_caching = f.prefix_caching;
   const SchedulerLimits limits = scheduler_limits(d);
   const CarbonInputs& carbon = r.carbon;
   Requests requests(f);
@@ -260,6 +272,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   options.concurrency = f.concurrency;
   options.attribute_idle = f.attribute_idle;
   options.keep_time_outliers = f.keep_time_outliers;
+  options.prefix_share = f.prefix_share;
   // A time-varying intensity: virtual time 0 is the log's first arrival (or the profile's first row for a log
   // without timestamps); each meter reading is charged at the intensity of the hours it spans.
   std::optional<CiProfile> profile;
@@ -281,7 +294,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   if (!f.requests_csv.empty()) {
     csv = std::make_unique<AtomicFile>(f.requests_csv);
     csv->stream() << "line,arrival_s,prompt_tokens,gen_tokens,replica,queue_s,ttft_s,tpot_s,e2e_s,energy_j,co2_g,"
-                     "preemptions,status\n";
+                     "preemptions,status,cached_tokens\n";
   }
   Latencies l;
   const auto g_per_j = [&](double at_s) {  // a request's CO2: its energy at the intensity in force when it finishes
@@ -303,12 +316,12 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
     }
     if (!csv) return;
     if (done)
-      csv->stream() << fmt::format("{},{:.6f},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.6f},{},completed\n", q.id,
-                                   q.arrival_s, q.prompt_tokens, q.gen_tokens, q.replica, q.scheduled_s - q.arrival_s,
-                                   q.ttft_s(), q.tpot_s(), q.finish_s - q.arrival_s, q.energy_j,
-                                   q.energy_j * g_per_j(q.finish_s), q.preemptions);
+      csv->stream() << fmt::format("{},{:.6f},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.6f},{},completed,{}\n",
+                                   q.id, q.arrival_s, q.prompt_tokens, q.gen_tokens, q.replica,
+                                   q.scheduled_s - q.arrival_s, q.ttft_s(), q.tpot_s(), q.finish_s - q.arrival_s,
+                                   q.energy_j, q.energy_j * g_per_j(q.finish_s), q.preemptions, q.cached_tokens);
     else
-      csv->stream() << fmt::format("{},{:.6f},{},{},,,,,,,,0,rejected_longer_than_kv_cache\n", q.id, q.arrival_s,
+      csv->stream() << fmt::format("{},{:.6f},{},{},,,,,,,,0,rejected_longer_than_kv_cache,0\n", q.id, q.arrival_s,
                                    q.prompt_tokens, q.gen_tokens);
   };
   const ReplayTotals totals = replay(source, d, params, options, sink);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checksum.h"
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/input_file.h"
@@ -48,6 +49,30 @@ std::optional<long> parse_tokens(std::string_view text, bool allow_fraction) {
   return std::lround(*value);
 }
 
+// A count of prompt tokens in [0, prompt]: shared or cached ones.
+std::optional<long> prompt_share(std::string_view text, long prompt) {
+  if (text.empty()) return 0;
+  const auto n = whole_number(text);
+  return n && *n >= 0 && *n <= prompt ? n : std::nullopt;
+}
+
+// The session (FNV-1a of its id, never 0; an empty id is none), shared and cached prompt tokens of a record.
+bool parse_prefix_columns(const LogLayout& c, std::span<const std::string_view> cells, LoggedRequest& q,
+                          std::string& reason) {
+  if (c.session && !cells[*c.session].empty()) q.session = fnv1a64(cells[*c.session]) | 1;
+  for (auto [column, out] : {std::pair{c.shared, &q.shared_tokens}, std::pair{c.cached, &q.cached_tokens}}) {
+    if (!column) continue;
+    const auto n = prompt_share(cells[*column], q.prompt_tokens);
+    if (!n) {
+      reason = fmt::format("column '{}': expected a whole number of tokens from 0 to the prompt's {}, got '{}'",
+                           c.header[*column], q.prompt_tokens, cells[*column]);
+      return false;
+    }
+    *out = *n;
+  }
+  return true;
+}
+
 }  // namespace
 
 LogLayout detect_log_layout(std::vector<std::string> header, const std::string& source) {
@@ -64,6 +89,17 @@ LogLayout detect_log_layout(std::vector<std::string> header, const std::string& 
         "{}: expected the Azure trace columns (TIMESTAMP, ContextTokens, GeneratedTokens) or the dataset columns "
         "(prompt_tokens, gen_tokens)",
         source);
+  auto first_of = [&](std::initializer_list<std::string_view> names) -> std::optional<size_t> {
+    for (std::string_view name : names)
+      if (auto column = t.find_column(name)) return column;
+    return std::nullopt;
+  };
+  l.session = first_of({"SessionId", "ConversationId", "session_id", "conversation_id"});
+  l.shared = first_of({"SharedPrefixTokens", "shared_prefix_tokens"});
+  l.cached = first_of({"CachedTokens", "cached_tokens"});
+  if (l.shared && !l.session)
+    fail("{}: column '{}' needs a session column (SessionId or ConversationId) saying whose prefix is shared", source,
+         t.header[*l.shared]);
   l.header = std::move(t.header);
   return l;
 }
@@ -85,6 +121,7 @@ std::optional<LoggedRequest> parse_log_record(const LogLayout& c, std::span<cons
   }
   q.prompt_tokens = *prompt;
   q.gen_tokens = *gen;
+  if (!parse_prefix_columns(c, cells, q, reason)) return std::nullopt;
   if (c.time) {
     q.time_s = parse_timestamp(cells[*c.time]);
     if (!q.time_s) {

@@ -3,6 +3,7 @@
 // good ones are kept.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -23,6 +24,12 @@ struct LoggedRequest {
   long gen_tokens = 0;
   long line = 0;  // 1-based line in the file
   int beams = 1;  // sequences decoded (beam search width); 1 for every log format read here
+  // Prefix caching (optional columns): the conversation or session the request belongs to (a hash of its id; 0: none)
+  // and the leading prompt tokens it shares with that conversation's earlier requests (SharedPrefixTokens); or the
+  // prompt tokens the serving API reported cached (CachedTokens, as OpenAI's usage.prompt_tokens_details reports).
+  uint64_t session = 0;
+  long shared_tokens = 0;
+  long cached_tokens = 0;
 };
 
 struct SkippedLine {
@@ -48,6 +55,9 @@ struct LogLayout {
   std::string format;               // "azure" or "dataset"
   std::optional<size_t> time;       // the TIMESTAMP column (Azure format only, when present)
   size_t prompt = 0, gen = 0;
+  // Optional, in either format: SessionId (or ConversationId, session_id, conversation_id), SharedPrefixTokens
+  // (shared_prefix_tokens), CachedTokens (cached_tokens).
+  std::optional<size_t> session, shared, cached;
 };
 
 // The layout of a log with this header; throws Error when it has neither format's columns.

@@ -1,4 +1,4 @@
-// serving/scheduler.cc - vLLM v1's schedule loop over a paged KV cache, in virtual time.
+// serving/scheduler.cc - vLLM v1's schedule loop over a paged KV cache with automatic prefix caching, in virtual time.
 #include "serving/scheduler.h"
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 
 namespace llmco2::serving {
 
-ReplicaScheduler::ReplicaScheduler(SchedulerLimits limits) : limits_(limits), free_blocks_(limits.kv_blocks) {
+ReplicaScheduler::ReplicaScheduler(SchedulerLimits limits) : limits_(limits), free_uncached_(limits.kv_blocks) {
   if (limits_.max_num_seqs < 1 || limits_.max_batched_tokens < 1 || limits_.block_size < 1 || limits_.kv_blocks < 1)
     fail("scheduler limits must be positive (max_num_seqs {}, max_batched_tokens {}, block_size {}, kv_blocks {})",
          limits_.max_num_seqs, limits_.max_batched_tokens, limits_.block_size, limits_.kv_blocks);
@@ -15,23 +15,124 @@ ReplicaScheduler::ReplicaScheduler(SchedulerLimits limits) : limits_(limits), fr
 
 void ReplicaScheduler::enqueue(ServedRequest* request) { waiting_.push_back(request); }
 
+// Block `block` of a prefix: one 64-bit name per (prefix, position) (splitmix64 of both; collisions of 2^-64 ignored).
+uint64_t ReplicaScheduler::block_key(uint64_t prefix_id, long block) const {
+  uint64_t z = prefix_id + 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(block) + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void ReplicaScheduler::take_blocks(long n) {
+  if (n <= free_uncached_) {
+    free_uncached_ -= n;
+    return;
+  }
+  const long uncached = free_uncached_;
+  free_uncached_ = 0;
+  for (long k = uncached; k < n; ++k) {  // evict the least recently freed cached blocks
+    cache_.erase(lru_.front());
+    lru_.pop_front();
+  }
+}
+
 bool ReplicaScheduler::allocate(ServedRequest& r, long positions) {
   const long needed = r.blocks_for(r.computed + positions, limits_.block_size);
   const long extra = needed - r.blocks;
-  if (extra > free_blocks_) return false;
-  if (extra > 0) free_blocks_ -= extra, r.blocks = needed;
+  if (extra > free_blocks()) return false;
+  if (extra > 0) take_blocks(extra), r.blocks = needed;
   return true;
 }
 
-// Recomputation: the cache of the request is dropped; it rejoins the front of the queue with its prompt and the tokens
-// it generated so far, all to be prefilled again.
-void ReplicaScheduler::preempt(ServedRequest& r) {
-  free_blocks_ += r.blocks;
+// Its cached blocks become evictable, its last block first (freed in reverse, as vLLM does, so that a prefix's tail
+// goes before its head); the rest are free at once.
+void ReplicaScheduler::release(ServedRequest& r) {
+  for (auto key = r.cache_keys.rbegin(); key != r.cache_keys.rend(); ++key) {
+    CachedBlock& b = cache_.at(*key);
+    if (--b.refs == 0) b.in_lru = lru_.insert(lru_.end(), *key);
+  }
+  free_uncached_ += r.blocks - static_cast<long>(r.cache_keys.size());
+  r.cache_keys.clear();
+  r.registering = true;
   r.blocks = 0;
+}
+
+// Recomputation: the cache of the request is dropped; it rejoins the front of the queue with its prompt and the tokens
+// it generated so far, all to be prefilled again (less what is still cached when it comes back).
+void ReplicaScheduler::preempt(ServedRequest& r) {
+  release(r);
   r.computed = 0;
   ++r.preemptions;
   ++preemptions_;
   waiting_.push_front(&r);
+}
+
+// The leading blocks of a request not yet started that the cache holds, within its shared prompt and short of its
+// last prompt token (whose logits must be computed).
+long ReplicaScheduler::cached_prefix_blocks(const ServedRequest& r) const {
+  if (!limits_.prefix_caching || r.prefix_id == 0 || r.beams != 1 || r.computed != 0) return 0;
+  const long shareable = std::min(r.shared_tokens, r.prompt_tokens - 1) / limits_.block_size;
+  long hits = 0;
+  while (hits < shareable && cache_.count(block_key(r.prefix_id, hits))) ++hits;
+  return hits;
+}
+
+// Starts a waiting request if its first chunk fits: its cached blocks taken (skipping their prefill), or the blocks
+// the log says were cached (forced), then new blocks for the chunk; nothing taken when they do not fit.
+bool ReplicaScheduler::admit(ServedRequest& r, long budget) {
+  if (r.prefix_id == 0 && r.forced_cached_tokens == 0) {  // nothing to look up: vLLM's plain admission
+    const long positions = r.positions_within(budget);
+    if (positions <= 0 || !allocate(r, positions)) return false;
+    queried_tokens_ += r.tokens_to_compute();
+    return true;
+  }
+  const long hits = cached_prefix_blocks(r);
+  long evictable_hits = 0;
+  for (long i = 0; i < hits; ++i) evictable_hits += cache_.at(block_key(r.prefix_id, i)).refs == 0 ? 1 : 0;
+  const long forced = r.computed == 0 ? std::min(r.forced_cached_tokens, r.prompt_tokens - 1) : 0;
+  const long skipped = std::max(hits * limits_.block_size, forced);
+  r.computed += skipped;
+  const long positions = r.positions_within(budget);
+  const long extra = r.blocks_for(r.computed + positions, limits_.block_size) - hits;
+  if (positions <= 0 || extra > free_blocks() - evictable_hits) {
+    r.computed -= skipped;
+    return false;
+  }
+  for (long i = 0; i < hits; ++i) {
+    const uint64_t key = block_key(r.prefix_id, i);
+    CachedBlock& b = cache_.at(key);
+    if (b.refs++ == 0) lru_.erase(b.in_lru);
+    r.cache_keys.push_back(key);
+  }
+  r.blocks = hits;
+  queried_tokens_ += r.tokens_to_compute() + skipped;
+  hit_tokens_ += skipped;
+  r.cached_tokens += skipped;
+  return allocate(r, positions);
+}
+
+// Its full blocks within its cacheable positions enter the cache, held by it. A block already cached under the same
+// name holds the same tokens where the request shares them (another request computed it meanwhile: the request's copy
+// stays its own, and its later blocks with it); past its shared prompt it holds an older turn's tokens at those
+// positions (a turn that did not re-send its answer), and the request's block replaces it unless a request holds it.
+void ReplicaScheduler::register_blocks(ServedRequest& r) {
+  if (!limits_.prefix_caching || r.prefix_id == 0 || r.beams != 1) return;
+  const long full = std::min(r.computed, r.cacheable_tokens) / limits_.block_size;
+  const long first_own = r.shared_tokens / limits_.block_size;  // blocks from here hold tokens of its own
+  for (long i = static_cast<long>(r.cache_keys.size()); r.registering && i < full; ++i) {
+    const uint64_t key = block_key(r.prefix_id, i);
+    auto [it, fresh] = cache_.try_emplace(key, CachedBlock{1, {}});
+    if (!fresh) {
+      if (i < first_own || it->second.refs > 0) {
+        r.registering = false;
+        break;
+      }
+      lru_.erase(it->second.in_lru);  // the stale block is plain free memory now
+      ++free_uncached_;
+      it->second = CachedBlock{1, {}};
+    }
+    r.cache_keys.push_back(key);
+  }
 }
 
 std::vector<ScheduledWork> ReplicaScheduler::schedule() {
@@ -65,8 +166,8 @@ std::vector<ScheduledWork> ReplicaScheduler::schedule() {
   if (preempted) return work;
   while (!waiting_.empty() && budget > 0 && static_cast<long>(running_.size()) < limits_.max_num_seqs) {
     ServedRequest& r = *waiting_.front();
+    if (!admit(r, budget)) break;
     const long positions = r.positions_within(budget);
-    if (positions <= 0 || !allocate(r, positions)) break;
     waiting_.pop_front();
     running_.push_back(&r);
     work.push_back({&r, r.rows(positions), positions});
@@ -80,12 +181,12 @@ std::vector<ServedRequest*> ReplicaScheduler::complete(const std::vector<Schedul
   for (const ScheduledWork& w : work) {
     ServedRequest& r = *w.request;
     r.computed += w.positions;
+    if (r.prefix_id != 0) register_blocks(r);                        // the common case (no prefix) costs one test
     if (r.computed == r.prompt_tokens + r.generated) ++r.generated;  // caught up: the step's logits give a token
     if (r.done()) finished.push_back(&r);
   }
   for (ServedRequest* r : finished) {
-    free_blocks_ += r->blocks;
-    r->blocks = 0;
+    release(*r);
     running_.erase(std::find(running_.begin(), running_.end(), r));
   }
   return finished;

@@ -1,10 +1,15 @@
 // serving/scheduler.h - one replica's iteration-level scheduler as vLLM v1 runs it: continuous batching under a token
-// budget and a sequence cap, chunked prefill riding along with decodes, a paged KV cache of fixed-size blocks, and
-// preemption by recomputation when the cache runs out (vllm/v1/core/sched/scheduler.py, Scheduler.schedule).
+// budget and a sequence cap, chunked prefill riding along with decodes, a paged KV cache of fixed-size blocks,
+// preemption by recomputation when the cache runs out (vllm/v1/core/sched/scheduler.py, Scheduler.schedule), and
+// automatic prefix caching: full blocks stay cached after their request ends, evicted least recently freed first, and
+// a request whose leading blocks are cached skips their prefill (vllm/v1/core/kv_cache_manager.py).
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
+#include <list>
+#include <unordered_map>
 #include <vector>
 
 #include "serving/module.h"
@@ -27,6 +32,15 @@ struct ServedRequest {
   double first_token_s = -1;
   double finish_s = -1;
   double energy_j = 0;  // its share of the steps it took part in (all GPUs of its replica)
+  // Prefix caching. Blocks belong to a prefix (a conversation, or a prompt all requests share): block i of prefix P
+  // holds the same tokens in every request of P, so a cached one can stand in for computing it.
+  uint64_t prefix_id = 0;            // 0: none (nothing of it is shared or kept)
+  long shared_tokens = 0;            // leading prompt tokens equal to what earlier requests of the prefix held
+  long cacheable_tokens = 0;         // leading positions later requests of the prefix may reuse
+  long forced_cached_tokens = 0;     // prompt tokens the log says were cached (an API's cached_tokens): skipped
+  long cached_tokens = 0;            // prompt tokens it found cached, over its admissions
+  std::vector<uint64_t> cache_keys;  // the cached blocks it holds: its leading blocks, in order
+  bool registering = true;           // its next full block may still enter the cache
 
   long tokens_to_compute() const { return prompt_tokens + generated - computed; }  // positions
   // Token rows the GEMMs run to advance `positions` positions from `computed`: one per prompt position, one per beam
@@ -62,6 +76,7 @@ struct SchedulerLimits {
   long max_batched_tokens = 2048;  // tokens per iteration at most (chunked prefill splits longer prompts)
   long block_size = 16;            // tokens per KV block
   long kv_blocks = 0;              // blocks the cache holds on this replica
+  bool prefix_caching = true;      // vLLM v1's default (--no-enable-prefix-caching turns it off)
 };
 
 // A request and the tokens it runs in one iteration.
@@ -86,16 +101,35 @@ class ReplicaScheduler {
   bool idle() const { return running_.empty() && waiting_.empty(); }
   long running() const { return static_cast<long>(running_.size()); }
   long waiting() const { return static_cast<long>(waiting_.size()); }
-  long used_blocks() const { return limits_.kv_blocks - free_blocks_; }
+  long free_blocks() const { return free_uncached_ + static_cast<long>(lru_.size()); }
+  long used_blocks() const { return limits_.kv_blocks - free_blocks(); }
   long preemptions() const { return preemptions_; }
+  // Prompt (and recomputed) tokens admitted requests asked for, and those found cached (prefill skipped).
+  long queried_tokens() const { return queried_tokens_; }
+  long hit_tokens() const { return hit_tokens_; }
+  long cached_blocks() const { return static_cast<long>(cache_.size()); }
   long unfinished() const { return running() + waiting(); }  // routed here and not finished
   const SchedulerLimits& limits() const { return limits_; }
 
  private:
   bool allocate(ServedRequest& request, long positions);
+  void take_blocks(long n);              // n free blocks: uncached ones first, then the least recently freed cached
+  void release(ServedRequest& request);  // its blocks back: cached ones evictable, the others free
   void preempt(ServedRequest& request);
+  long cached_prefix_blocks(const ServedRequest& request) const;  // its leading blocks found in the cache
+  bool admit(ServedRequest& request, long budget);                // from waiting, with its cached prefix
+  void register_blocks(ServedRequest& request);                   // its newly full blocks into the cache
+  uint64_t block_key(uint64_t prefix_id, long block) const;
+
+  struct CachedBlock {
+    long refs = 0;                         // requests holding it; 0: evictable, in lru_
+    std::list<uint64_t>::iterator in_lru;  // valid when refs == 0
+  };
   SchedulerLimits limits_;
-  long free_blocks_ = 0;
+  long free_uncached_ = 0;  // free blocks holding nothing reusable; free blocks = these + lru_
+  std::unordered_map<uint64_t, CachedBlock> cache_;
+  std::list<uint64_t> lru_;  // cached blocks no request holds, least recently freed first
+  long queried_tokens_ = 0, hit_tokens_ = 0;
   long preemptions_ = 0;
   std::deque<ServedRequest*> waiting_;
   std::vector<ServedRequest*> running_;

@@ -38,6 +38,7 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
   limits.max_num_seqs = d.max_num_seqs > 0 ? d.max_num_seqs : (large_gpu(d.gpu) ? 1024 : 256);
   limits.max_batched_tokens = d.max_batched_tokens > 0 ? d.max_batched_tokens : (large_gpu(d.gpu) ? 8192 : 2048);
   limits.block_size = d.block_size;
+  limits.prefix_caching = d.prefix_caching;
   if (d.block_size < 1) fail("--block-size must be at least 1, got {}", d.block_size);
   Request probe = d.setup;
   probe.batch = 1, probe.prompt_tokens = 1, probe.gen_tokens = 1;
@@ -118,6 +119,8 @@ class Replay {
     if (d.replicas < 1 || d.replicas > kMaxReplicas)
       fail("--replicas must be 1 to {} (one replay scans every replica at each event), got {}", kMaxReplicas,
            d.replicas);
+    if (!(o.prefix_share >= 0 && o.prefix_share < 1))
+      fail("--prefix-share must be a share of the prompt in [0, 1), got {}", o.prefix_share);
     if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale))
       fail("--rate-scale must be positive, got {}", o.rate_scale);
     if (o.concurrency < 0) fail("--concurrency must be 0 (open loop) or a number of clients, got {}", o.concurrency);
@@ -197,10 +200,28 @@ class Replay {
     r->prompt_tokens = std::max(1L, l->prompt_tokens);
     r->gen_tokens = std::max(1L, l->gen_tokens);
     r->beams = std::max(1, l->beams);
+    share_prefix(*l, *r);
     next_ = r;
   }
 
   void release(ServedRequest& r) { free_.push_back(&r); }
+
+  // A conversation's blocks are its turns so far: each turn re-sends them, so all its positions may be reused by the
+  // next turn, up to the tokens the log says it shares. A prompt every request shares (prefix_share) is reusable only
+  // as far as it goes.
+  static constexpr uint64_t kSharedPromptId = 0x5eed5eed5eed5eedull;
+  void share_prefix(const LoggedRequest& l, ServedRequest& r) const {
+    r.forced_cached_tokens = std::min(l.cached_tokens, r.prompt_tokens);
+    if (l.session != 0) {
+      r.prefix_id = l.session;
+      r.shared_tokens = std::min(l.shared_tokens, r.prompt_tokens);
+      r.cacheable_tokens = r.prompt_tokens + r.gen_tokens;
+    } else if (options_.prefix_share > 0) {
+      r.prefix_id = kSharedPromptId;
+      r.shared_tokens = static_cast<long>(std::floor(options_.prefix_share * static_cast<double>(r.prompt_tokens)));
+      r.cacheable_tokens = r.shared_tokens;
+    }
+  }
 
   // When the next request is sent: at its arrival, or in a closed loop whose clients are all waiting, never until one
   // of their requests ends (then at once, if its time has come).
@@ -323,6 +344,8 @@ class Replay {
     for (int i = 0; i < static_cast<int>(replicas_.size()); ++i) {
       add_idle(i, totals_.window_s);
       totals_.preemptions += replicas_[i].scheduler.preemptions();
+      totals_.prefix_queried_tokens += replicas_[i].scheduler.queried_tokens();
+      totals_.prefix_hit_tokens += replicas_[i].scheduler.hit_tokens();
     }
   }
 

@@ -42,6 +42,7 @@ struct Deployment {
   SamplingMode sampling;              // the sampler's work per sampled sequence (penalties: extra vocabulary passes)
   EnergyScope scope;                  // energy metered: the GPUs' (unset node) or the nodes' at the wall
   PowerSetting power;                 // each GPU's power limit (nvidia-smi -pl) and locked SM clock (-lgc)
+  bool prefix_caching = true;         // automatic prefix caching (vLLM v1 and SGLang: on by default)
 };
 
 // One stretch of a replica's timeline as a power meter sees it: an iteration, or an idle gap before the next one.
@@ -74,6 +75,9 @@ struct ReplayOptions {
   // the idle GPUs were kept for), by tokens like the iteration's own energy. The gap after a replica's last iteration
   // stays unattributed.
   bool attribute_idle = false;
+  // Prefix caching without session columns: every request's first prefix_share x prompt tokens are one prompt all
+  // requests share (a system prompt), cacheable as such; the rest is its own. 0: nothing shared.
+  double prefix_share = 0;
 };
 
 // The replica's scheduler limits: the engine's defaults where the deployment leaves them at 0, and the KV blocks that
@@ -97,6 +101,11 @@ struct ReplayTotals {
   long distinct_shapes = 0;  // step costs simulated (the rest came from the memo)
   long peak_in_flight = 0;   // request slots the replay ever held at once (its memory)
   int gpus_total = 0;
+  long prefix_queried_tokens = 0;  // prompt tokens admitted requests asked for (recomputations included)
+  long prefix_hit_tokens = 0;      // of those, found in the prefix cache (their prefill skipped)
+  double prefix_hit_rate() const {
+    return prefix_queried_tokens > 0 ? static_cast<double>(prefix_hit_tokens) / prefix_queried_tokens : 0.0;
+  }
   // The batch a replica ran at: its running requests weighted by iteration time (1 when nothing ran).
   double mean_running() const { return busy_replica_s > 0 ? running_replica_s / busy_replica_s : 1.0; }
 };
