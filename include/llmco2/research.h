@@ -135,7 +135,7 @@ struct ConversationLogOptions {
   long conversations = 100;
   int turns = 5;             // turns per conversation
   double rate_per_s = 1;     // conversations starting per second (Poisson)
-  double think_s = 30;       // mean gap between a conversation's turns (exponential)
+  double think_s = 30;       // mean gap between a conversation's sends: half fixed (the answer first), half exponential
   long system_tokens = 500;  // the system prompt each conversation starts with
   long user_tokens = 200;    // mean new user tokens per turn
   long output_tokens = 300;  // mean answer tokens per turn

@@ -220,11 +220,19 @@ TEST(CliCalibrate, SiteProfileFittedOnSlowerRowsSlowsPredictions) {
   const auto said = nlohmann::json::parse(site.out).at("site");
   EXPECT_EQ(said.at("name"), "lab");
   EXPECT_EQ(said.at("corrections").size(), 4u);  // compute, memory and power of h100-sxm, host of vllm
+  // Its rows pin the H100's corrections down: the setup is calibrated on the site, and the answer says so (issue 42).
+  const auto evidence = nlohmann::json::parse(site.out).at("evidence");
+  EXPECT_EQ(evidence.at("label"), "calibrated");
+  EXPECT_EQ(evidence.at("site"), "lab");
+  EXPECT_EQ(evidence.at("reason").get<std::string>().rfind("calibrated on site lab: 8 of its rows on h100-sxm", 0), 0u)
+      << evidence.at("reason");
+  EXPECT_TRUE(nlohmann::json::parse(global.out).at("evidence").at("site").is_null());
   // Another GPU under another engine: nothing of the profile applies, and the answer says so.
   const Result other = run("predict --model llama-3.1-8b --gpu a100-80gb-sxm --engine sglang --site " + dir +
                            "/site-lab.json --format json");
   ASSERT_EQ(other.exit_code, 0) << other.err;
   EXPECT_TRUE(nlohmann::json::parse(other.out).at("site").at("corrections").empty());
+  EXPECT_TRUE(nlohmann::json::parse(other.out).at("evidence").at("site").is_null());
   EXPECT_NE(other.err.find("site profile lab has no correction for a100-80gb-sxm or engine sglang"), std::string::npos)
       << other.err;
   std::ofstream(dir + "/bad.json") << R"({"site": "x", "corrections": [{"target": "h100-sxm",

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace llmco2::api {
 namespace {
@@ -51,6 +52,24 @@ void label_interval(RequestEvidence& out, const evidence::EvidenceIntervals& int
                                   latency_coverage, intervals.basis);
 }
 
+// A site profile calibrates a setup when the site's rows pin down (kIdentifiedDataShare) a correction of its GPU type:
+// the label is then `calibrated`, said to be the site's, with what the public sources alone would have said.
+void site_evidence(RequestEvidence& out, const SiteProfile& site, const Gpu& gpu) {
+  std::vector<std::string> pinned;
+  size_t rows = 0;
+  for (const SiteCorrection& c : site.corrections)
+    if (c.target == gpu.id && c.data_share >= kIdentifiedDataShare) {
+      pinned.emplace_back(site_knob(c.knob).name);
+      rows = std::max(rows, c.rows);
+    }
+  if (pinned.empty() || !out.evidence) return;
+  out.site = site.name;
+  out.evidence->reason = fmt::format(
+      "calibrated on site {}: {} of its rows on {} pin down {}; against the public sources alone: {}: {}", site.name,
+      rows, gpu.id, fmt::join(pinned, ", "), evidence::label_name(out.evidence->label), out.evidence->reason);
+  out.evidence->label = evidence::EvidenceLabel::calibrated;
+}
+
 RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const std::string& engine,
                                const Precision& precision, const std::string& family, double batch,
                                double context_tokens) {
@@ -60,6 +79,7 @@ RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const s
   if (p.evidence_index) {
     out.evidence = p.evidence_index->assess(key);
     out.regime = evidence::regime_name(regime);
+    if (p.site) site_evidence(out, *p.site, gpu);
   }
   if (p.evidence_intervals && out.evidence) {
     label_interval(out, *p.evidence_intervals, out.evidence->label, regime);
@@ -102,6 +122,7 @@ Json evidence_json(const RequestEvidence& e) {
       {"interval_basis", e.interval_note},
       {"bias", {{"energy", optional(e.energy_bias)}, {"latency", optional(e.latency_bias)}}},
       {"regime", e.regime.empty() ? Json() : Json(e.regime)},
+      {"site", e.site.empty() ? Json() : Json(e.site)},
       {"regime_coverage", {{"energy", optional(e.energy_coverage)}, {"latency", optional(e.latency_coverage)}}}};
 }
 

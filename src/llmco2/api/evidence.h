@@ -21,6 +21,7 @@ struct RequestEvidence {
   double level = 0.8;
   std::optional<double> energy_bias, latency_bias;  // median measured / predicted of the request's kind
   std::string regime;                               // "batch 1-3, context <1k"; "" without an index
+  std::string site;  // the site profile whose own rows calibrate this setup (its GPU type); "" when none does
   // How often the interval covered held-out rows of the request's label in its regime; absent: none measured there.
   std::optional<double> energy_coverage, latency_coverage;
 };
@@ -35,7 +36,8 @@ RequestEvidence replay_evidence(const LoadedPredictor& simulator, const Resolved
                                 double context_tokens);
 
 // {"label", "reason", "nearest_sources": [{"source", "setup", "rows"}], "interval_basis", "bias": {"energy",
-// "latency"}, "regime", "regime_coverage": {"energy", "latency"}} (docs/schema.md); the label null without an index.
+// "latency"}, "regime", "regime_coverage": {"energy", "latency"}, "site"} (docs/schema.md); the label null without an
+// index.
 Json evidence_json(const RequestEvidence& e);
 // The intervals of totals (energy, latency, operational and total CO2) as `footprint_json` writes them, for answers
 // that carry totals only (compare's rows); null without an interval.

@@ -22,6 +22,7 @@
 #include "predictor/input.h"
 #include "predictor/predictor.h"
 #include "serving/serve_sim.h"
+#include "sim/site_profile.h"
 
 namespace llmco2::api {
 
@@ -88,6 +89,8 @@ struct LoadedPredictor {
   // and, for the simulator, its intervals per label (data/evidence/intervals.json; null when missing: `bands` then).
   std::shared_ptr<const evidence::EvidenceIndex> evidence_index;
   std::shared_ptr<const evidence::EvidenceIntervals> evidence_intervals;
+  // The session's site profile (Settings::site), whose rows calibrate the setups they cover; null: none.
+  std::shared_ptr<const SiteProfile> site;
 };
 
 // The bundled model of `name` (or `settings.model_file`), bounded to the power envelope. Throws Error.

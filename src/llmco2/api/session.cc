@@ -34,7 +34,11 @@ namespace llmco2::api {
 const LoadedPredictor& Session::Impl::predictor(const std::string& name) const {
   std::lock_guard lock(mutex);
   auto it = predictors.find(name);
-  if (it == predictors.end()) it = predictors.emplace(name, load_predictor(name, settings, params())).first;
+  if (it == predictors.end()) {
+    LoadedPredictor loaded = load_predictor(name, settings, params());
+    if (site && name == "sim" && settings.model_file.empty()) loaded.site = std::make_shared<const SiteProfile>(*site);
+    it = predictors.emplace(name, std::move(loaded)).first;
+  }
   return it->second;  // std::map: the reference stays valid as others are added
 }
 

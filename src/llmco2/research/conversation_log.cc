@@ -28,7 +28,8 @@ void check(const ConversationLogOptions& o) {
     fail("--conversations x --turns must be at most 10000000 requests, got {}", o.conversations * o.turns);
   if (!(o.rate_per_s > 0) || !std::isfinite(o.rate_per_s)) fail("--rate must be positive, got {}", o.rate_per_s);
   if (!(o.think_s >= 0) || !std::isfinite(o.think_s)) fail("--think-s must be 0 or more, got {}", o.think_s);
-  for (auto [flag, tokens] : {std::pair{"--system-tokens", o.system_tokens}, {"--user-tokens", o.user_tokens},
+  for (auto [flag, tokens] : {std::pair{"--system-tokens", o.system_tokens},
+                              {"--user-tokens", o.user_tokens},
                               {"--output-tokens", o.output_tokens}})
     if (tokens < 0 || tokens > 1'000'000) fail("{} must be 0 to 1000000, got {}", flag, tokens);
   if (o.user_tokens < 1 || o.output_tokens < 1) fail("--user-tokens and --output-tokens must be at least 1");
@@ -50,7 +51,9 @@ std::string conversation_log_csv(const ConversationLogOptions& o) {
   check(o);
   std::mt19937_64 rng(o.seed);
   std::exponential_distribution<double> arrival(o.rate_per_s);
-  std::exponential_distribution<double> think(o.think_s > 0 ? 1.0 / o.think_s : 1.0);
+  // The gap between a conversation's sends: half the mean fixed (reading the answer, which has to arrive first), the
+  // other half exponential (thinking), so that a turn rarely comes before the answer it re-sends.
+  std::exponential_distribution<double> think(o.think_s > 0 ? 2.0 / o.think_s : 1.0);
   auto length = [&](long mean) {
     const long lo = std::max(1L, std::lround(static_cast<double>(mean) * (1 - o.spread)));
     const long hi = std::max(lo, std::lround(static_cast<double>(mean) * (1 + o.spread)));
@@ -63,7 +66,7 @@ std::string conversation_log_csv(const ConversationLogOptions& o) {
     double t = start_s;
     long context = o.system_tokens;  // what the next turn re-sends before its new message
     for (int k = 0; k < o.turns; ++k) {
-      if (k > 0) t += o.think_s > 0 ? think(rng) : 0.0;
+      if (k > 0) t += o.think_s > 0 ? o.think_s / 2 + think(rng) : 0.0;
       const long user = length(o.user_tokens), answer = length(o.output_tokens);
       turns.push_back({t, context + user, answer, k == 0 ? 0 : context, c});
       context += user + answer;

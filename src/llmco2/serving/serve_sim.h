@@ -104,7 +104,9 @@ struct ReplayTotals {
   long prefix_queried_tokens = 0;  // prompt tokens admitted requests asked for (recomputations included)
   long prefix_hit_tokens = 0;      // of those, found in the prefix cache (their prefill skipped)
   double prefix_hit_rate() const {
-    return prefix_queried_tokens > 0 ? static_cast<double>(prefix_hit_tokens) / prefix_queried_tokens : 0.0;
+    return prefix_queried_tokens > 0
+               ? static_cast<double>(prefix_hit_tokens) / static_cast<double>(prefix_queried_tokens)
+               : 0.0;
   }
   // The batch a replica ran at: its running requests weighted by iteration time (1 when nothing ran).
   double mean_running() const { return busy_replica_s > 0 ? running_replica_s / busy_replica_s : 1.0; }
