@@ -147,7 +147,7 @@ struct ServeSimOptions {
   // its previous one ends (not before the request's logged time); latencies count from the sending. 0: open loop.
   long concurrency = 0;
   int replicas = 1;
-  std::string router = "round-robin";             // or least-loaded
+  std::string router = "round-robin";             // or least-loaded, or session (prefix-aware)
   long max_num_seqs = 0, max_batched_tokens = 0;  // per replica; 0: the engine's defaults for the GPU
   long block_size = 16;                           // tokens per KV-cache block
   double gpu_memory_utilization = 0;              // share for weights + KV cache; 0: the engine's

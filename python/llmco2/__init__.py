@@ -95,7 +95,8 @@ _MEANING = {
     "concurrency": "a closed loop of this many clients, each sending its next request when its previous one ends "
                    "(vllm bench serve --max-concurrency); 0: open loop, the log's times",
     "replicas": "data-parallel replicas, each on `gpus` GPUs",
-    "router": "how arrivals go to replicas: \"round-robin\" or \"least-loaded\"",
+    "router": "how arrivals go to replicas: \"round-robin\", \"least-loaded\" or \"session\" (a conversation's "
+              "turns to the replica holding its prefix)",
     "max_num_seqs": "running requests per replica; 0: vLLM's default for the GPU",
     "max_batched_tokens": "tokens per iteration; 0: vLLM serve's default for the GPU",
     "block_size": "tokens per KV-cache block",

@@ -61,7 +61,10 @@ void add_serve_sim_command(CLI::App& app) {
   command->add_option("--replicas", f->options.replicas, "data-parallel replicas, each on --gpus GPUs")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  command->add_option("--router", f->options.router, "round-robin or least-loaded")->capture_default_str();
+  command
+      ->add_option("--router", f->options.router,
+                   "round-robin, least-loaded or session (a conversation's turns to the replica holding its prefix)")
+      ->capture_default_str();
   command->add_option("--max-num-seqs", f->options.max_num_seqs,
                       "running requests per replica (default: vLLM's for the GPU)");
   command->add_option("--max-batched-tokens", f->options.max_batched_tokens,

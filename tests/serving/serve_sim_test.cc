@@ -604,3 +604,29 @@ TEST(PrefixCache, AMultiTurnLogCostsLessWithCaching) {
 
 }  // namespace
 }  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// With two replicas, round-robin sends a conversation's second turn to the other replica, whose cache lacks it; the
+// session router sends it back to the replica that served the first turn, where it hits.
+TEST(PrefixCache, TheSessionRouterSendsATurnToTheReplicaHoldingItsConversation) {
+  RequestLog log;
+  log.format = "azure";
+  LoggedRequest first{0.0, 2000, 50, 2}, second{30.0, 2100, 50, 3};
+  first.session = second.session = 21;
+  second.shared_tokens = 2050;
+  log.requests = {first, second};
+  Deployment d = h100_deployment(2);
+  const Replayed spread = run_log(log, d);
+  EXPECT_NE(spread.requests[0].replica, spread.requests[1].replica);
+  EXPECT_EQ(spread.requests[1].cached_tokens, 0);
+  d.router = Router::session;
+  const Replayed routed = run_log(log, d);
+  EXPECT_EQ(routed.requests[0].replica, routed.requests[1].replica);
+  EXPECT_EQ(routed.requests[1].cached_tokens, 2048);  // 128 whole blocks of the 2050 shared tokens
+  EXPECT_EQ(parse_router("session"), Router::session);
+}
+
+}  // namespace
+}  // namespace llmco2

@@ -6,6 +6,7 @@
 #include <deque>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "core/error.h"
@@ -19,7 +20,8 @@ namespace llmco2::serving {
 Router parse_router(const std::string& name) {
   if (name == "round-robin") return Router::round_robin;
   if (name == "least-loaded") return Router::least_loaded;
-  fail("--router: expected round-robin or least-loaded, got '{}'", name);
+  if (name == "session") return Router::session;
+  fail("--router: expected round-robin, least-loaded or session, got '{}'", name);
 }
 
 namespace {
@@ -238,8 +240,16 @@ class Replay {
     return best;
   }
 
-  int route() {
+  int route(const ServedRequest& r) {
     if (d_.router == Router::round_robin) return static_cast<int>(routed_++ % replicas_.size());
+    if (d_.router == Router::session && r.prefix_id != 0) {
+      if (const auto it = session_replica_.find(r.prefix_id); it != session_replica_.end()) return it->second;
+      if (session_replica_.size() >= kMaxRoutedSessions) session_replica_.clear();  // bounded: old ones re-route
+      return session_replica_[r.prefix_id] = least_loaded();
+    }
+    return least_loaded();
+  }
+  int least_loaded() const {
     int best = 0;
     for (int i = 1; i < static_cast<int>(replicas_.size()); ++i)
       if (replicas_[i].scheduler.unfinished() < replicas_[best].scheduler.unfinished()) best = i;
@@ -254,7 +264,7 @@ class Replay {
       release(r);
       return;
     }
-    r.replica = route();
+    r.replica = route(r);
     Replica& rep = replicas_[r.replica];
     rep.scheduler.enqueue(&r);
     ++in_flight_;
@@ -363,6 +373,9 @@ class Replay {
   std::vector<Replica> replicas_;
   ReplayTotals totals_;
   size_t routed_ = 0;
+  // The session router's memory of where each conversation went (at most kMaxRoutedSessions; then forgotten at once).
+  static constexpr size_t kMaxRoutedSessions = 1 << 20;
+  std::unordered_map<uint64_t, int> session_replica_;
   double end_ = 0;
   double now_s_ = 0;    // the time of the event being handled
   long in_flight_ = 0;  // requests sent and not finished (a closed loop holds it at most at its concurrency)

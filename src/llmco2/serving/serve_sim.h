@@ -22,7 +22,10 @@
 
 namespace llmco2::serving {
 
-enum class Router { round_robin, least_loaded };
+// How arrivals go to replicas: in turn, to the one with the fewest unfinished requests, or (prefix-aware, as llm-d's
+// and Dynamo's KV-aware routers and SGLang's cache-aware router route) a conversation's turn to the replica that
+// served its previous turn, whose prefix cache holds it; a request without a session goes to the least loaded.
+enum class Router { round_robin, least_loaded, session };
 Router parse_router(const std::string& name);  // throws Error naming the accepted values
 
 // The most replicas one replay simulates: the event loop scans every replica at each event, so the cost of a replay
