@@ -104,6 +104,10 @@ struct CompareOptions {
   std::vector<int> tp_degrees = {1, 2, 4, 8};
   int max_replicas = 64;
   long concurrency = 0;  // capacity planning: the log as a closed loop of this many clients (serve-sim's)
+  // Capacity planning: serve-sim's prefix caching (on; the log's sessions, or a shared prompt share) and router.
+  bool prefix_caching = true;
+  double prefix_share = 0;
+  std::string router = "round-robin";
   double grid_ratio = 1.1;
   std::string plot_dir;
   std::vector<long> sweep_batches = {1, 4, 16}, sweep_prompts = {64, 1024};

@@ -41,6 +41,11 @@ void add_compare_command(CLI::App& app) {
   command->add_option("--concurrency,--max-concurrency", f->concurrency,
                       "capacity planning: replay the log as a closed loop of this many clients (as serve-sim does); "
                       "0: at its logged times");
+  command->add_option("--prefix-share", f->prefix_share,
+                      "capacity planning: share of every prompt that is one prompt all requests share (serve-sim's)");
+  command->add_flag("!--no-prefix-caching", f->prefix_caching, "capacity planning: prefix caching off");
+  command->add_option("--router", f->router,
+                      "capacity planning: round-robin, least-loaded or session (serve-sim's; default round-robin)");
   command->add_option("--tp-degrees", f->tp_degrees, "capacity planning: GPUs per replica to try")
       ->delimiter(',')
       ->capture_default_str();

@@ -732,6 +732,22 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
   EXPECT_LE(j["ranked_by_energy"][0]["energy_j"]["total"].get<double>(),
             j["ranked_by_energy"][1]["energy_j"]["total"].get<double>());
   EXPECT_TRUE(std::filesystem::exists(dir + "/plot/capacity.csv"));
+  // Prefix caching in the plan: 90% of every prompt one shared prompt costs less energy on each GPU type than none.
+  const std::string plan = "compare --trace " + dir +
+                           "/log.csv --model llama-3.1-8b --gpu h100-sxm --gpu-types h100-sxm,a100-80gb-sxm "
+                           "--slo-ttft-ms 2000 --slo-tpot-ms 60 --tp-degrees 1 --format json --quiet";
+  const Result shared = run(plan + " --prefix-share 0.9 --router session"), plain = run(plan + " --no-prefix-caching");
+  ASSERT_EQ(shared.exit_code, 0) << shared.err;
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto js = nlohmann::json::parse(shared.out), jp = nlohmann::json::parse(plain.out);
+  ASSERT_EQ(js["ranked_by_energy"].size(), jp["ranked_by_energy"].size());
+  for (const auto& s : js["ranked_by_energy"])
+    for (const auto& p : jp["ranked_by_energy"])
+      if (s["gpu"] == p["gpu"] && s["replicas"] == p["replicas"]) {
+        EXPECT_LT(s["energy_j"]["total"].get<double>(), p["energy_j"]["total"].get<double>()) << s["gpu"];
+      }
+  expect_clean_error(plan + " --router nearest", "--router: expected round-robin, least-loaded or session");
+  expect_clean_error("compare --trace " + dir + "/log.csv --prefix-share 0.5", "apply to capacity planning");
   expect_clean_error("compare --trace " + dir + "/log.csv --slo-ttft-ms 100 --tp-degrees 0", "--tp-degrees");
   // The same log with one request dated 2031: dropped as a time outlier and named, so the plan is the same one.
   std::filesystem::copy_file(dir + "/log.csv", dir + "/outlier.csv", std::filesystem::copy_options::overwrite_existing);

@@ -260,6 +260,7 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
   CapacitySearch search;
   search.tensor_parallel = o.tp_degrees, search.max_replicas = o.max_replicas, search.progress = o.progress;
   search.concurrency = o.concurrency;
+  search.prefix_share = o.prefix_share;
   for (int tp : o.tp_degrees)
     if (tp < 1 || tp > 64) fail("--tp-degrees: expected GPUs per replica between 1 and 64, got {}", tp);
   const CapacityPlan plan = plan_capacity(log, gpus, deployment_for, params, slo, carbon, search);
@@ -391,10 +392,18 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
         "--concurrency {}: a closed loop of clients applies to capacity planning (--trace with --slo-ttft-ms or "
         "--slo-tpot-ms); expected 0 otherwise",
         o.concurrency);
+  if (!planning && (o.prefix_share != 0 || !o.prefix_caching || o.router != "round-robin"))
+    fail(
+        "--prefix-share, --no-prefix-caching and --router apply to capacity planning (--trace with --slo-ttft-ms or "
+        "--slo-tpot-ms), whose serving replay caches prefixes; a comparison prices each request alone");
   if (planning) {
+    const Router router = parse_router(o.router);  // a bad name fails here, before the search
+    if (!(o.prefix_share >= 0 && o.prefix_share < 1))
+      fail("--prefix-share must be a share of the prompt in [0, 1), got {}", o.prefix_share);
     const DeploymentFor deployment_for = [&](const Gpu& gpu, int tp) {
       Deployment d = deployment(resolve_row(cf, model, asked_node, gpu, tp, true, paths));
       d.setup.batch = 1;  // the scheduler forms the batches
+      d.prefix_caching = o.prefix_caching, d.router = router;
       return d;
     };
     const CandidateEvidence evidence_for = [&](const CapacityCandidate& c, double context_tokens) {

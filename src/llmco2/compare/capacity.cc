@@ -19,9 +19,10 @@ namespace {
 class Planner {
  public:
   Planner(const RequestLog& log, const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
-          long concurrency)
+          const CapacitySearch& search)
       : log_(log), params_(params), slo_(slo), carbon_(carbon) {
-    options_.concurrency = concurrency;
+    options_.concurrency = search.concurrency;
+    options_.prefix_share = search.prefix_share;
   }
 
   CapacityCandidate replay_one(const Deployment& d) {
@@ -96,7 +97,7 @@ CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_ty
     fail("--max-replicas must be 1 to {}, got {}", kMaxReplicas, search.max_replicas);
   if (!(slo.quantile > 0 && slo.quantile < 1)) fail("the SLO quantile must be in (0, 1), got {}", slo.quantile);
   CapacityPlan plan;
-  Planner planner(log, params, slo, carbon, search.concurrency);
+  Planner planner(log, params, slo, carbon, search);
   Progress bar("capacity search", static_cast<long>(gpu_types.size() * search.tensor_parallel.size()), search.progress);
   long done = 0;
   for (const Gpu& gpu : gpu_types) {

@@ -42,7 +42,8 @@ struct CapacitySearch {
   std::vector<int> tensor_parallel = {1, 2, 4, 8};
   int max_replicas = 64;
   bool progress = false;
-  long concurrency = 0;  // > 0: the log replayed as a closed loop of this many clients (ReplayOptions::concurrency)
+  long concurrency = 0;     // > 0: the log replayed as a closed loop of this many clients (ReplayOptions::concurrency)
+  double prefix_share = 0;  // ReplayOptions::prefix_share
 };
 
 // The deployment of one replica of `tensor_parallel` x `gpu`, resolved for that GPU type (its precision after the
