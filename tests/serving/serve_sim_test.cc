@@ -630,3 +630,23 @@ TEST(PrefixCache, TheSessionRouterSendsATurnToTheReplicaHoldingItsConversation) 
 
 }  // namespace
 }  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// A log's CachedTokens (what the API reported cached) are skipped as logged, short of the last prompt token; with
+// caching off they are computed.
+TEST(PrefixCache, LoggedCachedTokensAreSkippedUnlessCachingIsOff) {
+  for (bool caching : {true, false}) {
+    ReplicaScheduler scheduler({8, 4096, 16, 1000, caching});
+    ServedRequest r, whole;
+    r.prompt_tokens = 100, r.gen_tokens = 2, r.forced_cached_tokens = 64;
+    whole.prompt_tokens = 100, whole.gen_tokens = 2, whole.forced_cached_tokens = 100;
+    EXPECT_EQ(run_alone(scheduler, r), caching ? 36 : 100) << caching;
+    EXPECT_EQ(r.cached_tokens, caching ? 64 : 0);
+    EXPECT_EQ(run_alone(scheduler, whole), caching ? 1 : 100) << caching;  // the last token's logits are computed
+  }
+}
+
+}  // namespace
+}  // namespace llmco2

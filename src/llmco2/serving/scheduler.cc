@@ -89,7 +89,9 @@ bool ReplicaScheduler::admit(ServedRequest& r, long budget) {
   const long hits = cached_prefix_blocks(r);
   long evictable_hits = 0;
   for (long i = 0; i < hits; ++i) evictable_hits += cache_.at(block_key(r.prefix_id, i)).refs == 0 ? 1 : 0;
-  const long forced = r.computed == 0 ? std::min(r.forced_cached_tokens, r.prompt_tokens - 1) : 0;
+  // The log's reported hits, unless caching is off (then the question is what the run costs without it).
+  const long forced =
+      limits_.prefix_caching && r.computed == 0 ? std::min(r.forced_cached_tokens, r.prompt_tokens - 1) : 0;
   const long skipped = std::max(hits * limits_.block_size, forced);
   r.computed += skipped;
   const long positions = r.positions_within(budget);
