@@ -125,9 +125,6 @@ struct CalibrateSummary {
 // report (progress lines on stderr: each held-out fit takes seconds to minutes).
 CalibrateSummary calibrate(const CalibrateOptions& options);
 
-// `llmco2 validate`: the default predictor (the calibrated simulator) and its baselines on every imported public
-// source, leave one source out and leave one GPU type out, with each held-out row's evidence label, conformal
-// intervals per label and their held-out coverage, and ranking quality (docs/accuracy.md, which it writes).
 // A multi-turn chat log for prefix caching (`llmco2 make-log`): conversations arrive at a Poisson rate, each turn
 // re-sends the conversation so far (system prompt, earlier messages and answers) plus a new user message, after the
 // user's think time. Azure's columns plus SessionId and SharedPrefixTokens (the tokens re-sent), sorted by time.
@@ -148,6 +145,9 @@ std::string conversation_log_csv(const ConversationLogOptions& options);
 // Writes it atomically to `path`; returns the requests written.
 long write_conversation_log(const ConversationLogOptions& options, const std::string& path);
 
+// `llmco2 validate`: the default predictor (the calibrated simulator) and its baselines on every imported public
+// source, leave one source out and leave one GPU type out, with each held-out row's evidence label, conformal
+// intervals per label and their held-out coverage, and ranking quality (docs/accuracy.md, which it writes).
 struct ValidateOptions {
   std::string data_dir;                     // dataset CSVs; empty: data/measured
   std::string report = "docs/accuracy.md";  // Markdown report; its plots go to <its folder>/<its stem>/

@@ -398,8 +398,6 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
         "--slo-tpot-ms), whose serving replay caches prefixes; a comparison prices each request alone");
   if (planning) {
     const Router router = parse_router(o.router);  // a bad name fails here, before the search
-    if (!(o.prefix_share >= 0 && o.prefix_share < 1))
-      fail("--prefix-share must be a share of the prompt in [0, 1), got {}", o.prefix_share);
     const DeploymentFor deployment_for = [&](const Gpu& gpu, int tp) {
       Deployment d = deployment(resolve_row(cf, model, asked_node, gpu, tp, true, paths));
       d.setup.batch = 1;  // the scheduler forms the batches

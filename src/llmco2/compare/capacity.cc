@@ -23,6 +23,7 @@ class Planner {
       : log_(log), params_(params), slo_(slo), carbon_(carbon) {
     options_.concurrency = search.concurrency;
     options_.prefix_share = search.prefix_share;
+    check_replay_options(options_);  // before the search, whose replays' errors mark a setup unavailable
   }
 
   CapacityCandidate replay_one(const Deployment& d) {

@@ -327,22 +327,14 @@ std::map<std::pair<EvidenceLabel, evidence::Regime>, std::vector<size_t>> regime
 // each answer of that kind.
 evidence::RegimeCoverages regime_coverages(const Study& s, Quantity q) {
   evidence::RegimeCoverages out;
-  const auto& covered = q == Quantity::energy ? s.energy_covered : s.latency_covered;
   const auto& interval = q == Quantity::energy ? s.energy_interval : s.latency_interval;
   for (const auto& [cell, members] : regime_groups(s, q)) {
-    evidence::RegimeCoverage c;
+    const Score sc = score(s, members, q);
+    if (sc.judged == 0) continue;
     std::set<std::string> sources;
-    size_t in = 0;
     for (size_t k : members)
-      if (interval[k]) {
-        ++c.n;
-        in += covered[k] ? 1 : 0;
-        sources.insert(row_of(s, s.instances[k].sample).source);
-      }
-    if (c.n == 0) continue;
-    c.sources = sources.size();
-    c.covered = static_cast<double>(in) / static_cast<double>(c.n);
-    out[cell] = c;
+      if (interval[k]) sources.insert(row_of(s, s.instances[k].sample).source);
+    out[cell] = {sc.judged, sources.size(), static_cast<double>(sc.covered) / static_cast<double>(sc.judged)};
   }
   return out;
 }

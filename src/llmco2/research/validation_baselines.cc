@@ -22,14 +22,28 @@ namespace {
 
 const DatasetRow& row_of(const CalibrationSet& set, size_t sample) { return set.rows[set.samples[sample].row]; }
 
-BaselineEstimates llmcarbon(const CalibrationSet& set) {
+// Each sample's totals as `predictor` gives them, no fit; none where it cannot take the row (a model or GPU it lacks).
+BaselineEstimates predictions_of(const CalibrationSet& set, const predictor::Predictor& predictor, std::string name,
+                                 std::string description) {
+  BaselineEstimates out{std::move(name), std::move(description), std::vector<std::optional<double>>(set.samples.size()),
+                        std::vector<std::optional<double>>(set.samples.size())};
   CatalogCache catalogs;
-  const auto at_full = predictor::make_llmcarbon_predictor(1.0);  // energy and time scale as 1 / u
-  std::vector<std::optional<predictor::Prediction>> unit(set.samples.size());
   for (size_t k = 0; k < set.samples.size(); ++k) {
-    const SimConfig config = config_for_row(row_of(set, k), catalogs);
-    unit[k] = at_full->predict(predictor::predictor_input(config));
+    try {
+      const predictor::Prediction p =
+          predictor.predict(predictor::predictor_input(config_for_row(row_of(set, k), catalogs)));
+      out.energy_j[k] = p.energy_j.total_or_sum();
+      out.latency_s[k] = p.latency_s.total_or_sum();
+    } catch (const Error&) {
+      // no figure, as EcoLogits has none without a parameter count
+    }
   }
+  return out;
+}
+
+BaselineEstimates llmcarbon(const CalibrationSet& set) {
+  // At u = 1; energy and time scale as 1 / u.
+  const BaselineEstimates unit = predictions_of(set, *predictor::make_llmcarbon_predictor(1.0), "", "");
   BaselineEstimates out{"llmcarbon",
                         "LLMCarbon's FLOP equation (time = FLOPs / (GPUs x peak x u), energy = time x GPUs x TDP), one "
                         "utilisation u fitted on the other sources' energies",
@@ -39,16 +53,16 @@ BaselineEstimates llmcarbon(const CalibrationSet& set) {
     double log_sum = 0;
     size_t n = 0;
     for (size_t k = 0; k < set.samples.size(); ++k) {
-      const auto e = unit[k] ? unit[k]->energy_j.total_or_sum() : std::nullopt;
+      const auto& e = unit.energy_j[k];
       if (row_of(set, k).source == source || !e || !(*e > 0) || !set.samples[k].energy_j) continue;
       log_sum += std::log(*e / *set.samples[k].energy_j);
       ++n;
     }
     const double u = n ? std::clamp(std::exp(log_sum / static_cast<double>(n)), 1e-4, 1.0) : 1.0;
     for (size_t k = 0; k < set.samples.size(); ++k) {
-      if (row_of(set, k).source != source || !unit[k]) continue;
-      if (const auto e = unit[k]->energy_j.total_or_sum()) out.energy_j[k] = *e / u;
-      if (const auto t = unit[k]->latency_s.total_or_sum()) out.latency_s[k] = *t / u;
+      if (row_of(set, k).source != source) continue;
+      if (const auto& e = unit.energy_j[k]) out.energy_j[k] = *e / u;
+      if (const auto& t = unit.latency_s[k]) out.latency_s[k] = *t / u;
     }
   }
   return out;
@@ -139,20 +153,7 @@ AskedPredictor asked_predictor(const std::string& name, const std::string& model
 }
 
 BaselineEstimates predictor_estimates(const CalibrationSet& set, const AskedPredictor& asked) {
-  BaselineEstimates out{asked.name, asked.description, std::vector<std::optional<double>>(set.samples.size()),
-                        std::vector<std::optional<double>>(set.samples.size())};
-  CatalogCache catalogs;
-  for (size_t k = 0; k < set.samples.size(); ++k) {
-    try {
-      const predictor::Prediction p =
-          asked.predictor->predict(predictor::predictor_input(config_for_row(row_of(set, k), catalogs)));
-      out.energy_j[k] = p.energy_j.total_or_sum();
-      out.latency_s[k] = p.latency_s.total_or_sum();
-    } catch (const Error&) {
-      // a row the predictor cannot take: no figure, as EcoLogits has none without a parameter count
-    }
-  }
-  return out;
+  return predictions_of(set, *asked.predictor, asked.name, asked.description);
 }
 
 namespace {

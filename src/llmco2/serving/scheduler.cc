@@ -67,31 +67,25 @@ void ReplicaScheduler::preempt(ServedRequest& r) {
   waiting_.push_front(&r);
 }
 
-// The leading blocks of a request not yet started that the cache holds, within its shared prompt and short of its
-// last prompt token (whose logits must be computed).
+// The leading blocks of a waiting request that the cache holds, within its shared prompt and short of its last prompt
+// token (whose logits must be computed).
 long ReplicaScheduler::cached_prefix_blocks(const ServedRequest& r) const {
-  if (!limits_.prefix_caching || r.prefix_id == 0 || r.beams != 1 || r.computed != 0) return 0;
+  if (!limits_.prefix_caching || r.prefix_id == 0 || r.beams != 1) return 0;
   const long shareable = std::min(r.shared_tokens, r.prompt_tokens - 1) / limits_.block_size;
   long hits = 0;
   while (hits < shareable && cache_.count(block_key(r.prefix_id, hits))) ++hits;
   return hits;
 }
 
-// Starts a waiting request if its first chunk fits: its cached blocks taken (skipping their prefill), or the blocks
-// the log says were cached (forced), then new blocks for the chunk; nothing taken when they do not fit.
+// Starts a waiting request (it holds no block and has computed nothing: a preemption dropped both) if its first chunk
+// fits: its cached blocks taken (skipping their prefill), or the blocks the log says were cached (forced), then new
+// blocks for the chunk; nothing taken when they do not fit.
 bool ReplicaScheduler::admit(ServedRequest& r, long budget) {
-  if (r.prefix_id == 0 && r.forced_cached_tokens == 0) {  // nothing to look up: vLLM's plain admission
-    const long positions = r.positions_within(budget);
-    if (positions <= 0 || !allocate(r, positions)) return false;
-    queried_tokens_ += r.tokens_to_compute();
-    return true;
-  }
   const long hits = cached_prefix_blocks(r);
   long evictable_hits = 0;
   for (long i = 0; i < hits; ++i) evictable_hits += cache_.at(block_key(r.prefix_id, i)).refs == 0 ? 1 : 0;
   // The log's reported hits, unless caching is off (then the question is what the run costs without it).
-  const long forced =
-      limits_.prefix_caching && r.computed == 0 ? std::min(r.forced_cached_tokens, r.prompt_tokens - 1) : 0;
+  const long forced = limits_.prefix_caching ? std::min(r.forced_cached_tokens, r.prompt_tokens - 1) : 0;
   const long skipped = std::max(hits * limits_.block_size, forced);
   r.computed += skipped;
   const long positions = r.positions_within(budget);

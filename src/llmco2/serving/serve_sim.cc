@@ -24,6 +24,13 @@ Router parse_router(const std::string& name) {
   fail("--router: expected round-robin, least-loaded or session, got '{}'", name);
 }
 
+void check_replay_options(const ReplayOptions& o) {
+  if (!(o.prefix_share >= 0 && o.prefix_share < 1))
+    fail("--prefix-share must be a share of the prompt in [0, 1), got {}", o.prefix_share);
+  if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) fail("--rate-scale must be positive, got {}", o.rate_scale);
+  if (o.concurrency < 0) fail("--concurrency must be 0 (open loop) or a number of clients, got {}", o.concurrency);
+}
+
 namespace {
 
 // vLLM's defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults): GPUs with >= 70 GiB
@@ -121,11 +128,7 @@ class Replay {
     if (d.replicas < 1 || d.replicas > kMaxReplicas)
       fail("--replicas must be 1 to {} (one replay scans every replica at each event), got {}", kMaxReplicas,
            d.replicas);
-    if (!(o.prefix_share >= 0 && o.prefix_share < 1))
-      fail("--prefix-share must be a share of the prompt in [0, 1), got {}", o.prefix_share);
-    if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale))
-      fail("--rate-scale must be positive, got {}", o.rate_scale);
-    if (o.concurrency < 0) fail("--concurrency must be 0 (open loop) or a number of clients, got {}", o.concurrency);
+    check_replay_options(o);
     for (int i = 0; i < d.replicas; ++i) replicas_.emplace_back(limits_);
     totals_.gpus_total = d.replicas * d.setup.gpus;
     pull();
@@ -304,8 +307,7 @@ class Replay {
     ++totals_.steps;
     totals_.busy_energy_j += rep.step_energy_j;
     totals_.busy_gpu_s += c.time_s * d_.setup.gpus;
-    totals_.busy_replica_s += c.time_s;
-    totals_.running_replica_s += c.time_s * static_cast<double>(rep.scheduler.running());
+    totals_.running_gpu_s += c.time_s * d_.setup.gpus * static_cast<double>(rep.scheduler.running());
     const double kv_share = static_cast<double>(rep.scheduler.used_blocks()) / static_cast<double>(limits_.kv_blocks);
     totals_.peak_running = std::max(totals_.peak_running, rep.scheduler.running());
     totals_.peak_waiting = std::max(totals_.peak_waiting, rep.scheduler.waiting());

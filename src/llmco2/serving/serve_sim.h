@@ -83,6 +83,10 @@ struct ReplayOptions {
   double prefix_share = 0;
 };
 
+// Refuses options a replay cannot run with (a prefix share outside [0, 1), a rate scale not positive, a negative
+// concurrency), naming the flag; replay() and the capacity planner check them before any work.
+void check_replay_options(const ReplayOptions& options);
+
 // The replica's scheduler limits: the engine's defaults where the deployment leaves them at 0, and the KV blocks that
 // the memory left after weights and the engine's reserve holds. Throws Error when the weights do not fit.
 SchedulerLimits scheduler_limits(const Deployment& d);
@@ -93,8 +97,7 @@ struct ReplayTotals {
   double idle_energy_j = 0;      // all GPUs, between iterations
   double attributed_idle_j = 0;  // the part of idle_energy_j given to requests (attribute_idle)
   double busy_gpu_s = 0;         // replica iteration time x GPUs per replica
-  double busy_replica_s = 0;     // replica iteration time
-  double running_replica_s = 0;  // requests running x iteration time, summed over replicas
+  double running_gpu_s = 0;      // requests running x replica iteration time x GPUs per replica
   long steps = 0;
   long preemptions = 0;
   long completed = 0;
@@ -112,7 +115,7 @@ struct ReplayTotals {
                : 0.0;
   }
   // The batch a replica ran at: its running requests weighted by iteration time (1 when nothing ran).
-  double mean_running() const { return busy_replica_s > 0 ? running_replica_s / busy_replica_s : 1.0; }
+  double mean_running() const { return busy_gpu_s > 0 ? running_gpu_s / busy_gpu_s : 1.0; }
 };
 
 // Called once per finished request (in finishing order) with its figures; rejected ones have finish_s < 0.
