@@ -8,6 +8,7 @@
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
 #include "serving/serve_sim.h"
+#include "speculation/speculation.h"
 #include "support/all_modules.h"
 
 namespace llmco2 {
@@ -85,6 +86,25 @@ void BM_ServeSimAzureChatPrefixShared(benchmark::State& state) {
   state.counters["hit_rate"] = hit_rate;
 }
 BENCHMARK(BM_ServeSimAzureChatPrefixShared)->Unit(benchmark::kMillisecond);
+
+// Speculative decoding's cost: the same hour with EAGLE-3 drafting 4 tokens (each decode step verifies 5 positions
+// and prices two draft segments; the step memo keys on them) against BM_ServeSimAzureChat.
+void BM_ServeSimAzureChatEagle3(benchmark::State& state) {
+  const RequestLog log = read_request_log(data_dir() / "azure" / "AzureLLMInferenceTrace_conv.csv");
+  const SimParams params = load_sim_params(default_sim_params_path());
+  Deployment d = llama_on_h100();
+  d.speculation = resolve_speculation("eagle3", 4, std::nullopt, d.model, d.setup.precision);
+  long requests = 0, shapes = 0;
+  for (auto _ : state) {
+    const ReplayTotals t = replay(log, d, params, {}, [](const ServedRequest&) {});
+    benchmark::DoNotOptimize(t.busy_energy_j);
+    requests += t.completed;
+    shapes = t.distinct_shapes;
+  }
+  state.SetItemsProcessed(requests);
+  state.counters["distinct_shapes"] = static_cast<double>(shapes);
+}
+BENCHMARK(BM_ServeSimAzureChatEagle3)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace llmco2

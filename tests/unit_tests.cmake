@@ -15,7 +15,7 @@ set(LLMCO2_UNIT_TEST_SOURCES
   calibration/screening_test.cc calibration/site_fit_test.cc
   invariants/physics_invariants_test.cc serving/serve_sim_test.cc reliability/input_bounds_test.cc
   api/api_test.cc api/consistency_test.cc api/knobs_test.cc api/serve_sim_consistency_test.cc
-  research/research_test.cc research/throughput_fit_test.cc evidence/evidence_test.cc)
+  research/research_test.cc research/throughput_fit_test.cc evidence/evidence_test.cc speculation/speculation_test.cc)
 list(TRANSFORM LLMCO2_UNIT_TEST_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 set(LLMCO2_UNIT_TEST_LIBRARIES llmco2_features llmco2_calibration llmco2_measured llmco2_sampling llmco2_predictor
     llmco2_evaluation llmco2_compare llmco2_serving llmco2_measure llmco2_api llmco2_research)

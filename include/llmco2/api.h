@@ -37,6 +37,12 @@ struct Request {
   bool expert_parallel = false;  // MoE over several GPUs: whole experts per GPU (vLLM --enable-expert-parallel)
   double power_cap_w = 0;        // GPU power limit; 0: the TDP
   double clock_mhz = 0;          // locked SM clock (nvidia-smi -lgc); 0: not locked
+  // Speculative decoding (data/engines/speculation.json): eagle, eagle3, mtp, ngram, or draft:MODEL (a draft model by
+  // id); empty: off. spec_tokens: draft tokens per step (0: the method's default); spec_acceptance: the per-token
+  // acceptance rate (absent: the method's measured acceptance; required for a draft model).
+  std::string spec;
+  int spec_tokens = 0;
+  std::optional<double> spec_acceptance;
   // How its carbon is counted.
   std::string scope = "node";          // node: the node's wall energy, the GPUs' share; gpu: the GPU boards' energy
   std::string node;                    // node id (a node JSON file where paths are allowed); empty: the GPU's default
@@ -52,8 +58,9 @@ struct Request {
 };
 
 // A request from its JSON form, the one the HTTP API and the Python bindings take: the keys are the CLI's flags
-// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, clock_mhz, scope, node,
-// region, ci, pue, lifetime, embodied_basis, embodied_kg, predictor), plus model_config (an object). Missing keys keep
+// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, clock_mhz, spec,
+// spec_tokens, spec_acceptance, scope, node, region, ci, pue, lifetime, embodied_basis, embodied_kg, predictor), plus
+// model_config (an object). Missing keys keep
 // `defaults`' values. Throws Error naming `where` and the key for an unknown key or a value of the wrong type. A
 // caller that took its own keys out of `json` first (a call's options) names them in `call_keys`: an unknown key's
 // "did you mean" then draws on both sets.

@@ -2,11 +2,11 @@
 
 The same C++ core as the ``llmco2`` command line and its HTTP server (include/llmco2/api.h): every answer here equals
 the CLI's ``--format json`` for the same request. Keywords are the CLI's flags (model, gpu, gpus, batch, prompt, gen,
-dtype, flash, engine, expert_parallel, power_cap, clock_mhz, scope, node, region, ci, pue, lifetime, embodied_basis,
-embodied_kg, predictor) plus model_config (a config.json as a dict); ``help(llmco2.predict)`` lists each with its
-unit and default. Bad input raises llmco2.Error (a ValueError) with the CLI's message. ``llmco2.serve_sim`` replays a
-request log through a deployment; the research commands (simulate, graph, sample, import, calibrate, serve-validate,
-score-campaign, check-outputs) are in ``llmco2.research``.
+dtype, flash, engine, expert_parallel, power_cap, clock_mhz, spec, spec_tokens, spec_acceptance, scope, node, region,
+ci, pue, lifetime, embodied_basis, embodied_kg, predictor) plus model_config (a config.json as a dict);
+``help(llmco2.predict)`` lists each with its unit and default. Bad input raises llmco2.Error (a ValueError) with the
+CLI's message. ``llmco2.serve_sim`` replays a request log through a deployment; the research commands (simulate,
+graph, sample, import, calibrate, serve-validate, score-campaign, check-outputs) are in ``llmco2.research``.
 
     >>> import llmco2
     >>> r = llmco2.predict(model="llama-3.1-8b", gpu="h100-sxm", batch=1, prompt=1024, gen=128, region="FRA")
@@ -50,6 +50,10 @@ _MEANING = {
                        "--enable-expert-parallel)",
     "power_cap": "each GPU's power limit, W (nvidia-smi -pl), above its idle power; 0 = the TDP",
     "clock_mhz": "each GPU's locked SM clock, MHz (nvidia-smi -lgc), at most its maximum; 0 = not locked",
+    "spec": "speculative decoding: eagle, eagle3, mtp, ngram (their measured acceptance) or draft:MODEL (a draft "
+            "model by id, with spec_acceptance); None: off",
+    "spec_tokens": "draft tokens per decode step; 0 = the method's default (eagle 3, eagle3 4, mtp 1, ngram 5)",
+    "spec_acceptance": "per-token acceptance rate of the drafts, in (0, 1); None: the method's measured acceptance",
     "scope": "energy counted: \"node\" (the server node at the wall, the used GPUs' share) or \"gpu\" (the GPU "
              "boards, as NVML reads them)",
     "node": "server node id (llmco2.nodes()) or a node JSON path, for scope=\"node\"; None: the GPU type's node",
@@ -153,7 +157,8 @@ def _given(arguments, rest):
 
 @_documented
 def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
-            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node",
+            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
+            spec=None, spec_tokens=0, spec_acceptance=None, scope="node",
             node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
             predictor="sim", site=None, **rest):
     """One request -> dict equal to ``llmco2 predict --format json``, plus "warnings" (the notes the CLI prints).
@@ -170,7 +175,8 @@ def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, 
 @_documented
 def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=None, gpus=None, batch=None,
                  prompt=None, gen=None, dtype=None, flash=None, engine=None, expert_parallel=None, power_cap=None,
-                 clock_mhz=None, scope=None, node=None, region=None, ci=None, pue=None, lifetime=None,
+                 clock_mhz=None, spec=None, spec_tokens=None,
+                 spec_acceptance=None, scope=None, node=None, region=None, ci=None, pue=None, lifetime=None,
                  embodied_basis=None, embodied_kg=None, predictor=None, **rest):
     """Many requests -> dict of numpy arrays, one value per row: energy_j, energy_prefill_j, energy_decode_j (J),
     latency_s, ttft_s, tpot_s (s; NaN with one generated token), co2_operational_g, co2_embodied_g (NaN where the GPU
@@ -203,7 +209,8 @@ def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=No
 
 @_documented
 def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
-            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node",
+            dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
+            spec=None, spec_tokens=0, spec_acceptance=None, scope="node",
             node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
             predictor="sim", site=None, gpu_types=None, counts=(1, 2, 4, 8), slo_ms=None, **rest):
     """The request on every GPU type and count -> dict equal to ``llmco2 compare --format json``.
@@ -221,7 +228,8 @@ def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, 
 
 @_documented
 def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
-                flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node",
+                flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
+                spec=None, spec_tokens=0, spec_acceptance=None, scope="node",
                 node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
                 predictor="sim", site=None, grid=1.1, bin_s=0.0, keep_time_outliers=False, report_dir=None,
                 by_request_csv=None, **rest):
@@ -237,7 +245,8 @@ def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm"
 @_documented
 def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, model="llama-3.1-8b",
                    model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None, flash=True, engine="vllm",
-                   expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None, region=None, ci=None,
+                   expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
+                   spec=None, spec_tokens=0, spec_acceptance=None, scope="node", node=None, region=None, ci=None,
                    pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim", site=None,
                    grid=1.1, bin_s=0.0, keep_time_outliers=False, report_dir=None, by_request_csv=None, **rest):
     """A request log held in memory (columns of prompt and generated tokens, one entry per request) on one setup ->
@@ -252,7 +261,8 @@ def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, 
 
 @_documented(meaning=_SERVE_SIM_MEANING)
 def serve_sim(log=None, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
-              flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, scope="node", node=None,
+              flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
+              spec=None, spec_tokens=0, spec_acceptance=None, scope="node", node=None,
               region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, replicas=1,
               router="round-robin", max_num_seqs=0, max_batched_tokens=0, block_size=16, gpu_memory_utilization=0.0,
               rate_scale=1.0, duration_s=0.0, slo_ttft_ms=0.0, slo_tpot_ms=0.0, ci_profile=None, attribute_idle=False,

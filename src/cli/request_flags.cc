@@ -33,6 +33,12 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
   c.add_option("--clock-mhz", r.clock_mhz,
                "each GPU's locked SM clock in MHz (nvidia-smi -lgc), at most its maximum; "
                "default: not locked");
+  c.add_option("--spec", r.spec,
+               "speculative decoding: eagle, eagle3, mtp, ngram (measured acceptance, data/engines/speculation.json) "
+               "or draft:MODEL (a draft model by id, with --spec-acceptance); default: off");
+  c.add_option("--spec-tokens", r.spec_tokens, "draft tokens per step (default: the method's, e.g. eagle 3)");
+  c.add_option("--spec-acceptance", r.spec_acceptance,
+               "per-token acceptance rate of the drafts, in (0, 1) (default: the method's measured acceptance)");
   c.add_flag("--expert-parallel", r.expert_parallel,
              "mixture of experts over --gpus: each GPU holds whole experts (vLLM --enable-expert-parallel), not a "
              "slice of every expert");

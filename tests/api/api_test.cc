@@ -18,7 +18,8 @@ using testing_support::error_of;
 TEST(ApiRequest, KeysAreTheCliFlags) {
   const Request r = request_from_json(Json::parse(
       R"({"model":"qwen2-0.5b","gpu":"a100-80gb-sxm","gpus":2,"batch":4,"prompt":512,"gen":64,"dtype":"fp16",
-          "flash":false,"engine":"sglang","expert_parallel":true,"power_cap":300,"clock_mhz":1200,"scope":"gpu","region":"FRA","ci":50,"pue":1.2,
+          "flash":false,"engine":"sglang","expert_parallel":true,"power_cap":300,"clock_mhz":1200,
+          "spec":"eagle","spec_tokens":2,"spec_acceptance":0.7,"scope":"gpu","region":"FRA","ci":50,"pue":1.2,
           "lifetime":4,"embodied_basis":"vendor","embodied_kg":100,"predictor":"sim"})"));
   EXPECT_EQ(r.model, "qwen2-0.5b");
   EXPECT_EQ(r.gpu, "a100-80gb-sxm");
@@ -32,6 +33,9 @@ TEST(ApiRequest, KeysAreTheCliFlags) {
   EXPECT_TRUE(r.expert_parallel);
   EXPECT_EQ(r.power_cap_w, 300);
   EXPECT_EQ(r.clock_mhz, 1200);
+  EXPECT_EQ(r.spec, "eagle");
+  EXPECT_EQ(r.spec_tokens, 2);
+  EXPECT_EQ(*r.spec_acceptance, 0.7);
   EXPECT_EQ(r.scope, "gpu");
   EXPECT_EQ(r.region, "FRA");
   EXPECT_EQ(*r.ci_g_per_kwh, 50);
@@ -40,7 +44,7 @@ TEST(ApiRequest, KeysAreTheCliFlags) {
   EXPECT_EQ(r.embodied_basis, "vendor");
   EXPECT_EQ(*r.embodied_kg, 100);
   EXPECT_EQ(r.predictor, "sim");
-  EXPECT_EQ(request_keys().size(), 22u);  // the 21 flags above and model_config
+  EXPECT_EQ(request_keys().size(), 25u);  // the 24 flags above and model_config
 }
 
 TEST(ApiRequest, BadKeysAndTypesAreNamed) {

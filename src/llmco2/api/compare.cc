@@ -24,6 +24,13 @@
 namespace llmco2::api {
 namespace {
 
+// The engine as a subject line names it, with the request's speculative decoding.
+std::string engine_words(const Request& r) {
+  if (r.spec.empty()) return r.engine;
+  return fmt::format("{}, {} speculation{}", r.engine, r.spec,
+                     r.spec_tokens > 0 ? fmt::format(" k={}", r.spec_tokens) : "");
+}
+
 // Each row's evidence from its resolved setup, by GPU type and count (one request; a log's rows have none: their
 // requests differ).
 using RowEvidence = std::map<std::pair<std::string, int>, RequestEvidence>;
@@ -267,7 +274,7 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
   const std::string subject =
       fmt::format("{} requests of {}{} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(),
                   log.source, o.concurrency > 0 ? fmt::format(" from {} clients in a closed loop", o.concurrency) : "",
-                  model.id, model.precision_for(request.dtype).to_string(), request.engine,
+                  model.id, model.precision_for(request.dtype).to_string(), engine_words(request),
                   o.slo_ttft_ms > 0 ? fmt::format("{:g}", o.slo_ttft_ms) : "-",
                   o.slo_tpot_ms > 0 ? fmt::format("{:g}", o.slo_tpot_ms) : "-");
   if (!o.plot_dir.empty()) {
@@ -438,11 +445,11 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
   if (o.trace.empty()) {
     c = compare_request(*p.predictor, gpus, o.counts, setup_for, slo_s);
     subject = fmt::format("{}, batch {}, prompt {}, gen {}, {} ({})", model.id, request.batch, request.prompt_tokens,
-                          request.gen_tokens, asked_dtype, request.engine);
+                          request.gen_tokens, asked_dtype, engine_words(request));
   } else {
     c = compare_log_shapes(*p.predictor, log->shapes, gpus, o.counts, setup_for, slo_s, o.grid_ratio, o.threads);
     subject = fmt::format("{} requests of {} on {}, batch {}, {} ({})", log->requests, log->file.source, model.id,
-                          request.batch, asked_dtype, request.engine);
+                          request.batch, asked_dtype, engine_words(request));
   }
   if (!o.plot_dir.empty()) {
     const SweepSetupFor sweep_setup = [&](int n, long batch, long prompt) {

@@ -70,9 +70,21 @@ void site_evidence(RequestEvidence& out, const SiteProfile& site, const Gpu& gpu
   out.evidence->label = evidence::EvidenceLabel::calibrated;
 }
 
+// No measured row (public or a site's) ran speculative decoding: its acceptance and draft work rest on the published
+// figures of data/engines/speculation.json alone, so a speculative request is `extrapolated`.
+void speculative_evidence(RequestEvidence& out, const Speculation& spec) {
+  if (!spec.active() || !out.evidence) return;
+  out.evidence->reason = fmt::format(
+      "speculative decoding ({}, {} draft tokens): no measured row ran it, its {:.2f} tokens per step are {}; "
+      "without it: {}: {}",
+      spec.method, spec.draft_tokens, spec.tokens_per_step, spec.acceptance_basis,
+      evidence::label_name(out.evidence->label), out.evidence->reason);
+  out.evidence->label = evidence::EvidenceLabel::extrapolated;
+}
+
 RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const std::string& engine,
                                const Precision& precision, const std::string& family, double batch,
-                               double context_tokens) {
+                               double context_tokens, const Speculation& spec) {
   RequestEvidence out;
   const evidence::EvidenceKey key = evidence::evidence_key(gpu, engine, precision, family, batch, context_tokens);
   const evidence::Regime regime = evidence::regime_of(key);
@@ -80,6 +92,7 @@ RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const s
     out.evidence = p.evidence_index->assess(key);
     out.regime = evidence::regime_name(regime);
     if (p.site) site_evidence(out, *p.site, gpu);
+    speculative_evidence(out, spec);
   }
   if (p.evidence_intervals && out.evidence) {
     label_interval(out, *p.evidence_intervals, out.evidence->label, regime);
@@ -97,15 +110,15 @@ RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const s
 
 RequestEvidence request_evidence(const LoadedPredictor& p, const ResolvedRequest& r,
                                  std::optional<double> context_tokens) {
-  return setup_evidence(p, r.gpu, r.request.engine, r.request.precision, r.model.family,
-                        static_cast<double>(r.request.batch),
-                        context_tokens.value_or(static_cast<double>(r.request.prompt_tokens + r.request.gen_tokens)));
+  return setup_evidence(
+      p, r.gpu, r.request.engine, r.request.precision, r.model.family, static_cast<double>(r.request.batch),
+      context_tokens.value_or(static_cast<double>(r.request.prompt_tokens + r.request.gen_tokens)), r.speculation);
 }
 
 RequestEvidence replay_evidence(const LoadedPredictor& simulator, const ResolvedRequest& r, double mean_batch,
                                 double context_tokens) {
   return setup_evidence(simulator, r.gpu, r.request.engine, r.request.precision, r.model.family,
-                        std::max(1.0, mean_batch), context_tokens);
+                        std::max(1.0, mean_batch), context_tokens, r.speculation);
 }
 
 Json evidence_json(const RequestEvidence& e) {

@@ -41,13 +41,27 @@ Json request_json(const ResolvedRequest& r) {
           {"dtype", r.request.precision.to_string()},
           {"engine", r.request.engine},
           {"expert_parallel", r.request.expert_parallel},
+          {"speculation", speculation_json(r.speculation)},
           {"waves", r.waves},
           {"notes", r.notes}};
 }
 
+Json speculation_json(const Speculation& s) {
+  if (!s.active()) return nullptr;
+  return {{"method", s.method},
+          {"draft_tokens", s.draft_tokens},
+          {"tokens_per_step", s.tokens_per_step},
+          {"draft", s.draft ? Json(s.draft->id) : Json()},
+          {"acceptance_basis", s.acceptance_basis}};
+}
+
 std::string request_line(const ResolvedRequest& r) {
-  return fmt::format("{} on {} x {} ({}{}), batch {}, prompt {}, gen {}, {}", r.model.id, r.request.gpus, r.gpu.id,
-                     r.request.engine, r.request.expert_parallel ? ", expert parallel" : "", r.request.batch,
+  const std::string spec = r.speculation.active()
+                               ? fmt::format(", {} speculation k={} ({:.2f} tokens per step)", r.speculation.method,
+                                             r.speculation.draft_tokens, r.speculation.tokens_per_step)
+                               : "";
+  return fmt::format("{} on {} x {} ({}{}{}), batch {}, prompt {}, gen {}, {}", r.model.id, r.request.gpus, r.gpu.id,
+                     r.request.engine, r.request.expert_parallel ? ", expert parallel" : "", spec, r.request.batch,
                      r.request.prompt_tokens, r.request.gen_tokens, r.request.precision.to_string());
 }
 

@@ -14,6 +14,8 @@ namespace llmco2::api {
 // The request as JSON fields (model, gpu, gpus, batch, prompt_tokens, gen_tokens, dtype, engine, notes) and as one
 // line.
 Json request_json(const ResolvedRequest& r);
+// The request's speculative decoding: method, draft tokens, tokens per verification and their basis; null when off.
+Json speculation_json(const Speculation& speculation);
 std::string request_line(const ResolvedRequest& r);
 
 // {"energy_scope": "gpu" or "node", "node": id or null, "energy_scope_label"}: which energy the figures count.

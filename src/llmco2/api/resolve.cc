@@ -53,6 +53,26 @@ void refuse_file(const std::string& value, const char* field, bool allow_paths) 
     fail("{}: '{}' is a file name; here only catalog ids are accepted", field, value);
 }
 
+namespace {
+
+// The request's speculative decoding on `model` at `precision`: a catalog method or draft:MODEL (a draft model
+// resolved as --model is). Only the simulator runs it: the learned predictors and LLMCarbon never saw it.
+Speculation resolve_spec(const Request& f, const ModelSpec& model, const Precision& precision, bool allow_paths) {
+  if (f.spec.empty()) return resolve_speculation("", f.spec_tokens, f.spec_acceptance, model, precision);
+  if (f.predictor != "sim")
+    fail("--spec: speculative decoding is simulated by the physics (--predictor sim); {} was never fitted on it",
+         f.predictor);
+  if (!f.spec.starts_with("draft:"))
+    return resolve_speculation(f.spec, f.spec_tokens, f.spec_acceptance, model, precision);
+  Request draft_request;
+  draft_request.model = f.spec.substr(6);
+  if (draft_request.model.empty()) fail("--spec draft:MODEL: name the draft model after 'draft:'");
+  const ModelSpec draft = resolve_model(draft_request, allow_paths, nullptr);
+  return resolve_speculation("draft", f.spec_tokens, f.spec_acceptance, model, precision, &draft);
+}
+
+}  // namespace
+
 ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gpu& gpu, int gpus, bool allow_paths) {
   const auto& engines = offered_engines();
   if (std::find(engines.begin(), engines.end(), f.engine) == engines.end())
@@ -73,6 +93,7 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
   r.expert_parallel = f.expert_parallel;
   validate_setup(r, model);
   out.notes = std::move(precision.notes);
+  out.speculation = resolve_spec(f, model, r.precision, allow_paths);
   if (r.expert_parallel && r.gpus == 1)
     out.notes.push_back("--expert-parallel on one GPU: every expert is on it already");
   if (out.power.clock_share < 1)
@@ -129,6 +150,7 @@ ResolvedRequest resolve_log_setup(const Request& f, bool allow_paths) {
 PredictorInput input_for(const ResolvedRequest& r) {
   PredictorInput config = predictor_input(r.model, r.gpu, r.request);
   config.scenario.power = r.power;
+  config.scenario.speculation = r.speculation;
   return config;
 }
 
@@ -137,6 +159,7 @@ Deployment deployment(const ResolvedRequest& r) {
   d.model = r.model, d.gpu = r.gpu, d.setup = r.request;
   d.scope = r.carbon.scope;
   d.power = r.power;
+  d.speculation = r.speculation;
   return d;
 }
 

@@ -39,6 +39,7 @@ struct ResolvedRequest {
   // How the batch runs (check_request sets them): in `waves` one after the other when its KV cache does not fit at
   // once, `sequences_per_wave` at a time, the last wave `last_wave_sequences`.
   long waves = 1, sequences_per_wave = 0, last_wave_sequences = 0;
+  Speculation speculation;  // speculative decoding (off unless the request names a method)
 };
 
 // Throws Error naming `field` when `value` names a file (a .json path) and paths are not allowed.

@@ -58,7 +58,8 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
                      {"max_num_seqs", limits.max_num_seqs},
                      {"max_batched_tokens", limits.max_batched_tokens},
                      {"block_size", limits.block_size},
-                     {"kv_blocks_per_replica", limits.kv_blocks}};
+                     {"kv_blocks_per_replica", limits.kv_blocks},
+                     {"speculation", speculation_json(d.speculation)}};
   const double completed = static_cast<double>(t.completed), output_tokens = static_cast<double>(l.output_tokens);
   const double good = static_cast<double>(l.good);
   j["requests"] = {{"completed", t.completed},
@@ -194,10 +195,15 @@ std::string summary_text(const Json& j) {
   const Json& load = j["load"];
   const std::string clients =
       load["concurrency"].get<long>() > 0 ? fmt::format(", {} clients", load["concurrency"].get<long>()) : "";
+  const Json& spec = j["deployment"]["speculation"];
+  const std::string speculation =
+      spec.is_null()
+          ? ""
+          : fmt::format(", {} speculation k={}", spec["method"].get<std::string>(), spec["draft_tokens"].get<int>());
   std::string out = fmt::format(
-      "{} on {} x {} x {} replicas ({}), {} requests over {:.1f} s{}\n", j["deployment"]["model"].get<std::string>(),
+      "{} on {} x {} x {} replicas ({}{}), {} requests over {:.1f} s{}\n", j["deployment"]["model"].get<std::string>(),
       j["deployment"]["tensor_parallel"].get<int>(), j["deployment"]["gpu"].get<std::string>(),
-      j["deployment"]["replicas"].get<int>(), j["deployment"]["engine"].get<std::string>(),
+      j["deployment"]["replicas"].get<int>(), j["deployment"]["engine"].get<std::string>(), speculation,
       j["requests"]["completed"].get<long>(), j["window_s"].get<double>(), clients);
   out += "  latency (ms)       mean      p50      p90      p95      p99\n";
   for (const char* name : {"queue", "ttft", "tpot", "e2e"}) {

@@ -21,7 +21,10 @@ namespace llmco2::api {
 namespace {
 
 std::string setup_line(const ResolvedRequest& r) {
-  return fmt::format("{} on {} x {} ({}), {}", r.model.id, r.request.gpus, r.gpu.id, r.request.engine,
+  const std::string spec = r.speculation.active()
+                               ? fmt::format(", {} speculation k={}", r.speculation.method, r.speculation.draft_tokens)
+                               : "";
+  return fmt::format("{} on {} x {} ({}{}), {}", r.model.id, r.request.gpus, r.gpu.id, r.request.engine, spec,
                      r.request.precision.to_string());
 }
 
@@ -104,6 +107,7 @@ Result scored(const ScoringSetup& s, const TraceOptions& o, const std::string& s
     manifest->commit();
   }
   out.json = trace_summary_json(account, context);
+  out.json["speculation"] = speculation_json(s.resolved.speculation);
   out.json["evidence"] = evidence_json(evidence);
   out.text = trace_summary_text(account, context) + evidence_label_line(evidence);
   if (!o.report_dir.empty())

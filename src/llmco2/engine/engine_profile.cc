@@ -81,6 +81,8 @@ double& engine_field(EngineProfile& p, const std::string& field) {
   if (field == "step_host_s") return p.step_host_s;
   if (field == "step_host_per_seq_s") return p.step_host_per_seq_s;
   if (field == "tp_step_host_s") return p.tp_step_host_s;
+  if (field == "draft_pass_host_s") return p.draft_pass_host_s;
+  if (field == "spec_step_host_s") return p.spec_step_host_s;
   if (field == "sampler_random_bytes_per_logit") return p.sampler_random_bytes_per_logit;
   if (field == "sampler_top_p_extra_bytes_per_logit") return p.sampler_top_p_extra_bytes_per_logit;
   if (field == "sampler_greedy_bytes_per_logit") return p.sampler_greedy_bytes_per_logit;
@@ -100,6 +102,10 @@ constexpr ParamRange kEngineBounds[] = {
     {"step_host_per_seq_s", 0.0, 5e-4,
      "per-sequence bookkeeping per step: at most ~0.5 ms (llama.cpp samples on the CPU)"},
     {"tp_step_host_s", 0.0, 2e-3, "broadcasting a step's inputs to tensor-parallel workers: tens to hundreds of us"},
+    {"draft_pass_host_s", 0.0, 2e-3,
+     "a draft pass's host work: one CUDA-graph replay (~10 us) to ~20 Python-launched tensor operations (~0.3 ms)"},
+    {"spec_step_host_s", 0.0, 3e-3,
+     "a verification's extra host work: a few microseconds in C++ to ~40 Python-launched operations (~0.6 ms)"},
     {"sampler_random_bytes_per_logit", 2.0, 200.0,
      "temperature sampling: a fused sampler reads the logits once "
      "(~4 B); PyTorch casts, divides, softmaxes and draws an exponential per logit (~45-80 B)"},

@@ -33,6 +33,12 @@ struct EngineProfile {
   double step_host_s = 5e-4;       // per-step host work serial with the GPU: scheduling, inputs, sampler sync
   double step_host_per_seq_s = 0;  // per running sequence per step (scheduler, sampler, detokeniser)
   double tp_step_host_s = 0;       // per step under tensor parallelism: broadcasting the step to the workers
+  // Speculative decoding: the proposer's host work per draft pass (positions, sequence lengths, slot mapping, input
+  // copies, attention metadata, argmax launched from Python), overlapping the pass's kernels.
+  double draft_pass_host_s = 3e-4;
+  // Speculative decoding: host work a verification step adds to the step's serial part (the rejection sampler, the
+  // accepted tokens read back, the proposer's inputs and attention metadata).
+  double spec_step_host_s = 5e-4;
   // GPU memory traffic of the token sampler per element of the [sequences, vocab] logits of a step (its passes:
   // casts, temperature, softmax, log-softmax, the exponential draw, argmax), on the GPU that samples: random sampling
   // with a temperature, the extra of a top-p/top-k sort and mask, greedy decoding, and the extra of penalties.

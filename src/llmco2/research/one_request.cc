@@ -23,6 +23,10 @@ api::Result kernel_graph(const api::Request& request, const std::string& format,
   const PricedGraph priced{r.model, r.gpu, r.request, graph, features, memory};
   api::Result result;
   result.warnings = r.notes;
+  if (r.speculation.active())
+    result.warnings.push_back(
+        "--spec: this is the target model's graph; speculative decoding changes how the decode steps run (see "
+        "simulate or predict), not the layer's kernels");
   if (format == "json") {
     result.json = graph_to_json(priced);
     result.text = result.json.dump(2) + "\n";
@@ -54,6 +58,7 @@ api::Result simulate(const api::Request& request, const std::string& params_path
   const api::ResolvedRequest r = api::resolve_request(request, true);
   SimScenario scenario;
   scenario.power = r.power;
+  scenario.speculation = r.speculation;
   const SimResult s = sim::simulate(r.model, r.gpu, r.request, scenario, params);
   api::Result result;
   result.warnings = r.notes;

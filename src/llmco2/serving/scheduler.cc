@@ -131,13 +131,28 @@ void ReplicaScheduler::register_blocks(ServedRequest& r) {
   }
 }
 
+bool ReplicaScheduler::speculates(const ServedRequest& r) const {
+  return limits_.draft_tokens > 0 && r.beams == 1 && r.computed >= r.prompt_tokens && r.tokens_to_compute() == 1;
+}
+
+// Deterministic acceptance: each verification adds tokens_per_step to the request's credit and yields its whole part
+// (at least 1, at most draft tokens + 1, never past the request's end), so a long request averages tokens_per_step.
+long ReplicaScheduler::accepted_tokens(ServedRequest& r) const {
+  r.spec_credit += limits_.tokens_per_step;
+  const long whole = std::clamp(static_cast<long>(std::floor(r.spec_credit)), 1L, limits_.draft_tokens + 1L);
+  r.spec_credit = std::max(0.0, r.spec_credit - static_cast<double>(whole));
+  return std::min(whole, r.gen_tokens - r.generated);
+}
+
 std::vector<ScheduledWork> ReplicaScheduler::schedule() {
   std::vector<ScheduledWork> work;
   long budget = limits_.max_batched_tokens;
   bool preempted = false;
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     ServedRequest& r = *running_[i];
-    const long positions = r.positions_within(budget);
+    const bool spec = speculates(r);
+    const long verified = limits_.draft_tokens + 1L;  // positions a verification computes (and holds slots for)
+    const long positions = spec ? (budget >= verified ? verified : 0) : r.positions_within(budget);
     if (positions <= 0) {
       ++i;
       continue;
@@ -155,7 +170,12 @@ std::vector<ScheduledWork> ReplicaScheduler::schedule() {
       }
     }
     if (!scheduled) break;
-    work.push_back({&r, r.rows(positions), positions});
+    if (spec) {
+      const long accepted = accepted_tokens(r);
+      work.push_back({&r, verified, accepted, accepted});
+    } else {
+      work.push_back({&r, r.rows(positions), positions});
+    }
     budget -= work.back().tokens;
     ++i;
   }
@@ -177,8 +197,9 @@ std::vector<ServedRequest*> ReplicaScheduler::complete(const std::vector<Schedul
   for (const ScheduledWork& w : work) {
     ServedRequest& r = *w.request;
     r.computed += w.positions;
-    if (r.prefix_id != 0) register_blocks(r);                        // the common case (no prefix) costs one test
-    if (r.computed == r.prompt_tokens + r.generated) ++r.generated;  // caught up: the step's logits give a token
+    if (r.prefix_id != 0) register_blocks(r);       // the common case (no prefix) costs one test
+    if (w.accepted > 0) r.generated += w.accepted;  // the verified tokens kept, the last one the target's own
+    else if (r.computed == r.prompt_tokens + r.generated) ++r.generated;  // caught up: the logits give a token
     if (r.done()) finished.push_back(&r);
   }
   for (ServedRequest* r : finished) {

@@ -41,6 +41,7 @@ struct ServedRequest {
   long cached_tokens = 0;            // prompt tokens it found cached, over its admissions
   std::vector<uint64_t> cache_keys;  // the cached blocks it holds: its leading blocks, in order
   bool registering = true;           // its next full block may still enter the cache
+  double spec_credit = 0;            // speculation: accepted tokens owed to it beyond whole ones (0 <= credit < 1)
 
   long tokens_to_compute() const { return prompt_tokens + generated - computed; }  // positions
   // Token rows the GEMMs run to advance `positions` positions from `computed`: one per prompt position, one per beam
@@ -77,13 +78,18 @@ struct SchedulerLimits {
   long block_size = 16;            // tokens per KV block
   long kv_blocks = 0;              // blocks the cache holds on this replica
   bool prefix_caching = true;      // vLLM v1's default (--no-enable-prefix-caching turns it off)
+  // Speculative decoding: a decoding request verifies draft_tokens + 1 positions per iteration (their KV slots
+  // allocated ahead, as vLLM's lookahead slots) and keeps tokens_per_step of them on average. 0: off.
+  int draft_tokens = 0;
+  double tokens_per_step = 1;
 };
 
 // A request and the tokens it runs in one iteration.
 struct ScheduledWork {
   ServedRequest* request = nullptr;
-  long tokens = 0;     // token rows of the GEMMs (positions x beams past the prompt)
+  long tokens = 0;     // token rows of the GEMMs (positions x beams past the prompt; draft tokens + 1 when verifying)
   long positions = 0;  // KV positions it advances
+  long accepted = 0;   // a speculative decode: the tokens its verification yields (= positions); 0 otherwise
 };
 
 class ReplicaScheduler {
@@ -118,6 +124,8 @@ class ReplicaScheduler {
   void preempt(ServedRequest& request);
   long cached_prefix_blocks(const ServedRequest& request) const;  // its leading blocks found in the cache
   bool admit(ServedRequest& request, long budget);                // from waiting, with its cached prefix
+  bool speculates(const ServedRequest& request) const;            // decoding one token a step, with a draft
+  long accepted_tokens(ServedRequest& request) const;             // this verification's, from its credit
   void register_blocks(ServedRequest& request);                   // its newly full blocks into the cache
   uint64_t block_key(uint64_t prefix_id, long block) const;
 

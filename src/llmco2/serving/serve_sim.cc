@@ -62,8 +62,16 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
   Request block = probe;
   block.prompt_tokens = d.block_size - 1;
   // A block holds tokens' KV; a sequence's recurrent state (Mamba-2) is not per token and is left out here.
-  const double block_bytes =
-      kv_bytes_per_sequence_per_gpu(d.model, block) - state_bytes_per_sequence_per_gpu(d.model, block);
+  double block_bytes = kv_bytes_per_sequence_per_gpu(d.model, block) - state_bytes_per_sequence_per_gpu(d.model, block);
+  if (const Speculation& spec = d.speculation; spec.active()) {
+    // The draft's weights leave less for the cache, and its own KV cache (a head: one layer) grows every block.
+    capacity_bytes = std::max(0.0, capacity_bytes - spec.draft_weight_bytes / d.setup.gpus);
+    if (spec.draft)
+      block_bytes +=
+          kv_bytes_per_sequence_per_gpu(*spec.draft, block) - state_bytes_per_sequence_per_gpu(*spec.draft, block);
+    limits.draft_tokens = spec.draft_tokens;
+    limits.tokens_per_step = spec.tokens_per_step;
+  }
   limits.kv_blocks = static_cast<long>(std::floor(capacity_bytes / block_bytes));
   if (!plan.weights_fit || limits.kv_blocks < 1)
     fail("{} does not fit on {} x {} with the engine's memory reserve: no room for a KV cache", d.model.id,
@@ -88,19 +96,26 @@ struct Replica {
 // Whether the work ends its request's cached positions (the step's logits give the request its next token), and
 // whether it is a decode (one position past the prompt).
 bool samples(const ScheduledWork& w) {
-  return w.request->computed + w.positions == w.request->prompt_tokens + w.request->generated;
+  return w.accepted > 0 || w.request->computed + w.positions == w.request->prompt_tokens + w.request->generated;
 }
-bool decodes(const ScheduledWork& w) { return w.positions == 1 && w.request->computed >= w.request->prompt_tokens; }
+bool decodes(const ScheduledWork& w) {
+  return w.accepted > 0 || (w.positions == 1 && w.request->computed >= w.request->prompt_tokens);
+}
+// Output tokens the work yields: a verification's accepted ones, else one when it samples.
+long sampled_tokens(const ScheduledWork& w) { return w.accepted > 0 ? w.accepted : samples(w) ? 1 : 0; }
 
 // The iteration's shape for the physics: decodes with their mean context, prompt chunks with their cached prefix. A
 // beam-search request decodes every beam (each reads its own context: the shared prompt blocks and its own tokens)
 // and samples over every beam's logits; its prompt was prefilled once and gave its first token from one set.
-MixedStep step_shape(const std::vector<ScheduledWork>& work) {
+// With speculation (`spec` active) every decode verifies the draft's tokens: k + 1 positions and their logits each,
+// after the draft's passes.
+MixedStep step_shape(const std::vector<ScheduledWork>& work, const Speculation& spec) {
   MixedStep s;
   double context_sum = 0, prefix_sum = 0;
   for (const ScheduledWork& w : work) {
     const ServedRequest& r = *w.request;
-    if (samples(w)) s.logits += r.generated > 0 ? r.beams : 1;
+    if (w.accepted > 0) s.logits += w.tokens;
+    else if (samples(w)) s.logits += r.generated > 0 ? r.beams : 1;
     if (decodes(w)) {
       s.decodes += r.beams;
       context_sum += static_cast<double>(r.beams) * static_cast<double>(r.computed + 1);
@@ -112,6 +127,7 @@ MixedStep step_shape(const std::vector<ScheduledWork>& work) {
   }
   if (s.decodes > 0) s.decode_context = context_sum / static_cast<double>(s.decodes);
   if (s.prefill_chunks > 0) s.prefill_context = prefix_sum / static_cast<double>(s.prefill_chunks);
+  if (spec.active()) s.decode_positions = spec.verify_positions(), s.draft_passes = spec.draft_passes();
   return s;
 }
 
@@ -123,7 +139,8 @@ class Replay {
         d_(d),
         options_(o),
         on_request_(on_request),
-        costs_(d.model, d.gpu, d.setup, params, d.sampling, d.power),
+        costs_(d.model, d.gpu, d.setup, params, d.sampling, d.power,
+               d.speculation.draft ? &*d.speculation.draft : nullptr),
         limits_(scheduler_limits(d)) {
     if (d.replicas < 1 || d.replicas > kMaxReplicas)
       fail("--replicas must be 1 to {} (one replay scans every replica at each event), got {}", kMaxReplicas,
@@ -205,6 +222,9 @@ class Replay {
     r->prompt_tokens = std::max(1L, l->prompt_tokens);
     r->gen_tokens = std::max(1L, l->gen_tokens);
     r->beams = std::max(1, l->beams);
+    if (r->beams > 1 && d_.speculation.active())
+      fail("{}{}: beam search ({} beams) with speculative decoding: engines run one or the other",
+           options_.source_name.empty() ? "line " : options_.source_name + ":", l->line, r->beams);
     share_prefix(*l, *r);
     next_ = r;
   }
@@ -297,7 +317,7 @@ class Replay {
     }
     for (const ScheduledWork& w : rep.work)
       if (w.request->scheduled_s < 0) w.request->scheduled_s = now;
-    const MixedStep shape = step_shape(rep.work);
+    const MixedStep shape = step_shape(rep.work, d_.speculation);
     const StepCost c = costs_.cost(shape);
     rep.busy = true;
     rep.step_end_s = now + c.time_s;
@@ -322,7 +342,7 @@ class Replay {
     s.prefill_tokens = shape.prefill_tokens;
     // Output tokens and inter-token gaps are per request: a beam-search request yields one token per step whatever
     // its beams (past its prompt, a request has its first token: each decode ends an inter-token gap).
-    for (const ScheduledWork& w : rep.work) s.sampled += samples(w) ? 1 : 0, s.decodes += decodes(w) ? 1 : 0;
+    for (const ScheduledWork& w : rep.work) s.sampled += sampled_tokens(w), s.decodes += decodes(w) ? 1 : 0;
     s.running = rep.scheduler.running(), s.waiting = rep.scheduler.waiting();
     s.kv_share = kv_share;
     return s;

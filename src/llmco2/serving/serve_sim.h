@@ -19,6 +19,7 @@
 #include "serving/module.h"
 #include "serving/scheduler.h"
 #include "sim/sim_params.h"
+#include "speculation/speculation.h"
 
 namespace llmco2::serving {
 
@@ -46,6 +47,7 @@ struct Deployment {
   EnergyScope scope;                  // energy metered: the GPUs' (unset node) or the nodes' at the wall
   PowerSetting power;                 // each GPU's power limit (nvidia-smi -pl) and locked SM clock (-lgc)
   bool prefix_caching = true;         // automatic prefix caching (vLLM v1 and SGLang: on by default)
+  Speculation speculation;            // speculative decoding (off unless a method is set)
 };
 
 // One stretch of a replica's timeline as a power meter sees it: an iteration, or an idle gap before the next one.

@@ -34,7 +34,7 @@ long graph_max_tokens(const SimParams& params, const std::string& engine) {
 }  // namespace
 
 StepCostModel::StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params, SamplingMode sampling,
-                             PowerSetting power)
+                             PowerSetting power, const ModelSpec* draft)
     : model_(std::move(model)),
       gpu_(std::move(gpu)),
       setup_(std::move(setup)),
@@ -42,8 +42,9 @@ StepCostModel::StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams 
       sampling_(sampling),
       power_(power),
       graph_max_tokens_(graph_max_tokens(params_, setup_.engine)) {
+  if (draft) draft_ = *draft;
   try {
-    steps_ = std::make_unique<MixedStepWorkloads>(model_, gpu_, setup_, sampling_, power_);
+    steps_ = std::make_unique<MixedStepWorkloads>(model_, gpu_, setup_, sampling_, power_, draft_ ? &*draft_ : nullptr);
   } catch (const Error&) {
     steps_.reset();
   }
@@ -64,7 +65,9 @@ uint64_t shape_key(long decodes, long context, long tokens, long chunks, long pr
 }  // namespace
 
 SimResult StepCostModel::simulate_step(const MixedStep& step) {
-  if (!steps_) return run_workload(mixed_step_workload(model_, gpu_, setup_, step, sampling_, power_), params_);
+  if (!steps_)
+    return run_workload(mixed_step_workload(model_, gpu_, setup_, step, sampling_, power_, draft_ ? &*draft_ : nullptr),
+                        params_);
   const SimWorkload& w = steps_->workload(step);
   if (!resolved_) resolved_ = std::make_unique<ResolvedParams>(resolve_params(w, params_));
   return run_workload(w, *resolved_);
@@ -75,17 +78,20 @@ StepCost StepCostModel::cost(const MixedStep& step) {
   const long context = step.decodes > 0 ? step_grid_cell(step.decode_context) : 0;
   const long tokens = step_grid_cell(static_cast<double>(step.prefill_tokens));
   const long prefix = step.prefill_tokens > 0 ? step_grid_cell(step.prefill_context) : 0;
-  const long finishing = step.logits - step.decodes;  // chunks that end their prompt and sample
+  const long finishing = step.logits - step.decodes * step.decode_positions;  // chunks that end their prompt
   // A cell may straddle the largest step the engine replays as a CUDA graph (vLLM: 512 tokens); its representative
   // stays on the step's side of it, or a 512-token prefill would be priced as 524 tokens of eager launches.
-  const bool graphed = step.decodes + step.prefill_tokens <= graph_max_tokens_;
-  const uint64_t key = shape_key(step.decodes, context, tokens, step.prefill_chunks, prefix, finishing, graphed);
+  const long decode_rows = step.decodes * step.decode_positions;
+  const bool graphed = decode_rows + step.prefill_tokens <= graph_max_tokens_;
+  const ShapeKey key{shape_key(step.decodes, context, tokens, step.prefill_chunks, prefix, finishing, graphed),
+                     static_cast<uint64_t>(step.decode_positions) << 32 |
+                         static_cast<uint64_t>(std::lround(step.draft_passes * 1024))};
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   MixedStep at = step;  // the cell's representative shape: equal keys give equal costs
   at.decode_context = std::max(1.0, step_grid_value(context));
   at.prefill_tokens = std::lround(step_grid_value(tokens));
-  if (graphed) at.prefill_tokens = std::min(at.prefill_tokens, graph_max_tokens_ - step.decodes);
-  else at.prefill_tokens = std::max(at.prefill_tokens, graph_max_tokens_ + 1 - step.decodes);
+  if (graphed) at.prefill_tokens = std::min(at.prefill_tokens, graph_max_tokens_ - decode_rows);
+  else at.prefill_tokens = std::max(at.prefill_tokens, graph_max_tokens_ + 1 - decode_rows);
   at.prefill_context = step_grid_value(prefix);
   const SimResult r = simulate_step(at);
   StepCost c;

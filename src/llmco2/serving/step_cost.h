@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "graph/request.h"
@@ -34,8 +36,9 @@ class StepCostModel {
  public:
   // `setup`: GPUs (tensor parallel), precision, engine and attention kernel of one replica; `sampling`: the sampler's
   // work per sampled sequence (penalties add passes over the vocabulary); `power`: each GPU's cap and locked clock.
+  // `draft`: the model of a speculative deployment's draft passes (null: none on the GPU).
   StepCostModel(ModelSpec model, Gpu gpu, Request setup, SimParams params, SamplingMode sampling = {},
-                PowerSetting power = {});
+                PowerSetting power = {}, const ModelSpec* draft = nullptr);
   ~StepCostModel();
   StepCostModel(const StepCostModel&) = delete;  // steps_ refers to its members
   StepCostModel& operator=(const StepCostModel&) = delete;
@@ -57,7 +60,18 @@ class StepCostModel {
   // mixed_step_workload, which says why.
   std::unique_ptr<MixedStepWorkloads> steps_;
   std::unique_ptr<ResolvedParams> resolved_;
-  std::unordered_map<uint64_t, StepCost> memo_;
+  std::optional<ModelSpec> draft_;
+  // Key: the step's grid cells packed in 64 bits, and its speculation (verified positions per decode, draft passes).
+  struct ShapeKey {
+    uint64_t cells = 0, speculation = 0;
+    bool operator==(const ShapeKey&) const = default;
+  };
+  struct ShapeKeyHash {
+    size_t operator()(const ShapeKey& k) const {
+      return std::hash<uint64_t>{}(k.cells ^ (k.speculation * 0x9e3779b97f4a7c15ull));
+    }
+  };
+  std::unordered_map<ShapeKey, StepCost, ShapeKeyHash> memo_;
   long calls_ = 0;
 };
 

@@ -4,8 +4,10 @@
 
 #include "dataset/module.h"
 #include "features/module.h"
+#include "speculation/module.h"
 
 namespace llmco2::sim {
 using namespace llmco2::dataset;
 using namespace llmco2::features;
+using namespace llmco2::speculation;
 }  // namespace llmco2::sim

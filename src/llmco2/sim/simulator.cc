@@ -267,9 +267,10 @@ StepCost step_cost(const SimSegment& s, const SimWorkload& w, const ResolvedPara
   const double wait_s = w.roofs.tp_gpus > 1 ? r.params.sync_wait_fraction * work_s : 0.0;
   c.busy_s = work_s + network_s;
   c.compute_bound_s = std::min(work_s, tensor_bound_s + c.simt_bound_s);
-  const double launch_s = engine.launch_s(launches, s.step_tokens);
+  const double launch_s = engine.launch_s(launches, s.step_tokens) + (s.draft_pass ? engine.draft_pass_host_s : 0.0);
   c.time_s = kernels_wall_s(c.busy_s + wait_s, launch_s, host_wait_share(w, looped_experts)) +
-             engine.serial_s(s.sequences, w.roofs.tp_gpus);
+             (s.draft_pass ? 0.0 : engine.serial_s(s.sequences, w.roofs.tp_gpus)) +
+             (s.verifies ? engine.spec_step_host_s : 0.0);
   return c;
 }
 
@@ -461,19 +462,15 @@ void append_kernels(SimSegment& s, const ModelSpec& model, const Gpu& gpu, const
   add_kernels(s, model, gpu, graph, features, phase, phase_shape(phase, request).steps, keep, chunk);
 }
 
-// The one decode step of `step` in `s` (its kernels replaced, their storage kept): token-wise kernels from the graph
-// of the step's tokens on `unbounded` (the model without its context window), attention and the sampler from graphs
-// of `model`. `graph_of(model, request)` gives the graph of a request: built (mixed_step_workload) or a setup's
-// template re-costed (MixedStepWorkloads); `features` are the setup's device features.
+// Appends the kernels of `model` for `step` to `s`: token-wise kernels from the graph of the step's tokens on
+// `unbounded` (the model without its context window), attention and the LM head from graphs of `model`. A decoding
+// sequence verifying q positions (speculation) runs the decode attention q times over the KV it reads once (its
+// cost cut as a chunk's: q times the query rows and operations). `lm_head_only`: no sampler (a draft's argmax).
 template <typename GraphOf>
-void fill_mixed_step(SimSegment& s, const ModelSpec& model, const ModelSpec& unbounded, const Gpu& gpu,
-                     const GraphFeatures& features, const Request& setup, const MixedStep& step, GraphOf&& graph_of) {
-  const long tokens = step.decodes + step.prefill_tokens;
-  if (tokens <= 0 || step.decodes < 0 || step.prefill_tokens < 0) fail("a serving step needs at least one token");
-  s.steps = 1;
-  s.step_tokens = static_cast<double>(tokens);
-  s.sequences = static_cast<double>(step.decodes + step.prefill_chunks);
-  s.kernels.clear();
+void append_step_kernels(SimSegment& s, const ModelSpec& model, const ModelSpec& unbounded, const Gpu& gpu,
+                         const GraphFeatures& features, const Request& setup, const MixedStep& step, GraphOf&& graph_of,
+                         bool lm_head_only = false) {
+  const long tokens = step.decodes * step.decode_positions + step.prefill_tokens;
   // Token-wise kernels: every token of the step is one GEMM row; the embedding and final norm run over all of them.
   // The step's tokens belong to many sequences, so their count is not a position: no context-window check (a
   // 2048-token-window model still runs 8192-token steps).
@@ -487,7 +484,10 @@ void fill_mixed_step(SimSegment& s, const ModelSpec& model, const ModelSpec& unb
     decode.batch = step.decodes;
     decode.prompt_tokens = std::max(1L, std::lround(step.decode_context) - 1);
     decode.gen_tokens = 2;
-    append_kernels(s, model, gpu, features, graph_of(model, decode), decode, Phase::decode, layer_attention);
+    const double q = static_cast<double>(step.decode_positions);
+    const ChunkShare verify{q, q};
+    append_kernels(s, model, gpu, features, graph_of(model, decode), decode, Phase::decode, layer_attention,
+                   step.decode_positions > 1 ? &verify : nullptr);
   }
   if (step.prefill_tokens > 0) {
     // A chunk of c tokens after p cached ones: the causal prefill of p + c tokens, of which the chunk's queries do
@@ -507,8 +507,66 @@ void fill_mixed_step(SimSegment& s, const ModelSpec& model, const ModelSpec& unb
     Request head = setup;
     head.batch = step.logits, head.prompt_tokens = 1, head.gen_tokens = 2;
     append_kernels(s, model, gpu, features, graph_of(model, head), head, Phase::decode,
-                   [](const KernelNode& n, bool layer) { return !layer && samples(n); });
+                   [lm_head_only](const KernelNode& n, bool layer) {
+                     return !layer && (lm_head_only ? n.type == KernelType::lm_head : samples(n));
+                   });
   }
+}
+
+// A draft (head or model) beside the target: the model its passes run and the same without its context window.
+struct DraftModels {
+  const ModelSpec* model = nullptr;
+  const ModelSpec* unbounded = nullptr;
+};
+
+// The draft's passes of a speculative step, in segments of their own inside it (SimSegment::draft_pass), as vLLM's
+// EagleProposer.propose runs them (vllm/v1/spec_decode/eagle.py): the first over every token of the step (each
+// decoding sequence's k + 1 verified positions, whose KV the draft keeps too, and the prompt chunks), the other k - 1
+// over one token per decoding sequence; each ends in the draft's LM head over the sequences that propose (an argmax:
+// no sampler).
+template <typename GraphOf>
+void fill_draft_passes(SimSegment& first, SimSegment& rest, const DraftModels& draft, const Gpu& gpu,
+                       const GraphFeatures& features, const Request& setup, const MixedStep& step, GraphOf&& graph_of) {
+  auto begin = [](SimSegment& s, double steps, long tokens, long sequences) {
+    s.steps = steps, s.step_tokens = static_cast<double>(tokens), s.sequences = static_cast<double>(sequences);
+    s.draft_pass = true, s.verifies = false;
+    s.kernels.clear();
+  };
+  MixedStep pass = step;
+  pass.logits = step.decodes + std::max(0L, step.logits - step.decodes * step.decode_positions);
+  begin(first, 1, step.decodes * step.decode_positions + step.prefill_tokens, step.decodes + step.prefill_chunks);
+  append_step_kernels(first, *draft.model, *draft.unbounded, gpu, features, setup, pass, graph_of, true);
+  begin(rest, step.decodes > 0 ? std::max(0.0, step.draft_passes - 1) : 0.0, step.decodes, step.decodes);
+  if (rest.steps <= 0) return;
+  MixedStep next;
+  next.decodes = step.decodes;
+  next.decode_context = step.decode_context;
+  next.logits = step.decodes;
+  append_step_kernels(rest, *draft.model, *draft.unbounded, gpu, features, setup, next, graph_of, true);
+}
+
+// The one step of `step` in `segments` (their kernels replaced, their storage kept): the target's kernels and, with
+// draft passes, the draft's two segments. `graph_of(model, request)` gives the graph of a request: built
+// (mixed_step_workload) or a setup's template re-costed (MixedStepWorkloads); `features` are the setup's device
+// features.
+template <typename GraphOf>
+void fill_mixed_step(std::vector<SimSegment>& segments, const ModelSpec& model, const ModelSpec& unbounded,
+                     const Gpu& gpu, const GraphFeatures& features, const Request& setup, const MixedStep& step,
+                     GraphOf&& graph_of, const DraftModels& draft = {}) {
+  const long tokens = step.decodes * step.decode_positions + step.prefill_tokens;
+  if (tokens <= 0 || step.decodes < 0 || step.prefill_tokens < 0 || step.decode_positions < 1)
+    fail("a serving step needs at least one token");
+  const bool drafts = draft.model && step.draft_passes > 0;
+  segments.resize(drafts ? 3 : 1);
+  SimSegment& s = segments[0];
+  s.steps = 1;
+  s.step_tokens = static_cast<double>(tokens);
+  s.sequences = static_cast<double>(step.decodes + step.prefill_chunks);
+  s.draft_pass = false;
+  s.verifies = step.decodes > 0 && step.decode_positions > 1;
+  s.kernels.clear();
+  append_step_kernels(s, model, unbounded, gpu, features, setup, step, graph_of);
+  if (drafts) fill_draft_passes(segments[1], segments[2], draft, gpu, features, setup, step, graph_of);
 }
 
 // The device half of a serving step's workload: a steady state with the engine's `sampling`.
@@ -528,6 +586,51 @@ void check_scenario(const SimScenario& sc, int gpus) {
   if (sc.data_parallel < 1) fail("data_parallel must be at least 1, got {}", sc.data_parallel);
 }
 
+// Decoding with speculation: (gen - 1) / E verification steps of the whole batch at the mean context prompt + gen / 2,
+// each verifying k + 1 positions per sequence (their logits too) after the draft's k passes; E the tokens one
+// verification yields. A steady state or a run to max_tokens decodes the same way (their mean context is not used).
+std::vector<SimSegment> speculative_decode(const ModelSpec& model, const Gpu& gpu, const Request& request,
+                                           const SimScenario& sc) {
+  const Speculation& spec = sc.speculation;
+  if (!sc.kv_cache) fail("speculative decoding verifies against the KV cache: it cannot run without one");
+  MixedStep step;
+  step.decodes = request.batch;
+  step.decode_context = static_cast<double>(request.prompt_tokens) + static_cast<double>(request.gen_tokens) / 2;
+  step.decode_positions = spec.verify_positions();
+  step.draft_passes = spec.draft_passes();
+  step.logits = request.batch * spec.verify_positions();
+  ModelSpec unbounded = model;
+  unbounded.max_positions.reset();
+  std::optional<ModelSpec> draft = spec.draft;
+  if (draft) draft->max_positions.reset();
+  std::vector<SimSegment> segments;
+  fill_mixed_step(
+      segments, model, unbounded, gpu, device_features(gpu, request), request, step,
+      [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); },
+      DraftModels{draft ? &*draft : nullptr, draft ? &*draft : nullptr});
+  for (SimSegment& s : segments) s.steps *= static_cast<double>(request.gen_tokens - 1) / spec.tokens_per_step;
+  return segments;
+}
+
+// The draft's prefill of the prompt (its own KV cache of it, and its first proposal), inside the target's prefill
+// step: its layers over the batch's prompts and its LM head once per sequence.
+SimSegment draft_prefill(const ModelSpec& draft, const Gpu& gpu, const Request& request) {
+  ModelSpec unbounded = draft;
+  unbounded.max_positions.reset();
+  MixedStep step;
+  step.prefill_tokens = request.batch * request.prompt_tokens;
+  step.prefill_chunks = request.batch;
+  step.logits = request.batch;
+  SimSegment s;
+  s.steps = 1, s.step_tokens = static_cast<double>(step.prefill_tokens),
+  s.sequences = static_cast<double>(request.batch);
+  s.draft_pass = true;
+  append_step_kernels(
+      s, unbounded, unbounded, gpu, device_features(gpu, request), request, step,
+      [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); }, true);
+  return s;
+}
+
 }  // namespace
 
 SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc,
@@ -538,9 +641,11 @@ SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Reque
                       EngineCatalog::bundled().get(request.engine).prefill_stalls_decode;
   if (stalls) w.prefill = stalled_prefill(model, gpu, request);
   else w.prefill.push_back(segment(model, gpu, request, graph, features, Phase::prefill, 1));
+  if (sc.speculation.draft) w.prefill.push_back(draft_prefill(*sc.speculation.draft, gpu, request));
   if (request.gen_tokens > 1) {
     const double steps = static_cast<double>(request.gen_tokens - 1);
-    if (!sc.kv_cache) w.decode = recompute_decode(model, gpu, request);
+    if (sc.speculation.active()) w.decode = speculative_decode(model, gpu, request, sc);
+    else if (!sc.kv_cache) w.decode = recompute_decode(model, gpu, request);
     else if (sc.decode_steps > request.gen_tokens - 1)
       w.decode.push_back(ran_to_cap_decode(model, gpu, request, sc.decode_steps));
     else if (length_biased(sc)) w.decode.push_back(length_biased_decode(model, gpu, request, sc.gen_tokens_cv));
@@ -586,12 +691,16 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
 }
 
 SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
-                                const SamplingMode& sampling, const PowerSetting& power) {
+                                const SamplingMode& sampling, const PowerSetting& power, const ModelSpec* draft) {
   ModelSpec unbounded = model;
   unbounded.max_positions.reset();
+  std::optional<ModelSpec> draft_unbounded;
+  if (draft) draft_unbounded = *draft, draft_unbounded->max_positions.reset();
   SimWorkload w;
-  fill_mixed_step(w.decode.emplace_back(), model, unbounded, gpu, device_features(gpu, setup), setup, step,
-                  [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); });
+  fill_mixed_step(
+      w.decode, model, unbounded, gpu, device_features(gpu, setup), setup, step,
+      [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); },
+      DraftModels{draft, draft ? &*draft_unbounded : nullptr});
   set_step_device(w, gpu, setup, sampling, power);
   return w;
 }
@@ -713,7 +822,8 @@ SimResult SetupSimulator::simulate(const Request& request) {
   const MemoryPlan plan = memory_.plan(request);
   const bool waves = plan.runs() && plan.waves > 1 && scenario_.parallelism == Parallelism::tensor;
   const bool ran_to_cap = scenario_.decode_steps > request.gen_tokens - 1;  // its decode is not the template's
-  if (!prepared_ || waves || ran_to_cap) return sim::simulate(model_, gpu_, request, scenario_, params_);
+  if (!prepared_ || waves || ran_to_cap || scenario_.speculation.active())
+    return sim::simulate(model_, gpu_, request, scenario_, params_);
   const KernelGraph& graph = graph_.evaluate(request);
   template_graph_ = &graph;
   refill_segment(workload_.prefill[0], graph, request, Phase::prefill, 1, graph_.shape(Phase::prefill).steps);
@@ -729,7 +839,7 @@ SimResult SetupSimulator::simulate(const Request& request) {
 }
 
 MixedStepWorkloads::MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup,
-                                       const SamplingMode& sampling, const PowerSetting& power)
+                                       const SamplingMode& sampling, const PowerSetting& power, const ModelSpec* draft)
     : model_(model),
       unbounded_(model),
       gpu_(gpu),
@@ -737,6 +847,11 @@ MixedStepWorkloads::MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, c
       features_(device_features(gpu, setup)),
       graph_(model, with_unit_counts(setup)) {
   unbounded_.max_positions.reset();
+  if (draft) {
+    draft_ = std::make_unique<ModelSpec>(*draft);
+    draft_->max_positions.reset();  // its passes run at the target's contexts, checked against the target
+    draft_graph_ = std::make_unique<KernelGraphTemplate>(*draft_, with_unit_counts(setup));
+  }
   workload_.decode.resize(1);
   set_step_device(workload_, gpu, setup, sampling, power);
 }
@@ -746,10 +861,12 @@ MixedStepWorkloads::~MixedStepWorkloads() = default;
 const SimWorkload& MixedStepWorkloads::workload(const MixedStep& step) {
   // The template's graph is the model's (max_positions only bounds the checks): validated as build_kernel_graph would.
   auto graph_of = [this](const ModelSpec& model, const Request& request) -> const KernelGraph& {
+    if (draft_ && &model == draft_.get()) return draft_graph_->evaluate(request);
     validate_counts(request, model);
     return graph_.evaluate(request);
   };
-  fill_mixed_step(workload_.decode[0], model_, unbounded_, gpu_, features_, setup_, step, graph_of);
+  fill_mixed_step(workload_.decode, model_, unbounded_, gpu_, features_, setup_, step, graph_of,
+                  DraftModels{draft_.get(), draft_.get()});
   return workload_;
 }
 

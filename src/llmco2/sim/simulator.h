@@ -21,6 +21,7 @@
 #include "model/model_spec.h"
 #include "sim/module.h"
 #include "sim/sim_params.h"
+#include "speculation/speculation.h"
 
 namespace llmco2::sim {
 
@@ -41,6 +42,9 @@ struct SimScenario {
   // (gen - 1) decode tokens spread over them. 0: every sequence generates gen_tokens, the batch decodes gen - 1 steps.
   long decode_steps = 0;
   SamplingMode sampling;  // what the engine's sampler does per step (EngineProfile::sampler_bytes_per_logit)
+  // Speculative decoding: each decode step verifies k + 1 positions per sequence after the draft's k passes, and
+  // yields tokens_per_step tokens on average (needs the KV cache; the decode runs at the mean context).
+  Speculation speculation;
   bool operator==(const SimScenario&) const = default;
 };
 
@@ -68,6 +72,12 @@ struct SimSegment {
   double steps = 0;
   double step_tokens = 0;  // tokens one step processes (decides CUDA-graph replay vs eager launches)
   double sequences = 1;    // sequences in the running batch
+  // A draft's pass inside a speculative step (or the draft's prefill inside the target's): no per-step host work of
+  // its own; the proposer's host operations of the pass (EngineProfile::draft_pass_host_s) overlap its kernels.
+  bool draft_pass = false;
+  // A speculative verification step: the rejection sampler and the proposer's set-up add the engine's
+  // spec_step_host_s to its serial host work.
+  bool verifies = false;
   std::vector<SimKernel> kernels;
 };
 struct SimWorkload {
@@ -125,7 +135,11 @@ struct MixedStep {
   long prefill_tokens = 0;     // prompt tokens of the chunks, all requests together
   long prefill_chunks = 0;     // requests the chunks belong to
   double prefill_context = 0;  // mean tokens of those requests already cached before their chunk
-  long logits = 0;             // sequences that sample a token (decodes and chunks that end their prompt)
+  long logits = 0;  // positions whose logits the LM head computes (decodes' and chunks that end their prompt)
+  // Speculative decoding: the positions each decoding sequence verifies (1 + its draft tokens; 1: plain decode), and
+  // the draft's passes over the decoding sequences (one token each) before the verification.
+  long decode_positions = 1;
+  double draft_passes = 0;
 };
 
 // The step as a workload of one decode segment of one step: token-wise kernels (GEMMs, norms, activations, all-reduces)
@@ -133,8 +147,11 @@ struct MixedStep {
 // the chunk (causal), and the LM head and sampler over the sampling sequences only. `setup` gives the GPUs,
 // precision, engine and attention kernel; `sampling` what the engine's sampler does per sampled sequence. Throws Error
 // when the step is empty.
+// With speculation, `draft` is the model the draft passes run (a draft head or model; null: none on the GPU); its
+// prefill of the step's prompt chunks runs too.
 SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
-                                const SamplingMode& sampling = {}, const PowerSetting& power = {});
+                                const SamplingMode& sampling = {}, const PowerSetting& power = {},
+                                const ModelSpec* draft = nullptr);
 
 // mixed_step_workload for the steps of one setup (GPUs, precision, engine, attention kernel, sampling): the setup's
 // graph built once as a template and re-costed for each part of a step, its device features and the workload's device
@@ -144,7 +161,7 @@ class MixedStepWorkloads {
  public:
   // Throws Error when the setup is invalid for the model (validate_request).
   MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup, const SamplingMode& sampling = {},
-                     const PowerSetting& power = {});
+                     const PowerSetting& power = {}, const ModelSpec* draft = nullptr);
   ~MixedStepWorkloads();
   MixedStepWorkloads(const MixedStepWorkloads&) = delete;
   MixedStepWorkloads& operator=(const MixedStepWorkloads&) = delete;
@@ -159,6 +176,9 @@ class MixedStepWorkloads {
   Request setup_;
   GraphFeatures features_;
   KernelGraphTemplate graph_;
+  // The draft's model (unbounded) and graph template, for steps with draft passes; null without a draft.
+  std::unique_ptr<ModelSpec> draft_;
+  std::unique_ptr<KernelGraphTemplate> draft_graph_;
   SimWorkload workload_;
 };
 

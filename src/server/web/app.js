@@ -2,7 +2,7 @@
 // /v1/predict and /v1/compare as the inputs change (debounced) and draws the comparison as inline SVG.
 "use strict";
 
-const FIELDS = ["model", "gpu", "gpus", "engine", "dtype", "batch", "prompt", "gen", "region", "ci", "pue"];
+const FIELDS = ["model", "gpu", "gpus", "engine", "dtype", "batch", "prompt", "gen", "spec", "region", "ci", "pue"];
 const INTEGER_FIELDS = new Set(["gpus", "batch", "prompt", "gen"]);
 const COMPARED_GPUS = ["h100-sxm", "h200", "a100-80gb-sxm", "l40s"];  // plus the chosen GPU
 const COMPARED_COUNTS = [1, 2, 4, 8];
@@ -11,9 +11,10 @@ const DEBOUNCE_MS = 300;
 const LABELS = {
   "model": "Model", "model-config": "config.json", "gpu": "GPU", "gpus": "GPUs", "batch": "Batch",
   "prompt": "Prompt tokens", "gen": "Generated tokens", "dtype": "Data type", "engine": "Engine", "region": "Region",
-  "ci": "Grid intensity", "pue": "PUE",
+  "ci": "Grid intensity", "pue": "PUE", "spec": "Speculative decoding",
   // Not on the form, but the API may name them.
   "flash": "Flash attention", "expert-parallel": "Expert parallelism", "power-cap": "GPU power cap", "clock-mhz": "Locked SM clock",
+  "spec-tokens": "Draft tokens", "spec-acceptance": "Draft acceptance",
   "scope": "Energy scope", "node": "Server node", "lifetime": "GPU lifetime", "embodied-basis": "Embodied basis",
   "embodied-kg": "Embodied CO2 per GPU", "predictor": "Predictor", "gpu-types": "Compared GPU types",
   "counts": "Compared GPU counts", "slo-ms": "Latency objective",
