@@ -2,15 +2,20 @@
 // the draft head's size from the model's dimensions; the physics' verdicts (a speed-up at batch 1, where decode reads
 // the weights once for k + 1 positions, and a loss at large batch, where verification multiplies the compute);
 // one request through serve-sim as predict answers it; and the refusals, each naming its flag.
+#include <array>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "api/resolve.h"
 #include "dataset/request_log.h"
+#include "hardware/gpu_catalog.h"
 #include "llmco2/api.h"
 #include "model/model_catalog.h"
+#include "serving/scheduler.h"
 #include "serving/serve_sim.h"
 #include "sim/sim_params.h"
 #include "speculation/speculation.h"
@@ -46,6 +51,84 @@ TEST(Speculation, TheCatalogReproducesTheAcceptanceLengthsItWasReadFrom) {
   EXPECT_NEAR(tokens_per_step(catalog.get("ngram").accepted_through, 5), 5376.0 / 1814.0, 0.01);
   // DeepSeek-V3's MTP, k = 1: the second token accepted 85-90% of the time.
   EXPECT_NEAR(tokens_per_step(catalog.get("mtp").accepted_through, 1), 1.875, 1e-12);
+}
+
+TEST(Speculation, VerificationStepsCapTheLastStepAtWhatRemains) {
+  // k = 1 accepted half the time: a step yields 1 or 2 tokens, 1.5 on average. N(1) = 1; N(2) = 1 + 0.5 N(1) = 1.5;
+  // N(3) = 1 + 0.5 N(2) + 0.5 N(1) = 2.25; a long output needs tokens / 1.5 steps and a constant.
+  Speculation s;
+  s.draft_tokens = 1, s.accepted_through = {0.5}, s.tokens_per_step = 1.5;
+  EXPECT_DOUBLE_EQ(s.verification_steps(1), 1.0);
+  EXPECT_DOUBLE_EQ(s.verification_steps(2), 1.5);
+  EXPECT_DOUBLE_EQ(s.verification_steps(3), 2.25);
+  EXPECT_NEAR(s.verification_steps(100000) - s.verification_steps(99000), 1000 / 1.5, 1e-6);
+}
+
+TEST(Speculation, MtpNeedsAModelWithAnMtpModule) {
+  const ModelSpec llama = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  EXPECT_NE(error_of([&] {
+              resolve_speculation("mtp", 1, std::nullopt, llama, llama.default_precision);
+            }).find("has no multi-token-prediction module"),
+            std::string::npos);
+  const ModelSpec deepseek = ModelCatalog::bundled().resolve("deepseek-v3.1");
+  EXPECT_EQ(deepseek.mtp_layers, 1);  // num_nextn_predict_layers in its config.json
+  const Speculation mtp = resolve_speculation("mtp", 2, std::nullopt, deepseek, deepseek.default_precision);
+  EXPECT_NEAR(mtp.tokens_per_step, 1 + 0.875 + 0.875 * 0.875, 1e-12);
+  EXPECT_NE(mtp.acceptance_basis.find("past the 1 measured"), std::string::npos);
+}
+
+TEST(Speculation, TheSchedulerKeepsWhatEachVerificationAccepts) {
+  // One request, prompt 32, 20 tokens; 3 drafts, 2.5 tokens a verification: credits 2.5, 3.0, 2.5, ... yield 2, 3,
+  // 2, 3, 2, 3 (15 tokens), 2 (17), then 3 capped at the 2 left: 8 verifications for the 19 tokens after the first.
+  SchedulerLimits limits;
+  limits.kv_blocks = 100, limits.draft_tokens = 3, limits.tokens_per_step = 2.5;
+  ReplicaScheduler scheduler(limits);
+  ServedRequest r;
+  r.prompt_tokens = 32, r.gen_tokens = 20;
+  scheduler.enqueue(&r);
+  int verifications = 0;
+  std::vector<long> yields;
+  while (!scheduler.idle()) {
+    const std::vector<ScheduledWork> work = scheduler.schedule();
+    ASSERT_EQ(work.size(), 1u);
+    if (work[0].accepted > 0) {
+      ++verifications;
+      yields.push_back(work[0].accepted);
+      EXPECT_EQ(work[0].tokens, 4);                             // k + 1 rows
+      EXPECT_GE(r.blocks * limits.block_size, r.computed + 4);  // slots for every verified position
+    }
+    scheduler.complete(work);
+    EXPECT_EQ(r.computed, r.prompt_tokens + r.generated - 1);
+  }
+  EXPECT_EQ(r.generated, 20);
+  EXPECT_EQ(verifications, 8);
+  EXPECT_EQ(yields, (std::vector<long>{2, 3, 2, 3, 2, 3, 2, 2}));
+  EXPECT_EQ(scheduler.free_blocks(), limits.kv_blocks);
+}
+
+TEST(Speculation, APreemptedSpeculatingRequestStillFinishes) {
+  // Six blocks of 16 for two requests of 30 + 30 tokens (each needs 4 blocks by its end, 64 positions with the
+  // drafts' slots): one is preempted, recomputed and both produce every token.
+  SchedulerLimits limits;
+  limits.kv_blocks = 6, limits.draft_tokens = 3, limits.tokens_per_step = 2.0;
+  ReplicaScheduler scheduler(limits);
+  std::array<ServedRequest, 2> rs;
+  for (ServedRequest& r : rs) r.prompt_tokens = 30, r.gen_tokens = 30, scheduler.enqueue(&r);
+  for (int step = 0; step < 1000 && !scheduler.idle(); ++step) scheduler.complete(scheduler.schedule());
+  EXPECT_TRUE(scheduler.idle());
+  for (const ServedRequest& r : rs) EXPECT_EQ(r.generated, 30);
+  EXPECT_GE(scheduler.preemptions(), 1);
+  EXPECT_EQ(scheduler.free_blocks(), limits.kv_blocks);
+}
+
+TEST(Speculation, ABudgetBelowAVerificationIsRefused) {
+  Deployment d;
+  d.model = ModelCatalog::bundled().resolve("llama-3.1-8b");
+  d.gpu = GpuCatalog::bundled().resolve("h100-sxm");
+  d.setup.precision = d.model.default_precision;
+  d.speculation = resolve_speculation("eagle", 7, std::nullopt, d.model, d.setup.precision);
+  d.max_batched_tokens = 4;
+  EXPECT_NE(error_of([&] { scheduler_limits(d); }).find("below the 8 positions a verification"), std::string::npos);
 }
 
 TEST(Speculation, AnEagleHeadIsOneLlamaLayerWithTheTargetsLmHead) {
@@ -194,6 +277,35 @@ TEST(SpeculationEvidence, NoMeasuredRowRanItSoItIsExtrapolatedWithTheWiderInterv
   EXPECT_NE(spec["evidence"]["reason"].get<std::string>().find("speculative decoding (eagle, 3 draft tokens)"),
             std::string::npos);
   EXPECT_NE(plain["evidence"]["label"], "extrapolated");
+  auto width = [](const Json& answer) {  // the energy interval over the figure, high / low
+    const Json& total = answer["intervals"]["energy_j"]["total"];
+    return total[1].get<double>() / total[0].get<double>();
+  };
+  EXPECT_GT(width(spec), width(plain));
+}
+
+TEST(SpeculationKnobs, EveryCommandThatPricesARequestRunsIt) {
+  // The knob reaches compare, a log's accounting and the capacity planner, not only predict: each answer moves.
+  const Session session;
+  CompareOptions one;
+  one.gpu_types = {"h100-sxm"}, one.counts = {1};
+  const auto energy = [](const Json& j) { return j["setups"][0]["energy_j"]["total"].get<double>(); };
+  EXPECT_LT(energy(session.compare(llama(1, "eagle3", 4), one).json), energy(session.compare(llama(1), one).json));
+  LogColumns log;
+  log.prompt_tokens = {512, 1024}, log.gen_tokens = {256, 128};
+  const auto trace_j = [&](const Request& r) {
+    return session.score_requests(log, r, {}).json["energy_j"]["total"].get<double>();
+  };
+  EXPECT_LT(trace_j(llama(1, "eagle3", 4)), trace_j(llama(1)));
+  const auto path = std::filesystem::path(testing::TempDir()) / "spec-capacity.csv";
+  std::ofstream(path) << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.0,512,256\n"
+                         "2023-11-16 18:15:47.0,1024,128\n";
+  CompareOptions plan = one;
+  plan.trace = path.string(), plan.slo_ttft_ms = 1000, plan.slo_tpot_ms = 100, plan.tp_degrees = {1};
+  const auto planned = [&](const Request& r) {
+    return session.compare(r, plan).json["ranked_by_energy"][0]["energy_j"]["total"].get<double>();
+  };
+  EXPECT_LT(planned(llama(1, "eagle3", 4)), planned(llama(1)));
 }
 
 }  // namespace

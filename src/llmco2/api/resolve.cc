@@ -105,6 +105,30 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
   return out;
 }
 
+namespace {
+
+// The draft's weights come out of the KV cache's memory: refused when nothing is left; the waves stay the target's
+// plan (a note says when the draft's weights would leave the batch fewer sequences at once than priced).
+void check_draft_memory(ResolvedRequest& r, const MemoryPlan& plan) {
+  const Speculation& spec = r.speculation;
+  if (!spec.active() || spec.draft_weight_bytes <= 0) return;
+  const double draft_bytes = spec.draft_weight_bytes / r.request.gpus;
+  if (draft_bytes >= plan.kv_capacity_bytes_per_gpu)
+    fail("--spec {}: the draft's weights ({:.1f} GB per GPU) leave no room for a KV cache beside {} on {} x {}",
+         spec.method, draft_bytes / 1e9, r.model.id, r.request.gpus, r.gpu.id);
+  const double per_sequence = plan.kv_bytes_per_sequence_per_gpu;
+  const long at_once = per_sequence > 0
+                           ? static_cast<long>((plan.kv_capacity_bytes_per_gpu - draft_bytes) / per_sequence)
+                           : r.request.batch;
+  if (at_once < std::min(r.request.batch, plan.sequences_per_wave))
+    r.notes.push_back(fmt::format(
+        "the draft's weights ({:.1f} GB per GPU) leave room for {} sequences at once, not the {} priced; serve-sim "
+        "counts them",
+        draft_bytes / 1e9, at_once, std::min(r.request.batch, plan.sequences_per_wave)));
+}
+
+}  // namespace
+
 void check_request(ResolvedRequest& resolved) {
   check_runs(resolved.model, resolved.request, resolved.gpu);
   const MemoryPlan plan = plan_memory(resolved.model, resolved.request, resolved.gpu);
@@ -112,6 +136,7 @@ void check_request(ResolvedRequest& resolved) {
   resolved.sequences_per_wave = plan.sequences_per_wave;
   resolved.last_wave_sequences = plan.last_wave_sequences;
   if (plan.waves > 1) resolved.notes.push_back(plan.note);
+  check_draft_memory(resolved, plan);
 }
 
 void check_serves_log(const ResolvedRequest& resolved) {

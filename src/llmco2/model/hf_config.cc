@@ -610,6 +610,7 @@ void read_shape(const ConfigReader& c, ModelSpec& m) {
   if (auto positions = c.find({"max_position_embeddings", "n_positions"}))
     m.max_positions = c.checked_count("max_position_embeddings", *positions);
   else m.max_positions = default_context_tokens(m.family);
+  m.mtp_layers = static_cast<int>(c.whole_or("num_nextn_predict_layers", 0));
 }
 
 // Falcon: parallel attention and MLP reading the layer's input (one norm; two, ln_attn and ln_mlp, in the new

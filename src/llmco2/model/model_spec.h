@@ -109,6 +109,7 @@ struct ModelSpec {
 
   std::vector<LayerSpec> layer_specs;  // one per layer
   bool reconstructed = false;  // the catalog's config was assembled from partial sources (data/models/RECONSTRUCTED.md)
+  int mtp_layers = 0;  // multi-token-prediction modules beside the model (num_nextn_predict_layers: DeepSeek-V3)
 
   DType default_dtype = DType::bf16;  // the checkpoint's torch_dtype (the 16-bit type of unquantised tensors)
   bool dtype_from_config = false;     // false: torch_dtype was absent and bf16 was assumed

@@ -71,11 +71,14 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
           kv_bytes_per_sequence_per_gpu(*spec.draft, block) - state_bytes_per_sequence_per_gpu(*spec.draft, block);
     limits.draft_tokens = spec.draft_tokens;
     limits.tokens_per_step = spec.tokens_per_step;
+    if (limits.max_batched_tokens < spec.verify_positions())
+      fail("--max-batched-tokens {} is below the {} positions a verification with --spec-tokens {} runs",
+           limits.max_batched_tokens, spec.verify_positions(), spec.draft_tokens);
   }
   limits.kv_blocks = static_cast<long>(std::floor(capacity_bytes / block_bytes));
   if (!plan.weights_fit || limits.kv_blocks < 1)
-    fail("{} does not fit on {} x {} with the engine's memory reserve: no room for a KV cache", d.model.id,
-         d.setup.gpus, d.gpu.id);
+    fail("{}{} does not fit on {} x {} with the engine's memory reserve: no room for a KV cache", d.model.id,
+         d.speculation.draft ? " with its draft (" + d.speculation.draft->id + ")" : "", d.setup.gpus, d.gpu.id);
   return limits;
 }
 
@@ -98,8 +101,11 @@ struct Replica {
 bool samples(const ScheduledWork& w) {
   return w.accepted > 0 || w.request->computed + w.positions == w.request->prompt_tokens + w.request->generated;
 }
-bool decodes(const ScheduledWork& w) {
-  return w.accepted > 0 || (w.positions == 1 && w.request->computed >= w.request->prompt_tokens);
+// With speculation every decode is a verification (accepted > 0): a one-position recomputation after a preemption is
+// a prefill chunk then, not a decode.
+bool decodes(const ScheduledWork& w, bool speculative) {
+  if (speculative) return w.accepted > 0;
+  return w.positions == 1 && w.request->computed >= w.request->prompt_tokens;
 }
 // Output tokens the work yields: a verification's accepted ones, else one when it samples.
 long sampled_tokens(const ScheduledWork& w) { return w.accepted > 0 ? w.accepted : samples(w) ? 1 : 0; }
@@ -116,7 +122,7 @@ MixedStep step_shape(const std::vector<ScheduledWork>& work, const Speculation& 
     const ServedRequest& r = *w.request;
     if (w.accepted > 0) s.logits += w.tokens;
     else if (samples(w)) s.logits += r.generated > 0 ? r.beams : 1;
-    if (decodes(w)) {
+    if (decodes(w, spec.active())) {
       s.decodes += r.beams;
       context_sum += static_cast<double>(r.beams) * static_cast<double>(r.computed + 1);
     } else {
@@ -280,7 +286,8 @@ class Replay {
   }
 
   void arrive(ServedRequest& r) {
-    const long blocks = r.blocks_for(r.prompt_tokens + r.gen_tokens, limits_.block_size);
+    // Its whole length, and the draft positions its last verification holds slots for.
+    const long blocks = r.blocks_for(r.prompt_tokens + r.gen_tokens + limits_.draft_tokens, limits_.block_size);
     if (blocks > limits_.kv_blocks) {  // vLLM refuses a request longer than the whole cache at admission
       ++totals_.rejected;
       on_request_(r);
@@ -342,7 +349,8 @@ class Replay {
     s.prefill_tokens = shape.prefill_tokens;
     // Output tokens and inter-token gaps are per request: a beam-search request yields one token per step whatever
     // its beams (past its prompt, a request has its first token: each decode ends an inter-token gap).
-    for (const ScheduledWork& w : rep.work) s.sampled += sampled_tokens(w), s.decodes += decodes(w) ? 1 : 0;
+    for (const ScheduledWork& w : rep.work)
+      s.sampled += sampled_tokens(w), s.decodes += decodes(w, d_.speculation.active()) ? 1 : 0;
     s.running = rep.scheduler.running(), s.waiting = rep.scheduler.waiting();
     s.kv_share = kv_share;
     return s;

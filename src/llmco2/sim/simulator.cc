@@ -586,9 +586,10 @@ void check_scenario(const SimScenario& sc, int gpus) {
   if (sc.data_parallel < 1) fail("data_parallel must be at least 1, got {}", sc.data_parallel);
 }
 
-// Decoding with speculation: (gen - 1) / E verification steps of the whole batch at the mean context prompt + gen / 2,
-// each verifying k + 1 positions per sequence (their logits too) after the draft's k passes; E the tokens one
-// verification yields. A steady state or a run to max_tokens decodes the same way (their mean context is not used).
+// Decoding with speculation: the mean verification steps that yield gen - 1 tokens (about (gen - 1) / E, E the tokens
+// one verification yields; a whole step for the last few) of the whole batch at the mean context prompt + gen / 2,
+// each verifying k + 1 positions per sequence (their logits too) after the draft's k passes. A steady state or a run to
+// max_tokens decodes the same way (their mean context is not used).
 std::vector<SimSegment> speculative_decode(const ModelSpec& model, const Gpu& gpu, const Request& request,
                                            const SimScenario& sc) {
   const Speculation& spec = sc.speculation;
@@ -608,7 +609,7 @@ std::vector<SimSegment> speculative_decode(const ModelSpec& model, const Gpu& gp
       segments, model, unbounded, gpu, device_features(gpu, request), request, step,
       [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); },
       DraftModels{draft ? &*draft : nullptr, draft ? &*draft : nullptr});
-  for (SimSegment& s : segments) s.steps *= static_cast<double>(request.gen_tokens - 1) / spec.tokens_per_step;
+  for (SimSegment& s : segments) s.steps *= spec.verification_steps(request.gen_tokens - 1);
   return segments;
 }
 

@@ -79,16 +79,48 @@ const SpecMethod& SpecCatalog::get(const std::string& id) const {
   fail("--spec: unknown method '{}' (expected {}or draft:MODEL)", id, methods);
 }
 
-double tokens_per_step(const std::vector<double>& accepted_through, int k) {
-  if (accepted_through.empty() || k <= 0) return 1.0;
+namespace {
+
+// P_1..P_k: the measured ones, then the last conditional rate carried on.
+std::vector<double> through_k(const std::vector<double>& accepted_through, int k) {
+  std::vector<double> out;
+  if (accepted_through.empty()) return out;
   const size_t n = accepted_through.size();
   const double rate = n >= 2 ? accepted_through[n - 1] / accepted_through[n - 2] : accepted_through[0];
-  double tokens = 1, p = 0;
+  double p = 0;
   for (int i = 1; i <= k; ++i) {
     p = static_cast<size_t>(i) <= n ? accepted_through[static_cast<size_t>(i) - 1] : p * rate;
-    tokens += p;
+    out.push_back(p);
   }
+  return out;
+}
+
+}  // namespace
+
+double tokens_per_step(const std::vector<double>& accepted_through, int k) {
+  double tokens = 1;
+  for (double p : through_k(accepted_through, k)) tokens += p;
   return tokens;
+}
+
+// Renewal count: N(t) = 1 + sum_j P(yield j) N(t - j), N(t <= 0) = 0, where a step yields j = 1 + (accepted) with
+// P(j) = P_(j-1) - P_j (P_0 = 1, P_(k+1) = 0). Past kExactTokens its increments have settled to 1 / E per token.
+double Speculation::verification_steps(long tokens) const {
+  if (tokens <= 0) return 0.0;
+  if (!active()) return static_cast<double>(tokens);
+  constexpr long kExactTokens = 2048;
+  const size_t k = accepted_through.size();
+  std::vector<double> yield(k + 2, 0.0);  // yield[j]: P(a step yields j tokens), j = 1..k+1
+  for (size_t j = 1; j <= k + 1; ++j)
+    yield[j] = (j == 1 ? 1.0 : accepted_through[j - 2]) - (j <= k ? accepted_through[j - 1] : 0.0);
+  const long exact = std::min(tokens, kExactTokens);
+  std::vector<double> steps(static_cast<size_t>(exact) + 1, 0.0);
+  for (long t = 1; t <= exact; ++t) {
+    double n = 1;
+    for (size_t j = 1; j <= k + 1 && static_cast<long>(j) < t; ++j) n += yield[j] * steps[static_cast<size_t>(t) - j];
+    steps[static_cast<size_t>(t)] = n;
+  }
+  return steps[static_cast<size_t>(exact)] + static_cast<double>(tokens - exact) / tokens_per_step;
 }
 
 std::vector<double> geometric_acceptance(double acceptance_rate, int k) {
@@ -169,18 +201,28 @@ Speculation resolve_speculation(const std::string& method, int draft_tokens, std
     s.draft_weight_bytes = draft_model->weight_bytes(precision);
   } else {
     const SpecMethod& m = SpecCatalog::bundled().get(method);
+    if (method == "mtp" && target.mtp_layers == 0)
+      fail(
+          "--spec mtp: {} has no multi-token-prediction module (its config has no num_nextn_predict_layers; "
+          "DeepSeek-V3 and R1 have one); use eagle, eagle3, ngram or draft:MODEL",
+          target.id);
     s.draft_tokens = draft_tokens > 0 ? draft_tokens : m.default_tokens;
     if (m.draft == DraftKind::head) {
       s.draft = draft_head(target, m);
       s.draft_weight_bytes = head_weight_bytes(*s.draft, m, precision);
     }
     if (!acceptance_rate) {
+      s.accepted_through = through_k(m.accepted_through, s.draft_tokens);
       s.tokens_per_step = tokens_per_step(m.accepted_through, s.draft_tokens);
       s.acceptance_basis = acceptance_basis(m);
+      if (static_cast<size_t>(s.draft_tokens) > m.accepted_through.size())
+        s.acceptance_basis += fmt::format("; drafts past the {} measured keep the last measured conditional rate",
+                                          m.accepted_through.size());
       return s;
     }
   }
-  s.tokens_per_step = tokens_per_step(geometric_acceptance(*acceptance_rate, s.draft_tokens), s.draft_tokens);
+  s.accepted_through = geometric_acceptance(*acceptance_rate, s.draft_tokens);
+  s.tokens_per_step = tokens_per_step(s.accepted_through, s.draft_tokens);
   s.acceptance_basis =
       fmt::format("given: {} per draft token, independent positions (Leviathan et al. 2023)", *acceptance_rate);
   return s;

@@ -55,8 +55,12 @@ struct Speculation {
   // Weights the draft adds to each GPU beside the target's (a head shares the target's embedding, and its LM head
   // unless it has its own vocabulary), at the request's precision.
   double draft_weight_bytes = 0;
-  std::string acceptance_basis;  // where tokens_per_step comes from
+  std::string acceptance_basis;          // where tokens_per_step comes from
+  std::vector<double> accepted_through;  // P(the first i drafts accepted), i = 1..k, as used
   bool active() const { return draft_tokens > 0; }
+  // The mean verifications that produce `tokens` tokens when each yields 1 + (the drafts accepted) but never more
+  // than remain: tokens / tokens_per_step for long outputs, a whole step for the last few (one for one token).
+  double verification_steps(long tokens) const;
   long verify_positions() const { return draft_tokens + 1L; }
   double draft_passes() const { return draft ? static_cast<double>(draft_tokens) : 0.0; }
   bool operator==(const Speculation&) const = default;
@@ -69,7 +73,8 @@ ModelSpec draft_head(const ModelSpec& target, const SpecMethod& method);
 
 // Resolves `method` ("eagle", "eagle3", "mtp", "ngram" or "draft") with k draft tokens (0: the method's default), an
 // acceptance rate per token (nullopt: the method's measured acceptance; required for "draft"), the target and, for
-// "draft", the draft model. Throws Error naming the flag (--spec, --spec-tokens, --spec-acceptance).
+// "draft", the draft model. Throws Error naming the flag (--spec, --spec-tokens, --spec-acceptance); "mtp" needs a
+// target with multi-token-prediction modules (ModelSpec::mtp_layers).
 Speculation resolve_speculation(const std::string& method, int draft_tokens, std::optional<double> acceptance_rate,
                                 const ModelSpec& target, const Precision& precision,
                                 const ModelSpec* draft_model = nullptr);
