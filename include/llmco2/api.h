@@ -7,6 +7,7 @@
 // threads at once.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,13 @@ struct CompareOptions {
   bool prefix_caching = true;
   double prefix_share = 0;
   std::string router = "round-robin";
+  // Capacity planning: a provisioned-power budget at the wall (whole nodes at their design power; 0: none), prices
+  // (the user's per GPU-hour of each GPU type, and per kWh at the wall), and the figure the plan ranks by: energy,
+  // co2, usd or gpu-hours.
+  double power_budget_w = 0;
+  std::map<std::string, double> usd_per_gpu_hour;
+  double usd_per_kwh = 0;
+  std::string rank_by = "energy";
   double grid_ratio = 1.1;
   std::string plot_dir;
   std::vector<long> sweep_batches = {1, 4, 16}, sweep_prompts = {64, 1024};

@@ -1,7 +1,12 @@
 // cli/cmd_compare.cc - `llmco2 compare`: one request (or a request log with --trace) on every GPU type and count
 // (1, 2, 4, 8 where the model fits): energy, latency, operational and embodied CO2, CO2 per GPU; --slo-ms marks the
 // lowest-carbon setup meeting the latency objective; plots of CO2 against GPU count (the paper's figures 12-14).
+#include <cmath>
 #include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -12,6 +17,27 @@
 #include "llmco2/error.h"
 
 namespace llmco2::cli {
+namespace {
+
+// "GPU=USD" of --usd-per-gpu-hour.
+std::pair<std::string, double> gpu_price(const std::string& text) {
+  const size_t eq = text.find('=');
+  double usd = -1;
+  if (eq != std::string::npos && eq > 0) {
+    try {
+      size_t used = 0;
+      usd = std::stod(text.substr(eq + 1), &used);
+      if (used != text.size() - eq - 1) usd = -1;
+    } catch (const std::exception&) {
+      usd = -1;
+    }
+  }
+  if (!(usd >= 0) || !std::isfinite(usd))
+    throw Error(fmt::format("--usd-per-gpu-hour '{}': expected GPU=USD, e.g. h100-sxm=2.5", text));
+  return {text.substr(0, eq), usd};
+}
+
+}  // namespace
 
 void add_compare_command(CLI::App& app) {
   auto* command = app.add_subcommand(
@@ -46,6 +72,18 @@ void add_compare_command(CLI::App& app) {
   command->add_flag("!--no-prefix-caching", f->prefix_caching, "capacity planning: prefix caching off");
   command->add_option("--router", f->router,
                       "capacity planning: round-robin, least-loaded or session (serve-sim's; default round-robin)");
+  command->add_option("--power-budget-w", f->power_budget_w,
+                      "capacity planning: provisioned power at the wall a deployment must stay within (whole nodes at "
+                      "their design power)");
+  auto prices = std::make_shared<std::vector<std::string>>();
+  command
+      ->add_option("--usd-per-gpu-hour", *prices,
+                   "capacity planning: your price of a GPU-hour per GPU type, e.g. h100-sxm=2.5,a100-80gb-sxm=1.4")
+      ->delimiter(',');
+  command->add_option("--usd-per-kwh", f->usd_per_kwh,
+                      "capacity planning: your price of electricity at the wall (the GPUs' energy x PUE)");
+  command->add_option("--rank-by", f->rank_by, "capacity planning: energy, co2, usd or gpu-hours")
+      ->capture_default_str();
   command->add_option("--tp-degrees", f->tp_degrees, "capacity planning: GPUs per replica to try")
       ->delimiter(',')
       ->capture_default_str();
@@ -79,6 +117,7 @@ void add_compare_command(CLI::App& app) {
                               request->gpus));
     api::CompareOptions options = *f;
     options.progress = !*quiet;
+    for (const std::string& price : *prices) options.usd_per_gpu_hour.insert(gpu_price(price));
     const api::Result result = api::Session(*settings).compare(*request, options);
     print_warnings(result.warnings);
     std::cout << (*format == "json" ? result.json.dump(2) + "\n" : result.text);

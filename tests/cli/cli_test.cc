@@ -723,14 +723,13 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
                        dir + "/plot --format json --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["ranked_by_energy"].size(), 2u);
-  for (const auto& c : j["ranked_by_energy"]) {
+  ASSERT_EQ(j["ranked"].size(), 2u);
+  for (const auto& c : j["ranked"]) {
     EXPECT_TRUE(c["meets_slo"].get<bool>());
     EXPECT_LE(c["p95_ttft_s"].get<double>(), 2.0);
     EXPECT_LE(c["p95_tpot_s"].get<double>(), 0.060);
   }
-  EXPECT_LE(j["ranked_by_energy"][0]["energy_j"]["total"].get<double>(),
-            j["ranked_by_energy"][1]["energy_j"]["total"].get<double>());
+  EXPECT_LE(j["ranked"][0]["energy_j"]["total"].get<double>(), j["ranked"][1]["energy_j"]["total"].get<double>());
   EXPECT_TRUE(std::filesystem::exists(dir + "/plot/capacity.csv"));
   // Prefix caching in the plan: 90% of every prompt one shared prompt costs less energy on each GPU type than none.
   const std::string plan = "compare --trace " + dir +
@@ -740,9 +739,9 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
   ASSERT_EQ(shared.exit_code, 0) << shared.err;
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   const auto js = nlohmann::json::parse(shared.out), jp = nlohmann::json::parse(plain.out);
-  ASSERT_EQ(js["ranked_by_energy"].size(), jp["ranked_by_energy"].size());
-  for (const auto& s : js["ranked_by_energy"])
-    for (const auto& p : jp["ranked_by_energy"])
+  ASSERT_EQ(js["ranked"].size(), jp["ranked"].size());
+  for (const auto& s : js["ranked"])
+    for (const auto& p : jp["ranked"])
       if (s["gpu"] == p["gpu"] && s["replicas"] == p["replicas"]) {
         EXPECT_LT(s["energy_j"]["total"].get<double>(), p["energy_j"]["total"].get<double>()) << s["gpu"];
       }
@@ -760,10 +759,9 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
   EXPECT_NE(o.err.find("1 request(s)"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("line 42:"), std::string::npos) << o.err;  // header + 40 requests, then the outlier
   const auto jo = nlohmann::json::parse(o.out);
-  ASSERT_EQ(jo["ranked_by_energy"].size(), 2u);
+  ASSERT_EQ(jo["ranked"].size(), 2u);
   for (size_t i = 0; i < 2; ++i)
-    EXPECT_EQ(jo["ranked_by_energy"][i]["energy_j"]["total"].get<double>(),
-              j["ranked_by_energy"][i]["energy_j"]["total"].get<double>());
+    EXPECT_EQ(jo["ranked"][i]["energy_j"]["total"].get<double>(), j["ranked"][i]["energy_j"]["total"].get<double>());
 }
 
 // What `readelf -d` says of a program's dynamic section.
@@ -924,7 +922,7 @@ TEST(CliSchema, EveryCommandWritesTheOneSchema) {
                                " --gpu-types h100-sxm --tp-degrees 1 --slo-ttft-ms 5000 "
                                "--quiet" +
                                setup)
-                           .at("ranked_by_energy")) {
+                           .at("ranked")) {
     expect_quantity(c.at("energy_j"), "capacity");
     expect_evidence(c, "capacity");
     EXPECT_GE(c.at("mean_batch").get<double>(), 1.0);

@@ -458,6 +458,24 @@ TEST(LoadTest, AnOpenLoadsMeanTpotAtALowRateIsALoneRequestsDecodePace) {
   EXPECT_NEAR(s.mean_tpot_s, lone_tpot_s, 1e-6 * lone_tpot_s);
 }
 
+// Carbon inputs of a grid at 400 g/kWh and a facility of `pue`, for the planner's tests.
+CarbonFor carbon_at_pue(double pue) {
+  return [pue](const Gpu&, int gpus) {
+    CarbonInputs c;
+    c.ci_g_per_kwh = 400, c.pue = pue, c.gpus = gpus;
+    return c;
+  };
+}
+
+// The deployment `d` at `tp` GPUs per replica, as the planner asks for it.
+DeploymentFor at_tensor_parallel(const Deployment& d) {
+  return [d](const Gpu&, int tp) {
+    Deployment x = d;
+    x.setup.gpus = tp;
+    return x;
+  };
+}
+
 TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
   // Eight long requests at once, one running per replica: round-robin gives a replica ceil(8 / R) of them in a row,
   // and the second in a row waits a whole first request (~5 s) for its first token. The P95 of eight TTFTs is the
@@ -467,20 +485,12 @@ TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
   Deployment d = h100_deployment();
   d.max_num_seqs = 1;
   std::vector<std::array<double, 3>> rows(8, {0, 200, 500});
-  const CarbonFor carbon = [](const Gpu&, int gpus) {
-    CarbonInputs c;
-    c.ci_g_per_kwh = 400, c.pue = 1, c.gpus = gpus;
-    return c;
-  };
+  const CarbonFor carbon = carbon_at_pue(1);
   ServingSlo slo;
   slo.ttft_s = 1.0;
   CapacitySearch search;
   search.tensor_parallel = {1};
-  const DeploymentFor deployment_for = [&](const Gpu&, int tp) {
-    Deployment x = d;
-    x.setup.gpus = tp;
-    return x;
-  };
+  const DeploymentFor deployment_for = at_tensor_parallel(d);
   const CapacityPlan plan =
       plan_capacity(log_of(rows), {d.gpu}, deployment_for, default_sim_params(), slo, carbon, search);
   std::vector<int> tried;
@@ -491,6 +501,36 @@ TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
   EXPECT_EQ(best.replicas, 7);
   EXPECT_TRUE(best.meets_slo);
   EXPECT_NEAR(best.operational_g, best.energy_j / 3.6e6 * 400, 1e-9);
+}
+
+// Money and power (issue 38 item 5): a deployment's dollars are its GPU-hours at the user's price plus its energy x
+// PUE at the kWh price; its provisioned power is whole nodes at their design power (one DGX H100 for up to 8 GPUs),
+// and a budget below it leaves nothing to choose.
+TEST(Capacity, PricesAndAPowerBudgetAtTheWall) {
+  Deployment d = h100_deployment();
+  d.scope.node = NodeCatalog::resolve_bundled("dgx-h100");
+  const CarbonFor carbon = carbon_at_pue(1.5);
+  ServingSlo slo;
+  slo.ttft_s = 10.0;
+  CapacitySearch search;
+  search.tensor_parallel = {1, 2};
+  search.usd_per_gpu_hour = {{"h100-sxm", 2.5}};
+  search.usd_per_kwh = 0.2;
+  const DeploymentFor deployment_for = at_tensor_parallel(d);
+  const RequestLog log = log_of({{0, 200, 50}, {1, 300, 50}});
+  const CapacityPlan plan = plan_capacity(log, {d.gpu}, deployment_for, default_sim_params(), slo, carbon, search);
+  ASSERT_EQ(plan.chosen.size(), 1u);
+  const CapacityCandidate& best = plan.tried[plan.chosen[0]];
+  EXPECT_EQ(best.gpus(), 1);
+  EXPECT_NEAR(best.usd, best.gpu_hours * 2.5 + 0.2 * 1.5 * best.energy_j / 3.6e6, 1e-12);
+  EXPECT_EQ(best.nodes, 1);
+  EXPECT_DOUBLE_EQ(best.provisioned_w, d.scope.node->design_power_w);
+  search.power_budget_w = d.scope.node->design_power_w - 1;
+  const CapacityPlan tight = plan_capacity(log, {d.gpu}, deployment_for, default_sim_params(), slo, carbon, search);
+  EXPECT_TRUE(tight.chosen.empty());
+  for (const CapacityCandidate& c : tight.tried) EXPECT_EQ(c.over_power_budget, c.meets_slo);
+  EXPECT_EQ(parse_rank_by("gpu-hours"), RankBy::gpu_hours);
+  EXPECT_THROW(parse_rank_by("watts"), Error);
 }
 
 }  // namespace

@@ -193,15 +193,17 @@ using ChosenEvidence = std::vector<RequestEvidence>;
 
 std::string capacity_table(const CapacityPlan& plan, const ChosenEvidence& evidence) {
   std::string out =
-      fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12} {:>12} {:>11} {:>10} {:>10}  {}\n", "rank", "gpu", "tp",
-                  "replicas", "gpus", "p95_ttft_ms", "p95_tpot_ms", "energy_kwh", "gpu_hours", "co2_kg", "evidence");
+      fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12} {:>12} {:>11} {:>10} {:>10} {:>8} {:>10}  {}\n", "rank",
+                  "gpu", "tp", "replicas", "gpus", "p95_ttft_ms", "p95_tpot_ms", "energy_kwh", "gpu_hours", "co2_kg",
+                  "prov_kw", "usd", "evidence");
   for (size_t k = 0; k < plan.chosen.size(); ++k) {
     const CapacityCandidate& c = plan.tried[plan.chosen[k]];
     const RequestEvidence& e = evidence[k];
-    out += fmt::format("  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12.1f} {:>12.2f} {:>11.3f} {:>10.2f} {:>9.3f}{:1} {}\n",
-                       k + 1, c.gpu, c.tensor_parallel, c.replicas, c.gpus(), 1000 * c.ttft_q_s, 1000 * c.tpot_q_s,
-                       c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "" : "~",
-                       e.evidence ? evidence::label_name(e.evidence->label) : "-");
+    out += fmt::format(
+        "  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12.1f} {:>12.2f} {:>11.3f} {:>10.2f} {:>9.3f}{:1} {:>8.1f} {:>10.2f} {}\n",
+        k + 1, c.gpu, c.tensor_parallel, c.replicas, c.gpus(), 1000 * c.ttft_q_s, 1000 * c.tpot_q_s, c.energy_j / 3.6e6,
+        c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "" : "~", c.provisioned_w / 1000, c.usd,
+        e.evidence ? evidence::label_name(e.evidence->label) : "-");
   }
   return out;
 }
@@ -222,6 +224,10 @@ Json capacity_json(const CapacityPlan& plan, const ChosenEvidence& evidence) {
               {"energy_j", total_json(c.energy_j)},
               {"gpu_hours", c.gpu_hours},
               {"mean_batch", c.mean_batch},
+              {"nodes", c.nodes},
+              {"provisioned_w", c.provisioned_w},
+              {"over_power_budget", c.over_power_budget},
+              {"usd", c.usd},
               {"co2_g",
                {{"operational", total_json(c.operational_g)},
                 {"embodied", c.embodied_known ? total_json(c.embodied_g) : Json()},
@@ -234,7 +240,13 @@ Json capacity_json(const CapacityPlan& plan, const ChosenEvidence& evidence) {
     chosen.back()["evidence"] = evidence_json(evidence[k]);
   }
   for (const auto& c : plan.tried) tried.push_back(one(c));
-  return {{"ranked_by_energy", chosen}, {"tried", tried}};
+  return {{"ranked", chosen}, {"tried", tried}};
+}
+
+std::string gpu_ids(const std::vector<Gpu>& gpus) {
+  std::vector<std::string> ids;
+  for (const Gpu& g : gpus) ids.push_back(g.id);
+  return fmt::format("{}", fmt::join(ids, ", "));
 }
 
 // The rank of each chosen deployment by one figure (1: lowest), as "gpu 1, gpu 2, ..." in that order.
@@ -268,9 +280,20 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
   search.tensor_parallel = o.tp_degrees, search.max_replicas = o.max_replicas, search.progress = o.progress;
   search.concurrency = o.concurrency;
   search.prefix_share = o.prefix_share;
+  search.power_budget_w = o.power_budget_w;
+  search.usd_per_kwh = o.usd_per_kwh;
+  for (const auto& [name, usd] : o.usd_per_gpu_hour) {  // a GPU id or alias, as --gpu-types takes them
+    const std::string id = GpuCatalog::resolve_bundled(name, false).id;
+    if (std::none_of(gpus.begin(), gpus.end(), [&id](const Gpu& g) { return g.id == id; }))
+      fail("--usd-per-gpu-hour {}: not one of the GPU types planned ({})", name, gpu_ids(gpus));
+    search.usd_per_gpu_hour[id] = usd;
+  }
+  const RankBy rank_by = parse_rank_by(o.rank_by);
+  if (rank_by == RankBy::usd && o.usd_per_gpu_hour.empty() && o.usd_per_kwh <= 0)
+    fail("--rank-by usd needs prices: --usd-per-gpu-hour GPU=USD,... and/or --usd-per-kwh");
   for (int tp : o.tp_degrees)
     if (tp < 1 || tp > 64) fail("--tp-degrees: expected GPUs per replica between 1 and 64, got {}", tp);
-  const CapacityPlan plan = plan_capacity(log, gpus, deployment_for, params, slo, carbon, search);
+  const CapacityPlan plan = plan_capacity(log, gpus, deployment_for, params, slo, carbon, search, rank_by);
   const std::string subject =
       fmt::format("{} requests of {}{} on {} ({}, {}); objectives at P95: TTFT {} ms, TPOT {} ms", log.requests.size(),
                   log.source, o.concurrency > 0 ? fmt::format(" from {} clients in a closed loop", o.concurrency) : "",
@@ -291,20 +314,36 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
   const double context_tokens = log_mean_context_tokens(log);
   for (size_t i : plan.chosen) evidence.push_back(evidence_for(plan.tried[i], context_tokens));
   out.json = capacity_json(plan, evidence);
+  out.json["rank_by"] = o.rank_by;
+  out.json["power_budget_w"] = o.power_budget_w > 0 ? Json(o.power_budget_w) : Json();
   out.json["subject"] = subject;
   out.json["plot_dir"] = o.plot_dir.empty() ? Json() : Json(o.plot_dir);
   out.text = subject + "\n" + capacity_table(plan, evidence);
   if (plan.chosen.empty()) {
-    out.text += "  no deployment meets the objectives within --max-replicas\n";
+    out.text +=
+        o.power_budget_w > 0
+            ? fmt::format("  no deployment meets the objectives within --max-replicas and {:g} W\n", o.power_budget_w)
+            : "  no deployment meets the objectives within --max-replicas\n";
   } else {
     out.text += "  by energy:    " + ranking(plan, [](const CapacityCandidate& c) { return c.energy_j; }) + "\n";
     out.text += "  by CO2:       " + ranking(plan, [](const CapacityCandidate& c) { return c.total_g(); }) + "\n";
     out.text += "  by GPU-hours: " + ranking(plan, [](const CapacityCandidate& c) { return c.gpu_hours; }) + "\n";
+    if (!o.usd_per_gpu_hour.empty() || o.usd_per_kwh > 0)
+      out.text += "  by dollars:   " + ranking(plan, [](const CapacityCandidate& c) { return c.usd; }) + "\n";
+  }
+  if (o.power_budget_w > 0) {
+    long over = 0;
+    for (const CapacityCandidate& c : plan.tried) over += c.over_power_budget ? 1 : 0;
+    out.text += fmt::format(
+        "  power budget {:g} W at the wall: {} deployment(s) meeting the objectives were provisioned above it "
+        "(whole nodes at their design power)\n",
+        o.power_budget_w, over);
   }
   out.text += fmt::format(
-      "  {} replays; cheapest per GPU type = fewest GPUs, then least energy; ~ = embodied unknown; evidence: each "
+      "  {} replays; cheapest per GPU type = fewest GPUs, then least energy; ranked by {}; prov_kw = provisioned "
+      "power (nodes x design power); usd = your GPU-hour and kWh prices; ~ = embodied unknown; evidence: each "
       "deployment's label at the batch it ran at and the log's mean context of {:.0f} tokens (docs/accuracy.md)",
-      plan.tried.size(), context_tokens);
+      plan.tried.size(), o.rank_by, context_tokens);
   out.text += o.plot_dir.empty() ? "\n" : fmt::format("; plot: {}/capacity.png\n", o.plot_dir);
   return out;
 }
@@ -403,6 +442,11 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
     fail(
         "--prefix-share, --no-prefix-caching and --router apply to capacity planning (--trace with --slo-ttft-ms or "
         "--slo-tpot-ms), whose serving replay caches prefixes; a comparison prices each request alone");
+  if (!planning &&
+      (o.power_budget_w != 0 || !o.usd_per_gpu_hour.empty() || o.usd_per_kwh != 0 || o.rank_by != "energy"))
+    fail(
+        "--power-budget-w, --usd-per-gpu-hour, --usd-per-kwh and --rank-by apply to capacity planning (--trace with "
+        "--slo-ttft-ms or --slo-tpot-ms)");
   if (planning) {
     const Router router = parse_router(o.router);  // a bad name fails here, before the search
     const DeploymentFor deployment_for = [&](const Gpu& gpu, int tp) {

@@ -20,7 +20,7 @@ class Planner {
  public:
   Planner(const RequestLog& log, const SimParams& params, const ServingSlo& slo, const CarbonFor& carbon,
           const CapacitySearch& search)
-      : log_(log), params_(params), slo_(slo), carbon_(carbon) {
+      : log_(log), params_(params), slo_(slo), carbon_(carbon), search_(search) {
     options_.concurrency = search.concurrency;
     options_.prefix_share = search.prefix_share;
     check_replay_options(options_);  // before the search, whose replays' errors mark a setup unavailable
@@ -47,7 +47,22 @@ class Planner {
     c.operational_g = operational_g(c.energy_j, in.pue, in.ci_g_per_kwh);
     c.embodied_known = in.embodied.known();
     if (c.embodied_known) c.embodied_g = embodied_g(*in.embodied.kgco2e, t.window_s, in.lifetime_years, t.gpus_total);
+    provision(c, d, t.gpus_total);
+    const auto price = search_.usd_per_gpu_hour.find(d.gpu.id);
+    c.usd = (price == search_.usd_per_gpu_hour.end() ? 0.0 : price->second * c.gpu_hours) +
+            search_.usd_per_kwh * in.pue * c.energy_j / 3.6e6;
     return c;
+  }
+
+  // Whole nodes at their design power (the vendor's maximum, else the parts' maxima), or the GPUs' TDP without one.
+  void provision(CapacityCandidate& c, const Deployment& d, int gpus) const {
+    if (d.scope.node && d.scope.node->gpus > 0) {
+      c.nodes = (gpus + d.scope.node->gpus - 1) / d.scope.node->gpus;
+      c.provisioned_w = c.nodes * d.scope.node->design_power_w;
+    } else {
+      c.provisioned_w = gpus * d.gpu.tdp_w;
+    }
+    c.over_power_budget = search_.power_budget_w > 0 && c.provisioned_w > search_.power_budget_w;
   }
 
   // The fewest replicas meeting the SLOs at one tensor-parallel degree: doubling, then bisection. Every replay is
@@ -81,6 +96,7 @@ class Planner {
   const SimParams& params_;
   ServingSlo slo_;
   const CarbonFor& carbon_;
+  const CapacitySearch& search_;
   ReplayOptions options_;
 };
 
@@ -93,10 +109,14 @@ bool cheaper(const CapacityCandidate& a, const CapacityCandidate& b) {
 
 CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types,
                            const DeploymentFor& deployment_for, const SimParams& params, const ServingSlo& slo,
-                           const CarbonFor& carbon, const CapacitySearch& search) {
+                           const CarbonFor& carbon, const CapacitySearch& search, RankBy rank_by) {
   if (search.max_replicas < 1 || search.max_replicas > kMaxReplicas)
     fail("--max-replicas must be 1 to {}, got {}", kMaxReplicas, search.max_replicas);
   if (!(slo.quantile > 0 && slo.quantile < 1)) fail("the SLO quantile must be in (0, 1), got {}", slo.quantile);
+  if (search.power_budget_w < 0 || search.usd_per_kwh < 0)
+    fail("--power-budget-w and --usd-per-kwh must not be negative");
+  for (const auto& [gpu, usd] : search.usd_per_gpu_hour)
+    if (!(usd >= 0)) fail("--usd-per-gpu-hour {}={}: a price must not be negative", gpu, usd);
   CapacityPlan plan;
   Planner planner(log, params, slo, carbon, search);
   Progress bar("capacity search", static_cast<long>(gpu_types.size() * search.tensor_parallel.size()), search.progress);
@@ -108,7 +128,8 @@ CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_ty
         const Deployment d = deployment_for(gpu, tp);
         scheduler_limits(d);  // throws when the weights leave no room for a KV cache
         const auto found = planner.fewest_replicas(d, search.max_replicas, plan.tried);
-        if (found && (!best || cheaper(plan.tried[*found], plan.tried[*best]))) best = found;
+        if (found && !plan.tried[*found].over_power_budget && (!best || cheaper(plan.tried[*found], plan.tried[*best])))
+          best = found;
       } catch (const Error& e) {
         CapacityCandidate c;
         c.gpu = gpu.id, c.tensor_parallel = tp, c.replicas = 0;
@@ -120,9 +141,32 @@ CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_ty
     if (best) plan.chosen.push_back(*best);
   }
   bar.finish();
-  std::sort(plan.chosen.begin(), plan.chosen.end(),
-            [&](size_t a, size_t b) { return plan.tried[a].energy_j < plan.tried[b].energy_j; });
+  std::stable_sort(plan.chosen.begin(), plan.chosen.end(), [&](size_t a, size_t b) {
+    return rank_figure(plan.tried[a], rank_by) < rank_figure(plan.tried[b], rank_by);
+  });
   return plan;
+}
+
+RankBy parse_rank_by(const std::string& name) {
+  if (name == "energy") return RankBy::energy;
+  if (name == "co2") return RankBy::co2;
+  if (name == "usd") return RankBy::usd;
+  if (name == "gpu-hours") return RankBy::gpu_hours;
+  fail("--rank-by: expected energy, co2, usd or gpu-hours, got '{}'", name);
+}
+
+double rank_figure(const CapacityCandidate& c, RankBy by) {
+  switch (by) {
+    case RankBy::co2:
+      return c.total_g();
+    case RankBy::usd:
+      return c.usd;
+    case RankBy::gpu_hours:
+      return c.gpu_hours;
+    case RankBy::energy:
+      break;
+  }
+  return c.energy_j;
 }
 
 std::string write_capacity_plot(const CapacityPlan& plan, const std::string& title, const std::filesystem::path& dir) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ struct CapacityCandidate {
   double energy_j = 0, gpu_hours = 0, operational_g = 0, embodied_g = 0;
   double mean_batch = 1;  // the requests a replica ran at once, weighted by iteration time (ReplayTotals)
   bool embodied_known = true;
+  // Power at the wall it is provisioned for: whole nodes (the deployment's GPUs over the node's GPUs, rounded up)
+  // at the node's design power; the GPUs' TDP where the scope has no node (`nodes` 0).
+  int nodes = 0;
+  double provisioned_w = 0;
+  bool over_power_budget = false;  // meets the SLOs, but its provisioned power exceeds CapacitySearch::power_budget_w
+  double usd = 0;                  // GPU-hours at the user's price of its type, plus electricity at the wall (x PUE)
   int gpus() const { return tensor_parallel * replicas; }
   double total_g() const { return operational_g + embodied_g; }
 };
@@ -44,7 +51,16 @@ struct CapacitySearch {
   bool progress = false;
   long concurrency = 0;     // > 0: the log replayed as a closed loop of this many clients (ReplayOptions::concurrency)
   double prefix_share = 0;  // ReplayOptions::prefix_share
+  double power_budget_w = 0;  // > 0: a deployment must be provisioned within this much power at the wall
+  // Money: the user's price of a GPU-hour per GPU type (absent: 0) and of a kWh at the wall (the GPUs' energy x PUE).
+  std::map<std::string, double> usd_per_gpu_hour;
+  double usd_per_kwh = 0;
 };
+
+// How the plan orders its chosen deployments: by energy (the default), CO2, dollars or GPU-hours.
+enum class RankBy { energy, co2, usd, gpu_hours };
+RankBy parse_rank_by(const std::string& name);  // throws Error naming the accepted values
+double rank_figure(const CapacityCandidate& c, RankBy by);
 
 // The deployment of one replica of `tensor_parallel` x `gpu`, resolved for that GPU type (its precision after the
 // GPU's fallbacks, its energy scope, the scheduler settings); throws Error when it cannot serve.
@@ -52,10 +68,11 @@ using DeploymentFor = std::function<Deployment(const Gpu& gpu, int tensor_parall
 
 // For each GPU type and tensor-parallel degree whose weights fit, the fewest replicas meeting `slo` (a doubling then
 // a bisection over replicas: the latency quantiles fall as replicas are added). The cheapest of a GPU type is the one
-// with the fewest GPUs, then the least energy.
+// with the fewest GPUs, then the least energy; under a power budget only deployments provisioned within it are
+// chosen (more replicas only draw more). The chosen are ordered by `rank_by`.
 CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types,
                            const DeploymentFor& deployment_for, const SimParams& params, const ServingSlo& slo,
-                           const CarbonFor& carbon, const CapacitySearch& search);
+                           const CarbonFor& carbon, const CapacitySearch& search, RankBy rank_by = RankBy::energy);
 
 // Writes a bar chart of the chosen deployments' energy, GPU-hours and CO2 (one group per GPU type) and its data as CSV
 // into `dir`; returns "" or a warning about the plot.
