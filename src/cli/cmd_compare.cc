@@ -74,7 +74,7 @@ void add_compare_command(CLI::App& app) {
                       "capacity planning: round-robin, least-loaded or session (serve-sim's; default round-robin)");
   command->add_option("--power-budget-w", f->power_budget_w,
                       "capacity planning: provisioned power at the wall a deployment must stay within (whole nodes at "
-                      "their design power)");
+                      "their design power; with --scope gpu, the GPUs' TDP)");
   auto prices = std::make_shared<std::vector<std::string>>();
   command
       ->add_option("--usd-per-gpu-hour", *prices,
@@ -117,7 +117,9 @@ void add_compare_command(CLI::App& app) {
                               request->gpus));
     api::CompareOptions options = *f;
     options.progress = !*quiet;
-    for (const std::string& price : *prices) options.usd_per_gpu_hour.insert(gpu_price(price));
+    for (const std::string& price : *prices)
+      if (!options.usd_per_gpu_hour.insert(gpu_price(price)).second)
+        throw Error(fmt::format("--usd-per-gpu-hour '{}': that GPU is priced twice", price));
     const api::Result result = api::Session(*settings).compare(*request, options);
     print_warnings(result.warnings);
     std::cout << (*format == "json" ? result.json.dump(2) + "\n" : result.text);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <random>
 #include <set>
 
@@ -504,33 +505,61 @@ TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
 }
 
 // Money and power (issue 38 item 5): a deployment's dollars are its GPU-hours at the user's price plus its energy x
-// PUE at the kWh price; its provisioned power is whole nodes at their design power (one DGX H100 for up to 8 GPUs),
-// and a budget below it leaves nothing to choose.
-TEST(Capacity, PricesAndAPowerBudgetAtTheWall) {
+// PUE at the kWh price; its provisioned power is whole nodes at their design power (one DGX H100 for up to 8 GPUs).
+TEST(Capacity, PricesAreGpuHoursAndEnergyAtTheWall) {
   Deployment d = h100_deployment();
   d.scope.node = NodeCatalog::resolve_bundled("dgx-h100");
-  const CarbonFor carbon = carbon_at_pue(1.5);
   ServingSlo slo;
   slo.ttft_s = 10.0;
   CapacitySearch search;
   search.tensor_parallel = {1, 2};
   search.usd_per_gpu_hour = {{"h100-sxm", 2.5}};
   search.usd_per_kwh = 0.2;
-  const DeploymentFor deployment_for = at_tensor_parallel(d);
-  const RequestLog log = log_of({{0, 200, 50}, {1, 300, 50}});
-  const CapacityPlan plan = plan_capacity(log, {d.gpu}, deployment_for, default_sim_params(), slo, carbon, search);
+  const CapacityPlan plan = plan_capacity(log_of({{0, 200, 50}, {1, 300, 50}}), {d.gpu}, at_tensor_parallel(d),
+                                          default_sim_params(), slo, carbon_at_pue(1.5), search);
   ASSERT_EQ(plan.chosen.size(), 1u);
   const CapacityCandidate& best = plan.tried[plan.chosen[0]];
   EXPECT_EQ(best.gpus(), 1);
   EXPECT_NEAR(best.usd, best.gpu_hours * 2.5 + 0.2 * 1.5 * best.energy_j / 3.6e6, 1e-12);
   EXPECT_EQ(best.nodes, 1);
   EXPECT_DOUBLE_EQ(best.provisioned_w, d.scope.node->design_power_w);
-  search.power_budget_w = d.scope.node->design_power_w - 1;
-  const CapacityPlan tight = plan_capacity(log, {d.gpu}, deployment_for, default_sim_params(), slo, carbon, search);
-  EXPECT_TRUE(tight.chosen.empty());
-  for (const CapacityCandidate& c : tight.tried) EXPECT_EQ(c.over_power_budget, c.meets_slo);
+  search.usd_per_kwh = std::nan("");
+  EXPECT_THROW(plan_capacity(log_of({{0, 200, 50}}), {d.gpu}, at_tensor_parallel(d), default_sim_params(), slo,
+                             carbon_at_pue(1.5), search),
+               Error);
   EXPECT_EQ(parse_rank_by("gpu-hours"), RankBy::gpu_hours);
   EXPECT_THROW(parse_rank_by("watts"), Error);
+}
+
+// The budget: the doubling-and-bisection search of the test above meets a 1 s TTFT at 8 and 7 replicas of one H100
+// (GPU scope: 700 W of TDP each). With 7 x 700 W = 4,900 W the 7-replica deployment is chosen; one watt less and
+// nothing is, and exactly the two deployments that met the objectives are marked over it (the misses are not).
+TEST(Capacity, APowerBudgetKeepsOnlyDeploymentsProvisionedWithinIt) {
+  Deployment d = h100_deployment();
+  d.max_num_seqs = 1;
+  ServingSlo slo;
+  slo.ttft_s = 1.0;
+  CapacitySearch search;
+  search.tensor_parallel = {1};
+  const RequestLog log = log_of(std::vector<std::array<double, 3>>(8, {0, 200, 500}));
+  search.power_budget_w = 7 * 700;
+  const CapacityPlan within =
+      plan_capacity(log, {d.gpu}, at_tensor_parallel(d), default_sim_params(), slo, carbon_at_pue(1), search);
+  ASSERT_EQ(within.chosen.size(), 1u);
+  EXPECT_EQ(within.tried[within.chosen[0]].replicas, 7);
+  EXPECT_DOUBLE_EQ(within.tried[within.chosen[0]].provisioned_w, 4900);
+  search.power_budget_w = 7 * 700 - 1;
+  const CapacityPlan over =
+      plan_capacity(log, {d.gpu}, at_tensor_parallel(d), default_sim_params(), slo, carbon_at_pue(1), search);
+  EXPECT_TRUE(over.chosen.empty());
+  std::vector<int> marked;
+  for (const CapacityCandidate& c : over.tried)
+    if (c.over_power_budget) marked.push_back(c.replicas);
+  EXPECT_EQ(marked, (std::vector<int>{8, 7}));
+  // Nodes of 8 GPUs: 4 replicas of TP 6 take 4 nodes (one each), 5 of TP 2 take 2, 2 of TP 16 take 4.
+  EXPECT_EQ(provisioned_nodes(6, 4, 8), 4);
+  EXPECT_EQ(provisioned_nodes(2, 5, 8), 2);
+  EXPECT_EQ(provisioned_nodes(16, 2, 8), 4);
 }
 
 }  // namespace

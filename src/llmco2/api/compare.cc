@@ -282,11 +282,20 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
   search.prefix_share = o.prefix_share;
   search.power_budget_w = o.power_budget_w;
   search.usd_per_kwh = o.usd_per_kwh;
-  for (const auto& [name, usd] : o.usd_per_gpu_hour) {  // a GPU id or alias, as --gpu-types takes them
-    const std::string id = GpuCatalog::resolve_bundled(name, false).id;
-    if (std::none_of(gpus.begin(), gpus.end(), [&id](const Gpu& g) { return g.id == id; }))
-      fail("--usd-per-gpu-hour {}: not one of the GPU types planned ({})", name, gpu_ids(gpus));
-    search.usd_per_gpu_hour[id] = usd;
+  for (const auto& [name, usd] : o.usd_per_gpu_hour) {  // a planned type's id, or a bundled alias of one
+    auto planned = [&gpus](const std::string& id) {
+      return std::any_of(gpus.begin(), gpus.end(), [&id](const Gpu& g) { return g.id == id; });
+    };
+    std::string id = name;
+    if (!planned(id)) {
+      try {
+        id = GpuCatalog::resolve_bundled(name, false).id;
+      } catch (const Error&) {
+      }
+    }
+    if (!planned(id)) fail("--usd-per-gpu-hour {}: not one of the GPU types planned ({})", name, gpu_ids(gpus));
+    if (!search.usd_per_gpu_hour.emplace(id, usd).second)
+      fail("--usd-per-gpu-hour: {} priced twice (as {} and another name)", id, name);
   }
   const RankBy rank_by = parse_rank_by(o.rank_by);
   if (rank_by == RankBy::usd && o.usd_per_gpu_hour.empty() && o.usd_per_kwh <= 0)

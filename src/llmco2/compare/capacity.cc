@@ -54,15 +54,16 @@ class Planner {
     return c;
   }
 
-  // Whole nodes at their design power (the vendor's maximum, else the parts' maxima), or the GPUs' TDP without one.
+  // Whole nodes at their design power (the vendor's maximum, else the parts' maxima; provisioned_nodes), or the GPUs'
+  // TDP without one. Only a deployment meeting the objectives is marked over the budget.
   void provision(CapacityCandidate& c, const Deployment& d, int gpus) const {
     if (d.scope.node && d.scope.node->gpus > 0) {
-      c.nodes = (gpus + d.scope.node->gpus - 1) / d.scope.node->gpus;
+      c.nodes = provisioned_nodes(c.tensor_parallel, c.replicas, d.scope.node->gpus);
       c.provisioned_w = c.nodes * d.scope.node->design_power_w;
     } else {
       c.provisioned_w = gpus * d.gpu.tdp_w;
     }
-    c.over_power_budget = search_.power_budget_w > 0 && c.provisioned_w > search_.power_budget_w;
+    c.over_power_budget = c.meets_slo && search_.power_budget_w > 0 && c.provisioned_w > search_.power_budget_w;
   }
 
   // The fewest replicas meeting the SLOs at one tensor-parallel degree: doubling, then bisection. Every replay is
@@ -113,10 +114,12 @@ CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_ty
   if (search.max_replicas < 1 || search.max_replicas > kMaxReplicas)
     fail("--max-replicas must be 1 to {}, got {}", kMaxReplicas, search.max_replicas);
   if (!(slo.quantile > 0 && slo.quantile < 1)) fail("the SLO quantile must be in (0, 1), got {}", slo.quantile);
-  if (search.power_budget_w < 0 || search.usd_per_kwh < 0)
-    fail("--power-budget-w and --usd-per-kwh must not be negative");
-  for (const auto& [gpu, usd] : search.usd_per_gpu_hour)
-    if (!(usd >= 0)) fail("--usd-per-gpu-hour {}={}: a price must not be negative", gpu, usd);
+  auto check = [](double value, const std::string& flag) {
+    if (!(value >= 0) || !std::isfinite(value)) fail("{} {}: expected a finite value, 0 or more", flag, value);
+  };
+  check(search.power_budget_w, "--power-budget-w");
+  check(search.usd_per_kwh, "--usd-per-kwh");
+  for (const auto& [gpu, usd] : search.usd_per_gpu_hour) check(usd, "--usd-per-gpu-hour " + gpu);
   CapacityPlan plan;
   Planner planner(log, params, slo, carbon, search);
   Progress bar("capacity search", static_cast<long>(gpu_types.size() * search.tensor_parallel.size()), search.progress);
@@ -145,6 +148,14 @@ CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_ty
     return rank_figure(plan.tried[a], rank_by) < rank_figure(plan.tried[b], rank_by);
   });
   return plan;
+}
+
+int provisioned_nodes(int tensor_parallel, int replicas, int node_gpus) {
+  if (tensor_parallel <= node_gpus) {
+    const int per_node = node_gpus / tensor_parallel;
+    return (replicas + per_node - 1) / per_node;
+  }
+  return replicas * ((tensor_parallel + node_gpus - 1) / node_gpus);
 }
 
 RankBy parse_rank_by(const std::string& name) {

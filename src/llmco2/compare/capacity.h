@@ -57,6 +57,10 @@ struct CapacitySearch {
   double usd_per_kwh = 0;
 };
 
+// Whole nodes of `node_gpus` GPUs holding `replicas` replicas of `tensor_parallel` GPUs: a replica stays within one
+// node when it fits (floor(node_gpus / tensor_parallel) replicas a node), else spans whole nodes of its own.
+int provisioned_nodes(int tensor_parallel, int replicas, int node_gpus);
+
 // How the plan orders its chosen deployments: by energy (the default), CO2, dollars or GPU-hours.
 enum class RankBy { energy, co2, usd, gpu_hours };
 RankBy parse_rank_by(const std::string& name);  // throws Error naming the accepted values
