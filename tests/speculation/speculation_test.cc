@@ -57,7 +57,7 @@ TEST(Speculation, VerificationStepsCapTheLastStepAtWhatRemains) {
   // k = 1 accepted half the time: a step yields 1 or 2 tokens, 1.5 on average. N(1) = 1; N(2) = 1 + 0.5 N(1) = 1.5;
   // N(3) = 1 + 0.5 N(2) + 0.5 N(1) = 2.25; a long output needs tokens / 1.5 steps and a constant.
   Speculation s;
-  s.draft_tokens = 1, s.accepted_through = {0.5}, s.tokens_per_step = 1.5;
+  s.draft_tokens = 1, s.accepted_through = {0.5};
   EXPECT_DOUBLE_EQ(s.verification_steps(1), 1.0);
   EXPECT_DOUBLE_EQ(s.verification_steps(2), 1.5);
   EXPECT_DOUBLE_EQ(s.verification_steps(3), 2.25);
@@ -73,7 +73,7 @@ TEST(Speculation, MtpNeedsAModelWithAnMtpModule) {
   const ModelSpec deepseek = ModelCatalog::bundled().resolve("deepseek-v3.1");
   EXPECT_EQ(deepseek.mtp_layers, 1);  // num_nextn_predict_layers in its config.json
   const Speculation mtp = resolve_speculation("mtp", 2, std::nullopt, deepseek, deepseek.default_precision);
-  EXPECT_NEAR(mtp.tokens_per_step, 1 + 0.875 + 0.875 * 0.875, 1e-12);
+  EXPECT_NEAR(mtp.tokens_per_step(), 1 + 0.875 + 0.875 * 0.875, 1e-12);
   EXPECT_NE(mtp.acceptance_basis.find("past the 1 measured"), std::string::npos);
 }
 

@@ -77,7 +77,7 @@ void speculative_evidence(RequestEvidence& out, const Speculation& spec) {
   out.evidence->reason = fmt::format(
       "speculative decoding ({}, {} draft tokens): no measured row ran it, its {:.2f} tokens per step are {}; "
       "without it: {}: {}",
-      spec.method, spec.draft_tokens, spec.tokens_per_step, spec.acceptance_basis,
+      spec.method, spec.draft_tokens, spec.tokens_per_step(), spec.acceptance_basis,
       evidence::label_name(out.evidence->label), out.evidence->reason);
   out.evidence->label = evidence::EvidenceLabel::extrapolated;
 }

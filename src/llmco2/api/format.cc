@@ -50,7 +50,7 @@ Json speculation_json(const Speculation& s) {
   if (!s.active()) return nullptr;
   return {{"method", s.method},
           {"draft_tokens", s.draft_tokens},
-          {"tokens_per_step", s.tokens_per_step},
+          {"tokens_per_step", s.tokens_per_step()},
           {"draft", s.draft ? Json(s.draft->id) : Json()},
           {"acceptance_basis", s.acceptance_basis}};
 }
@@ -58,7 +58,7 @@ Json speculation_json(const Speculation& s) {
 std::string request_line(const ResolvedRequest& r) {
   const std::string spec = r.speculation.active()
                                ? fmt::format(", {} speculation k={} ({:.2f} tokens per step)", r.speculation.method,
-                                             r.speculation.draft_tokens, r.speculation.tokens_per_step)
+                                             r.speculation.draft_tokens, r.speculation.tokens_per_step())
                                : "";
   return fmt::format("{} on {} x {} ({}{}{}), batch {}, prompt {}, gen {}, {}", r.model.id, r.request.gpus, r.gpu.id,
                      r.request.engine, r.request.expert_parallel ? ", expert parallel" : "", spec, r.request.batch,

@@ -70,7 +70,7 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
       block_bytes +=
           kv_bytes_per_sequence_per_gpu(*spec.draft, block) - state_bytes_per_sequence_per_gpu(*spec.draft, block);
     limits.draft_tokens = spec.draft_tokens;
-    limits.tokens_per_step = spec.tokens_per_step;
+    limits.tokens_per_step = spec.tokens_per_step();
     if (limits.max_batched_tokens < spec.verify_positions())
       fail("--max-batched-tokens {} is below the {} positions a verification with --spec-tokens {} runs",
            limits.max_batched_tokens, spec.verify_positions(), spec.draft_tokens);

@@ -513,11 +513,12 @@ void append_step_kernels(SimSegment& s, const ModelSpec& model, const ModelSpec&
   }
 }
 
-// A draft (head or model) beside the target: the model its passes run and the same without its context window.
-struct DraftModels {
-  const ModelSpec* model = nullptr;
-  const ModelSpec* unbounded = nullptr;
-};
+// `model` without its context window: a step's token count is not a position, and a draft runs at the target's
+// contexts, which the target's own graphs check.
+ModelSpec without_context_window(ModelSpec model) {
+  model.max_positions.reset();
+  return model;
+}
 
 // The draft's passes of a speculative step, in segments of their own inside it (SimSegment::draft_pass), as vLLM's
 // EagleProposer.propose runs them (vllm/v1/spec_decode/eagle.py): the first over every token of the step (each
@@ -525,7 +526,7 @@ struct DraftModels {
 // over one token per decoding sequence; each ends in the draft's LM head over the sequences that propose (an argmax:
 // no sampler).
 template <typename GraphOf>
-void fill_draft_passes(SimSegment& first, SimSegment& rest, const DraftModels& draft, const Gpu& gpu,
+void fill_draft_passes(SimSegment& first, SimSegment& rest, const ModelSpec& draft, const Gpu& gpu,
                        const GraphFeatures& features, const Request& setup, const MixedStep& step, GraphOf&& graph_of) {
   auto begin = [](SimSegment& s, double steps, long tokens, long sequences) {
     s.steps = steps, s.step_tokens = static_cast<double>(tokens), s.sequences = static_cast<double>(sequences);
@@ -535,28 +536,28 @@ void fill_draft_passes(SimSegment& first, SimSegment& rest, const DraftModels& d
   MixedStep pass = step;
   pass.logits = step.decodes + std::max(0L, step.logits - step.decodes * step.decode_positions);
   begin(first, 1, step.decodes * step.decode_positions + step.prefill_tokens, step.decodes + step.prefill_chunks);
-  append_step_kernels(first, *draft.model, *draft.unbounded, gpu, features, setup, pass, graph_of, true);
+  append_step_kernels(first, draft, draft, gpu, features, setup, pass, graph_of, true);
   begin(rest, step.decodes > 0 ? std::max(0.0, step.draft_passes - 1) : 0.0, step.decodes, step.decodes);
   if (rest.steps <= 0) return;
   MixedStep next;
   next.decodes = step.decodes;
   next.decode_context = step.decode_context;
   next.logits = step.decodes;
-  append_step_kernels(rest, *draft.model, *draft.unbounded, gpu, features, setup, next, graph_of, true);
+  append_step_kernels(rest, draft, draft, gpu, features, setup, next, graph_of, true);
 }
 
 // The one step of `step` in `segments` (their kernels replaced, their storage kept): the target's kernels and, with
-// draft passes, the draft's two segments. `graph_of(model, request)` gives the graph of a request: built
-// (mixed_step_workload) or a setup's template re-costed (MixedStepWorkloads); `features` are the setup's device
-// features.
+// draft passes, the draft's two segments (`draft` without its context window; null: no draft on the GPU).
+// `graph_of(model, request)` gives the graph of a request: built (mixed_step_workload) or a setup's template
+// re-costed (MixedStepWorkloads); `features` are the setup's device features.
 template <typename GraphOf>
 void fill_mixed_step(std::vector<SimSegment>& segments, const ModelSpec& model, const ModelSpec& unbounded,
                      const Gpu& gpu, const GraphFeatures& features, const Request& setup, const MixedStep& step,
-                     GraphOf&& graph_of, const DraftModels& draft = {}) {
+                     GraphOf&& graph_of, const ModelSpec* draft = nullptr) {
   const long tokens = step.decodes * step.decode_positions + step.prefill_tokens;
   if (tokens <= 0 || step.decodes < 0 || step.prefill_tokens < 0 || step.decode_positions < 1)
     fail("a serving step needs at least one token");
-  const bool drafts = draft.model && step.draft_passes > 0;
+  const bool drafts = draft && step.draft_passes > 0;
   segments.resize(drafts ? 3 : 1);
   SimSegment& s = segments[0];
   s.steps = 1;
@@ -566,7 +567,7 @@ void fill_mixed_step(std::vector<SimSegment>& segments, const ModelSpec& model, 
   s.verifies = step.decodes > 0 && step.decode_positions > 1;
   s.kernels.clear();
   append_step_kernels(s, model, unbounded, gpu, features, setup, step, graph_of);
-  if (drafts) fill_draft_passes(segments[1], segments[2], draft, gpu, features, setup, step, graph_of);
+  if (drafts) fill_draft_passes(segments[1], segments[2], *draft, gpu, features, setup, step, graph_of);
 }
 
 // The device half of a serving step's workload: a steady state with the engine's `sampling`.
@@ -600,15 +601,12 @@ std::vector<SimSegment> speculative_decode(const ModelSpec& model, const Gpu& gp
   step.decode_positions = spec.verify_positions();
   step.draft_passes = spec.draft_passes();
   step.logits = request.batch * spec.verify_positions();
-  ModelSpec unbounded = model;
-  unbounded.max_positions.reset();
-  std::optional<ModelSpec> draft = spec.draft;
-  if (draft) draft->max_positions.reset();
+  const std::optional<ModelSpec> draft =
+      spec.draft ? std::optional<ModelSpec>(without_context_window(*spec.draft)) : std::nullopt;
   std::vector<SimSegment> segments;
   fill_mixed_step(
-      segments, model, unbounded, gpu, device_features(gpu, request), request, step,
-      [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); },
-      DraftModels{draft ? &*draft : nullptr, draft ? &*draft : nullptr});
+      segments, model, without_context_window(model), gpu, device_features(gpu, request), request, step,
+      [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); }, draft ? &*draft : nullptr);
   for (SimSegment& s : segments) s.steps *= spec.verification_steps(request.gen_tokens - 1);
   return segments;
 }
@@ -616,8 +614,7 @@ std::vector<SimSegment> speculative_decode(const ModelSpec& model, const Gpu& gp
 // The draft's prefill of the prompt (its own KV cache of it, and its first proposal), inside the target's prefill
 // step: its layers over the batch's prompts and its LM head once per sequence.
 SimSegment draft_prefill(const ModelSpec& draft, const Gpu& gpu, const Request& request) {
-  ModelSpec unbounded = draft;
-  unbounded.max_positions.reset();
+  const ModelSpec unbounded = without_context_window(draft);
   MixedStep step;
   step.prefill_tokens = request.batch * request.prompt_tokens;
   step.prefill_chunks = request.batch;
@@ -693,15 +690,13 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
 
 SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Request& setup, const MixedStep& step,
                                 const SamplingMode& sampling, const PowerSetting& power, const ModelSpec* draft) {
-  ModelSpec unbounded = model;
-  unbounded.max_positions.reset();
-  std::optional<ModelSpec> draft_unbounded;
-  if (draft) draft_unbounded = *draft, draft_unbounded->max_positions.reset();
+  const std::optional<ModelSpec> draft_unbounded =
+      draft ? std::optional<ModelSpec>(without_context_window(*draft)) : std::nullopt;
   SimWorkload w;
   fill_mixed_step(
-      w.decode, model, unbounded, gpu, device_features(gpu, setup), setup, step,
+      w.decode, model, without_context_window(model), gpu, device_features(gpu, setup), setup, step,
       [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); },
-      DraftModels{draft, draft ? &*draft_unbounded : nullptr});
+      draft_unbounded ? &*draft_unbounded : nullptr);
   set_step_device(w, gpu, setup, sampling, power);
   return w;
 }
@@ -842,15 +837,13 @@ SimResult SetupSimulator::simulate(const Request& request) {
 MixedStepWorkloads::MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, const Request& setup,
                                        const SamplingMode& sampling, const PowerSetting& power, const ModelSpec* draft)
     : model_(model),
-      unbounded_(model),
+      unbounded_(without_context_window(model)),
       gpu_(gpu),
       setup_(setup),
       features_(device_features(gpu, setup)),
       graph_(model, with_unit_counts(setup)) {
-  unbounded_.max_positions.reset();
   if (draft) {
-    draft_ = std::make_unique<ModelSpec>(*draft);
-    draft_->max_positions.reset();  // its passes run at the target's contexts, checked against the target
+    draft_ = std::make_unique<ModelSpec>(without_context_window(*draft));
     draft_graph_ = std::make_unique<KernelGraphTemplate>(*draft_, with_unit_counts(setup));
   }
   workload_.decode.resize(1);
@@ -866,8 +859,7 @@ const SimWorkload& MixedStepWorkloads::workload(const MixedStep& step) {
     validate_counts(request, model);
     return graph_.evaluate(request);
   };
-  fill_mixed_step(workload_.decode, model_, unbounded_, gpu_, features_, setup_, step, graph_of,
-                  DraftModels{draft_.get(), draft_.get()});
+  fill_mixed_step(workload_.decode, model_, unbounded_, gpu_, features_, setup_, step, graph_of, draft_.get());
   return workload_;
 }
 

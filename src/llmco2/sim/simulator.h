@@ -43,7 +43,7 @@ struct SimScenario {
   long decode_steps = 0;
   SamplingMode sampling;  // what the engine's sampler does per step (EngineProfile::sampler_bytes_per_logit)
   // Speculative decoding: each decode step verifies k + 1 positions per sequence after the draft's k passes, and
-  // yields tokens_per_step tokens on average (needs the KV cache; the decode runs at the mean context).
+  // yields tokens_per_step() tokens on average (needs the KV cache; the decode runs at the mean context).
   Speculation speculation;
   bool operator==(const SimScenario&) const = default;
 };

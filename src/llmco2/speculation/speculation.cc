@@ -120,7 +120,7 @@ double Speculation::verification_steps(long tokens) const {
     for (size_t j = 1; j <= k + 1 && static_cast<long>(j) < t; ++j) n += yield[j] * steps[static_cast<size_t>(t) - j];
     steps[static_cast<size_t>(t)] = n;
   }
-  return steps[static_cast<size_t>(exact)] + static_cast<double>(tokens - exact) / tokens_per_step;
+  return steps[static_cast<size_t>(exact)] + static_cast<double>(tokens - exact) / tokens_per_step();
 }
 
 std::vector<double> geometric_acceptance(double acceptance_rate, int k) {
@@ -213,7 +213,6 @@ Speculation resolve_speculation(const std::string& method, int draft_tokens, std
     }
     if (!acceptance_rate) {
       s.accepted_through = through_k(m.accepted_through, s.draft_tokens);
-      s.tokens_per_step = tokens_per_step(m.accepted_through, s.draft_tokens);
       s.acceptance_basis = acceptance_basis(m);
       if (static_cast<size_t>(s.draft_tokens) > m.accepted_through.size())
         s.acceptance_basis += fmt::format("; drafts past the {} measured keep the last measured conditional rate",
@@ -222,7 +221,6 @@ Speculation resolve_speculation(const std::string& method, int draft_tokens, std
     }
   }
   s.accepted_through = geometric_acceptance(*acceptance_rate, s.draft_tokens);
-  s.tokens_per_step = tokens_per_step(s.accepted_through, s.draft_tokens);
   s.acceptance_basis =
       fmt::format("given: {} per draft token, independent positions (Leviathan et al. 2023)", *acceptance_rate);
   return s;

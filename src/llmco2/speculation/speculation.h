@@ -47,19 +47,20 @@ std::vector<double> geometric_acceptance(double acceptance_rate, int k);
 
 // Speculative decoding of one setup, resolved: what a decode step verifies, yields and drafts.
 struct Speculation {
-  std::string method;          // empty: off
-  int draft_tokens = 0;        // k
-  double tokens_per_step = 1;  // mean tokens one verification yields (1 .. k + 1)
+  std::string method;    // empty: off
+  int draft_tokens = 0;  // k
   // What each of the k draft passes runs per decoding sequence (one token); nullopt: nothing on the GPU (n-gram).
   std::optional<ModelSpec> draft;
   // Weights the draft adds to each GPU beside the target's (a head shares the target's embedding, and its LM head
   // unless it has its own vocabulary), at the request's precision.
   double draft_weight_bytes = 0;
-  std::string acceptance_basis;          // where tokens_per_step comes from
+  std::string acceptance_basis;          // where accepted_through comes from
   std::vector<double> accepted_through;  // P(the first i drafts accepted), i = 1..k, as used
   bool active() const { return draft_tokens > 0; }
+  // The mean tokens one verification yields (1 .. k + 1); 1 when off.
+  double tokens_per_step() const { return speculation::tokens_per_step(accepted_through, draft_tokens); }
   // The mean verifications that produce `tokens` tokens when each yields 1 + (the drafts accepted) but never more
-  // than remain: tokens / tokens_per_step for long outputs, a whole step for the last few (one for one token).
+  // than remain: tokens / tokens_per_step() for long outputs, a whole step for the last few (one for one token).
   double verification_steps(long tokens) const;
   long verify_positions() const { return draft_tokens + 1L; }
   double draft_passes() const { return draft ? static_cast<double>(draft_tokens) : 0.0; }
