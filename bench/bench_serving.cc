@@ -106,5 +106,24 @@ void BM_ServeSimAzureChatEagle3(benchmark::State& state) {
 }
 BENCHMARK(BM_ServeSimAzureChatEagle3)->Unit(benchmark::kMillisecond);
 
+// Pipeline parallelism's cost: the same hour with the layers in 2 stages of 1 GPU each (one scheduler per stage, each
+// step a micro-batch's chain through both stages) against BM_ServeSimAzureChat.
+void BM_ServeSimAzureChatTwoStages(benchmark::State& state) {
+  const RequestLog log = read_request_log(data_dir() / "azure" / "AzureLLMInferenceTrace_conv.csv");
+  const SimParams params = load_sim_params(default_sim_params_path());
+  Deployment d = llama_on_h100();
+  d.setup.pipeline_parallel = 2;
+  long requests = 0, shapes = 0;
+  for (auto _ : state) {
+    const ReplayTotals t = replay(log, d, params, {}, [](const ServedRequest&) {});
+    benchmark::DoNotOptimize(t.busy_energy_j);
+    requests += t.completed;
+    shapes = t.distinct_shapes;
+  }
+  state.SetItemsProcessed(requests);
+  state.counters["distinct_shapes"] = static_cast<double>(shapes);
+}
+BENCHMARK(BM_ServeSimAzureChatTwoStages)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace llmco2

@@ -3,7 +3,7 @@
 set(LLMCO2_UNIT_TEST_SOURCES
   core/dtype_test.cc core/names_test.cc core/output_manifest_test.cc core/csv_test.cc core/json_io_test.cc core/dynamic_loading_test.cc core/log_histogram_test.cc
   dataset/dataset_csv_test.cc measured/importers_test.cc sim/simulator_test.cc sim/calibration_test.cc
-  sim/setup_simulator_test.cc
+  sim/setup_simulator_test.cc sim/pipeline_test.cc
   model/hf_config_test.cc
   hardware/gpu_catalog_test.cc hardware/catalog_index_test.cc hardware/host_power_test.cc hardware/roofline_test.cc hardware/engine_precision_test.cc
   graph/context_test.cc graph/layer_kernels_test.cc graph/kernel_graph_test.cc

@@ -29,6 +29,7 @@ struct Request {
   std::optional<Json> model_config;    // a config.json's content, used instead of the catalog (`model` names it)
   std::string gpu = "h100-sxm";        // GPU id, alias or nvidia-smi name; where paths are allowed, a GPU JSON file
   int gpus = 1;                        // tensor parallelism
+  int pipeline_parallel = 1;           // pipeline stages, each of `gpus` GPUs (vLLM --pipeline-parallel-size)
   long batch = 1;                      // sequences per batch
   long prompt_tokens = 1024;           // per sequence
   long gen_tokens = 128;               // per sequence
@@ -59,7 +60,7 @@ struct Request {
 };
 
 // A request from its JSON form, the one the HTTP API and the Python bindings take: the keys are the CLI's flags
-// (model, gpu, gpus, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, clock_mhz, spec,
+// (model, gpu, gpus, pp, batch, prompt, gen, dtype, flash, engine, expert_parallel, power_cap, clock_mhz, spec,
 // spec_tokens, spec_acceptance, scope, node, region, ci, pue, lifetime, embodied_basis, embodied_kg, predictor), plus
 // model_config (an object). Missing keys keep
 // `defaults`' values. Throws Error naming `where` and the key for an unknown key or a value of the wrong type. A

@@ -1,9 +1,9 @@
 """llmco2: energy, latency and CO2 of LLM inference requests, before they run.
 
 The same C++ core as the ``llmco2`` command line and its HTTP server (include/llmco2/api.h): every answer here equals
-the CLI's ``--format json`` for the same request. Keywords are the CLI's flags (model, gpu, gpus, batch, prompt, gen,
-dtype, flash, engine, expert_parallel, power_cap, clock_mhz, spec, spec_tokens, spec_acceptance, scope, node, region,
-ci, pue, lifetime, embodied_basis, embodied_kg, predictor) plus model_config (a config.json as a dict);
+the CLI's ``--format json`` for the same request. Keywords are the CLI's flags (model, gpu, gpus, pp, batch, prompt,
+gen, dtype, flash, engine, expert_parallel, power_cap, clock_mhz, spec, spec_tokens, spec_acceptance, scope, node,
+region, ci, pue, lifetime, embodied_basis, embodied_kg, predictor) plus model_config (a config.json as a dict);
 ``help(llmco2.predict)`` lists each with its unit and default. Bad input raises llmco2.Error (a ValueError) with the
 CLI's message. ``llmco2.serve_sim`` replays a request log through a deployment; the research commands (simulate,
 graph, sample, import, calibrate, serve-validate, score-campaign, check-outputs) are in ``llmco2.research``.
@@ -38,6 +38,7 @@ _MEANING = {
     "model_config": "a config.json's content (a dict), used instead of the catalog",
     "gpu": "GPU id (llmco2.gpus()), alias (h100), nvidia-smi name or a GPU JSON path",
     "gpus": "number of GPUs, tensor parallel",
+    "pp": "pipeline stages (vLLM --pipeline-parallel-size), each of `gpus` GPUs: pp x gpus GPUs in all",
     "batch": "sequences per batch",
     "prompt": "prompt tokens per sequence",
     "gen": "generated (output) tokens per sequence",
@@ -156,7 +157,7 @@ def _given(arguments, rest):
 
 
 @_documented
-def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
+def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, pp=1, batch=1, prompt=1024, gen=128,
             dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
             spec=None, spec_tokens=0, spec_acceptance=None, scope="node",
             node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
@@ -173,7 +174,7 @@ def predict(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, 
 
 
 @_documented
-def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=None, gpus=None, batch=None,
+def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=None, gpus=None, pp=None, batch=None,
                  prompt=None, gen=None, dtype=None, flash=None, engine=None, expert_parallel=None, power_cap=None,
                  clock_mhz=None, spec=None, spec_tokens=None,
                  spec_acceptance=None, scope=None, node=None, region=None, ci=None, pue=None, lifetime=None,
@@ -208,7 +209,7 @@ def predict_many(frame=None, threads=0, *, model=None, model_config=None, gpu=No
 
 
 @_documented
-def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
+def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, pp=1, batch=1, prompt=1024, gen=128,
             dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
             spec=None, spec_tokens=0, spec_acceptance=None, scope="node",
             node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
@@ -227,7 +228,7 @@ def compare(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, 
 
 
 @_documented
-def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
+def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, pp=1, batch=1, dtype=None,
                 flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
                 spec=None, spec_tokens=0, spec_acceptance=None, scope="node",
                 node=None, region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None,
@@ -244,7 +245,7 @@ def score_trace(path, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm"
 
 @_documented
 def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, model="llama-3.1-8b",
-                   model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None, flash=True, engine="vllm",
+                   model_config=None, gpu="h100-sxm", gpus=1, pp=1, batch=1, dtype=None, flash=True, engine="vllm",
                    expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
                    spec=None, spec_tokens=0, spec_acceptance=None, scope="node", node=None, region=None, ci=None,
                    pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, predictor="sim", site=None,
@@ -260,7 +261,7 @@ def score_requests(prompt_tokens, gen_tokens, time_s=None, source="columns", *, 
 
 
 @_documented(meaning=_SERVE_SIM_MEANING)
-def serve_sim(log=None, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, dtype=None,
+def serve_sim(log=None, *, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, pp=1, batch=1, dtype=None,
               flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
               spec=None, spec_tokens=0, spec_acceptance=None, scope="node", node=None,
               region=None, ci=None, pue=None, lifetime=None, embodied_basis="llmcarbon", embodied_kg=None, replicas=1,

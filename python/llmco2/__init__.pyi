@@ -24,7 +24,7 @@ class Error(ValueError):
     """Bad input: the message is the one the CLI prints after 'llmco2: error: '."""
 
 def predict(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm",
-            gpus: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128, dtype: str | None = None,
+            gpus: int = 1, pp: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128, dtype: str | None = None,
             flash: bool = True, engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0,
             clock_mhz: float = 0.0,
             spec: str | None = None, spec_tokens: int = 0, spec_acceptance: float | None = None,
@@ -34,7 +34,8 @@ def predict(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | No
             site: str | os.PathLike[str] | None = None, **rest: Any) -> Json: ...
 
 def predict_many(frame: Any = None, threads: int = 0, *, model: Column = None, model_config: Column = None,
-                 gpu: Column = None, gpus: Column = None, batch: Column = None, prompt: Column = None,
+                 gpu: Column = None, gpus: Column = None, pp: Column = None,
+                 batch: Column = None, prompt: Column = None,
                  gen: Column = None, dtype: Column = None, flash: Column = None, engine: Column = None,
                  expert_parallel: Column = None, power_cap: Column = None, clock_mhz: Column = None,
                  spec: Column = None, spec_tokens: Column = None, spec_acceptance: Column = None,
@@ -44,7 +45,7 @@ def predict_many(frame: Any = None, threads: int = 0, *, model: Column = None, m
                  **rest: Column) -> dict[str, npt.NDArray[np.float64]]: ...
 
 def compare(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm",
-            gpus: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128, dtype: str | None = None,
+            gpus: int = 1, pp: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128, dtype: str | None = None,
             flash: bool = True, engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0,
             clock_mhz: float = 0.0,
             spec: str | None = None, spec_tokens: int = 0, spec_acceptance: float | None = None,
@@ -55,7 +56,8 @@ def compare(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | No
             counts: Sequence[int] = (1, 2, 4, 8), slo_ms: float | None = None, **rest: Any) -> Json: ...
 
 def score_trace(path: str, *, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | None = None,
-                gpu: str = "h100-sxm", gpus: int = 1, batch: int = 1, dtype: str | None = None, flash: bool = True,
+                gpu: str = "h100-sxm", gpus: int = 1, pp: int = 1,
+                batch: int = 1, dtype: str | None = None, flash: bool = True,
                 engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0, clock_mhz: float = 0.0,
                 spec: str | None = None, spec_tokens: int = 0, spec_acceptance: float | None = None,
                 scope: str = "node", node: str | None = None, region: str | None = None, ci: float | None = None,
@@ -67,7 +69,7 @@ def score_trace(path: str, *, model: str = "llama-3.1-8b", model_config: Mapping
 
 def score_requests(prompt_tokens: Sequence[int], gen_tokens: Sequence[int], time_s: Sequence[float] | None = None,
                    source: str = "columns", *, model: str = "llama-3.1-8b",
-                   model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm", gpus: int = 1,
+                   model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm", gpus: int = 1, pp: int = 1,
                    batch: int = 1, dtype: str | None = None, flash: bool = True, engine: str = "vllm",
                    expert_parallel: bool = False, power_cap: float = 0.0, clock_mhz: float = 0.0,
                    spec: str | None = None, spec_tokens: int = 0, spec_acceptance: float | None = None,
@@ -79,7 +81,8 @@ def score_requests(prompt_tokens: Sequence[int], gen_tokens: Sequence[int], time
                    by_request_csv: str | None = None, **rest: Any) -> Json: ...
 
 def serve_sim(log: str | os.PathLike[str] | None = None, *, model: str = "llama-3.1-8b",
-              model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm", gpus: int = 1, batch: int = 1,
+              model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm", gpus: int = 1, pp: int = 1,
+              batch: int = 1,
               dtype: str | None = None, flash: bool = True, engine: str = "vllm", expert_parallel: bool = False,
               power_cap: float = 0.0, clock_mhz: float = 0.0, spec: str | None = None, spec_tokens: int = 0,
               spec_acceptance: float | None = None, scope: str = "node", node: str | None = None,

@@ -68,7 +68,8 @@ _SERVE_VALIDATE = {**_MEANING, "source": "the dataset source whose rows are repl
 
 
 @_documented(meaning=_MEANING)
-def kernel_graph(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
+def kernel_graph(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, pp=1,
+                 batch=1, prompt=1024, gen=128,
                  dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0,
                  format="json", phase="prefill", **rest):
     """The kernel graph of one layer of the request, with its prefill and decode features -> dict equal to
@@ -81,7 +82,7 @@ def kernel_graph(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpu
 
 
 @_documented(meaning=_MEANING)
-def simulate(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, batch=1, prompt=1024, gen=128,
+def simulate(*, model="llama-3.1-8b", model_config=None, gpu="h100-sxm", gpus=1, pp=1, batch=1, prompt=1024, gen=128,
              dtype=None, flash=True, engine="vllm", expert_parallel=False, power_cap=0.0, clock_mhz=0.0, params=None,
              **rest):
     """What an NVML measurement of the request would read, by the reference simulator -> dict equal to

@@ -13,13 +13,13 @@ Json = dict[str, Any]
 Path = str | os.PathLike[str]
 
 def kernel_graph(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | None = None,
-                 gpu: str = "h100-sxm", gpus: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128,
+                 gpu: str = "h100-sxm", gpus: int = 1, pp: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128,
                  dtype: str | None = None, flash: bool = True, engine: str = "vllm", expert_parallel: bool = False,
                  power_cap: float = 0.0, clock_mhz: float = 0.0, format: str = "json", phase: str = "prefill",
                  **rest: Any) -> Json: ...
 
 def simulate(*, model: str = "llama-3.1-8b", model_config: Mapping[str, Any] | None = None, gpu: str = "h100-sxm",
-             gpus: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128, dtype: str | None = None,
+             gpus: int = 1, pp: int = 1, batch: int = 1, prompt: int = 1024, gen: int = 128, dtype: str | None = None,
              flash: bool = True, engine: str = "vllm", expert_parallel: bool = False, power_cap: float = 0.0,
              clock_mhz: float = 0.0, params: Path | None = None, **rest: Any) -> Json: ...
 

@@ -39,6 +39,9 @@ void add_request_flags(CLI::App& c, api::Request& r, bool with_tokens) {
   c.add_option("--spec-tokens", r.spec_tokens, "draft tokens per step (default: the method's, e.g. eagle 3)");
   c.add_option("--spec-acceptance", r.spec_acceptance,
                "per-token acceptance rate of the drafts, in (0, 1) (default: the method's measured acceptance)");
+  c.add_option("--pp", r.pipeline_parallel,
+               "pipeline stages (vLLM --pipeline-parallel-size), each of --gpus GPUs: --pp x --gpus GPUs in all, "
+               "the layers split in consecutive stages, the batch in one micro-batch per stage; default 1");
   c.add_flag("--expert-parallel", r.expert_parallel,
              "mixture of experts over --gpus: each GPU holds whole experts (vLLM --enable-expert-parallel), not a "
              "slice of every expert");

@@ -629,6 +629,7 @@ py::dict defaults() {
                         {"model_config", r.model_config ? *r.model_config : Json(nullptr)},
                         {"gpu", r.gpu},
                         {"gpus", r.gpus},
+                        {"pp", r.pipeline_parallel},
                         {"batch", r.batch},
                         {"prompt", r.prompt_tokens},
                         {"gen", r.gen_tokens},

@@ -17,13 +17,14 @@ using testing_support::error_of;
 
 TEST(ApiRequest, KeysAreTheCliFlags) {
   const Request r = request_from_json(Json::parse(
-      R"({"model":"qwen2-0.5b","gpu":"a100-80gb-sxm","gpus":2,"batch":4,"prompt":512,"gen":64,"dtype":"fp16",
+      R"({"model":"qwen2-0.5b","gpu":"a100-80gb-sxm","gpus":2,"pp":3,"batch":4,"prompt":512,"gen":64,"dtype":"fp16",
           "flash":false,"engine":"sglang","expert_parallel":true,"power_cap":300,"clock_mhz":1200,
           "spec":"eagle","spec_tokens":2,"spec_acceptance":0.7,"scope":"gpu","region":"FRA","ci":50,"pue":1.2,
           "lifetime":4,"embodied_basis":"vendor","embodied_kg":100,"predictor":"sim"})"));
   EXPECT_EQ(r.model, "qwen2-0.5b");
   EXPECT_EQ(r.gpu, "a100-80gb-sxm");
   EXPECT_EQ(r.gpus, 2);
+  EXPECT_EQ(r.pipeline_parallel, 3);
   EXPECT_EQ(r.batch, 4);
   EXPECT_EQ(r.prompt_tokens, 512);
   EXPECT_EQ(r.gen_tokens, 64);
@@ -44,7 +45,7 @@ TEST(ApiRequest, KeysAreTheCliFlags) {
   EXPECT_EQ(r.embodied_basis, "vendor");
   EXPECT_EQ(*r.embodied_kg, 100);
   EXPECT_EQ(r.predictor, "sim");
-  EXPECT_EQ(request_keys().size(), 25u);  // the 24 flags above and model_config
+  EXPECT_EQ(request_keys().size(), 26u);  // the 25 flags above and model_config
 }
 
 TEST(ApiRequest, BadKeysAndTypesAreNamed) {

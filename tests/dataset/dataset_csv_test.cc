@@ -71,7 +71,8 @@ TEST(DatasetCsv, RejectsBadRowsWithLineAndReasonAndKeepsTheRest) {
   EXPECT_EQ(read.rejects[1].message(), "d.csv:4: energy_total 500 is not prefill + decode = 400");
   EXPECT_EQ(read.rejects[2].message(), "d.csv:5: unknown caveat 'made_up' (see docs/data.md)");
   EXPECT_EQ(read.rejects[3].message(), "d.csv:6: no energy and no latency value");
-  EXPECT_EQ(read.rejects[4].message(), "d.csv:7: gpus 3 is not tensor_parallel 2 x data_parallel 1");
+  EXPECT_EQ(read.rejects[4].message(),
+            "d.csv:7: gpus 3 is not tensor_parallel 2 x pipeline_parallel 1 x data_parallel 1");
   EXPECT_EQ(read.rejects[5].message(), "d.csv:8: column 'batch': expected a number, got 'two'");
 }
 

@@ -176,5 +176,23 @@ TEST(Node, RefusesBadFilesWithOneLine) {
       << node_refusal(j);
 }
 
+// The network between nodes (pipeline stages over nodes): Gb/s per GPU and direction, read as bytes per second,
+// range-checked and sourced like every other value; a file without it names none.
+TEST(Node, ScaleOutNetworkIsReadPerGpuAndSourced) {
+  EXPECT_TRUE(test_node().scale_out_kind.empty());
+  EXPECT_EQ(test_node().scale_out_bytes_per_s_per_gpu, 0);
+  Json j = test_node_json();
+  j["scale_out"] = Json::parse(R"({"kind": "infiniband-ndr", "gbps_per_gpu": 400})");
+  j["sources"]["scale_out"] = "one 400 Gb/s card per GPU";
+  const Node n = node_from_json(j, "net.json");
+  EXPECT_EQ(n.scale_out_kind, "infiniband-ndr");
+  EXPECT_DOUBLE_EQ(n.scale_out_bytes_per_s_per_gpu, 50e9);
+  j["scale_out"]["gbps_per_gpu"] = 40000;  // Gb/s given as Mb/s
+  EXPECT_NE(node_refusal(j).find("scale_out.gbps_per_gpu = 40000 is outside"), std::string::npos) << node_refusal(j);
+  j["scale_out"]["gbps_per_gpu"] = 400;
+  j["sources"].erase("scale_out");
+  EXPECT_NE(node_refusal(j).find("sources has no entry for 'scale_out'"), std::string::npos) << node_refusal(j);
+}
+
 }  // namespace
 }  // namespace llmco2

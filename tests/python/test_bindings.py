@@ -22,7 +22,7 @@ def test_predict_equals_the_cli():
 
 def test_every_request_key_is_accepted_as_a_keyword():
     keys = llmco2.request_keys()
-    assert keys[:7] == ["model", "model_config", "gpu", "gpus", "batch", "prompt", "gen"]
+    assert keys[:8] == ["model", "model_config", "gpu", "gpus", "pp", "batch", "prompt", "gen"]
     answer = llmco2.predict(model="qwen2-0.5b", gpu="a100-80gb-sxm", gpus=1, batch=2, prompt=128, gen=16, dtype="bf16",
                             flash=True, engine="vllm", power_cap=300, scope="gpu", region="USA", ci=400, pue=1.2,
                             lifetime=4, embodied_basis="llmcarbon", predictor="llmco2")

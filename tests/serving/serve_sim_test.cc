@@ -756,3 +756,64 @@ TEST(PrefixCache, LoggedCachedTokensAreSkippedUnlessCachingIsOff) {
 
 }  // namespace
 }  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+Deployment staged_deployment(int tp, int stages) {
+  Deployment d = h100_deployment();
+  d.model = ModelCatalog::bundled().resolve("llama-3.1-70b");
+  d.setup.precision = d.model.default_precision;
+  d.setup.gpus = tp, d.setup.pipeline_parallel = stages;
+  return d;
+}
+
+// A lone request through 2 stages is one micro-batch's chain: the isolated simulation (predict) of the same request
+// within the replay's 4% step grid, energy of all 8 GPUs included (the idle stage's scheduler draws its GPUs' idle
+// power meanwhile).
+TEST(PipelineServing, ALoneRequestCostsWhatPredictSays) {
+  const Deployment d = staged_deployment(4, 2);
+  const Replayed one = run_log(log_of({{0, 512, 64}}), d);
+  ASSERT_EQ(one.requests.size(), 1u);
+  Request request = d.setup;
+  request.prompt_tokens = 512, request.gen_tokens = 64;
+  const SimResult alone = simulate(d.model, d.gpu, request, SimScenario{}, default_sim_params());
+  EXPECT_EQ(one.totals.gpus_total, 8);
+  EXPECT_NEAR(one.requests[0].finish_s / alone.latency_s.total(), 1.0, 0.02);
+  EXPECT_NEAR(one.requests[0].first_token_s / alone.latency_s.prefill, 1.0, 0.02);
+  EXPECT_NEAR((one.totals.busy_energy_j + one.totals.idle_energy_j) / alone.energy_j.total(), 1.0, 0.02);
+}
+
+// vLLM gives each stage's scheduler (virtual engine) max_num_seqs and half the cache's blocks at 2 stages; a block
+// holds the KV of the stage's layers only (40 of Llama-3.1-70B's 80 on each GPU).
+TEST(PipelineServing, EachStagesSchedulerHasItsShareOfTheBlocks) {
+  const SchedulerLimits one = scheduler_limits(staged_deployment(8, 1));
+  const Deployment d = staged_deployment(8, 2);
+  const SchedulerLimits two = scheduler_limits(d);
+  EXPECT_EQ(two.max_num_seqs, one.max_num_seqs);
+  // By hand from the memory plans: blocks of the whole pipeline = capacity per GPU / (block bytes per GPU), halved.
+  Request probe = d.setup;
+  probe.batch = 1, probe.prompt_tokens = 1, probe.gen_tokens = 1;
+  const MemoryPlan plan = plan_memory(d.model, probe, d.gpu);
+  Request block = probe;
+  block.prompt_tokens = 15;
+  const double block_bytes = kv_bytes_per_sequence_per_gpu(d.model, block);
+  EXPECT_DOUBLE_EQ(block_bytes, 16 * 40 * 1 * 128 * 2 * 2.0);  // 16 tokens x 40 layers x 1 KV head per GPU x K, V
+  EXPECT_EQ(two.kv_blocks, static_cast<long>(std::floor(plan.kv_capacity_bytes_per_gpu / block_bytes)) / 2);
+  EXPECT_GT(two.kv_blocks, one.kv_blocks);  // the stages' GPUs hold half the weights each
+}
+
+// Two requests at once go to the two stages' schedulers, one micro-batch each: both start at time 0 and pass through
+// the stages in the same chain time as one alone.
+TEST(PipelineServing, TwoRequestsRunAsTwoMicroBatches) {
+  const Deployment d = staged_deployment(4, 2);
+  const Replayed one = run_log(log_of({{0, 512, 64}}), d);
+  const Replayed two = run_log(log_of({{0, 512, 64}, {0, 512, 64}}), d);
+  ASSERT_EQ(two.requests.size(), 2u);
+  EXPECT_DOUBLE_EQ(two.requests[0].finish_s, one.requests[0].finish_s);
+  EXPECT_DOUBLE_EQ(two.requests[1].finish_s, one.requests[0].finish_s);
+  EXPECT_EQ(two.totals.steps, 2 * one.totals.steps);
+}
+
+}  // namespace
+}  // namespace llmco2

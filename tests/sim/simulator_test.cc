@@ -4,6 +4,7 @@
 
 #include "support/all_modules.h"
 #include "support/error_of.h"
+#include "support/hand_sim_params.h"
 
 #include <cmath>
 #include <functional>
@@ -20,27 +21,7 @@
 
 namespace llmco2 {
 namespace {
-
-// Parameters whose every value is set by the test, so the expected numbers follow by hand.
-SimParams hand_params() {
-  SimParams p;
-  KernelEfficiency e;
-  e.gemm_efficiency = 0.5, e.gemm_tile_rows = 1;  // 0.5 of the peak at any row count
-  e.memory_efficiency = 0.5, e.memory_half_bytes = 1e-9;
-  e.kernel_floor_s = 1e-5;
-  p.kernels.generations["default"] = e;
-  p.kernels.networks["default"] = NetworkEfficiency{};
-  p.kernels.direct["default"] = DirectAllReduceEfficiency{};
-  EngineProfile engine;
-  engine.id = "default";
-  engine.cuda_graphs = false;
-  engine.launch_host_s = 1e-6;
-  engine.step_host_s = 1e-3;
-  engine.step_host_per_seq_s = 0;
-  p.engines.add(engine);
-  p.power = {0.2, 0.5, 0.4, 0.0};
-  return p;
-}
+using testing_support::hand_sim_params;
 
 // A prefill of `steps` steps of one GEMM (`ops`, `bytes`, 1e15 op/s peak) launched `count` times per step, on a
 // 700 W board idling at 100 W with 2 TB/s; engine "vllm" is not in hand_params: its "default" profile applies.
@@ -61,7 +42,7 @@ TEST(Simulator, OneSegmentByHand) {
   // kernel: 1e-5 + max(1e12 / (1e15 x 0.5), 1e9 / (2e12 x 0.5)) = 2.01e-3 s; 2 launches: 4.02e-3 s busy;
   // host launches 2 x 1e-6 s < busy; step: 4.02e-3 + 1e-3 host = 5.02e-3 s. Ideal compute 2 x 1e-3 s, memory 2 x 0.5e-3
   // s. energy/step = 100 W x 5.02e-3 s + 600 W x (0.2 x 4.02e-3 + 0.5 x 2e-3 + 0.4 x 1e-3) s = 0.502 + 1.3224 J.
-  const SimResult r = run_workload(w, hand_params());
+  const SimResult r = run_workload(w, hand_sim_params());
   EXPECT_NEAR(r.latency_s.prefill, 10 * 5.02e-3, 1e-12);
   EXPECT_NEAR(r.energy_j.prefill, 10 * 1.8244, 1e-9);
   EXPECT_NEAR(r.mean_power_w, 1.8244 / 5.02e-3, 1e-6);
@@ -78,7 +59,7 @@ TEST(Simulator, GemmsWithoutTensorUnitsRunOnTheCudaCoresInWholeTiles) {
   SimWorkload w = one_gemm_workload(1, 2.0 * 40 * 4096 * 4096, 4096.0 * 4096 * 2, 1);
   KernelWork& work = w.prefill.at(0).kernels.at(0).work;
   work.rows = 40, work.peak_ops_per_s = 15.7e12, work.simt_efficiency = kEmulatedGemmEfficiency;
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   p.power.compute = 0.9, p.power.simt = 0.5;
   const SimResult r = run_workload(w, p);
   const double busy_s = 1e-5 + 4.4739243e-4, step_s = busy_s + 1e-3;
@@ -118,7 +99,7 @@ TEST(Simulator, Bf16OnAVoltaRunsAtTheConvertedCudaCoreRateUnderPyTorch) {
 TEST(Simulator, AnEngineLoopingOverExpertsLaunchesEachLoadedExpert) {
   SimWorkload w = one_gemm_workload(1, 0, 0, 32);
   w.prefill.at(0).kernels.at(0).work.loop_experts = 8;
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   EXPECT_NEAR(run_workload(w, p).latency_s.prefill, 3.2e-4 + 1e-3, 1e-12);
   // Looping over 8 experts at 2.5 launches each: 32 x 8 x 2.5 x 1 us = 0.64 ms of launches, and the host waits for
   // the GPU in every such layer (each expert's torch.where), so the 0.32 ms of kernels add to it, not overlap.
@@ -247,7 +228,7 @@ TEST(Simulator, HostWaitsSerialiseLaunchesAndKernels) {
 // 4.02 ms of GPU work; one GPU overlaps them (4.02 + 1 ms host = 5.02 ms), the split adds 0.75 x 3 ms = 2.25 ms.
 TEST(Simulator, ALayerSplitWaitsForTheGpuOnAllButTheFirstGpu) {
   SimWorkload w = one_gemm_workload(10, 1e12, 1e9, 2);
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   p.engines.at("default").launch_host_s = 1.5e-3;
   EXPECT_NEAR(run_workload(w, p).latency_s.prefill, 10 * 5.02e-3, 1e-12);
   w.layer_split = true, w.gpus_total = 4;
@@ -302,7 +283,7 @@ TEST(Simulator, DecodeAttentionReadsItsCacheWithoutTilePadding) {
 TEST(Simulator, TheTimeBlockScaledGemmsLoseDrawsCudaCorePower) {
   SimWorkload w = one_gemm_workload(10, 1e12, 1e9, 2);
   w.prefill[0].kernels[0].work.block_scaled = true;
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   p.block_scaled_efficiency = 0.5;
   p.power.simt = 0.3;
   const SimResult r = run_workload(w, p);
@@ -358,7 +339,7 @@ TEST(Simulator, HostWaitInsideAStepDrawsTheWaitShareOfTheDynamicRange) {
   w.decode.push_back(s);
   w.tdp_w = 700, w.idle_w = 100;
   w.engine = "vllm";
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   p.power.wait = 0.25;
   const SimResult r = run_workload(w, p);
   EXPECT_NEAR(r.latency_s.decode, 4e-3, 1e-15);
@@ -375,7 +356,7 @@ TEST(Simulator, PowerNeverExceedsTheTdpOrTheCap) {
   w.prefill.push_back(s);
   w.roofs.memory_bytes_per_s = 2e12;
   w.tdp_w = 700, w.idle_w = 100;
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   p.power = {0.4, 1.4, 1.0};  // the largest coefficients the ranges allow: the load would exceed 1
   EXPECT_NEAR(run_workload(w, p).mean_power_w, 700.0, 1e-9);
   w.tdp_w = 400;  // a 400 W power cap
@@ -399,7 +380,7 @@ double one_gemm_power_w(double f, double busy_s, double time_s, double gemm_s, d
 // 0.7690.
 TEST(Simulator, WorkBeyondThePowerLimitRunsAtLowerClocks) {
   SimWorkload w = one_gemm_workload(1, 1e15, 1e6, 1);
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   p.power = {0.4, 1.4, 1.0, 0.0};
   EXPECT_NEAR(one_gemm_power_w(1.0, 2.00001, 2.00101, 2, 0, p.power), 659.7, 0.05);
   SimResult r = run_workload(w, p);
@@ -422,7 +403,7 @@ TEST(Simulator, WorkBeyondThePowerLimitRunsAtLowerClocks) {
 TEST(Simulator, ALockedClockRunsTheStepAtItBelowTheLimit) {
   SimWorkload w = one_gemm_workload(1, 1e15, 1e6, 1);
   w.clock_share = 0.5;
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   p.power = {0.4, 1.4, 1.0, 0.0};
   const SimResult r = run_workload(w, p);
   EXPECT_NEAR(r.latency_s.prefill, 4.00101, 1e-9);
@@ -439,7 +420,7 @@ TEST(Simulator, ALockedClockRunsTheStepAtItBelowTheLimit) {
 TEST(Simulator, ThrottlingStretchesBlockScaledGemmsAtTheirOwnEfficiency) {
   SimWorkload w = one_gemm_workload(1, 1e15, 1e6, 1);
   w.prefill[0].kernels[0].work.block_scaled = true;
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   p.block_scaled_efficiency = 0.5;
   p.power = {0.4, 1.4, 1.0, 0.0, 1.4};
   EXPECT_NEAR(one_gemm_power_w(1.0, 4.00001, 4.00101, 4, 2.000005, p.power) / 600, 1.4497, 1e-4);
@@ -460,7 +441,7 @@ TEST(Simulator, CudaGraphsReplaceEagerLaunchesInDecode) {
   w.prefill.push_back(s);
   w.roofs.memory_bytes_per_s = 2e12;
   w.tdp_w = 700, w.idle_w = 100;
-  SimParams p = hand_params();
+  SimParams p = hand_sim_params();
   p.engines.at("default").launch_host_s = 2e-5;
   p.engines.at("default").step_host_s = 0;
   const double eager_s = run_workload(w, p).latency_s.prefill;

@@ -26,9 +26,11 @@ namespace {
 
 // The engine as a subject line names it, with the request's speculative decoding.
 std::string engine_words(const Request& r) {
-  if (r.spec.empty()) return r.engine;
-  return fmt::format("{}, {} speculation{}", r.engine, r.spec,
-                     r.spec_tokens > 0 ? fmt::format(" k={}", r.spec_tokens) : "");
+  const std::string stages =
+      r.pipeline_parallel > 1 ? fmt::format(", {} pipeline stages of `gpus` each", r.pipeline_parallel) : "";
+  if (r.spec.empty()) return r.engine + stages;
+  return fmt::format("{}, {} speculation{}{}", r.engine, r.spec,
+                     r.spec_tokens > 0 ? fmt::format(" k={}", r.spec_tokens) : "", stages);
 }
 
 // Each row's evidence from its resolved setup, by GPU type and count (one request; a log's rows have none: their
@@ -167,8 +169,11 @@ Json rows_json(const Comparison& c, const RowEvidence& evidence) {
   Json rows = Json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
-    Json j = {
-        {"gpu", r.gpu}, {"gpus", r.gpus}, {"dtype", r.dtype.empty() ? Json() : Json(r.dtype)}, {"notes", r.notes}};
+    Json j = {{"gpu", r.gpu},
+              {"gpus", r.gpus},
+              {"pipeline_parallel", r.stages},
+              {"dtype", r.dtype.empty() ? Json() : Json(r.dtype)},
+              {"notes", r.notes}};
     if (!r.unavailable.empty()) {
       j["unavailable"] = r.unavailable;
     } else {
@@ -210,7 +215,10 @@ std::string capacity_table(const CapacityPlan& plan, const ChosenEvidence& evide
 
 Json capacity_json(const CapacityPlan& plan, const ChosenEvidence& evidence) {
   auto one = [](const CapacityCandidate& c) {
-    Json j = {{"gpu", c.gpu}, {"tensor_parallel", c.tensor_parallel}, {"replicas", c.replicas}};
+    Json j = {{"gpu", c.gpu},
+              {"tensor_parallel", c.tensor_parallel},
+              {"pipeline_parallel", c.pipeline_parallel},
+              {"replicas", c.replicas}};
     if (!c.unavailable.empty()) {
       j["unavailable"] = c.unavailable;
       return j;

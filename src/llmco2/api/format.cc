@@ -35,6 +35,7 @@ Json request_json(const ResolvedRequest& r) {
   return {{"model", r.model.id},
           {"gpu", r.gpu.id},
           {"gpus", r.request.gpus},
+          {"pipeline_parallel", r.request.pipeline_parallel},
           {"batch", r.request.batch},
           {"prompt_tokens", r.request.prompt_tokens},
           {"gen_tokens", r.request.gen_tokens},
@@ -55,13 +56,18 @@ Json speculation_json(const Speculation& s) {
           {"acceptance_basis", s.acceptance_basis}};
 }
 
+std::string stages_words(const graph::Request& r) {
+  return r.pipeline_parallel > 1 ? fmt::format(" x {} stages", r.pipeline_parallel) : "";
+}
+
 std::string request_line(const ResolvedRequest& r) {
   const std::string spec = r.speculation.active()
                                ? fmt::format(", {} speculation k={} ({:.2f} tokens per step)", r.speculation.method,
                                              r.speculation.draft_tokens, r.speculation.tokens_per_step())
                                : "";
-  return fmt::format("{} on {} x {} ({}{}{}), batch {}, prompt {}, gen {}, {}", r.model.id, r.request.gpus, r.gpu.id,
-                     r.request.engine, r.request.expert_parallel ? ", expert parallel" : "", spec, r.request.batch,
+  return fmt::format("{} on {}{} x {} ({}{}{}), batch {}, prompt {}, gen {}, {}", r.model.id, r.request.gpus,
+                     stages_words(r.request), r.gpu.id, r.request.engine,
+                     r.request.expert_parallel ? ", expert parallel" : "", spec, r.request.batch,
                      r.request.prompt_tokens, r.request.gen_tokens, r.request.precision.to_string());
 }
 

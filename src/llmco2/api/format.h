@@ -17,6 +17,8 @@ Json request_json(const ResolvedRequest& r);
 // The request's speculative decoding: method, draft tokens, tokens per verification and their basis; null when off.
 Json speculation_json(const Speculation& speculation);
 std::string request_line(const ResolvedRequest& r);
+// " x N stages" for a request with pipeline stages, else "": after the GPUs per stage in a setup's words.
+std::string stages_words(const graph::Request& request);
 
 // {"energy_scope": "gpu" or "node", "node": id or null, "energy_scope_label"}: which energy the figures count.
 Json energy_scope_json(const EnergyScope& scope);

@@ -70,6 +70,7 @@ const std::vector<std::pair<std::string, Setter>>& setters() {
        }},
       {"gpu", [](Request& r, const Reader& v) { r.gpu = v.text(); }},
       {"gpus", [](Request& r, const Reader& v) { r.gpus = static_cast<int>(v.integer(1, INT_MAX)); }},
+      {"pp", [](Request& r, const Reader& v) { r.pipeline_parallel = static_cast<int>(v.integer(1, INT_MAX)); }},
       {"batch", [](Request& r, const Reader& v) { r.batch = v.integer(1, LONG_MAX); }},
       {"prompt", [](Request& r, const Reader& v) { r.prompt_tokens = v.integer(1, LONG_MAX); }},
       {"gen", [](Request& r, const Reader& v) { r.gen_tokens = v.integer(1, LONG_MAX); }},

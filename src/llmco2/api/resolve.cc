@@ -91,9 +91,16 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
   r.flash_attention = f.flash_attention;
   r.engine = f.engine;
   r.expert_parallel = f.expert_parallel;
+  r.pipeline_parallel = f.pipeline_parallel;
   validate_setup(r, model);
+  if (r.pipeline_parallel > 1 && f.predictor != "sim")
+    fail("--pp: pipeline stages are simulated by the physics (--predictor sim); {} was never fitted on them",
+         f.predictor);
   out.notes = std::move(precision.notes);
   out.speculation = resolve_spec(f, model, r.precision, allow_paths);
+  if (r.pipeline_parallel > 1 && out.speculation.active())
+    fail("--pp {} with --spec {}: speculative decoding over pipeline stages is not simulated", r.pipeline_parallel,
+         f.spec);
   if (r.expert_parallel && r.gpus == 1)
     out.notes.push_back("--expert-parallel on one GPU: every expert is on it already");
   if (out.power.clock_share < 1)
@@ -101,7 +108,7 @@ ResolvedRequest resolve_setup(const Request& f, const ModelSpec& model, const Gp
         fmt::format("SM clock locked at {:g} MHz, {:.2f} of the {:g} MHz the peaks are quoted at: "
                     "compute-bound kernels slow by that share, memory-bound ones keep their pace",
                     f.clock_mhz, out.power.clock_share, *gpu.tensor_peak_clock()));
-  out.carbon = resolve_carbon(f, gpu, gpus, allow_paths);
+  out.carbon = resolve_carbon(f, gpu, r.total_gpus(), allow_paths);
   return out;
 }
 

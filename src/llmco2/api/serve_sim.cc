@@ -51,6 +51,7 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   j["deployment"] = {{"model", d.model.id},
                      {"gpu", d.gpu.id},
                      {"tensor_parallel", d.setup.gpus},
+                     {"pipeline_parallel", d.setup.pipeline_parallel},
                      {"replicas", d.replicas},
                      {"engine", d.setup.engine},
                      {"dtype", d.setup.precision.to_string()},
@@ -200,11 +201,13 @@ std::string summary_text(const Json& j) {
       spec.is_null()
           ? ""
           : fmt::format(", {} speculation k={}", spec["method"].get<std::string>(), spec["draft_tokens"].get<int>());
-  std::string out = fmt::format(
-      "{} on {} x {} x {} replicas ({}{}), {} requests over {:.1f} s{}\n", j["deployment"]["model"].get<std::string>(),
-      j["deployment"]["tensor_parallel"].get<int>(), j["deployment"]["gpu"].get<std::string>(),
-      j["deployment"]["replicas"].get<int>(), j["deployment"]["engine"].get<std::string>(), speculation,
-      j["requests"]["completed"].get<long>(), j["window_s"].get<double>(), clients);
+  const int stages = j["deployment"]["pipeline_parallel"].get<int>();
+  std::string out =
+      fmt::format("{} on {}{} x {} x {} replicas ({}{}), {} requests over {:.1f} s{}\n",
+                  j["deployment"]["model"].get<std::string>(), j["deployment"]["tensor_parallel"].get<int>(),
+                  stages > 1 ? fmt::format(" x {} stages", stages) : "", j["deployment"]["gpu"].get<std::string>(),
+                  j["deployment"]["replicas"].get<int>(), j["deployment"]["engine"].get<std::string>(), speculation,
+                  j["requests"]["completed"].get<long>(), j["window_s"].get<double>(), clients);
   out += "  latency (ms)       mean      p50      p90      p95      p99\n";
   for (const char* name : {"queue", "ttft", "tpot", "e2e"}) {
     const Json& p = j["per_request"][std::string(name) + "_s"];
@@ -347,8 +350,8 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   result.json["evidence"] = evidence_json(evidence);
   result.text = summary_text(result.json) + evidence_lines(evidence);
   if (timeline) {
-    const std::string title =
-        fmt::format("{}: {} on {} x {} x {} replicas", requests.name, d.model.id, d.setup.gpus, d.gpu.id, d.replicas);
+    const std::string title = fmt::format("{}: {} on {}{} x {} x {} replicas", requests.name, d.model.id, d.setup.gpus,
+                                          stages_words(d.setup), d.gpu.id, d.replicas);
     const std::string warning = write_serving_plots(*timeline, l, title, f.plot_dir);
     if (!warning.empty()) result.warnings.push_back(warning);
     else result.text += fmt::format("  plots: {0}/timeline.png, {0}/latency-cdf.png\n", f.plot_dir);

@@ -24,8 +24,8 @@ std::string setup_line(const ResolvedRequest& r) {
   const std::string spec = r.speculation.active()
                                ? fmt::format(", {} speculation k={}", r.speculation.method, r.speculation.draft_tokens)
                                : "";
-  return fmt::format("{} on {} x {} ({}{}), {}", r.model.id, r.request.gpus, r.gpu.id, r.request.engine, spec,
-                     r.request.precision.to_string());
+  return fmt::format("{} on {}{} x {} ({}{}), {}", r.model.id, r.request.gpus, stages_words(r.request), r.gpu.id,
+                     r.request.engine, spec, r.request.precision.to_string());
 }
 
 RequestLog log_from_columns(const LogColumns& c) {

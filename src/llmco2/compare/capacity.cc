@@ -29,6 +29,7 @@ class Planner {
   CapacityCandidate replay_one(const Deployment& d) {
     CapacityCandidate c;
     c.gpu = d.gpu.id, c.tensor_parallel = d.setup.gpus, c.replicas = d.replicas;
+    c.pipeline_parallel = d.setup.pipeline_parallel;
     LogHistogram ttft_s, tpot_s;
     const ReplayTotals t = replay(log_, d, params_, options_, [&](const ServedRequest& r) {
       if (r.finish_s < 0) return;
@@ -58,7 +59,8 @@ class Planner {
   // TDP without one. Only a deployment meeting the objectives is marked over the budget.
   void provision(CapacityCandidate& c, const Deployment& d, int gpus) const {
     if (d.scope.node && d.scope.node->gpus > 0) {
-      c.nodes = provisioned_nodes(c.tensor_parallel, c.replicas, d.scope.node->gpus);
+      c.nodes =
+          provisioned_nodes(c.tensor_parallel, c.replicas * c.pipeline_parallel, d.scope.node->gpus);  // stage groups
       c.provisioned_w = c.nodes * d.scope.node->design_power_w;
     } else {
       c.provisioned_w = gpus * d.gpu.tdp_w;

@@ -23,7 +23,8 @@ struct ServingSlo {
 struct CapacityCandidate {
   std::string gpu;
   int tensor_parallel = 1, replicas = 1;
-  std::string unavailable;  // why it cannot serve at all (weights do not fit...), else empty
+  int pipeline_parallel = 1;  // stages of each replica, each of tensor_parallel GPUs (the search keeps the request's)
+  std::string unavailable;    // why it cannot serve at all (weights do not fit...), else empty
   bool meets_slo = false;
   long completed = 0, rejected = 0;
   double ttft_q_s = 0, tpot_q_s = 0;  // at the SLO quantile
@@ -36,7 +37,7 @@ struct CapacityCandidate {
   double provisioned_w = 0;
   bool over_power_budget = false;  // meets the SLOs, but its provisioned power exceeds CapacitySearch::power_budget_w
   double usd = 0;                  // GPU-hours at the user's price of its type, plus electricity at the wall (x PUE)
-  int gpus() const { return tensor_parallel * replicas; }
+  int gpus() const { return tensor_parallel * pipeline_parallel * replicas; }
   double total_g() const { return operational_g + embodied_g; }
 };
 

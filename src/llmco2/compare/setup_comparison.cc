@@ -77,6 +77,7 @@ Comparison for_each_setup(const std::vector<Gpu>& gpu_types, const std::vector<i
         ComparedSetup setup = setup_for(gpu, gpus);
         row.scope = setup.carbon.scope.node ? setup.carbon.scope.node->id : "gpu";
         row.dtype = setup.config.request.precision.to_string();
+        row.stages = setup.config.request.pipeline_parallel;
         row.notes = setup.notes;
         tasks.push_back({c.rows.size(), std::move(setup)});
       } catch (const Error& e) {

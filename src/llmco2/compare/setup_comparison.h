@@ -18,6 +18,7 @@ namespace llmco2::compare {
 struct SetupRow {
   std::string gpu;  // GPU id
   int gpus = 1;
+  int stages = 1;                  // pipeline stages, each of `gpus` GPUs
   std::string unavailable;         // why the setup cannot serve (empty when it can)
   std::string scope = "gpu";       // the energy's scope: "gpu", or the node id whose wall power it is
   std::string dtype;               // the precision the setup runs, after its GPU's fallbacks
@@ -27,7 +28,7 @@ struct SetupRow {
   std::optional<Footprint> footprint;  // one request's, per phase (unset for a log)
   bool embodied_known = true;  // false: the GPU has no embodied figure, embodied_g is 0 and total_g() operational only
   double total_g() const { return operational_g + embodied_g; }
-  double per_gpu_g() const { return total_g() / gpus; }
+  double per_gpu_g() const { return total_g() / (gpus * stages); }
   bool meets_slo = true;
 };
 

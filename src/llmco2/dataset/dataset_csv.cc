@@ -104,6 +104,10 @@ const std::vector<Column>& columns() {
        [](DatasetRow& r, const std::string& s) {
          if (!s.empty()) r.data_parallel = static_cast<int>(parse_integer(s));
        }},
+      {"pipeline_parallel", false, [](const DatasetRow& r) { return std::to_string(r.pipeline_parallel); },
+       [](DatasetRow& r, const std::string& s) {
+         if (!s.empty()) r.pipeline_parallel = static_cast<int>(parse_integer(s));
+       }},
       {"engine", true, TEXT(engine)},
       {"batch", true, NUM(batch)},
       {"max_batch", false, OPT(double, max_batch)},
@@ -172,10 +176,13 @@ std::string validate_row(const DatasetRow& r) {
   if (r.gpu.empty()) return "gpu is empty";
   if (r.engine.empty()) return "engine is empty";
   if (r.gpus < 1) return fmt::format("gpus must be at least 1, got {}", r.gpus);
-  if (r.tensor_parallel < 1 || r.data_parallel < 1) return "tensor_parallel and data_parallel must be at least 1";
-  if (r.parallelism == Parallelism::tensor && r.tensor_parallel * r.data_parallel != r.gpus)
-    return fmt::format("gpus {} is not tensor_parallel {} x data_parallel {}", r.gpus, r.tensor_parallel,
-                       r.data_parallel);
+  if (r.tensor_parallel < 1 || r.data_parallel < 1 || r.pipeline_parallel < 1)
+    return "tensor_parallel, pipeline_parallel and data_parallel must be at least 1";
+  if (r.parallelism == Parallelism::tensor && r.tensor_parallel * r.pipeline_parallel * r.data_parallel != r.gpus)
+    return fmt::format("gpus {} is not tensor_parallel {} x pipeline_parallel {} x data_parallel {}", r.gpus,
+                       r.tensor_parallel, r.pipeline_parallel, r.data_parallel);
+  if (r.parallelism == Parallelism::layer_split && r.pipeline_parallel != 1)
+    return "a layer_split row has no pipeline stages (pipeline_parallel 1)";
   if (!(r.batch > 0)) return fmt::format("batch must be positive, got {}", r.batch);
   if (r.prompt_tokens < 0) return fmt::format("prompt_tokens must be >= 0, got {}", r.prompt_tokens);
   if (!(r.gen_tokens >= 1)) return fmt::format("gen_tokens must be >= 1, got {}", r.gen_tokens);

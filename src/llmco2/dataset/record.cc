@@ -86,6 +86,8 @@ std::string DatasetRow::why_not_a_label() const {
   if (has_caveat("node_wall_power"))
     return fmt::format("whole-node wall energy: validated at node scope by serve-validate --source {}, not fitted",
                        source);
+  if (pipeline_parallel > 1)
+    return fmt::format("pipeline stages: held out of every fit, validated by serve-validate --source {}", source);
   if (has_caveat("throughput_row"))
     return fmt::format("a whole node's throughput under load: validated at node scope by serve-validate --source {}",
                        source);

@@ -55,13 +55,14 @@ struct DatasetRow {
   ArchitectureFields arch;
   std::string dtype;         // precision spec, e.g. bf16, w8a16kv16
   std::string gpu;           // GPU catalog id when known, else the source's name
-  int gpus = 1;              // all GPUs of the row (tensor_parallel x data_parallel, or the layer split)
+  int gpus = 1;              // all GPUs of the row (tensor x pipeline x data parallel, or the layer split)
   std::string interconnect;  // link between the GPUs ("" on one GPU)
   Parallelism parallelism = Parallelism::tensor;
   int tensor_parallel = 1;
   int data_parallel = 1;
-  std::string engine;                  // vllm, hf-transformers, ... or "unknown"
-  double batch = 1;                    // requests per batch; mean running batch for steady_state
+  int pipeline_parallel = 1;  // consecutive stages of the layers, each on tensor_parallel GPUs (vLLM's virtual engines)
+  std::string engine;         // vllm, hf-transformers, ... or "unknown"
+  double batch = 1;           // requests per batch; mean running batch for steady_state
   std::optional<double> max_batch;     // the engine's concurrency cap (steady_state)
   std::optional<double> run_requests;  // requests of the whole measured run the row's meter window covered, when
                                        // the row reports `batch` of them (the meter model needs the run's length)

@@ -48,6 +48,17 @@ void schedule_waves(MemoryPlan& p, long batch) {
 
 }  // namespace
 
+double weight_bytes_per_gpu(const ModelSpec& m, const Request& r) {
+  const double all_bytes = m.weight_bytes(r.precision);
+  if (r.pipeline_parallel <= 1) return all_bytes / r.gpus;
+  // The largest stage: its share of the layers, and the larger end of the model (the first stage holds the embedding
+  // table, the last the LM head; with tied embeddings each holds the table). Bytes in proportion to parameters.
+  const double total = m.total_params(), head = m.head_params();
+  const double end = std::max(m.embedding_params(), m.tied_embeddings ? m.embedding_params() : m.lm_head_params());
+  const double share = (r.stage_layer_share(m.layers) * (total - head) + end) / total;
+  return all_bytes * share / r.gpus;
+}
+
 namespace {
 
 // Activation elements per profiled token row (residual and norm output, FFN gate/up/activation) and the bytes of
@@ -107,7 +118,9 @@ double kv_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
     if (layer.mixer == MixerKind::mla)
       latent_bytes += cached * static_cast<double>(m.mla->cached_elements()) * kv_bytes;
   }
-  return 2.0 * tokens_heads * m.head_dim * kv_bytes + latent_bytes + state_bytes_per_sequence_per_gpu(m, r);
+  // A pipeline stage caches its own layers only (the largest stage's share).
+  return (2.0 * tokens_heads * m.head_dim * kv_bytes + latent_bytes) * r.stage_layer_share(m.layers) +
+         state_bytes_per_sequence_per_gpu(m, r);
 }
 
 double state_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
@@ -117,7 +130,7 @@ double state_bytes_per_sequence_per_gpu(const ModelSpec& m, const Request& r) {
   // The conv window in the model's 16-bit type and the SSM state in its own, both split with the heads.
   const double bytes =
       conv * dtype_bytes(r.precision.unquantised_dtype()) + mamba.state_elements() * dtype_bytes(mamba.ssm_state_dtype);
-  return m.layers_with(MixerKind::mamba) * bytes / r.gpus;
+  return m.layers_with(MixerKind::mamba) * bytes / r.gpus * r.stage_layer_share(m.layers);
 }
 
 namespace {
@@ -160,14 +173,15 @@ EngineShare usable_share(const Request& r) {
 }  // namespace
 
 MemoryPlan plan_memory(const ModelSpec& m, const Request& r, const Gpu& gpu) {
-  return plan_from(gpu, r, m.weight_bytes(r.precision) / r.gpus, usable_share(r), activation_peak_bytes_per_gpu(m, r),
+  return plan_from(gpu, r, weight_bytes_per_gpu(m, r), usable_share(r), activation_peak_bytes_per_gpu(m, r),
                    kv_bytes_per_sequence_per_gpu(m, r));
 }
 
 MemoryPlanner::MemoryPlanner(const ModelSpec& model, const Request& setup, const Gpu& gpu)
     : model_(model),
       gpu_(gpu),
-      weight_bytes_per_gpu_(model.weight_bytes(setup.precision) / setup.gpus),
+      weight_bytes_per_gpu_(weight_bytes_per_gpu(model, setup)),
+      stage_share_(setup.stage_layer_share(model.layers)),
       share_(usable_share(setup)),
       kv_bytes_(dtype_bytes(setup.precision.kv_cache)),
       state_bytes_(state_bytes_per_sequence_per_gpu(model, setup)) {
@@ -198,7 +212,7 @@ double MemoryPlanner::kv_bytes_per_sequence(const Request& r) const {
     if (g.mla) latent_bytes += g.layers * (cached * static_cast<double>(model_.mla->cached_elements()) * kv_bytes_);
     else tokens_heads += g.layers * (cached * g.kv_heads_per_gpu);
   }
-  return 2.0 * tokens_heads * model_.head_dim * kv_bytes_ + latent_bytes + state_bytes_;
+  return (2.0 * tokens_heads * model_.head_dim * kv_bytes_ + latent_bytes) * stage_share_ + state_bytes_;
 }
 
 MemoryPlan MemoryPlanner::plan(const Request& r) const {

@@ -37,6 +37,10 @@ struct MemoryPlan {
 
 MemoryPlan plan_memory(const ModelSpec& model, const Request& request, const Gpu& gpu);
 
+// Weights on each GPU: the tensor-parallel split of the largest pipeline stage (its layers and the larger end of the
+// model, embedding table or LM head), at the stored dtypes.
+double weight_bytes_per_gpu(const ModelSpec& model, const Request& request);
+
 // How an engine shares out memory: `share` of the whole GPU for weights + KV (vLLM's gpu_memory_utilization), or
 // (`of_free`, TensorRT-LLM) of what the weights and activations leave free, for the KV cache.
 struct EngineShare {
@@ -64,6 +68,7 @@ class MemoryPlanner {
   const ModelSpec& model_;
   const Gpu& gpu_;
   double weight_bytes_per_gpu_;
+  double stage_share_;  // the largest pipeline stage's share of the layers (1 without stages)
   EngineShare share_;
   double kv_bytes_, state_bytes_;
   double activation_elements_per_row_ = 0, activation_bytes_ = 2;

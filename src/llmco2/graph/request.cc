@@ -50,6 +50,12 @@ const std::vector<std::string>& offered_engines() {
   return engines;
 }
 
+double Request::stage_layer_share(int layers) const {
+  if (pipeline_parallel <= 1 || layers <= 0) return 1.0;
+  const int largest = (layers + pipeline_parallel - 1) / pipeline_parallel;
+  return static_cast<double>(largest) / layers;
+}
+
 int kv_heads_per_gpu(int kv_heads, int gpus) { return kv_heads >= gpus ? kv_heads / gpus : 1; }
 
 namespace {
@@ -80,6 +86,11 @@ void validate_request(const Request& r, const ModelSpec& m) {
 
 void validate_setup(const Request& r, const ModelSpec& m) {
   check_range("gpus", r.gpus, kMaxGpus);
+  check_range("pp", r.pipeline_parallel, kMaxGpus);
+  if (r.total_gpus() > kMaxGpus)
+    fail("--gpus {} x --pp {} = {} GPUs is absurd (at most {})", r.gpus, r.pipeline_parallel, r.total_gpus(), kMaxGpus);
+  if (r.pipeline_parallel > m.layers)
+    fail("--pp {} stages exceed {}'s {} layers (each stage holds at least one)", r.pipeline_parallel, m.id, m.layers);
   const auto& engines = known_engines();
   if (std::find(engines.begin(), engines.end(), r.engine) == engines.end())
     fail("--engine '{}' is unknown (expected {})", r.engine, join_or(offered_engines()));

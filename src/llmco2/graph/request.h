@@ -1,6 +1,7 @@
 // graph/request.h - one inference request: batch, prompt and generated tokens, GPU count, precision, engine.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,19 @@ struct Request {
   // tensor-parallel) and an all-reduce sums the experts' outputs as before; a step waits for the GPU that loads the
   // most experts.
   bool expert_parallel = false;
+  // Pipeline stages (vLLM --pipeline-parallel-size): the layers split into this many consecutive stages, each on its
+  // own `gpus` tensor-parallel GPUs, so the request runs on gpus x pipeline_parallel GPUs. The engine splits the batch
+  // into one micro-batch per stage (vLLM's virtual engines) that flow through the stages one after another.
+  int pipeline_parallel = 1;
+
+  int total_gpus() const { return gpus * pipeline_parallel; }
+  // The largest stage's share of the decoder layers: ceil(layers / stages) / layers (vLLM gives the first stages the
+  // remainder).
+  double stage_layer_share(int layers) const;
+  // Micro-batches in flight: one per stage, none empty (a batch smaller than the stages fills only `batch` of them).
+  long microbatches() const { return std::min<long>(batch, pipeline_parallel); }
+  // Sequences of the largest micro-batch: ceil(batch / microbatches()).
+  long microbatch() const { return (batch + microbatches() - 1) / microbatches(); }
 };
 
 // Serving engines llmco2 knows ("vllm", "hf-transformers", "trt-llm", ...), "unknown" included: the engine of a

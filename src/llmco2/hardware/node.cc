@@ -39,6 +39,7 @@ constexpr ParamRange kNodeRanges[] = {
     {"psu.efficiency.value", 0.5, 0.999, "AC->DC efficiency: 80 PLUS levels are 0.80-0.96"},
     {"max_power_w", 50, 200000, "W: the vendor's maximum system power"},
     {"measured_idle_w", 10, 200000, "W at the wall, idle node"},
+    {"scale_out.gbps_per_gpu", 1, 3200, "Gb/s of scale-out network per GPU: 25 GbE to 1.6 Tb/s ports"},
 };
 
 // Fields that must name their source in "sources".
@@ -157,6 +158,8 @@ void check_sources(const JsonReader& r, const Node& n) {
   for (const auto field : kNodeSourcedFields)
     if (!sources.has(field))
       fail("{}: sources has no entry for '{}' (every value names its source)", r.source(), field);
+  if (!n.scale_out_kind.empty() && !sources.has("scale_out"))
+    fail("{}: sources has no entry for 'scale_out' (every value names its source)", r.source());
   if (n.measured_idle_w && !sources.has("measured_idle_w"))
     fail("{}: sources has no entry for 'measured_idle_w' (every value names its source)", r.source());
 }
@@ -190,6 +193,11 @@ Node node_from_json(const Json& json, const std::string& source) {
   set_gpu_and_design_power(r, n);
   if (r.has("measured_idle_w")) n.measured_idle_w = ranged(r, "measured_idle_w", "measured_idle_w");
   n.default_for_gpu = r.optional_bool("default_for_gpu").value_or(false);
+  if (r.has("scale_out")) {  // absent: the file does not say which network joins nodes
+    const JsonReader net = sub(r, "scale_out");
+    n.scale_out_kind = net.string("kind");
+    n.scale_out_bytes_per_s_per_gpu = ranged(net, "gbps_per_gpu", "scale_out.gbps_per_gpu") * 1e9 / 8;
+  }
   n.notes = r.strings("notes");
   check_sources(r, n);
   return n;

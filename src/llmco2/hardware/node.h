@@ -45,6 +45,10 @@ struct Node {
   double gpu_tdp_w = 0, gpu_idle_w = 0;   // of its GPU type (GPU catalog)
   std::optional<double> measured_idle_w;  // a published wall reading of the idle node
   bool default_for_gpu = false;           // the node llmco2 assumes for its GPU type when none is named
+  // The network between nodes (InfiniBand, RoCE, EFA): its kind and bandwidth per GPU and direction (the node's NIC
+  // ports over its GPUs); empty and 0 when the file does not say.
+  std::string scale_out_kind;
+  double scale_out_bytes_per_s_per_gpu = 0;
   std::vector<std::string> notes;
 };
 

@@ -81,13 +81,11 @@ DatasetRow v2_row(const CsvRowView& v, const fs::path& file, double chat_prompt_
   else if (gpu == "NVIDIA H100 80GB HBM3") row.gpu = "h100-sxm";
   else throw std::invalid_argument(fmt::format("unknown GPU '{}'", gpu));
   const int tp = static_cast<int>(v.number("tp")), pp = static_cast<int>(v.number("pp"));
-  if (pp != 1)
-    throw std::invalid_argument(
-        fmt::format("pipeline parallelism (pp={}) over two nodes: not a "
-                    "configuration the dataset format describes",
-                    pp));
-  row.gpus = tp;
+  // TP 8 x PP 2 ran over two 8-GPU AWS instances (p4d.24xlarge, p5.48xlarge: SOURCE.md): each vLLM virtual engine
+  // capped at the file name's batch, so "Max BS" is pp times it and "Avg BS" counts the running requests of both.
+  row.gpus = tp * pp;
   row.tensor_parallel = tp;
+  row.pipeline_parallel = pp;
   row.engine = "vllm-v0";  // vLLM 0.5.4 (SOURCE.md): the v0 engine, host work serial with the GPU (engines.json)
   row.measures = Measures::steady_state;
   row.batch = v.number("Avg BS (reqs)");

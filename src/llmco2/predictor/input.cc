@@ -11,7 +11,7 @@ bool same_setup(const PredictorInput& a, const PredictorInput& b) {
   const bool same_gpu = a.gpu == b.gpu || (a.gpu && b.gpu && *a.gpu == *b.gpu);
   return same_model && same_gpu && x.gpus == y.gpus && x.precision == y.precision &&
          x.flash_attention == y.flash_attention && x.engine == y.engine && x.expert_parallel == y.expert_parallel &&
-         a.scenario == b.scenario;
+         x.pipeline_parallel == y.pipeline_parallel && a.scenario == b.scenario;
 }
 
 PredictorInput predictor_input(const ModelSpec& model, const Gpu& gpu, const Request& request) {

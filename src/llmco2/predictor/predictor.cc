@@ -141,7 +141,7 @@ class BoundedPredictor final : public Predictor {
 
 int gpus_drawing_power(const PredictorInput& c) {
   if (c.scenario.parallelism == Parallelism::layer_split) return c.scenario.layer_split_gpus;
-  return c.request.gpus * c.scenario.data_parallel;
+  return c.request.total_gpus() * c.scenario.data_parallel;
 }
 
 // Clamps one energy into [idle, TDP] x GPUs x latency; returns a note when it moved.

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "calibration/calibration.h"
+#include "core/accuracy.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/paths.h"
@@ -17,6 +19,8 @@
 #include "evaluation/serving_validation.h"
 #include "llmco2/research.h"
 #include "research/module.h"
+#include "sim/label.h"
+#include "sim/simulator.h"
 
 namespace llmco2::research {
 namespace {
@@ -111,7 +115,7 @@ ServingValidation validate(const std::vector<DatasetRow>& rows, const ServeValid
   for (const SkippedRow& s : set.skipped)
     if (s.not_gpu_bound && rows[s.row].source == f.source) screened[rows[s.row].source_ref] = &s;
   const std::function<bool(const DatasetRow&)> of_source = [&](const DatasetRow& r) {
-    return r.source == f.source && !screened.count(r.source_ref);
+    return r.source == f.source && r.pipeline_parallel == 1 && !screened.count(r.source_ref);
   };
   ServingValidation v = replay(rows, f, set, of_source, how);
   for (const auto& [ref, s] : screened) v.skipped.emplace_back(s->row, s->reason);
@@ -173,6 +177,92 @@ api::Result node_result(const ServeValidateOptions& f, const std::vector<Dataset
   return result;
 }
 
+// A steady-state row with pipeline stages against the simulator's figures for the same configuration.
+struct PipelineRow {
+  size_t row = 0;
+  double measured_j = 0, simulated_j = 0, measured_s = 0, simulated_s = 0;
+};
+
+// Pipeline rows are never fitted (DatasetRow::why_not_a_label): each is simulated as calibration labels a row (its
+// mean running batch over the stages' micro-batches, its steady state) under parameters fitted without its source
+// (source), without its GPU type (gpu) or as given (none).
+std::vector<PipelineRow> pipeline_rows(const std::vector<DatasetRow>& rows, const ServeValidateOptions& f,
+                                       std::string& how) {
+  const auto of_source = [&](const DatasetRow& r) { return r.source == f.source; };
+  CatalogCache catalogs;
+  const auto score = [&](const DatasetRow& row, size_t i, const SimParams& params) {
+    const SimConfig c = config_for_row(row, catalogs);
+    const SimResult result = simulate(*c.model, *c.gpu, c.request, c.scenario, params);
+    return PipelineRow{i, *row.energy_j.total, *simulated_energy(result, c).total, *row.latency_s.total,
+                       *simulated_latency(result, c).total};
+  };
+  std::vector<PipelineRow> out;
+  // The rows with stages, and for reference the source's stage-less rows of the same model on the same GPU type
+  // (fitted under `none` like the rest of the source; under `source` and `gpu` held out like the rows with stages).
+  std::set<std::pair<std::string, std::string>> staged_setups;
+  for (const DatasetRow& r : rows)
+    if (of_source(r) && r.pipeline_parallel > 1) staged_setups.emplace(r.model, r.gpu);
+  const auto staged = [&](const DatasetRow& r) { return of_source(r) && staged_setups.count({r.model, r.gpu}) > 0; };
+  if (f.held_out == "none") {
+    how = f.params.empty() ? "the shipped parameters (fitted on the source's other rows)"
+                           : "the parameters of " + f.params;
+    const SimParams params = load_sim_params_or_default(f.params);
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (staged(rows[i])) out.push_back(score(rows[i], i, params));
+    return out;
+  }
+  const CalibrationSet set = prepare_calibration(rows);
+  const bool by_gpu = f.held_out == "gpu";
+  how = by_gpu ? "parameters fitted without the row's GPU type (leave one GPU type out)"
+               : fmt::format("parameters fitted without {} (leave one source out)", f.source);
+  std::map<std::string, SimParams> fitted;  // by GPU type, or one set under ""
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!staged(rows[i])) continue;
+    const std::string key = by_gpu ? rows[i].gpu : "";
+    if (!fitted.count(key)) {
+      const std::function<bool(const DatasetRow&)> left_out =
+          by_gpu ? std::function<bool(const DatasetRow&)>([&](const DatasetRow& r) { return r.gpu == key; })
+                 : std::function<bool(const DatasetRow&)>(of_source);
+      fitted.emplace(key, fit_params_without(set, left_out, default_sim_params(), FitOptions{}));
+    }
+    out.push_back(score(rows[i], i, fitted.at(key)));
+  }
+  return out;
+}
+
+std::string pipeline_markdown(const std::vector<PipelineRow>& v, const std::vector<DatasetRow>& rows,
+                              const std::string& source, const std::string& how) {
+  std::string out = fmt::format(
+      "\n\nPipeline-parallel steady states of {} (never fitted), and its rows of the same models and GPUs without "
+      "stages, "
+      "simulated under {}: energy of all GPUs for the running batch's requests and the time per request in the "
+      "steady state, simulated / measured.\n\n"
+      "| model | GPU | TP x PP | mean batch | energy J measured | simulated / measured | latency s measured | "
+      "simulated / measured |\n|---|---|---|---:|---:|---:|---:|---:|\n",
+      source, how);
+  AccuracyCounter energy, latency;  // of the rows with stages
+  for (const PipelineRow& p : v) {
+    const DatasetRow& r = rows[p.row];
+    if (r.pipeline_parallel == 1) continue;
+    out += fmt::format("| {} | {} | {} x {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.2f} |\n", r.model, r.gpu,
+                       r.tensor_parallel, r.pipeline_parallel, r.batch, p.measured_j, p.simulated_j / p.measured_j,
+                       p.measured_s, p.simulated_s / p.measured_s);
+    energy.add(p.simulated_j, p.measured_j), latency.add(p.simulated_s, p.measured_s);
+  }
+  for (const PipelineRow& p : v) {  // the stage-less rows after
+    const DatasetRow& r = rows[p.row];
+    if (r.pipeline_parallel > 1) continue;
+    out += fmt::format("| {} | {} | {} x 1 | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.2f} |\n", r.model, r.gpu,
+                       r.tensor_parallel, r.batch, p.measured_j, p.simulated_j / p.measured_j, p.measured_s,
+                       p.simulated_s / p.measured_s);
+  }
+  const Accuracy e = energy.result(), l = latency.result();
+  out +=
+      fmt::format("\nWith stages ({} rows): energy MAPE {:.1f}% (bias x{:.2f}), latency MAPE {:.1f}% (bias x{:.2f}).\n",
+                  e.n, 100 * e.mape, e.bias, 100 * l.mape, l.bias);
+  return out;
+}
+
 }  // namespace
 
 api::Result serve_validate(const ServeValidateOptions& f) {
@@ -188,6 +278,9 @@ api::Result serve_validate(const ServeValidateOptions& f) {
   if (v.rows.empty()) fail("{}: no {} steady-state row could be replayed", dir.string(), f.source);
   api::Result result;
   result.text = markdown(v, f.source, how);
+  std::string pipeline_how;
+  const std::vector<PipelineRow> staged = pipeline_rows(read.rows, f, pipeline_how);
+  if (!staged.empty()) result.text += pipeline_markdown(staged, read.rows, f.source, pipeline_how);
   if (!f.rows_out.empty()) write_rows(v, read.rows, f.rows_out);
   if (!f.markdown_out.empty()) write_file_atomic(f.markdown_out, result.text);
   result.warnings = skipped_lines(v);

@@ -75,7 +75,9 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
       fail("--max-batched-tokens {} is below the {} positions a verification with --spec-tokens {} runs",
            limits.max_batched_tokens, spec.verify_positions(), spec.draft_tokens);
   }
-  limits.kv_blocks = static_cast<long>(std::floor(capacity_bytes / block_bytes));
+  // Pipeline stages: one scheduler per stage (vLLM's virtual engines), each with max_num_seqs and its share of the
+  // blocks (vLLM divides the cache's blocks by the stages).
+  limits.kv_blocks = static_cast<long>(std::floor(capacity_bytes / block_bytes)) / d.setup.pipeline_parallel;
   if (!plan.weights_fit || limits.kv_blocks < 1)
     fail("{}{} does not fit on {} x {} with the engine's memory reserve: no room for a KV cache", d.model.id,
          d.speculation.draft ? " with its draft (" + d.speculation.draft->id + ")" : "", d.setup.gpus, d.gpu.id);
@@ -152,8 +154,10 @@ class Replay {
       fail("--replicas must be 1 to {} (one replay scans every replica at each event), got {}", kMaxReplicas,
            d.replicas);
     check_replay_options(o);
-    for (int i = 0; i < d.replicas; ++i) replicas_.emplace_back(limits_);
-    totals_.gpus_total = d.replicas * d.setup.gpus;
+    // A replica with pipeline stages runs one scheduler per stage, each micro-batch's steps on its share of the GPUs
+    // (StepCostModel prices a step with the pipeline full): the timeline shows each as a replica of `gpus` GPUs.
+    for (int i = 0; i < d.replicas * d.setup.pipeline_parallel; ++i) replicas_.emplace_back(limits_);
+    totals_.gpus_total = d.replicas * d.setup.total_gpus();
     pull();
   }
 

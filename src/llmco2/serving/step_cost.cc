@@ -96,7 +96,10 @@ StepCost StepCostModel::cost(const MixedStep& step) {
   const SimResult r = simulate_step(at);
   StepCost c;
   c.time_s = r.latency_s.total();
-  c.power_w = c.time_s > 0 ? r.energy_j.total() / (c.time_s * setup_.gpus) : gpu_.idle_w;
+  // Per GPU of the step's scheduler: their idle power and the step's whole work (with stages, the other stages'
+  // schedulers draw their own GPUs' idle power meanwhile; 1 stage: the energy over the GPUs).
+  const double all_idle_w = gpu_.idle_w * static_cast<double>(setup_.total_gpus());
+  c.power_w = c.time_s > 0 ? gpu_.idle_w + (r.energy_j.total() / c.time_s - all_idle_w) / setup_.gpus : gpu_.idle_w;
   memo_.emplace(key, c);
   return c;
 }

@@ -75,6 +75,7 @@ SimConfig config_for_row(const DatasetRow& row, CatalogCache& catalogs) {
   r.prompt_tokens = std::max(1L, std::lround(row.prompt_tokens));
   r.gen_tokens = std::max(1L, std::lround(row.gen_tokens));
   r.gpus = layer_split ? 1 : row.tensor_parallel;
+  r.pipeline_parallel = row.pipeline_parallel;
   r.engine = row.engine;
   // ML.ENERGY v3's expert-parallel rows: whole experts over the tensor-parallel group (note "expert_parallel N ...").
   r.expert_parallel = r.gpus > 1 && !row.note("expert_parallel").empty();
@@ -151,8 +152,9 @@ DatasetRow setup_row(const SimConfig& c) {
   row.arch = architecture_fields(*c.model);
   row.dtype = c.request.precision.to_string();
   row.gpu = c.gpu->id;
-  row.gpus = c.request.gpus;
+  row.gpus = c.request.total_gpus();
   row.tensor_parallel = c.request.gpus;
+  row.pipeline_parallel = c.request.pipeline_parallel;
   if (c.request.gpus > 1) row.interconnect = c.gpu->network_link(c.request.gpus).kind;
   row.engine = c.request.engine;
   return row;

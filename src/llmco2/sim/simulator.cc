@@ -16,6 +16,7 @@
 #include "graph/kernel_graph.h"
 #include "graph/layer_kernels.h"
 #include "hardware/gpu_catalog.h"
+#include "hardware/node.h"
 
 namespace llmco2::sim {
 namespace {
@@ -342,15 +343,35 @@ double dense_peak(const Gpu& gpu) {
   return gpu.matrix_peak(gpu.has_tensor_units(DType::bf16) ? DType::bf16 : DType::fp16).ops_per_s;
 }
 
-// Energy (all GPUs) and wall time of a list of segments.
+// A step of `s` through the workload's pipeline stages, from `c`, one micro-batch's pass through every stage on one
+// tensor-parallel group (its kernels' time busy_s, its host work time_s - busy_s). A micro-batch's step runs its host
+// work, the stages one after another and a send of its hidden state and residual at each boundary (the chain). The
+// stages pass one micro-batch each at a time and the engine's host works for one micro-batch at a time (vLLM's
+// virtual engines share one Python process), so a step repeated in a steady pipeline takes the longest of the chain
+// and the micro-batches' turns at a stage or at the host; a step run once (a prefill) fills the pipeline: the chain
+// plus a turn for each micro-batch behind the first. Each GPU runs its stage for every micro-batch: microbatches /
+// stages of one pass's work. Sets `c` to the step on one GPU.
+void pipelined(StepCost& c, const SimSegment& s, const SimPipeline& p, bool once) {
+  const double stages = p.stages, m = s.microbatches;
+  const double host_s = std::max(0.0, c.time_s - c.busy_s), stage_s = c.busy_s / stages;
+  const double send_s = 2 * p.latency_s + s.step_tokens * p.boundary_bytes_per_token / p.link_bytes_per_s;
+  const double chain_s = c.time_s + (stages - 1) * send_s, turn_s = std::max(host_s, stage_s);
+  c.time_s = once ? chain_s + (m - 1) * turn_s : std::max(chain_s, m * turn_s);
+  const double share = m / stages;
+  for (double* work : {&c.busy_s, &c.compute_bound_s, &c.compute_s, &c.simt_s, &c.simt_bound_s, &c.memory_s})
+    *work *= share;
+}
+
+// Energy (all GPUs) and wall time of a list of segments; `once`: a phase the pipeline runs once (it fills it).
 std::pair<double, double> phase_energy_time(const std::vector<SimSegment>& segments, const SimWorkload& w,
-                                            const ResolvedParams& r) {
+                                            const ResolvedParams& r, bool once = false) {
   double energy_j = 0, time_s = 0;
   for (const auto& s : segments) {
     StepCost c = step_cost(s, w, r);
+    if (w.pipeline.stages > 1) pipelined(c, s, w.pipeline, once);
     const double active_w = throttled_power_w(c, w, r.power);
     const double step_energy_j = w.layer_split ? active_w * c.time_s + (w.gpus_total - 1) * w.idle_w * c.time_s
-                                               : w.replicas * w.roofs.tp_gpus * active_w * c.time_s;
+                                               : w.replicas * w.roofs.tp_gpus * w.pipeline.stages * active_w * c.time_s;
     energy_j += s.steps * step_energy_j;
     time_s += s.steps * c.time_s;
   }
@@ -390,6 +411,36 @@ DiePower die_power(const Gpu& gpu) {
   d.clock_ratio = dense_peak(gpu) / dense_peak(*reference);
   d.bandwidth_ratio = gpu.memory_bandwidth_bytes_per_s / reference->memory_bandwidth_bytes_per_s;
   return d;
+}
+
+namespace {
+
+// One NCCL send's fixed cost: ~3 us between GPUs of one NVLink domain (nccl-tests, H100 NVLink: NVIDIA/nccl issue
+// #1487), ~31-34 us between two nodes (nccl-tests sendrecv_perf, 256 B-8 KB messages: NVIDIA/nccl-tests issue #214).
+constexpr double kNvlinkSendLatencyS = 3e-6, kNetworkSendLatencyS = 32e-6;
+
+}  // namespace
+
+SimPipeline pipeline_of(const ModelSpec& model, const Gpu& gpu, const Request& request) {
+  SimPipeline p;
+  p.stages = request.pipeline_parallel;
+  // vLLM sends the hidden state and the residual (16-bit) at each boundary, each GPU of the group its 1/tp slice,
+  // all-gathered on the receiving side (send_tensor_dict with the tensor-parallel group).
+  p.boundary_bytes_per_token =
+      2.0 * static_cast<double>(model.hidden) * dtype_bytes(request.precision.unquantised_dtype()) / request.gpus;
+  const std::optional<hardware::Node> node = hardware::NodeCatalog::bundled_default_for(gpu.id);
+  const int per_node = node ? node->gpus : gpu.gpu_link ? gpu.gpu_link->max_gpus : 1;
+  if (request.total_gpus() <= per_node) {
+    const Link& link = gpu.gpu_link && request.total_gpus() <= gpu.gpu_link->max_gpus ? *gpu.gpu_link : gpu.host_link;
+    p.link_bytes_per_s = link.bandwidth_bytes_per_s, p.latency_s = kNvlinkSendLatencyS;
+    return p;
+  }
+  if (!node || node->scale_out_bytes_per_s_per_gpu <= 0)
+    fail("{} pipeline stages of {} x {} span {} nodes, and {} names no network between nodes (scale_out in data/nodes)",
+         p.stages, request.gpus, gpu.id, (request.total_gpus() + per_node - 1) / per_node,
+         node ? node->id : fmt::format("no node file holding {}", gpu.id));
+  p.link_bytes_per_s = node->scale_out_bytes_per_s_per_gpu, p.latency_s = kNetworkSendLatencyS;
+  return p;
 }
 
 namespace {
@@ -438,7 +489,7 @@ void set_device(SimWorkload& w, const Gpu& gpu, const Request& request, const Si
   w.link = link_class(gpu, request.gpus);
   w.engine = request.engine;
   w.layer_split = sc.parallelism == Parallelism::layer_split;
-  w.gpus_total = w.layer_split ? sc.layer_split_gpus : request.gpus * sc.data_parallel;
+  w.gpus_total = w.layer_split ? sc.layer_split_gpus : request.total_gpus() * sc.data_parallel;
   w.replicas = w.layer_split ? 1.0 : sc.data_parallel;
   w.steady_state = sc.measures == Measures::steady_state;
   w.sampling = sc.sampling;
@@ -570,14 +621,16 @@ void fill_mixed_step(std::vector<SimSegment>& segments, const ModelSpec& model, 
   if (drafts) fill_draft_passes(segments[1], segments[2], *draft, gpu, features, setup, step, graph_of);
 }
 
-// The device half of a serving step's workload: a steady state with the engine's `sampling`.
-void set_step_device(SimWorkload& w, const Gpu& gpu, const Request& setup, const SamplingMode& sampling,
-                     const PowerSetting& power) {
+// The device half of a serving step's workload: a steady state with the engine's `sampling`, through the setup's
+// pipeline stages.
+void set_step_device(SimWorkload& w, const ModelSpec& model, const Gpu& gpu, const Request& setup,
+                     const SamplingMode& sampling, const PowerSetting& power) {
   SimScenario scenario;
   scenario.measures = Measures::steady_state;
   scenario.sampling = sampling;
   scenario.power = power;
   set_device(w, gpu, setup, scenario);
+  if (setup.pipeline_parallel > 1) w.pipeline = pipeline_of(model, gpu, setup);
 }
 
 // Throws Error for a scenario the simulator cannot run on a request of `gpus` GPUs.
@@ -585,6 +638,13 @@ void check_scenario(const SimScenario& sc, int gpus) {
   if (sc.parallelism == Parallelism::layer_split && gpus != 1)
     fail("a layer-split simulation runs the graph on one GPU at a time (request.gpus must be 1, got {})", gpus);
   if (sc.data_parallel < 1) fail("data_parallel must be at least 1, got {}", sc.data_parallel);
+}
+void check_scenario(const SimScenario& sc, const Request& request) {
+  check_scenario(sc, request.gpus);
+  if (request.pipeline_parallel == 1) return;
+  if (sc.parallelism == Parallelism::layer_split) fail("a layer-split simulation has no pipeline stages");
+  if (sc.speculation.active()) fail("speculative decoding is not simulated with pipeline stages");
+  if (!sc.kv_cache) fail("a simulation without KV cache has no pipeline stages");
 }
 
 // Decoding with speculation: the mean verification steps that yield gen - 1 tokens (about (gen - 1) / E, E the tokens
@@ -633,7 +693,7 @@ SimSegment draft_prefill(const ModelSpec& draft, const Gpu& gpu, const Request& 
 
 SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Request& request, const SimScenario& sc,
                              const KernelGraph& graph, const GraphFeatures& features) {
-  check_scenario(sc, request.gpus);
+  check_scenario(sc, request);
   SimWorkload w;
   const bool stalls = sc.measures == Measures::steady_state && sc.kv_cache &&
                       EngineCatalog::bundled().get(request.engine).prefill_stalls_decode;
@@ -650,6 +710,7 @@ SimWorkload prepare_workload(const ModelSpec& model, const Gpu& gpu, const Reque
     else w.decode.push_back(segment(model, gpu, request, graph, features, Phase::decode, steps));
   }
   set_device(w, gpu, request, sc);
+  if (request.pipeline_parallel > 1) w.pipeline = pipeline_of(model, gpu, request);
   return w;
 }
 
@@ -676,10 +737,15 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
   const bool waves = plan.runs() && plan.waves > 1 && sc.parallelism == Parallelism::tensor;
   Request first = request;
   if (waves) first.batch = plan.sequences_per_wave;
+  // Pipeline stages: the batch runs as micro-batches, one per stage; the workload is one micro-batch's.
+  const long microbatches = first.microbatches();
+  first.batch = first.microbatch();
   Workload w;
   w.graph = build_kernel_graph(model, first);
   w.features = compute_features(w.graph, gpu, first);
   w.sim = prepare_workload(model, gpu, first, sc, w.graph, w.features);
+  for (auto* segments : {&w.sim.prefill, &w.sim.decode})
+    for (SimSegment& segment : *segments) segment.microbatches = static_cast<double>(microbatches);
   if (!waves) return w;
   for (auto* segments : {&w.sim.prefill, &w.sim.decode})
     for (SimSegment& segment : *segments) segment.steps *= static_cast<double>(plan.waves - 1);
@@ -697,7 +763,7 @@ SimWorkload mixed_step_workload(const ModelSpec& model, const Gpu& gpu, const Re
       w.decode, model, without_context_window(model), gpu, device_features(gpu, setup), setup, step,
       [](const ModelSpec& m, const Request& r) { return build_kernel_graph(m, r); },
       draft_unbounded ? &*draft_unbounded : nullptr);
-  set_step_device(w, gpu, setup, sampling, power);
+  set_step_device(w, model, gpu, setup, sampling, power);
   return w;
 }
 
@@ -705,7 +771,7 @@ SimResult run_workload(const SimWorkload& w, const SimParams& p) { return run_wo
 
 SimResult run_workload(const SimWorkload& w, const ResolvedParams& resolved) {
   SimResult r;
-  std::tie(r.energy_j.prefill, r.latency_s.prefill) = phase_energy_time(w.prefill, w, resolved);
+  std::tie(r.energy_j.prefill, r.latency_s.prefill) = phase_energy_time(w.prefill, w, resolved, !w.steady_state);
   std::tie(r.energy_j.decode, r.latency_s.decode) = phase_energy_time(w.decode, w, resolved);
   r.gpus = w.gpus_total;
   set_mean_power(r);
@@ -765,11 +831,11 @@ SetupSimulator::SetupSimulator(const ModelSpec& model, const Gpu& gpu, const Req
       gpu_(gpu),
       scenario_(scenario),
       params_(params),
-      prepared_(scenario.measures != Measures::steady_state && scenario.kv_cache),
+      prepared_(scenario.measures != Measures::steady_state && scenario.kv_cache && setup.pipeline_parallel == 1),
       graph_(model, with_unit_counts(setup)),
       memory_(model, setup, gpu),
       features_(device_features(gpu, setup)) {
-  check_scenario(scenario, setup.gpus);
+  check_scenario(scenario, setup);
   set_device(workload_, gpu, setup, scenario);
   resolved_ = std::make_unique<ResolvedParams>(resolve_params(workload_, params));
   const KernelGraph& graph = graph_.evaluate(with_unit_counts(setup));
@@ -847,7 +913,7 @@ MixedStepWorkloads::MixedStepWorkloads(const ModelSpec& model, const Gpu& gpu, c
     draft_graph_ = std::make_unique<KernelGraphTemplate>(*draft_, with_unit_counts(setup));
   }
   workload_.decode.resize(1);
-  set_step_device(workload_, gpu, setup, sampling, power);
+  set_step_device(workload_, model, gpu, setup, sampling, power);
 }
 
 MixedStepWorkloads::~MixedStepWorkloads() = default;

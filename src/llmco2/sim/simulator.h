@@ -78,8 +78,22 @@ struct SimSegment {
   // A speculative verification step: the rejection sampler and the proposer's set-up add the engine's
   // spec_step_host_s to its serial host work.
   bool verifies = false;
+  // Pipeline stages: micro-batches of this step in flight at once (one per stage at most; 1 without stages). The
+  // kernels are one micro-batch's pass through every stage.
+  double microbatches = 1;
   std::vector<SimKernel> kernels;
 };
+// The pipeline of a workload whose layers run in consecutive stages (Request::pipeline_parallel).
+struct SimPipeline {
+  int stages = 1;
+  double boundary_bytes_per_token = 0;  // hidden state and residual each GPU sends per token to the next stage
+  double link_bytes_per_s = 0;          // the link between stages, per GPU and direction
+  double latency_s = 0;                 // one send's fixed cost over it
+  bool operator==(const SimPipeline&) const = default;
+};
+// The link between consecutive stages of `request` on `gpu` (NVLink inside a node, the node's scale-out network
+// between nodes) and the bytes it carries. Throws Error when the stages span nodes of a type with no network named.
+SimPipeline pipeline_of(const ModelSpec& model, const Gpu& gpu, const Request& request);
 struct SimWorkload {
   std::vector<SimSegment> prefill, decode;
   DeviceRoofs roofs;
@@ -87,8 +101,9 @@ struct SimWorkload {
   std::string gpu_id;      // the catalog GPU (a GPU with kernel efficiencies of its own: KernelParams::gpus)
   std::string link;        // link class of the tensor-parallel group
   std::string engine;
-  int gpus_total = 1;   // all GPUs drawing power (idle ones included)
-  double replicas = 1;  // data-parallel copies of the work
+  int gpus_total = 1;    // all GPUs drawing power (idle ones included)
+  double replicas = 1;   // data-parallel copies of the work
+  SimPipeline pipeline;  // stages 1: none (set by pipeline_of where the request has stages)
   bool layer_split = false;
   bool steady_state = false;
   SamplingMode sampling;

@@ -2,14 +2,14 @@
 // /v1/predict and /v1/compare as the inputs change (debounced) and draws the comparison as inline SVG.
 "use strict";
 
-const FIELDS = ["model", "gpu", "gpus", "engine", "dtype", "batch", "prompt", "gen", "spec", "region", "ci", "pue"];
-const INTEGER_FIELDS = new Set(["gpus", "batch", "prompt", "gen"]);
+const FIELDS = ["model", "gpu", "gpus", "pp", "engine", "dtype", "batch", "prompt", "gen", "spec", "region", "ci", "pue"];
+const INTEGER_FIELDS = new Set(["gpus", "pp", "batch", "prompt", "gen"]);
 const COMPARED_GPUS = ["h100-sxm", "h200", "a100-80gb-sxm", "l40s"];  // plus the chosen GPU
 const COMPARED_COUNTS = [1, 2, 4, 8];
 const DEBOUNCE_MS = 300;
 // The API's messages name the CLI's flags (--gpus) or the request's keys (key 'gpus'): the page shows its own labels.
 const LABELS = {
-  "model": "Model", "model-config": "config.json", "gpu": "GPU", "gpus": "GPUs", "batch": "Batch",
+  "model": "Model", "model-config": "config.json", "gpu": "GPU", "gpus": "GPUs", "pp": "Pipeline stages", "batch": "Batch",
   "prompt": "Prompt tokens", "gen": "Generated tokens", "dtype": "Data type", "engine": "Engine", "region": "Region",
   "ci": "Grid intensity", "pue": "PUE", "spec": "Speculative decoding",
   // Not on the form, but the API may name them.
@@ -169,7 +169,8 @@ function clearPrediction() {
 function showPrediction(p, request) {
   const iv = p.intervals || {};
   $("shown-model").textContent = p.model;
-  $("shown-setup").textContent = `${request.model_config ? "(the pasted config.json) " : ""}on ${p.gpus} × ` +
+  $("shown-setup").textContent = `${request.model_config ? "(the pasted config.json) " : ""}on ${p.gpus}` +
+      `${p.pipeline_parallel > 1 ? ` × ${p.pipeline_parallel} stages` : ""} × ` +
       `${p.gpu}, ${p.dtype}, ${p.engine}; batch ${p.batch}, ${p.prompt_tokens} prompt and ${p.gen_tokens} ` +
       `generated tokens per sequence`;
   $("subject").hidden = false;
