@@ -22,18 +22,23 @@ Deployment llama_on_h100() {
   return d;
 }
 
-void BM_ServeSimAzureChat(benchmark::State& state) {
+// The chat hour replayed on `d` for each iteration: items are requests, and the counter the distinct step shapes
+// priced (the rest came from the memo).
+void replay_the_hour(benchmark::State& state, const Deployment& d) {
   const RequestLog log = read_request_log(data_dir() / "azure" / "AzureLLMInferenceTrace_conv.csv");
   const SimParams params = load_sim_params(default_sim_params_path());
-  const Deployment d = llama_on_h100();
-  long requests = 0;
+  long requests = 0, shapes = 0;
   for (auto _ : state) {
     const ReplayTotals t = replay(log, d, params, {}, [](const ServedRequest&) {});
     benchmark::DoNotOptimize(t.busy_energy_j);
     requests += t.completed;
+    shapes = t.distinct_shapes;
   }
   state.SetItemsProcessed(requests);
+  state.counters["distinct_shapes"] = static_cast<double>(shapes);
 }
+
+void BM_ServeSimAzureChat(benchmark::State& state) { replay_the_hour(state, llama_on_h100()); }
 BENCHMARK(BM_ServeSimAzureChat)->Unit(benchmark::kMillisecond);
 
 void BM_ServeSimMillionRequests(benchmark::State& state) {
@@ -90,38 +95,18 @@ BENCHMARK(BM_ServeSimAzureChatPrefixShared)->Unit(benchmark::kMillisecond);
 // Speculative decoding's cost: the same hour with EAGLE-3 drafting 4 tokens (each decode step verifies 5 positions
 // and prices two draft segments; the step memo keys on them) against BM_ServeSimAzureChat.
 void BM_ServeSimAzureChatEagle3(benchmark::State& state) {
-  const RequestLog log = read_request_log(data_dir() / "azure" / "AzureLLMInferenceTrace_conv.csv");
-  const SimParams params = load_sim_params(default_sim_params_path());
   Deployment d = llama_on_h100();
   d.speculation = resolve_speculation("eagle3", 4, std::nullopt, d.model, d.setup.precision);
-  long requests = 0, shapes = 0;
-  for (auto _ : state) {
-    const ReplayTotals t = replay(log, d, params, {}, [](const ServedRequest&) {});
-    benchmark::DoNotOptimize(t.busy_energy_j);
-    requests += t.completed;
-    shapes = t.distinct_shapes;
-  }
-  state.SetItemsProcessed(requests);
-  state.counters["distinct_shapes"] = static_cast<double>(shapes);
+  replay_the_hour(state, d);
 }
 BENCHMARK(BM_ServeSimAzureChatEagle3)->Unit(benchmark::kMillisecond);
 
 // Pipeline parallelism's cost: the same hour with the layers in 2 stages of 1 GPU each (one scheduler per stage, each
 // step a micro-batch's chain through both stages) against BM_ServeSimAzureChat.
 void BM_ServeSimAzureChatTwoStages(benchmark::State& state) {
-  const RequestLog log = read_request_log(data_dir() / "azure" / "AzureLLMInferenceTrace_conv.csv");
-  const SimParams params = load_sim_params(default_sim_params_path());
   Deployment d = llama_on_h100();
   d.setup.pipeline_parallel = 2;
-  long requests = 0, shapes = 0;
-  for (auto _ : state) {
-    const ReplayTotals t = replay(log, d, params, {}, [](const ServedRequest&) {});
-    benchmark::DoNotOptimize(t.busy_energy_j);
-    requests += t.completed;
-    shapes = t.distinct_shapes;
-  }
-  state.SetItemsProcessed(requests);
-  state.counters["distinct_shapes"] = static_cast<double>(shapes);
+  replay_the_hour(state, d);
 }
 BENCHMARK(BM_ServeSimAzureChatTwoStages)->Unit(benchmark::kMillisecond);
 
