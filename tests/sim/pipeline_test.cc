@@ -105,6 +105,12 @@ TEST(Pipeline, EachGpuHoldsItsStagesLayersAndOneEnd) {
   const double total = m.total_params(), end = m.embedding_params();
   ASSERT_DOUBLE_EQ(end, 128256.0 * 16384);
   EXPECT_NEAR(two.weight_bytes_per_gpu, 2 * (0.5 * (total - 2 * end) + end) / 8, 1e-6 * two.weight_bytes_per_gpu);
+  // Refused on one group of 8, the message names both ways out: a tensor-parallel group of 16 (128 heads and 8 KV
+  // heads allow it), or 2 stages of the 8.
+  EXPECT_NE(error_of([&] {
+              check_memory_fit(m, setup(m, 8, 1, 1), h100);
+            }).find("it needs --gpus 16 or more (or --pp 2 stages of --gpus 8)"),
+            std::string::npos);
   // The KV cache of a sequence: its 63 layers only, half of one stage-less GPU's.
   EXPECT_DOUBLE_EQ(two.kv_bytes_per_sequence_per_gpu,
                    0.5 * plan_memory(m, setup(m, 8, 1, 1), h100).kv_bytes_per_sequence_per_gpu);

@@ -13,17 +13,32 @@ namespace {
 
 constexpr double kGB = 1e9;
 
+// Whether `candidate` is a valid request that runs on `gpu`.
+bool runs_on(const ModelSpec& m, const Request& candidate, const Gpu& gpu) {
+  try {
+    validate_request(candidate, m);
+  } catch (const Error&) {
+    return false;
+  }
+  return plan_memory(m, candidate, gpu).runs();
+}
+
+// Fewest pipeline stages of the request's GPUs on which it runs (up to 64 GPUs in all), or 0.
+int stages_needed(const ModelSpec& m, const Request& r, const Gpu& gpu) {
+  for (int stages = r.pipeline_parallel + 1; stages * r.gpus <= 64; ++stages) {
+    Request candidate = r;
+    candidate.pipeline_parallel = stages;
+    if (runs_on(m, candidate, gpu)) return stages;
+  }
+  return 0;
+}
+
 // Smallest GPU count the model's heads allow on which the request runs, or 0 if none up to 64 does.
 int gpus_needed(const ModelSpec& m, const Request& r, const Gpu& gpu) {
   for (int n = 1; n <= 64; ++n) {
     Request candidate = r;
     candidate.gpus = n;
-    try {
-      validate_request(candidate, m);
-    } catch (const Error&) {
-      continue;
-    }
-    if (plan_memory(m, candidate, gpu).runs()) return n;
+    if (runs_on(m, candidate, gpu)) return n;
   }
   return 0;
 }
@@ -233,11 +248,12 @@ MemoryFit memory_fit(const ModelSpec& m, const Request& r, const Gpu& gpu) {
 void check_memory_fit(const ModelSpec& m, const Request& r, const Gpu& gpu) {
   const MemoryPlan plan = plan_memory(m, r, gpu);
   if (plan.runs()) return;
-  const int needed = gpus_needed(m, r, gpu);
-  const std::string advice = needed > 0 ? fmt::format("it needs --gpus {} or more", needed)
-                                        : std::string(
-                                              "no GPU count up to 64 holds it; lower the context or the "
-                                              "precision (--dtype)");
+  const int needed = gpus_needed(m, r, gpu), stages = stages_needed(m, r, gpu);
+  std::string advice = needed > 0 ? fmt::format("it needs --gpus {} or more", needed)
+                                  : std::string(
+                                        "no GPU count up to 64 holds it; lower the context or the "
+                                        "precision (--dtype)");
+  if (stages > 0) advice += fmt::format(" (or --pp {} stages of --gpus {})", stages, r.gpus);
   fail("{} does not fit {} x {} ({}): {}; {}", m.id, r.gpus, gpu.id, r.precision.to_string(), plan.note, advice);
 }
 
