@@ -250,3 +250,29 @@ TEST(Knobs, ALockedClockKeepsAMemoryBoundDecodesPaceAndSavesAtMostAThird) {
 
 }  // namespace
 }  // namespace llmco2::api
+
+namespace llmco2::api {
+namespace {
+
+// Pipeline stages: predict names the stages beside the GPUs per stage, counts every stage's GPUs in the embodied CO2,
+// and the same request through the simulator alone gives the same energy; other predictors refuse it.
+TEST(Knobs, PipelineStagesAreNamedAndCountedOnce) {
+  Request r;
+  r.model = "llama-3.1-70b", r.gpus = 4, r.pipeline_parallel = 2, r.batch = 8, r.scope = "gpu";
+  const Result staged = Session().predict(r);
+  EXPECT_EQ(staged.json["gpus"], 4);
+  EXPECT_EQ(staged.json["pipeline_parallel"], 2);
+  r.pipeline_parallel = 1, r.gpus = 8;
+  const Result grouped = Session().predict(r);
+  // Embodied CO2 is per GPU-second: 8 GPUs either way, over each setup's own latency.
+  EXPECT_NEAR(
+      staged.json["co2_g"]["embodied"]["total"].get<double>() / staged.json["latency_s"]["total"].get<double>(),
+      grouped.json["co2_g"]["embodied"]["total"].get<double>() / grouped.json["latency_s"]["total"].get<double>(),
+      1e-9);
+  r.gpus = 4, r.pipeline_parallel = 2, r.predictor = "llmco2";
+  EXPECT_NE(error_of([&] { Session().predict(r); }).find("--pp: pipeline stages are simulated by the physics"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmco2::api

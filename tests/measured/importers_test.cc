@@ -60,6 +60,7 @@ TEST(Importers, MlEnergyV2IsSteadyStateEnergyForTheMeanBatch) {
   EXPECT_EQ(staged.gpus, 16);
   EXPECT_EQ(staged.tensor_parallel, 8);
   EXPECT_EQ(staged.pipeline_parallel, 2);
+  EXPECT_EQ(staged.interconnect, "nvlink3");  // each stage's 8 GPUs (the stages talk over the nodes' network)
   EXPECT_DOUBLE_EQ(staged.batch, 1993.9225061830173);
   EXPECT_DOUBLE_EQ(*staged.max_batch, 2048);
   EXPECT_NE(staged.why_not_a_label().find("pipeline stages: held out of every fit"), std::string::npos);

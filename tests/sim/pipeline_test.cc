@@ -191,5 +191,18 @@ TEST(Pipeline, StagesAreCheckedAgainstTheModel) {
   EXPECT_DOUBLE_EQ(setup(m, 1, 3, 1).stage_layer_share(32), 11.0 / 32);
 }
 
+// The batch over the stages: 5 sequences in 4 stages run as micro-batches of at most 2, and the work counted is the 5
+// sequences' (5 / 2 = 2.5 micro-batches of 2), not 4 x 2: the step's energy above idle is 2.5 / 4 of the largest
+// micro-batch's pass.
+TEST(Pipeline, UnevenMicroBatchesCountTheBatchsWorkNotWholeMicroBatches) {
+  const ModelSpec m = testing_support::model("llama-3.1-70b");
+  const Gpu h100 = testing_support::gpu("h100-sxm");
+  Request five = setup(m, 2, 4, 5);
+  const Workload w = describe_workload(m, h100, five, {});
+  ASSERT_FALSE(w.sim.decode.empty());
+  EXPECT_DOUBLE_EQ(w.sim.decode[0].microbatches, 2.5);
+  EXPECT_DOUBLE_EQ(w.sim.decode[0].sequences, 2);
+}
+
 }  // namespace
 }  // namespace llmco2

@@ -169,14 +169,12 @@ Json rows_json(const Comparison& c, const RowEvidence& evidence) {
   Json rows = Json::array();
   for (size_t i = 0; i < c.rows.size(); ++i) {
     const SetupRow& r = c.rows[i];
-    Json j = {{"gpu", r.gpu},
-              {"gpus", r.gpus},
-              {"pipeline_parallel", r.stages},
-              {"dtype", r.dtype.empty() ? Json() : Json(r.dtype)},
-              {"notes", r.notes}};
+    Json j = {
+        {"gpu", r.gpu}, {"gpus", r.gpus}, {"dtype", r.dtype.empty() ? Json() : Json(r.dtype)}, {"notes", r.notes}};
     if (!r.unavailable.empty()) {
       j["unavailable"] = r.unavailable;
     } else {
+      j["pipeline_parallel"] = r.stages;
       j.update(row_scope_json(r.scope));
       j.update(figures_json(r));
       j.update({{"co2_per_gpu_g", r.per_gpu_g()}, {"meets_slo", r.meets_slo}, {"best", c.best && *c.best == i}});
@@ -546,10 +544,10 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
   t = subject + "; predictor " + p.predictor->name() + "; latency = " + c.latency_meaning + "\n" +
       table(c, o.slo_ms, evidence);
   if (c.best)
-    t +=
-        fmt::format("  * lowest carbon{}: {} x {} ({:.4g} g{})\n",
-                    o.slo_ms ? fmt::format(" meeting {} ms", *o.slo_ms) : "", c.rows[*c.best].gpus, c.rows[*c.best].gpu,
-                    c.rows[*c.best].total_g(), c.rows[*c.best].embodied_known ? "" : ", operational only");
+    t += fmt::format(
+        "  * lowest carbon{}: {}{} x {} ({:.4g} g{})\n", o.slo_ms ? fmt::format(" meeting {} ms", *o.slo_ms) : "",
+        c.rows[*c.best].gpus, c.rows[*c.best].stages > 1 ? fmt::format(" x {} stages", c.rows[*c.best].stages) : "",
+        c.rows[*c.best].gpu, c.rows[*c.best].total_g(), c.rows[*c.best].embodied_known ? "" : ", operational only");
   else if (o.slo_ms) t += fmt::format("  no setup meets {} ms\n", *o.slo_ms);
   t += fmt::format("  grid {:.4g} gCO2e/kWh ({}); PUE {:.3g} ({}); embodied basis {}, lifetime {:.3g} years\n",
                    example.ci_g_per_kwh, example.ci_label, example.pue, example.pue_label,

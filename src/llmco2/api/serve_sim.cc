@@ -336,9 +336,10 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   const ReplayTotals totals = replay(source, d, params, options, sink);
   if (totals.completed == 0 && totals.rejected > 0)  // nothing served: no figure would mean anything
     fail(
-        "{}: none of its {} requests fits a replica's KV cache ({} blocks of {} tokens on {} x {}); use more GPUs "
+        "{}: none of its {} requests fits a replica's KV cache ({} blocks of {} tokens on {}{} x {}); use more GPUs "
         "per replica (--gpus), a GPU with more memory or a higher --gpu-memory-utilization",
-        requests.name, totals.rejected, limits.kv_blocks, limits.block_size, d.setup.gpus, d.gpu.id);
+        requests.name, totals.rejected, limits.kv_blocks, limits.block_size, d.setup.gpus, stages_words(d.setup),
+        d.gpu.id);
   if (csv) csv->commit();
   Result result;
   result.json = summary_json(totals, l, carbon, d, limits, f, profile ? std::optional<double>(profile_g) : std::nullopt,

@@ -165,7 +165,9 @@ Result Session::predict(const Request& req) const {
   out.json["predictor"] = p.predictor->name();
   out.json.update(footprint_json(f, evidence.level));
   out.json.update(serving_json(serving, prediction));
-  out.json.update(carbon_inputs_json(carbon));
+  Json inputs = carbon_inputs_json(carbon);
+  inputs.erase("gpus");  // the GPUs the embodied CO2 counts (all stages'): request_json's `gpus` is per stage
+  out.json.update(inputs);
   out.json["interval_note"] = evidence.interval_note;
   out.json["evidence"] = evidence_json(evidence);
   if (Json site = impl_->site_json(r, out.warnings); !site.is_null()) out.json["site"] = std::move(site);

@@ -184,15 +184,18 @@ double rank_figure(const CapacityCandidate& c, RankBy by) {
 
 std::string write_capacity_plot(const CapacityPlan& plan, const std::string& title, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
-  std::string csv = "gpu,tensor_parallel,replicas,gpus,ttft_q_s,tpot_q_s,energy_kwh,gpu_hours,co2_kg,embodied_known\n";
+  std::string csv =
+      "gpu,tensor_parallel,pipeline_parallel,replicas,gpus,ttft_q_s,tpot_q_s,energy_kwh,gpu_hours,co2_kg,"
+      "embodied_known\n";
   std::string data;
   for (size_t i : plan.chosen) {
     const CapacityCandidate& c = plan.tried[i];
-    csv += fmt::format("{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", c.gpu, c.tensor_parallel, c.replicas,
-                       c.gpus(), c.ttft_q_s, c.tpot_q_s, c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000,
-                       c.embodied_known ? "yes" : "no");
-    data += fmt::format("\"{} {}xTP{}\" {:.6g} {:.6g} {:.6g}\n", gnuplot_text(c.gpu), c.replicas, c.tensor_parallel,
-                        c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000);
+    csv += fmt::format("{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", c.gpu, c.tensor_parallel,
+                       c.pipeline_parallel, c.replicas, c.gpus(), c.ttft_q_s, c.tpot_q_s, c.energy_j / 3.6e6,
+                       c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "yes" : "no");
+    const std::string stages = c.pipeline_parallel > 1 ? fmt::format("xPP{}", c.pipeline_parallel) : "";
+    data += fmt::format("\"{} {}xTP{}{}\" {:.6g} {:.6g} {:.6g}\n", gnuplot_text(c.gpu), c.replicas, c.tensor_parallel,
+                        stages, c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000);
   }
   write_file_atomic(dir / "capacity.csv", csv);
   if (plan.chosen.empty()) return "no deployment meets the objectives: no plot";

@@ -168,7 +168,8 @@ std::vector<SweepPoint> sweep_gpu_counts(const Predictor& predictor, const std::
         const Footprint f = footprint(predictor.predict(s.config), s.carbon, nullptr);
         const double operational = f.operational_g.total_or_sum().value_or(0);
         const double embodied = f.embodied_g.total_or_sum().value_or(0);
-        points.push_back({batch, prompt, gpus, f.latency_s.total_or_sum().value_or(0), operational / gpus,
+        const int all_gpus = gpus * s.config.request.pipeline_parallel;
+        points.push_back({batch, prompt, gpus, f.latency_s.total_or_sum().value_or(0), operational / all_gpus,
                           operational + embodied, embodied, !f.embodied_unknown});
       }
   return points;

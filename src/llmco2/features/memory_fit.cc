@@ -254,7 +254,9 @@ void check_memory_fit(const ModelSpec& m, const Request& r, const Gpu& gpu) {
                                         "no GPU count up to 64 holds it; lower the context or the "
                                         "precision (--dtype)");
   if (stages > 0) advice += fmt::format(" (or --pp {} stages of --gpus {})", stages, r.gpus);
-  fail("{} does not fit {} x {} ({}): {}; {}", m.id, r.gpus, gpu.id, r.precision.to_string(), plan.note, advice);
+  const std::string stages_words = r.pipeline_parallel > 1 ? fmt::format(" x {} stages", r.pipeline_parallel) : "";
+  fail("{} does not fit {}{} x {} ({}): {}; {}", m.id, r.gpus, stages_words, gpu.id, r.precision.to_string(), plan.note,
+       advice);
 }
 
 void check_runs(const ModelSpec& model, const Request& request, const Gpu& gpu) {

@@ -1,6 +1,7 @@
 // measured/import_common.cc - shared importer helpers.
 #include "measured/import_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -77,8 +78,9 @@ double CsvRowView::number(std::string_view column) const {
 
 void set_interconnect(DatasetRow& row) {
   if (row.gpus < 2 || !row.interconnect.empty()) return;
+  const int stage_gpus = row.gpus / std::max(1, row.pipeline_parallel);  // a stage's GPUs (stages talk over a network)
   for (const Gpu& gpu : GpuCatalog::bundled().gpus())
-    if (gpu.id == row.gpu) row.interconnect = gpu.network_link(row.gpus).kind;
+    if (gpu.id == row.gpu) row.interconnect = gpu.network_link(stage_gpus).kind;
 }
 
 std::string source_ref(const std::filesystem::path& file, long line) {

@@ -79,8 +79,9 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
   // blocks (vLLM divides the cache's blocks by the stages).
   limits.kv_blocks = static_cast<long>(std::floor(capacity_bytes / block_bytes)) / d.setup.pipeline_parallel;
   if (!plan.weights_fit || limits.kv_blocks < 1)
-    fail("{}{} does not fit on {} x {} with the engine's memory reserve: no room for a KV cache", d.model.id,
-         d.speculation.draft ? " with its draft (" + d.speculation.draft->id + ")" : "", d.setup.gpus, d.gpu.id);
+    fail("{}{} does not fit on {}{} x {} with the engine's memory reserve: no room for a KV cache", d.model.id,
+         d.speculation.draft ? " with its draft (" + d.speculation.draft->id + ")" : "", d.setup.gpus,
+         d.setup.pipeline_parallel > 1 ? fmt::format(" x {} stages", d.setup.pipeline_parallel) : "", d.gpu.id);
   return limits;
 }
 

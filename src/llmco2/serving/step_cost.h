@@ -20,13 +20,14 @@ namespace llmco2::serving {
 
 struct StepCost {
   double time_s = 0;   // wall time of the iteration
-  double power_w = 0;  // per GPU of the replica, between idle and the TDP
+  double power_w = 0;  // per GPU of the replica, between idle and the TDP (with stages: see below)
 };
 // With pipeline stages a step is one micro-batch's pass through every stage (the chain: its kernels one stage after
 // another and the sends between them), run by one of the replica's schedulers (one per stage, vLLM's virtual
-// engines), which counts as `gpus` GPUs: their idle power and the pass's whole work and waits, while the other
-// schedulers' GPUs draw their idle power. A lone request costs what predict says; micro-batches in flight together
-// each pay their own GPUs' waits (an over-count of at most the wait share of the dynamic range over the bubble).
+// engines), which counts as `gpus` GPUs: their idle power and the pass's whole work and waits (its power per GPU may
+// then exceed the board's limit: it carries the other stages' part), while the other schedulers' GPUs draw their idle
+// power. A lone request costs what predict says; micro-batches in flight together each pay their own GPUs' waits (an
+// over-count of at most the wait share of the dynamic range over the bubble).
 
 // Relative width of the grid cells of contexts and token counts (a cell holds values within ~4% of each other;
 // counts up to kExactBelow are exact). A step's cost moves by far less than that across a cell.

@@ -350,7 +350,9 @@ double dense_peak(const Gpu& gpu) {
 // virtual engines share one Python process), so a step repeated in a steady pipeline takes the longest of the chain
 // and the micro-batches' turns at a stage or at the host; a step run once (a prefill) fills the pipeline: the chain
 // plus a turn for each micro-batch behind the first. Each GPU runs its stage for every micro-batch: microbatches /
-// stages of one pass's work. Sets `c` to the step on one GPU.
+// stages of one pass's work, and waits the rest of the step (for the host, a send or another stage) as a GPU waits
+// for its host. Sets `c` to the step on one GPU; its clock and power limit then act on that average (with fewer
+// micro-batches than stages a stage's GPUs may exceed the limit during their turn: docs/serving.md).
 void pipelined(StepCost& c, const SimSegment& s, const SimPipeline& p, bool once) {
   const double stages = p.stages, m = s.microbatches;
   const double host_s = std::max(0.0, c.time_s - c.busy_s), stage_s = c.busy_s / stages;
@@ -417,6 +419,7 @@ namespace {
 
 // One NCCL send's fixed cost: ~3 us between GPUs of one NVLink domain (nccl-tests, H100 NVLink: NVIDIA/nccl issue
 // #1487), ~31-34 us between two nodes (nccl-tests sendrecv_perf, 256 B-8 KB messages: NVIDIA/nccl-tests issue #214).
+// Inside one node without NVLink (PCIe) the NVLink figure is kept: no PCIe measurement is at hand.
 constexpr double kNvlinkSendLatencyS = 3e-6, kNetworkSendLatencyS = 32e-6;
 
 }  // namespace
@@ -428,16 +431,22 @@ SimPipeline pipeline_of(const ModelSpec& model, const Gpu& gpu, const Request& r
   // all-gathered on the receiving side (send_tensor_dict with the tensor-parallel group).
   p.boundary_bytes_per_token =
       2.0 * static_cast<double>(model.hidden) * dtype_bytes(request.precision.unquantised_dtype()) / request.gpus;
+  // One NVLink domain (8 GPUs of a DGX, 72 of an NVL72 rack, whatever its nodes), else one node's PCIe, else the
+  // nodes' network.
+  const int total = request.total_gpus();
+  if (gpu.gpu_link && total <= gpu.gpu_link->max_gpus) {
+    p.link_bytes_per_s = gpu.gpu_link->bandwidth_bytes_per_s, p.latency_s = kNvlinkSendLatencyS;
+    return p;
+  }
   const std::optional<hardware::Node> node = hardware::NodeCatalog::bundled_default_for(gpu.id);
-  const int per_node = node ? node->gpus : gpu.gpu_link ? gpu.gpu_link->max_gpus : 1;
-  if (request.total_gpus() <= per_node) {
-    const Link& link = gpu.gpu_link && request.total_gpus() <= gpu.gpu_link->max_gpus ? *gpu.gpu_link : gpu.host_link;
-    p.link_bytes_per_s = link.bandwidth_bytes_per_s, p.latency_s = kNvlinkSendLatencyS;
+  const int per_node = node ? node->gpus : 1;
+  if (total <= per_node) {
+    p.link_bytes_per_s = gpu.host_link.bandwidth_bytes_per_s, p.latency_s = kNvlinkSendLatencyS;
     return p;
   }
   if (!node || node->scale_out_bytes_per_s_per_gpu <= 0)
     fail("{} pipeline stages of {} x {} span {} nodes, and {} names no network between nodes (scale_out in data/nodes)",
-         p.stages, request.gpus, gpu.id, (request.total_gpus() + per_node - 1) / per_node,
+         p.stages, request.gpus, gpu.id, (total + per_node - 1) / per_node,
          node ? node->id : fmt::format("no node file holding {}", gpu.id));
   p.link_bytes_per_s = node->scale_out_bytes_per_s_per_gpu, p.latency_s = kNetworkSendLatencyS;
   return p;
@@ -737,15 +746,16 @@ Workload describe_workload(const ModelSpec& model, const Gpu& gpu, const Request
   const bool waves = plan.runs() && plan.waves > 1 && sc.parallelism == Parallelism::tensor;
   Request first = request;
   if (waves) first.batch = plan.sequences_per_wave;
-  // Pipeline stages: the batch runs as micro-batches, one per stage; the workload is one micro-batch's.
-  const long microbatches = first.microbatches();
+  // Pipeline stages: the batch runs as micro-batches, one per stage; the workload is the largest micro-batch's, and
+  // counts batch / that of them (the work of the batch's sequences, not of whole micro-batches).
+  const double microbatches = static_cast<double>(first.batch) / static_cast<double>(first.microbatch());
   first.batch = first.microbatch();
   Workload w;
   w.graph = build_kernel_graph(model, first);
   w.features = compute_features(w.graph, gpu, first);
   w.sim = prepare_workload(model, gpu, first, sc, w.graph, w.features);
   for (auto* segments : {&w.sim.prefill, &w.sim.decode})
-    for (SimSegment& segment : *segments) segment.microbatches = static_cast<double>(microbatches);
+    for (SimSegment& segment : *segments) segment.microbatches = microbatches;
   if (!waves) return w;
   for (auto* segments : {&w.sim.prefill, &w.sim.decode})
     for (SimSegment& segment : *segments) segment.steps *= static_cast<double>(plan.waves - 1);

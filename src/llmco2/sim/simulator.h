@@ -78,8 +78,8 @@ struct SimSegment {
   // A speculative verification step: the rejection sampler and the proposer's set-up add the engine's
   // spec_step_host_s to its serial host work.
   bool verifies = false;
-  // Pipeline stages: micro-batches of this step in flight at once (one per stage at most; 1 without stages). The
-  // kernels are one micro-batch's pass through every stage.
+  // Pipeline stages: micro-batches of this step in flight at once (one per stage at most; 1 without stages), as the
+  // batch over the largest micro-batch, whose pass through every stage the kernels are (fractional when they differ).
   double microbatches = 1;
   std::vector<SimKernel> kernels;
 };
