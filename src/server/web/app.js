@@ -260,6 +260,8 @@ function drawChart(comparison, request) {
              svgElement("line", {x1: x0, y1: top - 4, x2: x0, y2: plotBottom, class: "axis"}),
              svgElement("text", {x: (x0 + x1) / 2, y: plotBottom + 38, "text-anchor": "middle", class: "axis-label x"},
                         "total CO₂ per request (g)"));
+  // A setup in words: its GPU type and count, and its pipeline stages when it has them.
+  const setupWords = (s) => `${s.gpu} × ${s.gpus}${s.pipeline_parallel > 1 ? ` × ${s.pipeline_parallel} stages` : ""}`;
   setups.forEach((s, i) => {
     const y = top + i * rowH, mid = y + rowH / 2;
     const current = s.gpu === request.gpu && s.gpus === (request.gpus || 1);
@@ -267,14 +269,13 @@ function drawChart(comparison, request) {
     const bar = svgElement("rect", {x: x0, y: y + 3, width: w, height: rowH - 6, "data-gpu": s.gpu,
                                     "data-gpus": s.gpus, "data-co2-g": s.co2_g.total.total,
                                     class: `bar${s.best ? " best" : ""}${current ? " current" : ""}`});
-    bar.appendChild(svgElement("title", {}, `${s.gpu} × ${s.gpus} (${s.dtype}, ${s.energy_scope} ${s.node}): ` +
+    bar.appendChild(svgElement("title", {}, `${setupWords(s)} (${s.dtype}, ${s.energy_scope} ${s.node}): ` +
         `${shown(s.co2_g.total.total)} g CO₂ (operational ${shown(s.co2_g.operational.total)} g, embodied ` +
         `${s.co2_g.embodied ? shown(s.co2_g.embodied.total) : "unknown"} g), ${shown(s.energy_j.total)} J, ` +
         `${shown(s.latency_s.total)} s` +
         `${s.meets_slo === false ? ", misses the latency objective" : ""}` +
         `${(s.notes || []).length ? `; ${s.notes.join("; ")}` : ""}`));
-    items.push(svgElement("text", {x: x0 - 6, y: mid + 4, "text-anchor": "end", class: "setup"},
-                          `${s.gpu} × ${s.gpus}`),
+    items.push(svgElement("text", {x: x0 - 6, y: mid + 4, "text-anchor": "end", class: "setup"}, setupWords(s)),
                bar,
                svgElement("text", {x: x0 + w + 4, y: mid + 4, class: "bar-value"}, `${shown(s.co2_g.total.total)} g`));
   });
