@@ -110,5 +110,14 @@ void BM_ServeSimAzureChatTwoStages(benchmark::State& state) {
 }
 BENCHMARK(BM_ServeSimAzureChatTwoStages)->Unit(benchmark::kMillisecond);
 
+// Disaggregated prefill and decode's cost: the same hour on 1 prefill and 1 decode H100 (two pools of schedulers and
+// step memos, a KV transfer event per request over NVLink) against BM_ServeSimAzureChat.
+void BM_ServeSimAzureChatDisaggregated(benchmark::State& state) {
+  Deployment d = llama_on_h100();
+  d.decode = DecodePool{d.gpu, d.setup, 1, d.scope, *fabric_joining(d.gpu, 2)};
+  replay_the_hour(state, d);
+}
+BENCHMARK(BM_ServeSimAzureChatDisaggregated)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace llmco2

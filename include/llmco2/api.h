@@ -117,6 +117,9 @@ struct CompareOptions {
   bool prefix_caching = true;
   double prefix_share = 0;
   std::string router = "round-robin";
+  // Capacity planning: "P:D" also searches disaggregated deployments, the fewest multiples of P prefill and D decode
+  // replicas of each GPU type and degree, beside the co-located ones (serve-sim's --disaggregate); "": co-located only.
+  std::string disaggregate;
   // Capacity planning: a provisioned-power budget at the wall (whole nodes at their design power; 0: none), prices
   // (the user's per GPU-hour of each GPU type, and per kWh at the wall), and the figure the plan ranks by: energy,
   // co2, usd or gpu-hours.
@@ -163,6 +166,9 @@ struct ServeSimOptions {
   long num_prompts = 0, input_len = 1024, output_len = 128;
   double range_ratio = 0;
   unsigned seed = 0;
+  // > 0: the generated requests arrive as a Poisson process of this many requests per second (`vllm bench serve
+  // --request-rate`: exponential gaps, seeded by `seed`); 0: all at time 0.
+  double request_rate = 0;
   // > 0: a closed loop of this many clients (`vllm bench serve --max-concurrency`): each sends its next request when
   // its previous one ends (not before the request's logged time); latencies count from the sending. 0: open loop.
   long concurrency = 0;
@@ -183,6 +189,14 @@ struct ServeSimOptions {
   // without them, prefix_share states the share of every prompt that is one prompt all requests share.
   bool prefix_caching = true;
   double prefix_share = 0;
+  // Disaggregated prefill and decode: "P:D" prefill and decode replicas (`replicas` stays 1); the request's gpu and
+  // gpus prefill, decode_gpu and decode_gpus decode (empty / 0: the same). Each request's KV cache crosses the link
+  // between the pools: the node catalog's (one NVLink domain or node, else the nodes' network), or kv_link_gbps
+  // (Gb/s per GPU and direction) where given. "": co-located.
+  std::string disaggregate;
+  std::string decode_gpu;
+  int decode_gpus = 0;
+  double kv_link_gbps = 0;
 };
 
 // Stopping long calls from another thread (the Python bindings on Ctrl-C): while the request is set, the calls in

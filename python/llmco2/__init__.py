@@ -96,7 +96,14 @@ _MEANING = {
     "input_len": "with num_prompts: prompt tokens per request (--random-input-len)",
     "output_len": "with num_prompts: generated tokens per request (--random-output-len)",
     "range_ratio": "with num_prompts: lengths drawn uniformly within this ratio of input_len and output_len",
-    "seed": "with range_ratio: the draws' seed",
+    "seed": "with range_ratio or request_rate: the draws' seed",
+    "request_rate": "with num_prompts: requests per second, a Poisson process (vllm bench serve --request-rate); 0: "
+                    "all at time 0",
+    "disaggregate": "\"P:D\": disaggregated prefill and decode, P prefill replicas (gpu, gpus) and D decode replicas "
+                    "(decode_gpu, decode_gpus), each request's KV cache moved between them; None: co-located",
+    "decode_gpu": "with disaggregate: the decode pool's GPU; None: gpu",
+    "decode_gpus": "with disaggregate: GPUs per decode replica, tensor parallel; 0: gpus",
+    "kv_link_gbps": "with disaggregate: the link between the pools, Gb/s per GPU and direction; 0: the node catalog's",
     "concurrency": "a closed loop of this many clients, each sending its next request when its previous one ends "
                    "(vllm bench serve --max-concurrency); 0: open loop, the log's times",
     "replicas": "data-parallel replicas, each on `gpus` GPUs",
@@ -269,7 +276,8 @@ def serve_sim(log=None, *, model="llama-3.1-8b", model_config=None, gpu="h100-sx
               rate_scale=1.0, duration_s=0.0, slo_ttft_ms=0.0, slo_tpot_ms=0.0, ci_profile=None, attribute_idle=False,
               keep_time_outliers=False, progress=False, requests_csv=None, plot_dir=None, bin_s=60.0, num_prompts=0,
               input_len=1024, output_len=128, range_ratio=0.0, seed=0, concurrency=0, prefix_caching=True,
-              prefix_share=0.0, params=None, site=None, **rest):
+              prefix_share=0.0, request_rate=0.0, disaggregate=None, decode_gpu=None, decode_gpus=0,
+              kv_link_gbps=0.0, params=None, site=None, **rest):
     """A request log replayed through a deployment in virtual time (replicas of a continuous-batching engine, each
     on `gpus` GPUs of type `gpu`) -> dict equal to ``llmco2 serve-sim --format json``, plus "warnings" (plots that
     could not be drawn): requests (completed, rejected_too_long, preemptions), per_request (queue_s, ttft_s, tpot_s,
@@ -278,8 +286,10 @@ def serve_sim(log=None, *, model="llama-3.1-8b", model_config=None, gpu="h100-sx
     serving simulation prices every step (no predictor keyword). Ctrl-C stops it at its next step.
 
     Instead of a log, num_prompts requests of input_len prompt and output_len generated tokens (``vllm bench serve``'s
-    random dataset; range_ratio draws lengths within that ratio, seeded by seed). concurrency=N replays a closed loop
-    of N clients, each sending its next request when its previous one ends (``--max-concurrency N``); 0: open loop.
+    random dataset; range_ratio draws lengths within that ratio, seeded by seed; request_rate=R sends them as a
+    Poisson process of R per second). concurrency=N replays a closed loop of N clients, each sending its next request
+    when its previous one ends (``--max-concurrency N``); 0: open loop. disaggregate="P:D" serves prefill and decode
+    on separate pools (``--disaggregate``), the KV cache of each request moved between them.
     """
     arguments = dict(locals())
     rest, log = arguments.pop("rest"), arguments.pop("log")

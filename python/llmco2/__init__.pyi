@@ -96,7 +96,9 @@ def serve_sim(log: str | os.PathLike[str] | None = None, *, model: str = "llama-
               requests_csv: str | os.PathLike[str] | None = None, plot_dir: str | os.PathLike[str] | None = None,
               bin_s: float = 60.0, num_prompts: int = 0, input_len: int = 1024, output_len: int = 128,
               range_ratio: float = 0.0, seed: int = 0, concurrency: int = 0, prefix_caching: bool = True,
-              prefix_share: float = 0.0, params: str | os.PathLike[str] | None = None,
+              prefix_share: float = 0.0, request_rate: float = 0.0, disaggregate: str | None = None,
+              decode_gpu: str | None = None, decode_gpus: int = 0, kv_link_gbps: float = 0.0,
+              params: str | os.PathLike[str] | None = None,
               site: str | os.PathLike[str] | None = None, **rest: Any) -> Json: ...
 
 def models() -> list[Json]: ...

@@ -72,6 +72,9 @@ void add_compare_command(CLI::App& app) {
   command->add_flag("!--no-prefix-caching", f->prefix_caching, "capacity planning: prefix caching off");
   command->add_option("--router", f->router,
                       "capacity planning: round-robin, least-loaded or session (serve-sim's; default round-robin)");
+  command->add_option("--disaggregate", f->disaggregate,
+                      "capacity planning: also search disaggregated deployments, the fewest multiples of P:D prefill "
+                      "and decode replicas (serve-sim's), beside the co-located ones");
   command->add_option("--power-budget-w", f->power_budget_w,
                       "capacity planning: provisioned power at the wall a deployment must stay within (whole nodes at "
                       "their design power; with --scope gpu, the GPUs' TDP)");

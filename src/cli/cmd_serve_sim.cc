@@ -50,7 +50,13 @@ void add_serve_sim_command(CLI::App& app) {
       ->add_option("--random-range-ratio", f->options.range_ratio,
                    "with --num-prompts: lengths drawn uniformly within this ratio of the two above")
       ->capture_default_str();
-  command->add_option("--seed", f->options.seed, "with --random-range-ratio: the draws' seed")->capture_default_str();
+  command
+      ->add_option("--request-rate", f->options.request_rate,
+                   "with --num-prompts: requests per second, a Poisson process (vllm bench serve --request-rate); 0: "
+                   "all at time 0")
+      ->capture_default_str();
+  command->add_option("--seed", f->options.seed, "with --random-range-ratio or --request-rate: the draws' seed")
+      ->capture_default_str();
   command
       ->add_option("--concurrency,--max-concurrency", f->options.concurrency,
                    "a closed loop of this many clients (vllm bench serve --max-concurrency): each sends its next "
@@ -104,6 +110,16 @@ void add_serve_sim_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 0.99));
   command->add_flag("!--no-prefix-caching", f->options.prefix_caching,
                     "turn automatic prefix caching off (vLLM --no-enable-prefix-caching)");
+  command->add_option("--disaggregate", f->options.disaggregate,
+                      "P:D: disaggregated prefill and decode, P prefill replicas (--gpu, --gpus) and D decode replicas "
+                      "(--decode-gpu, --decode-gpus), each request's KV cache moved between them");
+  command->add_option("--decode-gpu", f->options.decode_gpu,
+                      "with --disaggregate: the decode pool's GPU (default --gpu)");
+  command->add_option("--decode-gpus", f->options.decode_gpus,
+                      "with --disaggregate: GPUs per decode replica, tensor parallel (default --gpus)");
+  command->add_option("--kv-link-gbps", f->options.kv_link_gbps,
+                      "with --disaggregate: the link between the pools in Gb/s per GPU and direction (default: the "
+                      "node catalog's NVLink within one domain, else the nodes' network)");
   command->add_flag("--quiet", f->quiet, "no progress lines");
   command->callback([=] { run_serve_sim(*f, *rf); });
 }

@@ -431,7 +431,12 @@ const Keywords<ServeSimOptions>& serve_sim_keywords() {  // `llmco2 serve-sim`'s
       keyword("seed", &ServeSimOptions::seed),
       keyword("concurrency", &ServeSimOptions::concurrency),
       keyword("prefix_caching", &ServeSimOptions::prefix_caching),
-      keyword("prefix_share", &ServeSimOptions::prefix_share)};
+      keyword("prefix_share", &ServeSimOptions::prefix_share),
+      keyword("request_rate", &ServeSimOptions::request_rate),
+      keyword("disaggregate", &ServeSimOptions::disaggregate),
+      keyword("decode_gpu", &ServeSimOptions::decode_gpu),
+      keyword("decode_gpus", &ServeSimOptions::decode_gpus),
+      keyword("kv_link_gbps", &ServeSimOptions::kv_link_gbps)};
   return table;
 }
 

@@ -616,6 +616,15 @@ TEST(CliServeSim, ReplaysALogWithIdleGapsAndWritesEveryRequest) {
   expect_clean_error("serve-sim " + dir + "/log.csv --router random", "--router");
   expect_clean_error("serve-sim " + dir + "/log.csv --replicas 0", "--replicas");
   expect_clean_error("serve-sim " + dir + "/log.csv --model llama-3.1-70b --gpu l4", "does not fit");
+  // Disaggregated serving's flags: P:D counts, no --replicas beside them, no decode flags without them, a rate only
+  // for generated requests.
+  expect_clean_error("serve-sim " + dir + "/log.csv --quiet --disaggregate 2", "expected P:D");
+  expect_clean_error("serve-sim " + dir + "/log.csv --quiet --disaggregate 1:0", "expected P:D");
+  expect_clean_error("serve-sim " + dir + "/log.csv --quiet --disaggregate 1:x2", "expected P:D");
+  expect_clean_error("serve-sim " + dir + "/log.csv --quiet --disaggregate 1:2 --replicas 2", "--replicas 2 with");
+  expect_clean_error("serve-sim " + dir + "/log.csv --quiet --decode-gpus 2", "give --disaggregate P:D");
+  expect_clean_error("serve-sim " + dir + "/log.csv --quiet --request-rate 4", "--request-rate paces");
+  expect_clean_error("serve-sim " + dir + "/log.csv --quiet --disaggregate 1:1 --decode-gpu nosuchgpu", "nosuchgpu");
 }
 
 TEST(CliServeSim, PlotsTheTimelineChargesAnIntensityProfileAndRefusesAnUnsortedLog) {
@@ -746,6 +755,23 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
         EXPECT_LT(s["energy_j"]["total"].get<double>(), p["energy_j"]["total"].get<double>()) << s["gpu"];
       }
   expect_clean_error(plan + " --router nearest", "--router: expected round-robin, least-loaded or session");
+  // Disaggregated deployments searched beside the co-located ones: every tried one names its pools, holds P + D GPUs
+  // per unit, and the table writes them P:D.
+  const Result split = run(plan + " --disaggregate 1:1");
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  const auto jd = nlohmann::json::parse(split.out);
+  int disaggregated = 0;
+  for (const auto& c : jd["tried"])
+    if (c.contains("gpus") && c["decode_replicas"].get<int>() > 0) {
+      ++disaggregated;
+      EXPECT_EQ(c["replicas"], c["decode_replicas"]);
+      EXPECT_EQ(c["gpus"].get<int>(), 2 * c["replicas"].get<int>());
+    }
+  EXPECT_GT(disaggregated, 0);
+  const Result split_table = run(plan.substr(0, plan.find(" --format json")) + " --quiet --disaggregate 1:1");
+  EXPECT_NE(split_table.out.find("replicas P:D = prefill:decode"), std::string::npos) << split_table.out;
+  expect_clean_error(plan + " --disaggregate 1", "expected P:D");
+  expect_clean_error("compare --trace " + dir + "/log.csv --disaggregate 1:1", "apply to capacity planning");
   expect_clean_error("compare --trace " + dir + "/log.csv --prefix-share 0.5", "apply to capacity planning");
   expect_clean_error("compare --trace " + dir + "/log.csv --slo-ttft-ms 100 --tp-degrees 0", "--tp-degrees");
   // The same log with one request dated 2031: dropped as a time outlier and named, so the plan is the same one.

@@ -175,7 +175,8 @@ def test_serve_sim_closed_loop_over_the_random_dataset_equals_the_cli():
     answer.pop("warnings")
     assert answer == expected
     assert answer["load"] == {"source": "random", "loop": "closed", "concurrency": 4, "num_prompts": 24,
-                              "input_len": 300, "output_len": 30, "range_ratio": 0.25, "seed": 3}
+                              "input_len": 300, "output_len": 30, "range_ratio": 0.25, "seed": 3,
+                              "request_rate": 0.0}
     assert answer["requests"]["completed"] == 24
     assert answer["peaks"]["running"] <= 4
     with pytest.raises(llmco2.Error, match="a request log file, or --num-prompts"):
@@ -318,3 +319,28 @@ def test_ctrl_c_stops_a_long_call_at_once():
     assert elapsed < 3.0, elapsed
     assert llmco2.predict(gpu="h100-sxm")["energy_j"]["total"] > 0
     assert len(llmco2.predict_many({"batch": [1, 2]})["energy_j"]) == 2
+
+
+def test_serve_sim_disaggregated_at_a_request_rate_equals_the_cli():
+    answer = llmco2.serve_sim(num_prompts=20, input_len=512, output_len=16, request_rate=4, seed=1,
+                              disaggregate="1:2")
+    expected = cli("serve-sim", "--num-prompts", "20", "--random-input-len", "512", "--random-output-len", "16",
+                   "--request-rate", "4", "--seed", "1", "--disaggregate", "1:2", "--quiet", "--format", "json")
+    answer.pop("warnings")
+    assert answer == expected
+    pools = answer["deployment"]["disaggregation"]
+    assert pools["prefill_replicas"] == 1 and pools["decode"]["replicas"] == 2
+    # By hand: each request moves its prompt's KV cache once, 512 tokens x 131,072 bytes of Llama-3.1-8B (32 layers x
+    # 8 KV heads x 128 dims x K and V x 2 bytes); 3 H100s fit one NVLink domain.
+    assert pools["kv_transfers"]["count"] == 20
+    assert pools["kv_transfers"]["mean_bytes"] == 512 * 131072
+    assert pools["kv_link"]["kind"] == "nvlink4" and not pools["kv_link"]["spans_nodes"]
+    assert answer["requests"]["completed"] == 20
+    # No measured energy of a disaggregated deployment: extrapolated, with that label's (wider) interval.
+    assert answer["evidence"]["label"] == "extrapolated"
+    assert "labelled extrapolated" in answer["evidence"]["interval_basis"]
+    colocated = llmco2.serve_sim(num_prompts=20, input_len=512, output_len=16, request_rate=4, seed=1)
+    assert colocated["deployment"]["disaggregation"] is None
+    assert colocated["evidence"]["label"] != "extrapolated"
+    with pytest.raises(llmco2.Error, match="expected P:D"):
+        llmco2.serve_sim(num_prompts=2, disaggregate="2")

@@ -477,23 +477,30 @@ DeploymentFor at_tensor_parallel(const Deployment& d) {
   };
 }
 
+// The planner's case: eight requests of 200 + 500 tokens at once on H100s that run one request each (max_num_seqs 1),
+// an objective of 1 s on the P95 TTFT, one GPU per replica.
+struct EightLongRequests {
+  EightLongRequests() {
+    d.max_num_seqs = 1;
+    slo.ttft_s = 1.0;
+    search.tensor_parallel = {1};
+  }
+  CapacityPlan plan() const {
+    return plan_capacity(log, {d.gpu}, at_tensor_parallel(d), default_sim_params(), slo, carbon_at_pue(1), search);
+  }
+  Deployment d = h100_deployment();
+  ServingSlo slo;
+  CapacitySearch search;
+  RequestLog log = log_of(std::vector<std::array<double, 3>>(8, {0, 200, 500}));
+};
+
 TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
   // Eight long requests at once, one running per replica: round-robin gives a replica ceil(8 / R) of them in a row,
   // and the second in a row waits a whole first request (~5 s) for its first token. The P95 of eight TTFTs is the
   // order statistic at rank 0.95 x 7 = 6.65, i.e. the 7th smallest: one late request passes, two do not. So 7
   // replicas (one replica with two) meet a 1 s objective and 6 (two with two) miss; the search tries 1, 2, 4, 8
   // (meets), then 6 (misses) and 7 (meets).
-  Deployment d = h100_deployment();
-  d.max_num_seqs = 1;
-  std::vector<std::array<double, 3>> rows(8, {0, 200, 500});
-  const CarbonFor carbon = carbon_at_pue(1);
-  ServingSlo slo;
-  slo.ttft_s = 1.0;
-  CapacitySearch search;
-  search.tensor_parallel = {1};
-  const DeploymentFor deployment_for = at_tensor_parallel(d);
-  const CapacityPlan plan =
-      plan_capacity(log_of(rows), {d.gpu}, deployment_for, default_sim_params(), slo, carbon, search);
+  const CapacityPlan plan = EightLongRequests().plan();
   std::vector<int> tried;
   for (const auto& c : plan.tried) tried.push_back(c.replicas);
   EXPECT_EQ(tried, (std::vector<int>{1, 2, 4, 8, 6, 7}));
@@ -502,6 +509,33 @@ TEST(Capacity, FindsTheFewestReplicasByDoublingThenBisection) {
   EXPECT_EQ(best.replicas, 7);
   EXPECT_TRUE(best.meets_slo);
   EXPECT_NEAR(best.operational_g, best.energy_j / 3.6e6 * 400, 1e-9);
+}
+
+// With a 1:1 unit the planner also searches disaggregated deployments: the eight long requests of the test above at
+// one request per replica need 7 decode replicas for the same reason (the 8th waits a whole request on a decode
+// replica; prefilling 200 tokens takes milliseconds), so the units tried are 1, 2, 4, 8, 6, 7 (2, 4, 8, 16, 12, 14
+// GPUs) and the co-located 7 GPUs stay the cheapest.
+TEST(Capacity, SearchesDisaggregatedUnitsBesideTheColocatedReplicas) {
+  EightLongRequests eight;
+  eight.search.prefill_unit = 1, eight.search.decode_unit = 1;
+  const CapacityPlan plan = eight.plan();
+  std::vector<int> colocated, units, gpus;
+  for (const CapacityCandidate& c : plan.tried) {
+    if (!c.disaggregated()) {
+      colocated.push_back(c.replicas);
+      continue;
+    }
+    EXPECT_EQ(c.replicas, c.decode_replicas);
+    units.push_back(c.decode_replicas), gpus.push_back(c.gpus());
+  }
+  EXPECT_EQ(colocated, (std::vector<int>{1, 2, 4, 8, 6, 7}));
+  EXPECT_EQ(units, (std::vector<int>{1, 2, 4, 8, 6, 7}));
+  EXPECT_EQ(gpus, (std::vector<int>{2, 4, 8, 16, 12, 14}));
+  ASSERT_EQ(plan.chosen.size(), 1u);
+  EXPECT_FALSE(plan.tried[plan.chosen[0]].disaggregated());
+  EXPECT_EQ(plan.tried[plan.chosen[0]].gpus(), 7);
+  // Both pools' GPUs are provisioned: 7 + 7 H100s are two DGX H100s.
+  EXPECT_EQ(provisioned_nodes(1, 7 + 7, 8), 2);
 }
 
 // Money and power (issue 38 item 5): a deployment's dollars are its GPU-hours at the user's price plus its energy x
@@ -535,22 +569,14 @@ TEST(Capacity, PricesAreGpuHoursAndEnergyAtTheWall) {
 // (GPU scope: 700 W of TDP each). With 7 x 700 W = 4,900 W the 7-replica deployment is chosen; one watt less and
 // nothing is, and exactly the two deployments that met the objectives are marked over it (the misses are not).
 TEST(Capacity, APowerBudgetKeepsOnlyDeploymentsProvisionedWithinIt) {
-  Deployment d = h100_deployment();
-  d.max_num_seqs = 1;
-  ServingSlo slo;
-  slo.ttft_s = 1.0;
-  CapacitySearch search;
-  search.tensor_parallel = {1};
-  const RequestLog log = log_of(std::vector<std::array<double, 3>>(8, {0, 200, 500}));
-  search.power_budget_w = 7 * 700;
-  const CapacityPlan within =
-      plan_capacity(log, {d.gpu}, at_tensor_parallel(d), default_sim_params(), slo, carbon_at_pue(1), search);
+  EightLongRequests eight;
+  eight.search.power_budget_w = 7 * 700;
+  const CapacityPlan within = eight.plan();
   ASSERT_EQ(within.chosen.size(), 1u);
   EXPECT_EQ(within.tried[within.chosen[0]].replicas, 7);
   EXPECT_DOUBLE_EQ(within.tried[within.chosen[0]].provisioned_w, 4900);
-  search.power_budget_w = 7 * 700 - 1;
-  const CapacityPlan over =
-      plan_capacity(log, {d.gpu}, at_tensor_parallel(d), default_sim_params(), slo, carbon_at_pue(1), search);
+  eight.search.power_budget_w = 7 * 700 - 1;
+  const CapacityPlan over = eight.plan();
   EXPECT_TRUE(over.chosen.empty());
   std::vector<int> marked;
   for (const CapacityCandidate& c : over.tried)
@@ -812,6 +838,158 @@ TEST(PipelineServing, TwoRequestsRunAsTwoMicroBatches) {
   ASSERT_EQ(two.requests.size(), 2u);
   EXPECT_EQ(two.totals.steps, 2 * one.totals.steps);
   for (const ServedRequest& r : two.requests) EXPECT_LT(r.finish_s, 1.5 * one.requests[0].finish_s);
+}
+
+}  // namespace
+}  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// 1 prefill and 1 decode replica of one H100 each, the link between them given.
+Deployment disaggregated(double link_bytes_per_s, double latency_s, int decode_replicas = 1) {
+  Deployment d = h100_deployment();
+  DecodePool pool;
+  pool.gpu = d.gpu, pool.setup = d.setup, pool.replicas = decode_replicas;
+  pool.link = FabricLink{"test", link_bytes_per_s, latency_s, true};
+  d.decode = pool;
+  return d;
+}
+
+// Llama-3.1-8B's KV cache per token: 32 layers x 8 KV heads x 128 dims x (K, V) x 2 bytes = 131,072 bytes.
+constexpr double kLlama8bKvBytesPerToken = 32.0 * 8 * 128 * 2 * 2;
+
+struct StepsByReplica {
+  std::vector<StepRecord> steps;
+  double busy_s(int replica, bool decodes_only) const {
+    double s = 0;
+    for (const StepRecord& r : steps)
+      if (r.replica == replica && !r.idle && (!decodes_only || r.decodes > 0)) s += r.time_s;
+    return s;
+  }
+};
+
+// The issue's hand test: with a link that costs nothing, a lone request's prefill replica runs exactly the co-located
+// run's prefill step, and its decode replica the co-located decode steps, plus one step that recomputes the last prompt
+// token (vLLM's decode instance does, for its logits); its first token comes after that step.
+TEST(Disaggregated, AFreeLinkRunsTheColocatedPhasesPlusTheLastTokensRecomputation) {
+  const RequestLog log = log_of({{0, 512, 64}});
+  StepsByReplica colocated, split;
+  ReplayOptions o;
+  o.on_step = [&](const StepRecord& s) { colocated.steps.push_back(s); };
+  const Replayed one = run_log(log, h100_deployment(), o);
+  o.on_step = [&](const StepRecord& s) { split.steps.push_back(s); };
+  const Replayed two = run_log(log, disaggregated(1e30, 0), o);
+  ASSERT_EQ(two.requests.size(), 1u);
+  EXPECT_EQ(two.totals.gpus_total, 2);
+  EXPECT_EQ(two.totals.kv_transfers, 1);
+  EXPECT_DOUBLE_EQ(two.totals.kv_transfer_bytes, 512 * kLlama8bKvBytesPerToken);
+  // Replica 0 prefills (one step of 512 tokens, as the co-located first step); replica 1 decodes.
+  const double prefill_s = colocated.busy_s(0, false) - colocated.busy_s(0, true);
+  EXPECT_NEAR(split.busy_s(0, false), prefill_s, 1e-12);
+  EXPECT_NEAR(split.busy_s(1, true), colocated.busy_s(0, true), 1e-12);  // the same steps, summed in another order
+  const double recompute_s = split.busy_s(1, false) - split.busy_s(1, true);
+  EXPECT_GT(recompute_s, 0.0);
+  EXPECT_LT(recompute_s, 1.2 * colocated.busy_s(0, true) / 63);  // one token at a decode step's cost
+  EXPECT_NEAR(two.requests[0].first_token_s, prefill_s + recompute_s, 1e-12);
+  EXPECT_NEAR(two.requests[0].finish_s, one.requests[0].finish_s + recompute_s, 1e-12);
+  EXPECT_EQ(two.requests[0].gen_tokens, 64);
+}
+
+// A transfer takes its bytes over the link of the prefill replica's GPUs plus one send's latency: 512 tokens of
+// Llama-3.1-8B (67.1 MB) over 400 Gb/s (50 GB/s) in 1.342 ms + 32 us; the first token comes that much later.
+TEST(Disaggregated, ATransferIsItsBytesOverTheLinkPlusItsLatency) {
+  const double bytes = 512 * kLlama8bKvBytesPerToken;
+  const FabricLink ib{"infiniband-ndr", 50e9, 32e-6, true};
+  EXPECT_NEAR(kv_transfer_s(bytes, ib, 1, 1), 67'108'864 / 50e9 + 32e-6, 1e-12);
+  EXPECT_NEAR(kv_transfer_s(bytes, ib, 4, 2), 67'108'864 / 100e9 + 32e-6, 1e-12);  // 2 NICs at the narrow end
+  const RequestLog log = log_of({{0, 512, 64}});
+  const Replayed free = run_log(log, disaggregated(1e30, 0));
+  const Replayed ndr = run_log(log, disaggregated(50e9, 32e-6));
+  EXPECT_NEAR(ndr.requests[0].first_token_s - free.requests[0].first_token_s, 67'108'864 / 50e9 + 32e-6, 1e-9);
+  EXPECT_NEAR(ndr.totals.kv_transfer_wait_s, 67'108'864 / 50e9 + 32e-6, 1e-9);
+}
+
+// One prefill replica sends one KV cache at a time: two prompts prefilled together reach the decode pool one transfer
+// apart (over 8 Gb/s, 1 GB/s, 67.1 ms each): waits of t + L and 2t + L.
+TEST(Disaggregated, TransfersFromOnePrefillReplicaQueueOnItsLink) {
+  const Replayed r = run_log(log_of({{0, 512, 8}, {0, 512, 8}}), disaggregated(1e9, 1e-3));
+  const double t = 512 * kLlama8bKvBytesPerToken / 1e9;
+  EXPECT_EQ(r.totals.kv_transfers, 2);
+  EXPECT_NEAR(r.totals.kv_transfer_wait_s, (t + 1e-3) + (2 * t + 1e-3), 1e-9);
+  EXPECT_NEAR(r.requests[1].first_token_s - r.requests[0].first_token_s, t, 0.01);
+}
+
+// vLLM's prefill instance keeps a finished request's blocks until the decode instance has read them: 100 prompt
+// tokens hold ceil(100 / 16) = 7 blocks after the prefill, none once sent.
+TEST(Disaggregated, APrefillReplicaHoldsTheBlocksUntilTheKvCacheIsSent) {
+  SchedulerLimits limits;
+  limits.kv_blocks = 64, limits.block_size = 16, limits.prefix_caching = false;
+  ReplicaScheduler scheduler(limits);
+  ServedRequest r;
+  r.prompt_tokens = 100, r.gen_tokens = 20, r.hands_off = true;
+  scheduler.enqueue(&r);
+  const std::vector<ServedRequest*> done = scheduler.complete(scheduler.schedule());
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(r.generated, 1);
+  EXPECT_EQ(scheduler.used_blocks(), 7);
+  EXPECT_EQ(scheduler.running(), 0);
+  scheduler.sent(r);
+  EXPECT_EQ(scheduler.used_blocks(), 0);
+}
+
+// A decode replica admits a received request with all but its last prompt position computed: its first iteration
+// runs one position (the last prompt token) and samples the first token; received positions are not prefix hits.
+TEST(Disaggregated, ADecodeReplicaRecomputesOnlyTheLastPromptToken) {
+  SchedulerLimits limits;
+  limits.kv_blocks = 64, limits.block_size = 16;
+  ReplicaScheduler scheduler(limits);
+  ServedRequest r;
+  r.prompt_tokens = 100, r.gen_tokens = 3, r.received_tokens = 99;
+  scheduler.enqueue(&r);
+  const std::vector<ScheduledWork> first = scheduler.schedule();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].positions, 1);
+  EXPECT_EQ(scheduler.used_blocks(), 7);  // the received 99 positions and the recomputed one
+  scheduler.complete(first);
+  EXPECT_EQ(r.generated, 1);
+  EXPECT_EQ(scheduler.queried_tokens(), 0);
+  EXPECT_EQ(scheduler.hit_tokens(), 0);
+}
+
+// Between the pools: one H100 NVLink domain holds 1:1 replicas of 4 GPUs (NVLink 4, 450 GB/s per direction, 3 us);
+// 2:2 of 4 (16 GPUs) span DGX H100s (400 Gb/s NDR per GPU, 32 us); an H100 prefill pool and an A100 decode pool meet
+// on the slower network, the DGX A100's 200 Gb/s HDR per GPU (data/nodes).
+TEST(Disaggregated, ThePoolsMeetOverNvlinkWithinADomainElseTheNodesNetwork) {
+  Deployment d = h100_deployment();
+  d.setup.gpus = 4;
+  const FabricLink nvlink = link_between_pools(d, 1, d.gpu, 4);
+  EXPECT_FALSE(nvlink.spans_nodes);
+  EXPECT_DOUBLE_EQ(nvlink.bytes_per_s_per_gpu, 450e9);
+  EXPECT_DOUBLE_EQ(nvlink.latency_s, 3e-6);
+  d.replicas = 2;
+  const FabricLink ndr = link_between_pools(d, 2, d.gpu, 4);
+  EXPECT_TRUE(ndr.spans_nodes);
+  EXPECT_DOUBLE_EQ(ndr.bytes_per_s_per_gpu, 400e9 / 8);
+  EXPECT_DOUBLE_EQ(ndr.latency_s, 32e-6);
+  const FabricLink hdr = link_between_pools(d, 1, GpuCatalog::bundled().resolve("a100-80gb-sxm"), 4);
+  EXPECT_DOUBLE_EQ(hdr.bytes_per_s_per_gpu, 200e9 / 8);
+}
+
+// Speculation and pipeline stages within a pool are not modelled with disaggregation: refused, naming the flags.
+TEST(Disaggregated, UnmodelledCombinationsAreRefused) {
+  Deployment staged = disaggregated(50e9, 32e-6);
+  staged.setup.pipeline_parallel = 2;
+  EXPECT_THROW(
+      {
+        try {
+          run_log(log_of({{0, 64, 4}}), staged);
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("--disaggregate with --pp"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <span>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -204,8 +205,8 @@ std::string capacity_table(const CapacityPlan& plan, const ChosenEvidence& evide
     const RequestEvidence& e = evidence[k];
     out += fmt::format(
         "  {:<4} {:<16} {:>3} {:>8} {:>5} {:>12.1f} {:>12.2f} {:>11.3f} {:>10.2f} {:>9.3f}{:1} {:>8.1f} {:>10.2f} {}\n",
-        k + 1, c.gpu, c.tensor_parallel, c.replicas, c.gpus(), 1000 * c.ttft_q_s, 1000 * c.tpot_q_s, c.energy_j / 3.6e6,
-        c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "" : "~", c.provisioned_w / 1000, c.usd,
+        k + 1, c.gpu, c.tensor_parallel, c.replicas_words(), c.gpus(), 1000 * c.ttft_q_s, 1000 * c.tpot_q_s,
+        c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "" : "~", c.provisioned_w / 1000, c.usd,
         e.evidence ? evidence::label_name(e.evidence->label) : "-");
   }
   return out;
@@ -216,7 +217,8 @@ Json capacity_json(const CapacityPlan& plan, const ChosenEvidence& evidence) {
     Json j = {{"gpu", c.gpu},
               {"tensor_parallel", c.tensor_parallel},
               {"pipeline_parallel", c.pipeline_parallel},
-              {"replicas", c.replicas}};
+              {"replicas", c.replicas},
+              {"decode_replicas", c.decode_replicas}};
     if (!c.unavailable.empty()) {
       j["unavailable"] = c.unavailable;
       return j;
@@ -286,6 +288,7 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
   search.tensor_parallel = o.tp_degrees, search.max_replicas = o.max_replicas, search.progress = o.progress;
   search.concurrency = o.concurrency;
   search.prefix_share = o.prefix_share;
+  if (!o.disaggregate.empty()) std::tie(search.prefill_unit, search.decode_unit) = parse_disaggregation(o.disaggregate);
   search.power_budget_w = o.power_budget_w;
   search.usd_per_kwh = o.usd_per_kwh;
   for (const auto& [name, usd] : o.usd_per_gpu_hour) {  // a planned type's id, or a bundled alias of one
@@ -355,7 +358,9 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
         o.power_budget_w, over);
   }
   out.text += fmt::format(
-      "  {} replays; cheapest per GPU type = fewest GPUs, then least energy; ranked by {}; prov_kw = provisioned "
+      "  {} replays; cheapest per GPU type = fewest GPUs, then least energy; ranked by {}; replicas P:D = "
+      "prefill:decode "
+      "(disaggregated); prov_kw = provisioned "
       "power (nodes x design power); usd = your GPU-hour and kWh prices; ~ = embodied unknown; evidence: each "
       "deployment's label at the batch it ran at and the log's mean context of {:.0f} tokens (docs/accuracy.md)",
       plan.tried.size(), o.rank_by, context_tokens);
@@ -453,10 +458,11 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
         "--concurrency {}: a closed loop of clients applies to capacity planning (--trace with --slo-ttft-ms or "
         "--slo-tpot-ms); expected 0 otherwise",
         o.concurrency);
-  if (!planning && (o.prefix_share != 0 || !o.prefix_caching || o.router != "round-robin"))
+  if (!planning && (o.prefix_share != 0 || !o.prefix_caching || o.router != "round-robin" || !o.disaggregate.empty()))
     fail(
-        "--prefix-share, --no-prefix-caching and --router apply to capacity planning (--trace with --slo-ttft-ms or "
-        "--slo-tpot-ms), whose serving replay caches prefixes; a comparison prices each request alone");
+        "--prefix-share, --no-prefix-caching, --router and --disaggregate apply to capacity planning (--trace with "
+        "--slo-ttft-ms or --slo-tpot-ms), whose serving replay schedules the requests; a comparison prices each "
+        "request alone");
   if (!planning &&
       (o.power_budget_w != 0 || !o.usd_per_gpu_hour.empty() || o.usd_per_kwh != 0 || o.rank_by != "energy"))
     fail(
@@ -475,7 +481,7 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
       if (gpu == gpus.end()) return RequestEvidence{};
       return replay_evidence(impl_->predictor("sim"),
                              resolve_row(cf, model, asked_node, *gpu, c.tensor_parallel, true, paths), c.mean_batch,
-                             context_tokens);
+                             context_tokens, c.disaggregated());
     };
     return run_capacity(o, model, cf, deployment_for, carbon_resolver(cf, asked_node, paths), gpus, impl_->params(),
                         evidence_for);

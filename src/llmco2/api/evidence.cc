@@ -95,9 +95,21 @@ void pipeline_evidence(RequestEvidence& out, int stages) {
   out.evidence->label = evidence::EvidenceLabel::extrapolated;
 }
 
+// No measured energy of a disaggregated deployment is in ../shared: `extrapolated`, the reason saying what was
+// compared.
+void disaggregation_evidence(RequestEvidence& out) {
+  if (!out.evidence) return;
+  out.evidence->reason = fmt::format(
+      "disaggregated prefill and decode: no measured energy of such a deployment; its latencies and goodput are "
+      "compared with vLLM's disaggregation benchmark and DistServe's only (docs/serving.md, Disaggregated prefill and "
+      "decode); co-located: {}: {}",
+      evidence::label_name(out.evidence->label), out.evidence->reason);
+  out.evidence->label = evidence::EvidenceLabel::extrapolated;
+}
+
 RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const std::string& engine,
                                const Precision& precision, const std::string& family, double batch,
-                               double context_tokens, const Speculation& spec, int stages) {
+                               double context_tokens, const Speculation& spec, int stages, bool disaggregated) {
   RequestEvidence out;
   const evidence::EvidenceKey key = evidence::evidence_key(gpu, engine, precision, family, batch, context_tokens);
   const evidence::Regime regime = evidence::regime_of(key);
@@ -107,6 +119,7 @@ RequestEvidence setup_evidence(const LoadedPredictor& p, const Gpu& gpu, const s
     if (p.site) site_evidence(out, *p.site, gpu);
     speculative_evidence(out, spec);
     pipeline_evidence(out, stages);
+    if (disaggregated) disaggregation_evidence(out);
   }
   if (p.evidence_intervals && out.evidence) {
     label_interval(out, *p.evidence_intervals, out.evidence->label, regime);
@@ -127,13 +140,14 @@ RequestEvidence request_evidence(const LoadedPredictor& p, const ResolvedRequest
   return setup_evidence(p, r.gpu, r.request.engine, r.request.precision, r.model.family,
                         static_cast<double>(r.request.batch),
                         context_tokens.value_or(static_cast<double>(r.request.prompt_tokens + r.request.gen_tokens)),
-                        r.speculation, r.request.pipeline_parallel);
+                        r.speculation, r.request.pipeline_parallel, false);
 }
 
 RequestEvidence replay_evidence(const LoadedPredictor& simulator, const ResolvedRequest& r, double mean_batch,
-                                double context_tokens) {
+                                double context_tokens, bool disaggregated) {
   return setup_evidence(simulator, r.gpu, r.request.engine, r.request.precision, r.model.family,
-                        std::max(1.0, mean_batch), context_tokens, r.speculation, r.request.pipeline_parallel);
+                        std::max(1.0, mean_batch), context_tokens, r.speculation, r.request.pipeline_parallel,
+                        disaggregated);
 }
 
 Json evidence_json(const RequestEvidence& e) {

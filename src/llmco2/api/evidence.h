@@ -31,9 +31,10 @@ struct RequestEvidence {
 RequestEvidence request_evidence(const LoadedPredictor& predictor, const ResolvedRequest& r,
                                  std::optional<double> context_tokens = std::nullopt);
 
-// A serving replay's: its setup at the batch it ran at (the mean running requests) and its requests' mean context.
+// A serving replay's: its setup at the batch it ran at (the mean running requests) and its requests' mean context;
+// a disaggregated deployment's is `extrapolated` (no measured energy of one), its interval that label's.
 RequestEvidence replay_evidence(const LoadedPredictor& simulator, const ResolvedRequest& r, double mean_batch,
-                                double context_tokens);
+                                double context_tokens, bool disaggregated = false);
 
 // {"label", "reason", "nearest_sources": [{"source", "setup", "rows"}], "interval_basis", "bias": {"energy",
 // "latency"}, "regime", "regime_coverage": {"energy", "latency"}, "site"} (docs/schema.md); the label null without an

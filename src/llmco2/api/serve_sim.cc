@@ -40,9 +40,31 @@ Json percentiles_json(const LogHistogram& h) {
   return j;
 }
 
+// The decode pool of a disaggregated deployment as the summary shows it, and the KV transfers between the pools.
+Json disaggregation_json(const Deployment& d, const ReplayTotals& t) {
+  if (!d.decode) return nullptr;
+  const DecodePool& p = *d.decode;
+  const double transfers = static_cast<double>(std::max(1L, t.kv_transfers));
+  return {{"prefill_replicas", d.replicas},
+          {"decode",
+           {{"gpu", p.gpu.id},
+            {"tensor_parallel", p.setup.gpus},
+            {"replicas", p.replicas},
+            {"kv_blocks_per_replica", scheduler_limits(decode_deployment(d)).kv_blocks}}},
+          {"kv_link",
+           {{"kind", p.link.kind},
+            {"gbps_per_gpu", p.link.bytes_per_s_per_gpu * 8 / 1e9},
+            {"latency_us", p.link.latency_s * 1e6},
+            {"spans_nodes", p.link.spans_nodes}}},
+          {"kv_transfers",
+           {{"count", t.kv_transfers},
+            {"mean_bytes", t.kv_transfer_bytes / transfers},
+            {"mean_s", t.kv_transfer_wait_s / transfers}}}};
+}
+
 Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs& carbon, const Deployment& d,
                   const SchedulerLimits& limits, const ServeSimOptions& f, std::optional<double> profile_g,
-                  long skipped_lines) {
+                  long skipped_lines, const CarbonInputs* decode_carbon) {
   const double total_j = t.busy_energy_j + t.idle_energy_j;
   const double gpu_hours = t.gpus_total * t.window_s / 3600.0;
   const double operational = profile_g.value_or(operational_g(total_j, carbon.pue, carbon.ci_g_per_kwh));
@@ -60,7 +82,8 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
                      {"max_batched_tokens", limits.max_batched_tokens},
                      {"block_size", limits.block_size},
                      {"kv_blocks_per_replica", limits.kv_blocks},
-                     {"speculation", speculation_json(d.speculation)}};
+                     {"speculation", speculation_json(d.speculation)},
+                     {"disaggregation", disaggregation_json(d, t)}};
   const double completed = static_cast<double>(t.completed), output_tokens = static_cast<double>(l.output_tokens);
   const double good = static_cast<double>(l.good);
   j["requests"] = {{"completed", t.completed},
@@ -75,6 +98,7 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
                       {"input_len", f.input_len},
                       {"output_len", f.output_len},
                       {"range_ratio", f.range_ratio},
+                      {"request_rate", f.request_rate},
                       {"seed", f.seed}});
   j["window_s"] = t.window_s;
   // What each request saw, as distributions over the completed requests (trace's per_request likewise).
@@ -96,14 +120,22 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
   j["energy_j"].update(
       {{"busy", t.busy_energy_j}, {"idle", t.idle_energy_j}, {"idle_attributed_to_requests", t.attributed_idle_j}});
   j["energy_per_1k_output_tokens_j"] = output_tokens > 0 ? 1000.0 * total_j / output_tokens : 0.0;
-  const bool embodied_known = carbon.embodied.known();
-  const double embodied =
-      embodied_known ? embodied_g(*carbon.embodied.kgco2e, t.window_s, carbon.lifetime_years, t.gpus_total) : 0.0;
+  // Each pool's GPUs at their own type's embodied figure.
+  const bool embodied_known = carbon.embodied.known() && (!decode_carbon || decode_carbon->embodied.known());
+  const int prefill_gpus = t.gpus_total - t.decode_gpus_total;
+  const double embodied = !embodied_known
+                              ? 0.0
+                              : embodied_g(*carbon.embodied.kgco2e, t.window_s, carbon.lifetime_years, prefill_gpus) +
+                                    (decode_carbon ? embodied_g(*decode_carbon->embodied.kgco2e, t.window_s,
+                                                                decode_carbon->lifetime_years, t.decode_gpus_total)
+                                                   : 0.0);
   j["co2_g"] = {{"operational", total_json(operational)},
                 {"embodied", embodied_known ? total_json(embodied) : Json()},
                 {"total", total_json(operational + embodied)}};
   if (!embodied_known)
-    j["co2_note"] = "embodied CO2 " + carbon.embodied.unknown_label() + ": total is operational only";
+    j["co2_note"] = "embodied CO2 " +
+                    (carbon.embodied.known() ? decode_carbon->embodied : carbon.embodied).unknown_label() +
+                    ": total is operational only";
   j.update(carbon_inputs_json(carbon));  // as predict writes them (its scope fields are those above)
   if (profile_g) j["ci_profile"] = f.ci_profile;
   j["peaks"] = {{"running", t.peak_running}, {"waiting", t.peak_waiting}, {"kv_share", t.peak_kv_share}};
@@ -123,19 +155,28 @@ Json summary_json(const ReplayTotals& t, const Latencies& l, const CarbonInputs&
 constexpr long kMaxPrompts = 100'000'000;
 constexpr long kMaxPromptTokens = 1'000'000'000;
 
-// `vllm bench serve`'s random dataset as a request stream: num_prompts requests, all sent at time 0 (no timestamp),
-// lengths fixed or drawn uniformly within range_ratio of them.
+// `vllm bench serve`'s random dataset as a request stream: num_prompts requests, all sent at time 0 (no timestamp) or
+// at a Poisson request rate (exponential gaps from time 0), lengths fixed or drawn uniformly within range_ratio of
+// them.
 class RandomPrompts {
  public:
   explicit RandomPrompts(const ServeSimOptions& f)
       : count_(checked_count(f)),
         input_(range(f.input_len, f.range_ratio)),
         output_(range(f.output_len, f.range_ratio)),
+        gap_(f.request_rate > 0 ? f.request_rate : 1.0),
+        poisson_(f.request_rate > 0),
         rng_(f.seed) {}
   std::optional<LoggedRequest> next() {
     if (sent_ == count_) return std::nullopt;
+    std::optional<double> time_s;
+    if (poisson_) {
+      if (sent_ > 0) clock_s_ += gap_(rng_);
+      time_s = clock_s_;
+    }
     ++sent_;
-    return LoggedRequest{std::nullopt, input_(rng_), output_(rng_), sent_, 1};
+    const long input = input_(rng_), output = output_(rng_);
+    return LoggedRequest{time_s, input, output, sent_, 1};
   }
 
  private:
@@ -147,6 +188,8 @@ class RandomPrompts {
       if (length < 1 || length > kMaxPromptTokens) fail("{} must be 1 to {}, got {}", flag, kMaxPromptTokens, length);
     if (!(f.range_ratio >= 0 && f.range_ratio < 1))
       fail("--random-range-ratio must be in [0, 1), got {}", f.range_ratio);
+    if (!(f.request_rate >= 0 && f.request_rate <= 1e6))
+      fail("--request-rate must be 0 (all at once) or requests per second up to 1e6, got {}", f.request_rate);
     return f.num_prompts;
   }
   static std::uniform_int_distribution<long> range(long length, double ratio) {
@@ -156,6 +199,9 @@ class RandomPrompts {
   }
   long count_, sent_ = 0;
   std::uniform_int_distribution<long> input_, output_;
+  std::exponential_distribution<double> gap_;
+  bool poisson_ = false;
+  double clock_s_ = 0;
   std::mt19937_64 rng_;
 };
 
@@ -164,6 +210,8 @@ struct Requests {
   explicit Requests(const ServeSimOptions& f) {
     if (f.num_prompts > 0 && !f.log.empty())
       fail("serve-sim: a request log or --num-prompts (a generated load), not both");
+    if (f.request_rate > 0 && f.num_prompts == 0)
+      fail("--request-rate paces the generated requests of --num-prompts; a log's requests arrive at its timestamps");
     if (f.num_prompts > 0) {
       random.emplace(f);
       name = fmt::format("{} prompts of {}/{} tokens", f.num_prompts, f.input_len, f.output_len);
@@ -202,12 +250,19 @@ std::string summary_text(const Json& j) {
           ? ""
           : fmt::format(", {} speculation k={}", spec["method"].get<std::string>(), spec["draft_tokens"].get<int>());
   const int stages = j["deployment"]["pipeline_parallel"].get<int>();
-  std::string out =
-      fmt::format("{} on {}{} x {} x {} replicas ({}{}), {} requests over {:.1f} s{}\n",
-                  j["deployment"]["model"].get<std::string>(), j["deployment"]["tensor_parallel"].get<int>(),
-                  stages > 1 ? fmt::format(" x {} stages", stages) : "", j["deployment"]["gpu"].get<std::string>(),
-                  j["deployment"]["replicas"].get<int>(), j["deployment"]["engine"].get<std::string>(), speculation,
-                  j["requests"]["completed"].get<long>(), j["window_s"].get<double>(), clients);
+  const Json& disaggregation = j["deployment"]["disaggregation"];
+  const std::string pools =
+      disaggregation.is_null()
+          ? fmt::format("{} replicas", j["deployment"]["replicas"].get<int>())
+          : fmt::format("{} prefill + {} x {} x {} decode replicas", j["deployment"]["replicas"].get<int>(),
+                        disaggregation["decode"]["tensor_parallel"].get<int>(),
+                        disaggregation["decode"]["gpu"].get<std::string>(),
+                        disaggregation["decode"]["replicas"].get<int>());
+  std::string out = fmt::format(
+      "{} on {}{} x {} x {} ({}{}), {} requests over {:.1f} s{}\n", j["deployment"]["model"].get<std::string>(),
+      j["deployment"]["tensor_parallel"].get<int>(), stages > 1 ? fmt::format(" x {} stages", stages) : "",
+      j["deployment"]["gpu"].get<std::string>(), pools, j["deployment"]["engine"].get<std::string>(), speculation,
+      j["requests"]["completed"].get<long>(), j["window_s"].get<double>(), clients);
   out += "  latency (ms)       mean      p50      p90      p95      p99\n";
   for (const char* name : {"queue", "ttft", "tpot", "e2e"}) {
     const Json& p = j["per_request"][std::string(name) + "_s"];
@@ -239,10 +294,49 @@ std::string summary_text(const Json& j) {
                            100 * cache["hit_rate"].get<double>(), cache["hit_tokens"].get<long>(),
                            cache["queried_tokens"].get<long>())
              : std::string("  prefix      caching off\n");
+  if (!disaggregation.is_null()) {
+    const Json& kv = disaggregation["kv_transfers"];
+    out += fmt::format(
+        "  KV moves    {} prefill-to-decode transfers over {} ({:.0f} Gb/s per GPU), {:.1f} MB and {:.2f} ms each on "
+        "average (waits for the link included)\n",
+        kv["count"].get<long>(), disaggregation["kv_link"]["kind"].get<std::string>(),
+        disaggregation["kv_link"]["gbps_per_gpu"].get<double>(), kv["mean_bytes"].get<double>() / 1e6,
+        kv["mean_s"].get<double>() * 1e3);
+  }
   out += fmt::format("  peaks       {} running, {} waiting, {:.0f}% of the KV cache; {} preemptions\n",
                      j["peaks"]["running"].get<long>(), j["peaks"]["waiting"].get<long>(),
                      100.0 * j["peaks"]["kv_share"].get<double>(), j["requests"]["preemptions"].get<long>());
   return out;
+}
+
+// A disaggregated deployment's decode pool (the request's GPU and GPUs unless decode_gpu / decode_gpus name others,
+// resolved as any request is: its precision on that GPU, its node and embodied figure) and the link between the
+// pools; the deployment's replicas become the prefill pool's. Nothing when the options do not disaggregate.
+std::optional<ResolvedRequest> disaggregate(const ServeSimOptions& f, const Request& rf, bool allow_paths,
+                                            Deployment& d) {
+  if (f.disaggregate.empty()) {
+    if (!f.decode_gpu.empty() || f.decode_gpus != 0 || f.kv_link_gbps != 0)
+      fail(
+          "--decode-gpu, --decode-gpus and --kv-link-gbps describe a disaggregated deployment: give --disaggregate "
+          "P:D");
+    return std::nullopt;
+  }
+  const auto [prefill, decode] = parse_disaggregation(f.disaggregate);
+  if (f.replicas != 1) fail("--replicas {} with --disaggregate: P:D gives the prefill and decode replicas", f.replicas);
+  if (f.decode_gpus < 0 || f.decode_gpus > 64) fail("--decode-gpus must be 1 to 64, got {}", f.decode_gpus);
+  if (!(f.kv_link_gbps >= 0 && f.kv_link_gbps <= 1e5))
+    fail("--kv-link-gbps must be a bandwidth in Gb/s per GPU (0: the node catalog's link), got {}", f.kv_link_gbps);
+  Request decode_request = rf;
+  if (!f.decode_gpu.empty() && f.decode_gpu != rf.gpu) decode_request.gpu = f.decode_gpu, decode_request.node.clear();
+  if (f.decode_gpus > 0) decode_request.gpus = f.decode_gpus;
+  ResolvedRequest r = resolve_log_setup(decode_request, allow_paths);
+  d.replicas = prefill;
+  DecodePool pool;
+  pool.gpu = r.gpu, pool.setup = r.request, pool.replicas = decode, pool.scope = r.carbon.scope;
+  pool.link = f.kv_link_gbps > 0 ? FabricLink{"given", f.kv_link_gbps * 1e9 / 8, hardware::kNetworkSendLatencyS, true}
+                                 : link_between_pools(d, decode, r.gpu, r.request.gpus);
+  d.decode = std::move(pool);
+  return r;
 }
 
 Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Settings& settings, const SimParams& params,
@@ -270,6 +364,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   d.max_num_seqs = f.max_num_seqs, d.max_batched_tokens = f.max_batched_tokens, d.block_size = f.block_size;
   d.gpu_memory_utilization = f.gpu_memory_utilization;
   d.prefix_caching = f.prefix_caching;
+  const std::optional<ResolvedRequest> decode = disaggregate(f, rf, settings.allow_paths, d);
   const SchedulerLimits limits = scheduler_limits(d);
   const CarbonInputs& carbon = r.carbon;
   Requests requests(f);
@@ -291,7 +386,7 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
     origin_s = requests.first && requests.first->time_s ? *requests.first->time_s : profile->first_s();
   }
   std::optional<Timeline> timeline;
-  if (!f.plot_dir.empty()) timeline.emplace(f.bin_s, f.replicas);
+  if (!f.plot_dir.empty()) timeline.emplace(f.bin_s, d.replicas + (d.decode ? d.decode->replicas : 0));
   if (profile || timeline)
     options.on_step = [&](const StepRecord& step) {
       if (timeline) timeline->add(step);
@@ -343,11 +438,12 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   if (csv) csv->commit();
   Result result;
   result.json = summary_json(totals, l, carbon, d, limits, f, profile ? std::optional<double>(profile_g) : std::nullopt,
-                             requests.reader ? requests.reader->skipped() : 0);
+                             requests.reader ? requests.reader->skipped() : 0, decode ? &decode->carbon : nullptr);
   // Its evidence: the setup at the batch it ran at and the completed requests' mean context.
   const RequestEvidence evidence = replay_evidence(
       simulator, r, totals.mean_running(),
-      static_cast<double>(l.prompt_tokens + l.output_tokens) / static_cast<double>(std::max(1L, totals.completed)));
+      static_cast<double>(l.prompt_tokens + l.output_tokens) / static_cast<double>(std::max(1L, totals.completed)),
+      d.decode.has_value());
   result.json["evidence"] = evidence_json(evidence);
   result.text = summary_text(result.json) + evidence_lines(evidence);
   if (timeline) {

@@ -30,6 +30,7 @@ class Planner {
     CapacityCandidate c;
     c.gpu = d.gpu.id, c.tensor_parallel = d.setup.gpus, c.replicas = d.replicas;
     c.pipeline_parallel = d.setup.pipeline_parallel;
+    c.decode_replicas = d.decode ? d.decode->replicas : 0;
     LogHistogram ttft_s, tpot_s;
     const ReplayTotals t = replay(log_, d, params_, options_, [&](const ServedRequest& r) {
       if (r.finish_s < 0) return;
@@ -59,8 +60,8 @@ class Planner {
   // TDP without one. Only a deployment meeting the objectives is marked over the budget.
   void provision(CapacityCandidate& c, const Deployment& d, int gpus) const {
     if (d.scope.node && d.scope.node->gpus > 0) {
-      c.nodes =
-          provisioned_nodes(c.tensor_parallel, c.replicas * c.pipeline_parallel, d.scope.node->gpus);  // stage groups
+      c.nodes = provisioned_nodes(c.tensor_parallel, (c.replicas + c.decode_replicas) * c.pipeline_parallel,
+                                  d.scope.node->gpus);  // stage groups of both pools
       c.provisioned_w = c.nodes * d.scope.node->design_power_w;
     } else {
       c.provisioned_w = gpus * d.gpu.tdp_w;
@@ -68,12 +69,28 @@ class Planner {
     c.over_power_budget = c.meets_slo && search_.power_budget_w > 0 && c.provisioned_w > search_.power_budget_w;
   }
 
-  // The fewest replicas meeting the SLOs at one tensor-parallel degree: doubling, then bisection. Every replay is
-  // kept in `tried`; returns its index, or nothing when even max_replicas misses.
-  std::optional<size_t> fewest_replicas(Deployment d, int max_replicas, std::vector<CapacityCandidate>& tried) {
-    auto run = [&](int replicas) {
-      d.replicas = replicas;
-      tried.push_back(replay_one(d));
+  // `d` scaled to k units: k replicas, or with a P:D unit k x P prefill and k x D decode replicas (the link between
+  // the pools from the node catalog for that many GPUs).
+  static Deployment scaled(Deployment d, std::pair<int, int> unit, int k) {
+    if (unit.first == 0) {
+      d.replicas = k;
+      return d;
+    }
+    d.replicas = unit.first * k;
+    const int decode = unit.second * k;
+    d.decode = DecodePool{d.gpu, d.setup, decode, d.scope, link_between_pools(d, decode, d.gpu, d.setup.gpus)};
+    return d;
+  }
+
+  // The fewest replicas (or units of P:D; {0, 0}: co-located) meeting the SLOs at one tensor-parallel degree: doubling,
+  // then bisection, within max_replicas in all. Every replay is kept in `tried`; returns its index, or nothing when
+  // even the most misses.
+  std::optional<size_t> fewest_replicas(const Deployment& d, std::pair<int, int> unit, int max_replicas,
+                                        std::vector<CapacityCandidate>& tried) {
+    max_replicas /= unit.first > 0 ? unit.first + unit.second : 1;
+    if (max_replicas < 1) return std::nullopt;
+    auto run = [&](int k) {
+      tried.push_back(replay_one(scaled(d, unit, k)));
       return tried.size() - 1;
     };
     int low = 0, high = 1;  // low misses (0: none tried), high is the next to try
@@ -124,25 +141,35 @@ CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_ty
   for (const auto& [gpu, usd] : search.usd_per_gpu_hour) check(usd, "--usd-per-gpu-hour " + gpu);
   CapacityPlan plan;
   Planner planner(log, params, slo, carbon, search);
-  Progress bar("capacity search", static_cast<long>(gpu_types.size() * search.tensor_parallel.size()), search.progress);
+  if (search.prefill_unit < 0 || search.decode_unit < 0 || (search.prefill_unit > 0) != (search.decode_unit > 0))
+    fail("--disaggregate: expected P:D, prefill and decode replica counts of at least 1, got {}:{}",
+         search.prefill_unit, search.decode_unit);
+  // The searches per GPU type and degree: co-located, and disaggregated in units of P:D when asked.
+  std::vector<std::pair<int, int>> units = {{0, 0}};
+  if (search.prefill_unit > 0) units.emplace_back(search.prefill_unit, search.decode_unit);
+  Progress bar("capacity search", static_cast<long>(gpu_types.size() * search.tensor_parallel.size() * units.size()),
+               search.progress);
   long done = 0;
   for (const Gpu& gpu : gpu_types) {
     std::optional<size_t> best;
-    for (int tp : search.tensor_parallel) {
-      try {
-        const Deployment d = deployment_for(gpu, tp);
-        scheduler_limits(d);  // throws when the weights leave no room for a KV cache
-        const auto found = planner.fewest_replicas(d, search.max_replicas, plan.tried);
-        if (found && !plan.tried[*found].over_power_budget && (!best || cheaper(plan.tried[*found], plan.tried[*best])))
-          best = found;
-      } catch (const Error& e) {
-        CapacityCandidate c;
-        c.gpu = gpu.id, c.tensor_parallel = tp, c.replicas = 0;
-        c.unavailable = e.what();
-        plan.tried.push_back(c);
+    for (int tp : search.tensor_parallel)
+      for (const std::pair<int, int>& unit : units) {
+        try {
+          const Deployment d = deployment_for(gpu, tp);
+          scheduler_limits(d);  // throws when the weights leave no room for a KV cache
+          const auto found = planner.fewest_replicas(d, unit, search.max_replicas, plan.tried);
+          if (found && !plan.tried[*found].over_power_budget &&
+              (!best || cheaper(plan.tried[*found], plan.tried[*best])))
+            best = found;
+        } catch (const Error& e) {
+          CapacityCandidate c;
+          c.gpu = gpu.id, c.tensor_parallel = tp, c.replicas = 0;
+          c.unavailable =
+              unit.first > 0 ? fmt::format("disaggregated {}:{}: {}", unit.first, unit.second, e.what()) : e.what();
+          plan.tried.push_back(c);
+        }
+        bar.update(++done);
       }
-      bar.update(++done);
-    }
     if (best) plan.chosen.push_back(*best);
   }
   bar.finish();
@@ -185,17 +212,17 @@ double rank_figure(const CapacityCandidate& c, RankBy by) {
 std::string write_capacity_plot(const CapacityPlan& plan, const std::string& title, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   std::string csv =
-      "gpu,tensor_parallel,pipeline_parallel,replicas,gpus,ttft_q_s,tpot_q_s,energy_kwh,gpu_hours,co2_kg,"
-      "embodied_known\n";
+      "gpu,tensor_parallel,pipeline_parallel,replicas,decode_replicas,gpus,ttft_q_s,tpot_q_s,energy_kwh,gpu_hours,"
+      "co2_kg,embodied_known\n";
   std::string data;
   for (size_t i : plan.chosen) {
     const CapacityCandidate& c = plan.tried[i];
-    csv += fmt::format("{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", c.gpu, c.tensor_parallel,
-                       c.pipeline_parallel, c.replicas, c.gpus(), c.ttft_q_s, c.tpot_q_s, c.energy_j / 3.6e6,
-                       c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "yes" : "no");
+    csv += fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{}\n", c.gpu, c.tensor_parallel,
+                       c.pipeline_parallel, c.replicas, c.decode_replicas, c.gpus(), c.ttft_q_s, c.tpot_q_s,
+                       c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000, c.embodied_known ? "yes" : "no");
     const std::string stages = c.pipeline_parallel > 1 ? fmt::format("xPP{}", c.pipeline_parallel) : "";
-    data += fmt::format("\"{} {}xTP{}{}\" {:.6g} {:.6g} {:.6g}\n", gnuplot_text(c.gpu), c.replicas, c.tensor_parallel,
-                        stages, c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000);
+    data += fmt::format("\"{} {}xTP{}{}\" {:.6g} {:.6g} {:.6g}\n", gnuplot_text(c.gpu), c.replicas_words(),
+                        c.tensor_parallel, stages, c.energy_j / 3.6e6, c.gpu_hours, c.total_g() / 1000);
   }
   write_file_atomic(dir / "capacity.csv", csv);
   if (plan.chosen.empty()) return "no deployment meets the objectives: no plot";

@@ -24,7 +24,9 @@ struct CapacityCandidate {
   std::string gpu;
   int tensor_parallel = 1, replicas = 1;
   int pipeline_parallel = 1;  // stages of each replica, each of tensor_parallel GPUs (the search keeps the request's)
-  std::string unavailable;    // why it cannot serve at all (weights do not fit...), else empty
+  int decode_replicas = 0;  // disaggregated: the decode pool's replicas (`replicas` the prefill pool's); 0: co-located
+  bool disaggregated() const { return decode_replicas > 0; }
+  std::string unavailable;  // why it cannot serve at all (weights do not fit...), else empty
   bool meets_slo = false;
   long completed = 0, rejected = 0;
   double ttft_q_s = 0, tpot_q_s = 0;  // at the SLO quantile
@@ -37,7 +39,11 @@ struct CapacityCandidate {
   double provisioned_w = 0;
   bool over_power_budget = false;  // meets the SLOs, but its provisioned power exceeds CapacitySearch::power_budget_w
   double usd = 0;                  // GPU-hours at the user's price of its type, plus electricity at the wall (x PUE)
-  int gpus() const { return tensor_parallel * pipeline_parallel * replicas; }
+  int gpus() const { return tensor_parallel * pipeline_parallel * (replicas + decode_replicas); }
+  std::string replicas_words() const {  // "4", or "2:4" prefill:decode
+    return disaggregated() ? std::to_string(replicas) + ":" + std::to_string(decode_replicas)
+                           : std::to_string(replicas);
+  }
   double total_g() const { return operational_g + embodied_g; }
 };
 
@@ -56,6 +62,9 @@ struct CapacitySearch {
   // Money: the user's price of a GPU-hour per GPU type (absent: 0) and of a kWh at the wall (the GPUs' energy x PUE).
   std::map<std::string, double> usd_per_gpu_hour;
   double usd_per_kwh = 0;
+  // Disaggregated serving too (prefill_unit > 0): beside each co-located search, the fewest multiples k of a unit of
+  // prefill_unit prefill and decode_unit decode replicas (both of the row's GPU type and tensor-parallel degree).
+  int prefill_unit = 0, decode_unit = 0;
 };
 
 // Whole nodes of `node_gpus` GPUs holding `replicas` replicas of `tensor_parallel` GPUs: a replica stays within one
@@ -72,7 +81,8 @@ double rank_figure(const CapacityCandidate& c, RankBy by);
 using DeploymentFor = std::function<Deployment(const Gpu& gpu, int tensor_parallel)>;
 
 // For each GPU type and tensor-parallel degree whose weights fit, the fewest replicas meeting `slo` (a doubling then
-// a bisection over replicas: the latency quantiles fall as replicas are added). The cheapest of a GPU type is the one
+// a bisection over replicas: the latency quantiles fall as replicas are added), and with a disaggregation unit the
+// fewest multiples of it likewise. The cheapest of a GPU type is the one
 // with the fewest GPUs, then the least energy; under a power budget only deployments provisioned within it are
 // chosen (more replicas only draw more). The chosen are ordered by `rank_by`.
 CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_types,

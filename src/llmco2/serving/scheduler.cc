@@ -62,6 +62,7 @@ void ReplicaScheduler::release(ServedRequest& r) {
 void ReplicaScheduler::preempt(ServedRequest& r) {
   release(r);
   r.computed = 0;
+  r.received_tokens = 0;  // a received KV cache is gone with its blocks
   ++r.preemptions;
   ++preemptions_;
   waiting_.push_front(&r);
@@ -78,15 +79,17 @@ long ReplicaScheduler::cached_prefix_blocks(const ServedRequest& r) const {
 }
 
 // Starts a waiting request (it holds no block and has computed nothing: a preemption dropped both) if its first chunk
-// fits: its cached blocks taken (skipping their prefill), or the blocks the log says were cached (forced), then new
-// blocks for the chunk; nothing taken when they do not fit.
+// fits: its cached blocks taken (skipping their prefill), or the blocks the log says were cached (forced), or the
+// positions whose KV cache it received (disaggregated: not counted as prefix hits), then new blocks for the chunk and
+// the received positions; nothing taken when they do not fit.
 bool ReplicaScheduler::admit(ServedRequest& r, long budget) {
   const long hits = cached_prefix_blocks(r);
   long evictable_hits = 0;
   for (long i = 0; i < hits; ++i) evictable_hits += cache_.at(block_key(r.prefix_id, i)).refs == 0 ? 1 : 0;
   // The log's reported hits, unless caching is off (then the question is what the run costs without it).
   const long forced = limits_.prefix_caching ? std::min(r.forced_cached_tokens, r.prompt_tokens - 1) : 0;
-  const long skipped = std::max(hits * limits_.block_size, forced);
+  const long received = std::min(r.received_tokens, r.prompt_tokens - 1);
+  const long skipped = std::max({hits * limits_.block_size, forced, received});
   r.computed += skipped;
   const long positions = r.positions_within(budget);
   const long extra = r.blocks_for(r.computed + positions, limits_.block_size) - hits;
@@ -101,9 +104,11 @@ bool ReplicaScheduler::admit(ServedRequest& r, long budget) {
     r.cache_keys.push_back(key);
   }
   r.blocks = hits;
-  queried_tokens_ += r.tokens_to_compute() + skipped;
-  hit_tokens_ += skipped;
-  r.cached_tokens += skipped;
+  if (received == 0) {
+    queried_tokens_ += r.tokens_to_compute() + skipped;
+    hit_tokens_ += skipped;
+    r.cached_tokens += skipped;
+  }
   return allocate(r, positions);
 }
 
@@ -203,7 +208,7 @@ std::vector<ServedRequest*> ReplicaScheduler::complete(const std::vector<Schedul
     if (r.done()) finished.push_back(&r);
   }
   for (ServedRequest* r : finished) {
-    release(*r);
+    if (!r->hands_off) release(*r);
     running_.erase(std::find(running_.begin(), running_.end(), r));
   }
   return finished;

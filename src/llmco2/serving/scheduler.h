@@ -42,6 +42,11 @@ struct ServedRequest {
   std::vector<uint64_t> cache_keys;  // the cached blocks it holds: its leading blocks, in order
   bool registering = true;           // its next full block may still enter the cache
   double spec_credit = 0;            // speculation: accepted tokens owed to it beyond whole ones (0 <= credit < 1)
+  // Disaggregated prefill and decode: on its prefill replica it is done once its prompt is computed (the token
+  // sampled then is not sent: the decode instance streams the response); on its decode replica the positions whose
+  // KV cache arrived from the prefill replica are admitted as computed (a preemption drops them: recomputed there).
+  bool hands_off = false;
+  long received_tokens = 0;
 
   long tokens_to_compute() const { return prompt_tokens + generated - computed; }  // positions
   // Token rows the GEMMs run to advance `positions` positions from `computed`: one per prompt position, one per beam
@@ -64,7 +69,7 @@ struct ServedRequest {
     const long prompt = std::min(positions, prompt_tokens), own = positions - prompt;
     return (prompt + block_size - 1) / block_size + beams * ((own + block_size - 1) / block_size);
   }
-  bool done() const { return generated >= gen_tokens; }
+  bool done() const { return generated >= (hands_off ? 1 : gen_tokens); }
   // Latencies of a finished request: time to first token, and time per output token after the first (0 for one).
   double ttft_s() const { return first_token_s - arrival_s; }
   double tpot_s() const {
@@ -101,8 +106,11 @@ class ReplicaScheduler {
   // budget, the sequence cap and the cache allow (none when this iteration preempted). Empty when there is no work.
   std::vector<ScheduledWork> schedule();
   // After the iteration: tokens enter the cache, requests that caught up sample a token; returns the finished ones
-  // (their blocks freed, out of the running set).
+  // (out of the running set, their blocks freed unless they hand off: see sent()).
   std::vector<ServedRequest*> complete(const std::vector<ScheduledWork>& work);
+  // Disaggregated prefill: a finished request that hands off keeps its blocks until its KV cache has been read by the
+  // decode replica (vLLM's NixlConnector delays the free until then); this frees them.
+  void sent(ServedRequest& request) { release(request); }
 
   bool idle() const { return running_.empty() && waiting_.empty(); }
   long running() const { return static_cast<long>(running_.size()); }

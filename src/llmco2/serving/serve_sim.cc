@@ -6,6 +6,7 @@
 #include <deque>
 #include <limits>
 #include <optional>
+#include <queue>
 #include <unordered_map>
 #include <utility>
 
@@ -85,11 +86,79 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
   return limits;
 }
 
+std::pair<int, int> parse_disaggregation(const std::string& text) {
+  const size_t colon = text.find(':');
+  int prefill = 0, decode = 0;
+  try {
+    size_t used_p = 0, used_d = 0;
+    if (colon != std::string::npos) {
+      prefill = std::stoi(text.substr(0, colon), &used_p);
+      decode = std::stoi(text.substr(colon + 1), &used_d);
+    }
+    if (colon == std::string::npos || used_p != colon || used_d != text.size() - colon - 1) prefill = 0;
+  } catch (const std::exception&) {
+    prefill = 0;
+  }
+  if (prefill < 1 || decode < 1)
+    fail("--disaggregate: expected P:D, prefill and decode replica counts of at least 1 (e.g. 1:2), got '{}'", text);
+  return {prefill, decode};
+}
+
+Deployment decode_deployment(const Deployment& d) {
+  Deployment out = d;
+  out.gpu = d.decode->gpu, out.setup = d.decode->setup, out.replicas = d.decode->replicas;
+  out.scope = d.decode->scope;
+  out.decode.reset();
+  return out;
+}
+
+FabricLink link_between_pools(const Deployment& d, int decode_replicas, const Gpu& decode_gpu, int decode_gpus) {
+  const int total = d.replicas * d.setup.total_gpus() + decode_replicas * decode_gpus;
+  const std::optional<FabricLink> link =
+      d.gpu.id == decode_gpu.id ? fabric_joining(d.gpu, total) : network_between(d.gpu, decode_gpu);
+  if (!link)
+    fail(
+        "--disaggregate: the prefill pool ({}) and the decode pool ({}) span nodes, and {} names no network between "
+        "nodes (scale_out in data/nodes); give the link with --kv-link-gbps",
+        d.gpu.id, decode_gpu.id,
+        node_name_for(d.gpu) == node_name_for(decode_gpu)
+            ? node_name_for(d.gpu)
+            : fmt::format("{} or {}", node_name_for(d.gpu), node_name_for(decode_gpu)));
+  return *link;
+}
+
+double kv_transfer_bytes(const ModelSpec& model, const Request& setup, long positions) {
+  Request r = setup;
+  r.batch = 1, r.prompt_tokens = positions, r.gen_tokens = 0;
+  return kv_bytes_per_sequence_per_gpu(model, r) * setup.gpus;
+}
+
+double kv_transfer_s(double bytes, const FabricLink& link, int from_gpus, int to_gpus) {
+  return link.latency_s + bytes / (link.bytes_per_s_per_gpu * std::min(from_gpus, to_gpus));
+}
+
 namespace {
 
+// A pool of replicas of one kind (co-located, prefill or decode): its deployment, limits and step costs, and the
+// replicas it owns in the replay's list ([first, first + count)).
+struct Pool {
+  Pool(const Deployment& deployment, const SimParams& params)
+      : d(deployment),
+        limits(scheduler_limits(d)),
+        costs(d.model, d.gpu, d.setup, params, d.sampling, d.power,
+              d.speculation.draft ? &*d.speculation.draft : nullptr) {}
+  Deployment d;
+  SchedulerLimits limits;
+  StepCostModel costs;
+  int first = 0, count = 0;
+  size_t routed = 0;  // round robin
+};
+
 struct Replica {
-  explicit Replica(SchedulerLimits limits) : scheduler(limits) {}
+  Replica(SchedulerLimits limits, int pool_index) : scheduler(limits), pool(pool_index) {}
   ReplicaScheduler scheduler;
+  int pool = 0;
+  double link_free_s = 0;           // disaggregated prefill: when its link to the decode pool is free
   std::vector<ScheduledWork> work;  // the iteration in flight
   double step_end_s = 0;
   double step_energy_j = 0;
@@ -144,21 +213,12 @@ class Replay {
  public:
   Replay(const RequestSource& source, const Deployment& d, const SimParams& params, const ReplayOptions& o,
          const RequestSink& on_request)
-      : source_(source),
-        d_(d),
-        options_(o),
-        on_request_(on_request),
-        costs_(d.model, d.gpu, d.setup, params, d.sampling, d.power,
-               d.speculation.draft ? &*d.speculation.draft : nullptr),
-        limits_(scheduler_limits(d)) {
-    if (d.replicas < 1 || d.replicas > kMaxReplicas)
-      fail("--replicas must be 1 to {} (one replay scans every replica at each event), got {}", kMaxReplicas,
-           d.replicas);
+      : source_(source), d_(d), options_(o), on_request_(on_request) {
+    check_deployment(d);
     check_replay_options(o);
-    // A replica with pipeline stages runs one scheduler per stage, each micro-batch's steps on its share of the GPUs
-    // (StepCostModel prices a step with the pipeline full): the timeline shows each as a replica of `gpus` GPUs.
-    for (int i = 0; i < d.replicas * d.setup.pipeline_parallel; ++i) replicas_.emplace_back(limits_);
-    totals_.gpus_total = d.replicas * d.setup.total_gpus();
+    add_pool(d, params);
+    if (d.decode)
+      add_pool(decode_deployment(d), params), totals_.decode_gpus_total = d.decode->replicas * d.decode->setup.gpus;
     pull();
   }
 
@@ -168,8 +228,13 @@ class Replay {
       const double arrival = next_send_s();
       const int replica = earliest_busy();
       const double step_end = replica >= 0 ? replicas_[replica].step_end_s : kNever;
-      if (arrival == kNever && step_end == kNever) break;
-      if (arrival <= step_end) {
+      const double kv_arrival = transfers_.empty() ? kNever : transfers_.top().at_s;
+      if (arrival == kNever && step_end == kNever && kv_arrival == kNever) break;
+      if (kv_arrival <= arrival && kv_arrival <= step_end) {
+        now_s_ = kv_arrival;
+        deliver(kv_arrival);
+        start_idle_replicas(kv_arrival);
+      } else if (arrival <= step_end) {
         now_s_ = arrival;
         // Requests arriving at the same instant reach an idle replica together: they start one iteration.
         while (next_ && next_send_s() == arrival) {
@@ -177,11 +242,7 @@ class Replay {
           arrive(*next_);
           pull();
         }
-        for (int i = 0; i < static_cast<int>(replicas_.size()); ++i)
-          if (!replicas_[i].busy && !replicas_[i].scheduler.idle()) {
-            add_idle(i, arrival);
-            start_step(i, arrival);
-          }
+        start_idle_replicas(arrival);
       } else {
         now_s_ = step_end;
         finish_step(replica);
@@ -190,13 +251,38 @@ class Replay {
     }
     progress.finish();
     close_window();
-    totals_.distinct_shapes = costs_.distinct_shapes();
+    for (const Pool& pool : pools_) totals_.distinct_shapes += pool.costs.distinct_shapes();
     totals_.peak_in_flight = static_cast<long>(slab_.size());
     return totals_;
   }
 
  private:
   static constexpr double kNever = std::numeric_limits<double>::infinity();
+
+  static void check_deployment(const Deployment& d) {
+    const int replicas = d.replicas + (d.decode ? d.decode->replicas : 0);
+    if (d.replicas < 1 || replicas > kMaxReplicas || (d.decode && d.decode->replicas < 1))
+      fail("--replicas must be 1 to {} in all (one replay scans every replica at each event), got {}", kMaxReplicas,
+           d.decode ? fmt::format("{}:{}", d.replicas, d.decode->replicas) : std::to_string(d.replicas));
+    if (!d.decode) return;
+    if (d.speculation.active()) fail("--disaggregate with --spec: not modelled (the decode pool's drafts)");
+    if (d.setup.pipeline_parallel > 1 || d.decode->setup.pipeline_parallel > 1)
+      fail("--disaggregate with --pp: not modelled (pipeline stages in a pool)");
+    if (!(d.decode->link.bytes_per_s_per_gpu > 0)) fail("--disaggregate: the link between the pools has no bandwidth");
+  }
+
+  // A pool's replicas at the end of the list. A replica with pipeline stages runs one scheduler per stage, each
+  // micro-batch's steps on its share of the GPUs (StepCostModel prices a step with the pipeline full): the timeline
+  // shows each as a replica of `gpus` GPUs.
+  void add_pool(const Deployment& d, const SimParams& params) {
+    Pool& pool = pools_.emplace_back(d, params);
+    pool.first = static_cast<int>(replicas_.size());
+    pool.count = d.replicas * d.setup.pipeline_parallel;
+    for (int i = 0; i < pool.count; ++i) replicas_.emplace_back(pool.limits, static_cast<int>(pools_.size()) - 1);
+    totals_.gpus_total += d.replicas * d.setup.total_gpus();
+  }
+  Pool& pool_of(int replica) { return pools_[replicas_[replica].pool]; }
+  bool disaggregated() const { return pools_.size() > 1; }
 
   // The next arrival from the source into a request slot (recycled from finished requests): memory follows the
   // requests in flight, not the log's length. Arrivals must not go back in time.
@@ -274,41 +360,90 @@ class Replay {
     return best;
   }
 
-  int route(const ServedRequest& r) {
-    if (d_.router == Router::round_robin) return static_cast<int>(routed_++ % replicas_.size());
-    if (d_.router == Router::session && r.prefix_id != 0) {
+  // A replica of the pool (0: co-located or prefill; 1: decode) for the request.
+  int route(const ServedRequest& r, int pool_index) {
+    Pool& pool = pools_[pool_index];
+    if (d_.router == Router::round_robin) return pool.first + static_cast<int>(pool.routed++ % pool.count);
+    if (d_.router == Router::session && r.prefix_id != 0 && pool_index == 0) {
       if (const auto it = session_replica_.find(r.prefix_id); it != session_replica_.end()) return it->second;
       if (session_replica_.size() >= kMaxRoutedSessions) session_replica_.clear();  // bounded: old ones re-route
-      return session_replica_[r.prefix_id] = least_loaded();
+      return session_replica_[r.prefix_id] = least_loaded(pool);
     }
-    return least_loaded();
+    return least_loaded(pool);
   }
-  int least_loaded() const {
-    int best = 0;
-    for (int i = 1; i < static_cast<int>(replicas_.size()); ++i)
+  int least_loaded(const Pool& pool) const {
+    int best = pool.first;
+    for (int i = pool.first + 1; i < pool.first + pool.count; ++i)
       if (replicas_[i].scheduler.unfinished() < replicas_[best].scheduler.unfinished()) best = i;
     return best;
   }
 
+  // Whether a replica of the pool can ever hold the request: its whole length and the draft positions its last
+  // verification holds slots for (a prefill replica: its prompt).
+  bool fits(const ServedRequest& r, const Pool& pool, bool prefill_only) const {
+    const long positions = prefill_only ? r.prompt_tokens : r.prompt_tokens + r.gen_tokens + pool.limits.draft_tokens;
+    return r.blocks_for(positions, pool.limits.block_size) <= pool.limits.kv_blocks;
+  }
+
   void arrive(ServedRequest& r) {
-    // Its whole length, and the draft positions its last verification holds slots for.
-    const long blocks = r.blocks_for(r.prompt_tokens + r.gen_tokens + limits_.draft_tokens, limits_.block_size);
-    if (blocks > limits_.kv_blocks) {  // vLLM refuses a request longer than the whole cache at admission
+    r.hands_off = disaggregated() && r.gen_tokens > 1;
+    const bool fit = fits(r, pools_[0], r.hands_off) && (!r.hands_off || fits(r, pools_[1], false));
+    if (!fit) {  // vLLM refuses a request longer than the whole cache at admission
       ++totals_.rejected;
       on_request_(r);
       release(r);
       return;
     }
-    r.replica = route(r);
-    Replica& rep = replicas_[r.replica];
-    rep.scheduler.enqueue(&r);
+    r.replica = route(r, 0);
+    replicas_[r.replica].scheduler.enqueue(&r);
     ++in_flight_;
+  }
+
+  // Disaggregated: the prompt's KV cache leaves its prefill replica over the link, after the transfers ahead of it
+  // (its blocks held there until it has arrived), for a decode replica.
+  void hand_off(ServedRequest& r, int from, double now) {
+    const DecodePool& pool = *d_.decode;
+    const double bytes = kv_transfer_bytes(d_.model, d_.setup, r.prompt_tokens);
+    Replica& src = replicas_[from];
+    const double start_s = std::max(now, src.link_free_s);
+    const double time_s = kv_transfer_s(bytes, pool.link, d_.setup.gpus, pool.setup.gpus);
+    src.link_free_s = start_s + time_s - pool.link.latency_s;  // the next transfer may start as this one's bytes end
+    const double at_s = start_s + time_s;
+    ++totals_.kv_transfers;
+    totals_.kv_transfer_bytes += bytes;
+    totals_.kv_transfer_wait_s += at_s - now;
+    transfers_.push({at_s, totals_.kv_transfers, &r});
+  }
+
+  // KV caches arriving at `now`: their prefill replicas free their blocks, and each request joins a decode replica's
+  // queue with its prompt's KV cache but the last position, which the decode replica recomputes for its logits (the
+  // token the prefill sampled is not sent: vLLM's scheduler, _update_waiting_for_remote_kv).
+  void deliver(double now) {
+    while (!transfers_.empty() && transfers_.top().at_s <= now) {
+      ServedRequest& r = *transfers_.top().request;
+      transfers_.pop();
+      replicas_[r.replica].scheduler.sent(r);
+      r.hands_off = false, r.received_tokens = r.prompt_tokens - 1;
+      r.computed = 0, r.generated = 0;
+      r.prefix_id = 0, r.forced_cached_tokens = 0;  // its prefix is the prefill pool's to cache
+      r.replica = route(r, 1);
+      replicas_[r.replica].scheduler.enqueue(&r);
+    }
+  }
+
+  void start_idle_replicas(double now) {
+    for (int i = 0; i < static_cast<int>(replicas_.size()); ++i)
+      if (!replicas_[i].busy && !replicas_[i].scheduler.idle()) {
+        add_idle(i, now);
+        start_step(i, now);
+      }
   }
 
   void add_idle(int index, double now) {
     Replica& rep = replicas_[index];
     const double gap_s = std::max(0.0, now - rep.idle_since_s);
-    const double energy_j = d_.scope.metered_w(d_.gpu.idle_w, false) * d_.setup.gpus * gap_s;
+    const Deployment& d = pool_of(index).d;
+    const double energy_j = d.scope.metered_w(d.gpu.idle_w, false) * d.setup.gpus * gap_s;
     totals_.idle_energy_j += energy_j;
     if (options_.attribute_idle) replicas_[index].pending_idle_j += energy_j;
     if (options_.on_step && gap_s > 0) {
@@ -329,18 +464,21 @@ class Replay {
     }
     for (const ScheduledWork& w : rep.work)
       if (w.request->scheduled_s < 0) w.request->scheduled_s = now;
-    const MixedStep shape = step_shape(rep.work, d_.speculation);
-    const StepCost c = costs_.cost(shape);
+    Pool& pool = pool_of(index);
+    const Deployment& d = pool.d;
+    const MixedStep shape = step_shape(rep.work, d.speculation);
+    const StepCost c = pool.costs.cost(shape);
     rep.busy = true;
     rep.step_end_s = now + c.time_s;
-    rep.step_energy_j = d_.scope.metered_w(c.power_w, true) * d_.setup.gpus * c.time_s;
+    rep.step_energy_j = d.scope.metered_w(c.power_w, true) * d.setup.gpus * c.time_s;
     rep.step_idle_j = std::exchange(rep.pending_idle_j, 0.0);
     totals_.attributed_idle_j += rep.step_idle_j;
     ++totals_.steps;
     totals_.busy_energy_j += rep.step_energy_j;
-    totals_.busy_gpu_s += c.time_s * d_.setup.gpus;
-    totals_.running_gpu_s += c.time_s * d_.setup.gpus * static_cast<double>(rep.scheduler.running());
-    const double kv_share = static_cast<double>(rep.scheduler.used_blocks()) / static_cast<double>(limits_.kv_blocks);
+    totals_.busy_gpu_s += c.time_s * d.setup.gpus;
+    totals_.running_gpu_s += c.time_s * d.setup.gpus * static_cast<double>(rep.scheduler.running());
+    const double kv_share =
+        static_cast<double>(rep.scheduler.used_blocks()) / static_cast<double>(pool.limits.kv_blocks);
     totals_.peak_running = std::max(totals_.peak_running, rep.scheduler.running());
     totals_.peak_waiting = std::max(totals_.peak_waiting, rep.scheduler.waiting());
     totals_.peak_kv_share = std::max(totals_.peak_kv_share, kv_share);
@@ -372,8 +510,13 @@ class Replay {
       w.request->energy_j += energy_j * static_cast<double>(w.tokens) / static_cast<double>(tokens);
     const std::vector<ServedRequest*> finished = rep.scheduler.complete(rep.work);
     for (const ScheduledWork& w : rep.work)
-      if (w.request->generated >= 1 && w.request->first_token_s < 0) w.request->first_token_s = now;
+      if (w.request->generated >= 1 && w.request->first_token_s < 0 && !w.request->hands_off)
+        w.request->first_token_s = now;
     for (ServedRequest* r : finished) {
+      if (r->hands_off) {
+        hand_off(*r, index, now);
+        continue;
+      }
       r->finish_s = now;
       ++totals_.completed;
       --in_flight_;
@@ -398,8 +541,7 @@ class Replay {
   const Deployment& d_;
   ReplayOptions options_;
   const RequestSink& on_request_;
-  StepCostModel costs_;
-  SchedulerLimits limits_;
+  std::deque<Pool> pools_;            // co-located; or prefill, then decode (addresses stay put)
   std::deque<ServedRequest> slab_;    // every request slot ever used (addresses stay put)
   std::vector<ServedRequest*> free_;  // slots of finished requests, for the next arrivals
   ServedRequest* next_ = nullptr;     // the next arrival, read ahead
@@ -407,7 +549,14 @@ class Replay {
   double last_arrival_s_ = 0;
   std::vector<Replica> replicas_;
   ReplayTotals totals_;
-  size_t routed_ = 0;
+  // KV caches on their way to the decode pool, by arrival time (earliest first).
+  struct Transfer {
+    double at_s = 0;
+    long order = 0;  // ties in sending order
+    ServedRequest* request = nullptr;
+    bool operator>(const Transfer& o) const { return at_s != o.at_s ? at_s > o.at_s : order > o.order; }
+  };
+  std::priority_queue<Transfer, std::vector<Transfer>, std::greater<>> transfers_;
   // The session router's memory of where each conversation went (at most kMaxRoutedSessions; then forgotten at once).
   static constexpr size_t kMaxRoutedSessions = 1 << 20;
   std::unordered_map<uint64_t, int> session_replica_;

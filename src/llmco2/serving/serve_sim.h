@@ -7,11 +7,13 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dataset/request_log.h"
 #include "engine/engine_profile.h"
 #include "graph/request.h"
+#include "hardware/fabric.h"
 #include "hardware/gpu.h"
 #include "hardware/host_power.h"
 #include "hardware/power_setting.h"
@@ -33,6 +35,19 @@ Router parse_router(const std::string& name);  // throws Error naming the accept
 // grows with replicas x events (docs/reliability.md, "Bounds").
 inline constexpr int kMaxReplicas = 1024;
 
+// Disaggregated prefill and decode (DistServe, Splitwise, Dynamo, llm-d, vLLM's P/D connectors): a pool of replicas
+// that only decode, fed by the deployment's own replicas, which then only prefill. Each request's prompt is computed
+// on a prefill replica; its KV cache crosses `link` (FIFO per prefill replica: one transfer at a time, all of the
+// replica's GPUs sending their shares in parallel); a decode replica admits it with those positions computed,
+// recomputes the last prompt token for its logits and streams the response (vLLM's NixlConnector and proxy).
+struct DecodePool {
+  Gpu gpu;
+  Request setup;  // per decode replica: GPUs (tensor parallel), precision, engine, attention kernel
+  int replicas = 1;
+  EnergyScope scope;  // energy metered for the decode GPUs (their own node type)
+  FabricLink link;    // between the pools (fabric_joining / network_between, or the user's)
+};
+
 struct Deployment {
   ModelSpec model;
   Gpu gpu;
@@ -48,7 +63,26 @@ struct Deployment {
   PowerSetting power;                 // each GPU's power limit (nvidia-smi -pl) and locked SM clock (-lgc)
   bool prefix_caching = true;         // automatic prefix caching (vLLM v1 and SGLang: on by default)
   Speculation speculation;            // speculative decoding (off unless a method is set)
+  // Set: disaggregated serving; `replicas` x `setup` then only prefill, and these decode.
+  std::optional<DecodePool> decode;
 };
+
+// "P:D" (`--disaggregate`) as prefill and decode replica counts, each at least 1; throws Error naming the flag.
+std::pair<int, int> parse_disaggregation(const std::string& text);
+
+// The decode pool as a deployment of its own (its GPU, setup, replicas and scope; everything else as `d`'s).
+Deployment decode_deployment(const Deployment& d);
+
+// The link between a deployment's prefill and decode pools: within one fabric where both pools' GPUs are of one type
+// and fit it (NVLink domain, one node), else the network between their nodes. Throws Error when the node catalog
+// names no network for a pool's GPU type.
+FabricLink link_between_pools(const Deployment& d, int decode_replicas, const Gpu& decode_gpu, int decode_gpus);
+
+// Bytes of one request's KV cache over `positions` prompt positions, all GPUs of a `setup` replica together (each
+// GPU sends its heads' share), and the seconds a transfer of them takes over `link` from `from_gpus` to `to_gpus`
+// GPUs (min of the two NICs in parallel).
+double kv_transfer_bytes(const ModelSpec& model, const Request& setup, long positions);
+double kv_transfer_s(double bytes, const FabricLink& link, int from_gpus, int to_gpus);
 
 // One stretch of a replica's timeline as a power meter sees it: an iteration, or an idle gap before the next one.
 struct StepRecord {
@@ -111,6 +145,11 @@ struct ReplayTotals {
   int gpus_total = 0;
   long prefix_queried_tokens = 0;  // prompt tokens admitted requests asked for (recomputations included)
   long prefix_hit_tokens = 0;      // of those, found in the prefix cache (their prefill skipped)
+  // Disaggregated serving: KV caches sent from prefill to decode replicas, their bytes, and the seconds from the end
+  // of a prefill to the cache's arrival (waiting for the link included), summed.
+  long kv_transfers = 0;
+  double kv_transfer_bytes = 0, kv_transfer_wait_s = 0;
+  int decode_gpus_total = 0;  // of gpus_total, the decode pool's
   double prefix_hit_rate() const {
     return prefix_queried_tokens > 0
                ? static_cast<double>(prefix_hit_tokens) / static_cast<double>(prefix_queried_tokens)

@@ -15,8 +15,8 @@
 #include "graph/graph_template.h"
 #include "graph/kernel_graph.h"
 #include "graph/layer_kernels.h"
+#include "hardware/fabric.h"
 #include "hardware/gpu_catalog.h"
-#include "hardware/node.h"
 
 namespace llmco2::sim {
 namespace {
@@ -415,15 +415,6 @@ DiePower die_power(const Gpu& gpu) {
   return d;
 }
 
-namespace {
-
-// One NCCL send's fixed cost: ~3 us between GPUs of one NVLink domain (nccl-tests, H100 NVLink: NVIDIA/nccl issue
-// #1487), ~31-34 us between two nodes (nccl-tests sendrecv_perf, 256 B-8 KB messages: NVIDIA/nccl-tests issue #214).
-// Inside one node without NVLink (PCIe) the NVLink figure is kept: no PCIe measurement is at hand.
-constexpr double kNvlinkSendLatencyS = 3e-6, kNetworkSendLatencyS = 32e-6;
-
-}  // namespace
-
 SimPipeline pipeline_of(const ModelSpec& model, const Gpu& gpu, const Request& request) {
   SimPipeline p;
   p.stages = request.pipeline_parallel;
@@ -434,21 +425,11 @@ SimPipeline pipeline_of(const ModelSpec& model, const Gpu& gpu, const Request& r
   // One NVLink domain (8 GPUs of a DGX, 72 of an NVL72 rack, whatever its nodes), else one node's PCIe, else the
   // nodes' network.
   const int total = request.total_gpus();
-  if (gpu.gpu_link && total <= gpu.gpu_link->max_gpus) {
-    p.link_bytes_per_s = gpu.gpu_link->bandwidth_bytes_per_s, p.latency_s = kNvlinkSendLatencyS;
-    return p;
-  }
-  const std::optional<hardware::Node> node = hardware::NodeCatalog::bundled_default_for(gpu.id);
-  const int per_node = node ? node->gpus : 1;
-  if (total <= per_node) {
-    p.link_bytes_per_s = gpu.host_link.bandwidth_bytes_per_s, p.latency_s = kNvlinkSendLatencyS;
-    return p;
-  }
-  if (!node || node->scale_out_bytes_per_s_per_gpu <= 0)
+  const std::optional<hardware::FabricLink> link = hardware::fabric_joining(gpu, total);
+  if (!link)
     fail("{} pipeline stages of {} x {} span {} nodes, and {} names no network between nodes (scale_out in data/nodes)",
-         p.stages, request.gpus, gpu.id, (total + per_node - 1) / per_node,
-         node ? node->id : fmt::format("no node file holding {}", gpu.id));
-  p.link_bytes_per_s = node->scale_out_bytes_per_s_per_gpu, p.latency_s = kNetworkSendLatencyS;
+         p.stages, request.gpus, gpu.id, hardware::nodes_spanned(gpu, total), hardware::node_name_for(gpu));
+  p.link_bytes_per_s = link->bytes_per_s_per_gpu, p.latency_s = link->latency_s;
   return p;
 }
 
