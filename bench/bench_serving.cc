@@ -114,7 +114,7 @@ BENCHMARK(BM_ServeSimAzureChatTwoStages)->Unit(benchmark::kMillisecond);
 // step memos, a KV transfer event per request over NVLink) against BM_ServeSimAzureChat.
 void BM_ServeSimAzureChatDisaggregated(benchmark::State& state) {
   Deployment d = llama_on_h100();
-  d.decode = DecodePool{d.gpu, d.setup, 1, d.scope, *fabric_joining(d.gpu, 2)};
+  d.decode = make_decode_pool(d, d.gpu, d.setup, 1, d.scope);
   replay_the_hour(state, d);
 }
 BENCHMARK(BM_ServeSimAzureChatDisaggregated)->Unit(benchmark::kMillisecond);

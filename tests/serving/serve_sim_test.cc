@@ -846,9 +846,9 @@ TEST(PipelineServing, TwoRequestsRunAsTwoMicroBatches) {
 namespace llmco2 {
 namespace {
 
-// 1 prefill and 1 decode replica of one H100 each, the link between them given.
-Deployment disaggregated(double link_bytes_per_s, double latency_s, int decode_replicas = 1) {
-  Deployment d = h100_deployment();
+// 1 prefill and 1 decode replica of one H100 each (or `prefill_replicas`), the link between them given.
+Deployment disaggregated(double link_bytes_per_s, double latency_s, int decode_replicas = 1, int prefill_replicas = 1) {
+  Deployment d = h100_deployment(prefill_replicas);
   DecodePool pool;
   pool.gpu = d.gpu, pool.setup = d.setup, pool.replicas = decode_replicas;
   pool.link = FabricLink{"test", link_bytes_per_s, latency_s, true};
@@ -920,6 +920,51 @@ TEST(Disaggregated, TransfersFromOnePrefillReplicaQueueOnItsLink) {
   EXPECT_NEAR(r.requests[1].first_token_s - r.requests[0].first_token_s, t, 0.01);
 }
 
+// Both ends of a transfer move one cache at a time: two prefill replicas sending to one decode replica at once share
+// its link, so the two caches (1 GB/s, 67.1 ms each) arrive one transfer apart, as from one prefill replica.
+TEST(Disaggregated, TransfersIntoOneDecodeReplicaQueueOnItsLink) {
+  const Replayed r = run_log(log_of({{0, 512, 8}, {0, 512, 8}}), disaggregated(1e9, 1e-3, 1, 2));
+  const double t = 512 * kLlama8bKvBytesPerToken / 1e9;
+  EXPECT_EQ(r.totals.gpus_total, 3);
+  EXPECT_NEAR(r.totals.kv_transfer_wait_s, (t + 1e-3) + (2 * t + 1e-3), 1e-9);
+}
+
+// A decode replica that holds one request at a time (max_num_seqs 1) reserves the second cache only when the first
+// request has finished: the second read starts then (the prefill replica holding its blocks meanwhile), and its first
+// token follows after the read (t + L) and its recomputation step.
+TEST(Disaggregated, AFullDecodeReplicaDefersTheNextRead) {
+  Deployment d = disaggregated(1e9, 1e-3);
+  d.max_num_seqs = 1;
+  const Replayed r = run_log(log_of({{0, 512, 8}, {0, 512, 8}}), d);
+  ASSERT_EQ(r.requests.size(), 2u);
+  const double t = 512 * kLlama8bKvBytesPerToken / 1e9;
+  const ServedRequest &first = r.requests[0], &second = r.requests[1];
+  EXPECT_GE(second.first_token_s, first.finish_s + t + 1e-3);
+  EXPECT_LT(second.first_token_s, first.finish_s + t + 1e-3 + 0.02);  // + one one-token step of an 8B model
+}
+
+// A one-token request ends where its prompt was computed: no transfer, its token the prefill's.
+TEST(Disaggregated, AOneTokenRequestEndsOnItsPrefillReplica) {
+  const Replayed split = run_log(log_of({{0, 512, 1}}), disaggregated(1e9, 1e-3));
+  const Replayed colocated = run_log(log_of({{0, 512, 1}}), h100_deployment());
+  EXPECT_EQ(split.totals.kv_transfers, 0);
+  EXPECT_EQ(split.totals.completed, 1);
+  EXPECT_DOUBLE_EQ(split.requests[0].finish_s, colocated.requests[0].finish_s);
+  EXPECT_DOUBLE_EQ(split.requests[0].first_token_s, colocated.requests[0].first_token_s);
+}
+
+// A prompt that fits the prefill replica's cache but not the decode replica's is refused at arrival and counted as
+// the decode pool's refusal: 100,000 tokens of Llama-3.1-8B (13.1 GB of KV) on an H100, decoded on an L4 (24 GB,
+// 16 GB of weights).
+TEST(Disaggregated, ARequestTheDecodePoolCannotHoldIsRefusedAsItsRefusal) {
+  Deployment d = disaggregated(1e9, 1e-3);
+  d.decode->gpu = GpuCatalog::bundled().resolve("l4");
+  const Replayed r = run_log(log_of({{0, 100'000, 8}, {1, 512, 8}}), d);
+  EXPECT_EQ(r.totals.rejected, 1);
+  EXPECT_EQ(r.totals.rejected_by_decode, 1);
+  EXPECT_EQ(r.totals.completed, 1);
+}
+
 // vLLM's prefill instance keeps a finished request's blocks until the decode instance has read them: 100 prompt
 // tokens hold ceil(100 / 16) = 7 blocks after the prefill, none once sent.
 TEST(Disaggregated, APrefillReplicaHoldsTheBlocksUntilTheKvCacheIsSent) {
@@ -938,19 +983,26 @@ TEST(Disaggregated, APrefillReplicaHoldsTheBlocksUntilTheKvCacheIsSent) {
   EXPECT_EQ(scheduler.used_blocks(), 0);
 }
 
-// A decode replica admits a received request with all but its last prompt position computed: its first iteration
-// runs one position (the last prompt token) and samples the first token; received positions are not prefix hits.
-TEST(Disaggregated, ADecodeReplicaRecomputesOnlyTheLastPromptToken) {
+// A decode replica first reserves the blocks of a received request's KV cache (99 positions and the one it computes:
+// 7 blocks) and runs nothing for it while the cache is read (vLLM's WAITING_FOR_REMOTE_KVS); once read, its first
+// iteration runs one position (the last prompt token) and samples the first token; nothing counts as a prefix hit.
+TEST(Disaggregated, ADecodeReplicaReservesTheCacheThenRecomputesOnlyTheLastPromptToken) {
   SchedulerLimits limits;
   limits.kv_blocks = 64, limits.block_size = 16;
   ReplicaScheduler scheduler(limits);
   ServedRequest r;
-  r.prompt_tokens = 100, r.gen_tokens = 3, r.received_tokens = 99;
+  r.prompt_tokens = 100, r.gen_tokens = 3, r.received_tokens = 99, r.remote_kv = true;
   scheduler.enqueue(&r);
+  EXPECT_TRUE(scheduler.schedule().empty());
+  EXPECT_EQ(scheduler.take_loads(), std::vector<ServedRequest*>{&r});
+  EXPECT_EQ(scheduler.used_blocks(), 7);  // the received 99 positions and the recomputed one
+  EXPECT_EQ(scheduler.unfinished(), 1);
+  EXPECT_TRUE(scheduler.schedule().empty());  // still reading
+  scheduler.loaded(r);
   const std::vector<ScheduledWork> first = scheduler.schedule();
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].positions, 1);
-  EXPECT_EQ(scheduler.used_blocks(), 7);  // the received 99 positions and the recomputed one
+  EXPECT_EQ(scheduler.used_blocks(), 7);
   scheduler.complete(first);
   EXPECT_EQ(r.generated, 1);
   EXPECT_EQ(scheduler.queried_tokens(), 0);

@@ -188,8 +188,8 @@ class RandomPrompts {
       if (length < 1 || length > kMaxPromptTokens) fail("{} must be 1 to {}, got {}", flag, kMaxPromptTokens, length);
     if (!(f.range_ratio >= 0 && f.range_ratio < 1))
       fail("--random-range-ratio must be in [0, 1), got {}", f.range_ratio);
-    if (!(f.request_rate >= 0 && f.request_rate <= 1e6))
-      fail("--request-rate must be 0 (all at once) or requests per second up to 1e6, got {}", f.request_rate);
+    if (f.request_rate != 0 && !(f.request_rate >= 1e-4 && f.request_rate <= 1e6))
+      fail("--request-rate must be 0 (all at once) or 1e-4 to 1e6 requests per second, got {}", f.request_rate);
     return f.num_prompts;
   }
   static std::uniform_int_distribution<long> range(long length, double ratio) {
@@ -240,6 +240,20 @@ std::string ms(const Json& p, const char* key) {
   return p.contains(key) ? fmt::format("{:.1f}", p[key].get<double>() * 1000.0) : "-";
 }
 
+// "4 x h100-sxm x 2 replicas" (with " x N stages" after the GPUs), or a disaggregated deployment's two pools: "1 x
+// h100-sxm x 1 prefill + 1 x h100-sxm x 2 decode replicas", from the summary's deployment.
+std::string deployment_words(const Json& deployment) {
+  const int stages = deployment["pipeline_parallel"].get<int>();
+  const std::string prefill = fmt::format("{}{} x {} x {}", deployment["tensor_parallel"].get<int>(),
+                                          stages > 1 ? fmt::format(" x {} stages", stages) : "",
+                                          deployment["gpu"].get<std::string>(), deployment["replicas"].get<int>());
+  const Json& pools = deployment["disaggregation"];
+  if (pools.is_null()) return prefill + " replicas";
+  return fmt::format("{} prefill + {} x {} x {} decode replicas", prefill,
+                     pools["decode"]["tensor_parallel"].get<int>(), pools["decode"]["gpu"].get<std::string>(),
+                     pools["decode"]["replicas"].get<int>());
+}
+
 std::string summary_text(const Json& j) {
   const Json& load = j["load"];
   const std::string clients =
@@ -249,20 +263,11 @@ std::string summary_text(const Json& j) {
       spec.is_null()
           ? ""
           : fmt::format(", {} speculation k={}", spec["method"].get<std::string>(), spec["draft_tokens"].get<int>());
-  const int stages = j["deployment"]["pipeline_parallel"].get<int>();
   const Json& disaggregation = j["deployment"]["disaggregation"];
-  const std::string pools =
-      disaggregation.is_null()
-          ? fmt::format("{} replicas", j["deployment"]["replicas"].get<int>())
-          : fmt::format("{} prefill + {} x {} x {} decode replicas", j["deployment"]["replicas"].get<int>(),
-                        disaggregation["decode"]["tensor_parallel"].get<int>(),
-                        disaggregation["decode"]["gpu"].get<std::string>(),
-                        disaggregation["decode"]["replicas"].get<int>());
-  std::string out = fmt::format(
-      "{} on {}{} x {} x {} ({}{}), {} requests over {:.1f} s{}\n", j["deployment"]["model"].get<std::string>(),
-      j["deployment"]["tensor_parallel"].get<int>(), stages > 1 ? fmt::format(" x {} stages", stages) : "",
-      j["deployment"]["gpu"].get<std::string>(), pools, j["deployment"]["engine"].get<std::string>(), speculation,
-      j["requests"]["completed"].get<long>(), j["window_s"].get<double>(), clients);
+  std::string out =
+      fmt::format("{} on {} ({}{}), {} requests over {:.1f} s{}\n", j["deployment"]["model"].get<std::string>(),
+                  deployment_words(j["deployment"]), j["deployment"]["engine"].get<std::string>(), speculation,
+                  j["requests"]["completed"].get<long>(), j["window_s"].get<double>(), clients);
   out += "  latency (ms)       mean      p50      p90      p95      p99\n";
   for (const char* name : {"queue", "ttft", "tpot", "e2e"}) {
     const Json& p = j["per_request"][std::string(name) + "_s"];
@@ -323,19 +328,17 @@ std::optional<ResolvedRequest> disaggregate(const ServeSimOptions& f, const Requ
   }
   const auto [prefill, decode] = parse_disaggregation(f.disaggregate);
   if (f.replicas != 1) fail("--replicas {} with --disaggregate: P:D gives the prefill and decode replicas", f.replicas);
-  if (f.decode_gpus < 0 || f.decode_gpus > 64) fail("--decode-gpus must be 1 to 64, got {}", f.decode_gpus);
-  if (!(f.kv_link_gbps >= 0 && f.kv_link_gbps <= 1e5))
-    fail("--kv-link-gbps must be a bandwidth in Gb/s per GPU (0: the node catalog's link), got {}", f.kv_link_gbps);
+  if (f.decode_gpus < 0 || f.decode_gpus > 64)
+    fail("--decode-gpus must be 0 (as --gpus) or 1 to 64, got {}", f.decode_gpus);
   Request decode_request = rf;
   if (!f.decode_gpu.empty() && f.decode_gpu != rf.gpu) decode_request.gpu = f.decode_gpu, decode_request.node.clear();
   if (f.decode_gpus > 0) decode_request.gpus = f.decode_gpus;
   ResolvedRequest r = resolve_log_setup(decode_request, allow_paths);
   d.replicas = prefill;
-  DecodePool pool;
-  pool.gpu = r.gpu, pool.setup = r.request, pool.replicas = decode, pool.scope = r.carbon.scope;
-  pool.link = f.kv_link_gbps > 0 ? FabricLink{"given", f.kv_link_gbps * 1e9 / 8, hardware::kNetworkSendLatencyS, true}
-                                 : link_between_pools(d, decode, r.gpu, r.request.gpus);
-  d.decode = std::move(pool);
+  Deployment unlinked = d;  // what the replay refuses, before the link between the pools is looked up
+  unlinked.decode = DecodePool{r.gpu, r.request, decode, r.carbon.scope, {}};
+  check_deployment(unlinked);
+  d.decode = make_decode_pool(d, r.gpu, r.request, decode, r.carbon.scope, f.kv_link_gbps);
   return r;
 }
 
@@ -429,12 +432,16 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
                                    q.prompt_tokens, q.gen_tokens);
   };
   const ReplayTotals totals = replay(source, d, params, options, sink);
-  if (totals.completed == 0 && totals.rejected > 0)  // nothing served: no figure would mean anything
+  if (totals.completed == 0 && totals.rejected > 0) {  // nothing served: no figure would mean anything
+    const bool decode_pool = totals.rejected_by_decode == totals.rejected;  // the decode pool's cache the limit
+    const Deployment refusing = decode_pool ? decode_deployment(d) : d;
     fail(
-        "{}: none of its {} requests fits a replica's KV cache ({} blocks of {} tokens on {}{} x {}); use more GPUs "
-        "per replica (--gpus), a GPU with more memory or a higher --gpu-memory-utilization",
-        requests.name, totals.rejected, limits.kv_blocks, limits.block_size, d.setup.gpus, stages_words(d.setup),
-        d.gpu.id);
+        "{}: none of its {} requests fits a {}replica's KV cache ({} blocks of {} tokens on {}{} x {}); use more GPUs "
+        "per replica ({}), a GPU with more memory or a higher --gpu-memory-utilization",
+        requests.name, totals.rejected, decode_pool ? "decode " : "",
+        decode_pool ? scheduler_limits(refusing).kv_blocks : limits.kv_blocks, limits.block_size, refusing.setup.gpus,
+        stages_words(refusing.setup), refusing.gpu.id, decode_pool ? "--decode-gpus" : "--gpus");
+  }
   if (csv) csv->commit();
   Result result;
   result.json = summary_json(totals, l, carbon, d, limits, f, profile ? std::optional<double>(profile_g) : std::nullopt,
@@ -447,8 +454,8 @@ Result serve_sim_result(const ServeSimOptions& f, const Request& rf, const Setti
   result.json["evidence"] = evidence_json(evidence);
   result.text = summary_text(result.json) + evidence_lines(evidence);
   if (timeline) {
-    const std::string title = fmt::format("{}: {} on {}{} x {} x {} replicas", requests.name, d.model.id, d.setup.gpus,
-                                          stages_words(d.setup), d.gpu.id, d.replicas);
+    const std::string title =
+        fmt::format("{}: {} on {}", requests.name, d.model.id, deployment_words(result.json["deployment"]));
     const std::string warning = write_serving_plots(*timeline, l, title, f.plot_dir);
     if (!warning.empty()) result.warnings.push_back(warning);
     else result.text += fmt::format("  plots: {0}/timeline.png, {0}/latency-cdf.png\n", f.plot_dir);

@@ -77,8 +77,7 @@ class Planner {
       return d;
     }
     d.replicas = unit.first * k;
-    const int decode = unit.second * k;
-    d.decode = DecodePool{d.gpu, d.setup, decode, d.scope, link_between_pools(d, decode, d.gpu, d.setup.gpus)};
+    d.decode = make_decode_pool(d, d.gpu, d.setup, unit.second * k, d.scope);
     return d;
   }
 
@@ -88,7 +87,8 @@ class Planner {
   std::optional<size_t> fewest_replicas(const Deployment& d, std::pair<int, int> unit, int max_replicas,
                                         std::vector<CapacityCandidate>& tried) {
     max_replicas /= unit.first > 0 ? unit.first + unit.second : 1;
-    if (max_replicas < 1) return std::nullopt;
+    if (max_replicas < 1)
+      fail("a unit of {}:{} replicas is more than --max-replicas {}", unit.first, unit.second, search_.max_replicas);
     auto run = [&](int k) {
       tried.push_back(replay_one(scaled(d, unit, k)));
       return tried.size() - 1;
@@ -141,9 +141,8 @@ CapacityPlan plan_capacity(const RequestLog& log, const std::vector<Gpu>& gpu_ty
   for (const auto& [gpu, usd] : search.usd_per_gpu_hour) check(usd, "--usd-per-gpu-hour " + gpu);
   CapacityPlan plan;
   Planner planner(log, params, slo, carbon, search);
-  if (search.prefill_unit < 0 || search.decode_unit < 0 || (search.prefill_unit > 0) != (search.decode_unit > 0))
-    fail("--disaggregate: expected P:D, prefill and decode replica counts of at least 1, got {}:{}",
-         search.prefill_unit, search.decode_unit);
+  if (search.prefill_unit > 0 || search.decode_unit > 0)
+    parse_disaggregation(fmt::format("{}:{}", search.prefill_unit, search.decode_unit));  // the same bounds
   // The searches per GPU type and degree: co-located, and disaggregated in units of P:D when asked.
   std::vector<std::pair<int, int>> units = {{0, 0}};
   if (search.prefill_unit > 0) units.emplace_back(search.prefill_unit, search.decode_unit);

@@ -62,7 +62,7 @@ void ReplicaScheduler::release(ServedRequest& r) {
 void ReplicaScheduler::preempt(ServedRequest& r) {
   release(r);
   r.computed = 0;
-  r.received_tokens = 0;  // a received KV cache is gone with its blocks
+  r.received_tokens = 0, r.remote_kv = false;  // a received KV cache is gone with its blocks
   ++r.preemptions;
   ++preemptions_;
   waiting_.push_front(&r);
@@ -79,17 +79,15 @@ long ReplicaScheduler::cached_prefix_blocks(const ServedRequest& r) const {
 }
 
 // Starts a waiting request (it holds no block and has computed nothing: a preemption dropped both) if its first chunk
-// fits: its cached blocks taken (skipping their prefill), or the blocks the log says were cached (forced), or the
-// positions whose KV cache it received (disaggregated: not counted as prefix hits), then new blocks for the chunk and
-// the received positions; nothing taken when they do not fit.
+// fits: its cached blocks taken (skipping their prefill), or the blocks the log says were cached (forced), then new
+// blocks for the chunk; nothing taken when they do not fit.
 bool ReplicaScheduler::admit(ServedRequest& r, long budget) {
   const long hits = cached_prefix_blocks(r);
   long evictable_hits = 0;
   for (long i = 0; i < hits; ++i) evictable_hits += cache_.at(block_key(r.prefix_id, i)).refs == 0 ? 1 : 0;
   // The log's reported hits, unless caching is off (then the question is what the run costs without it).
   const long forced = limits_.prefix_caching ? std::min(r.forced_cached_tokens, r.prompt_tokens - 1) : 0;
-  const long received = std::min(r.received_tokens, r.prompt_tokens - 1);
-  const long skipped = std::max({hits * limits_.block_size, forced, received});
+  const long skipped = std::max(hits * limits_.block_size, forced);
   r.computed += skipped;
   const long positions = r.positions_within(budget);
   const long extra = r.blocks_for(r.computed + positions, limits_.block_size) - hits;
@@ -104,11 +102,9 @@ bool ReplicaScheduler::admit(ServedRequest& r, long budget) {
     r.cache_keys.push_back(key);
   }
   r.blocks = hits;
-  if (received == 0) {
-    queried_tokens_ += r.tokens_to_compute() + skipped;
-    hit_tokens_ += skipped;
-    r.cached_tokens += skipped;
-  }
+  queried_tokens_ += r.tokens_to_compute() + skipped;
+  hit_tokens_ += skipped;
+  r.cached_tokens += skipped;
   return allocate(r, positions);
 }
 
@@ -149,6 +145,32 @@ long ReplicaScheduler::accepted_tokens(ServedRequest& r) const {
   return std::min(whole, r.gen_tokens - r.generated);
 }
 
+// Blocks for a handed-off request's received positions and the one it computes next, if they are free now.
+bool ReplicaScheduler::reserve_remote(ServedRequest& r) {
+  const long needed = r.blocks_for(r.received_tokens + 1, limits_.block_size);
+  if (needed > free_blocks()) return false;
+  take_blocks(needed);
+  r.blocks = needed;
+  return true;
+}
+
+void ReplicaScheduler::loaded(ServedRequest& r) {
+  loading_.erase(std::find(loading_.begin(), loading_.end(), &r));
+  r.computed = r.received_tokens, r.remote_kv = false;
+  running_.push_back(&r);
+}
+
+void ReplicaScheduler::sent(const ServedRequest& r) {
+  const auto it = held_.find(&r);
+  if (it == held_.end()) return;
+  for (auto key = it->second.cache_keys.rbegin(); key != it->second.cache_keys.rend(); ++key) {
+    CachedBlock& b = cache_.at(*key);
+    if (--b.refs == 0) b.in_lru = lru_.insert(lru_.end(), *key);
+  }
+  free_uncached_ += it->second.uncached;
+  held_.erase(it);
+}
+
 std::vector<ScheduledWork> ReplicaScheduler::schedule() {
   std::vector<ScheduledWork> work;
   long budget = limits_.max_batched_tokens;
@@ -185,8 +207,15 @@ std::vector<ScheduledWork> ReplicaScheduler::schedule() {
     ++i;
   }
   if (preempted) return work;
-  while (!waiting_.empty() && budget > 0 && static_cast<long>(running_.size()) < limits_.max_num_seqs) {
+  while (!waiting_.empty() && budget > 0 &&
+         static_cast<long>(running_.size() + loading_.size()) < limits_.max_num_seqs) {
     ServedRequest& r = *waiting_.front();
+    if (r.remote_kv) {  // its KV cache is read into reserved blocks; it computes nothing until it has arrived
+      if (!reserve_remote(r)) break;
+      waiting_.pop_front();
+      loading_.push_back(&r), loads_.push_back(&r);
+      continue;
+    }
     if (!admit(r, budget)) break;
     const long positions = r.positions_within(budget);
     waiting_.pop_front();
@@ -208,7 +237,13 @@ std::vector<ServedRequest*> ReplicaScheduler::complete(const std::vector<Schedul
     if (r.done()) finished.push_back(&r);
   }
   for (ServedRequest* r : finished) {
-    if (!r->hands_off) release(*r);
+    if (r->hands_off) {  // its blocks stay taken until sent(): set aside, the request moves on
+      const long uncached = r->blocks - static_cast<long>(r->cache_keys.size());
+      held_[r] = Held{std::exchange(r->cache_keys, {}), uncached};
+      r->blocks = 0, r->registering = true;
+    } else {
+      release(*r);
+    }
     running_.erase(std::find(running_.begin(), running_.end(), r));
   }
   return finished;

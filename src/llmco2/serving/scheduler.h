@@ -10,6 +10,7 @@
 #include <deque>
 #include <list>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "serving/module.h"
@@ -43,10 +44,14 @@ struct ServedRequest {
   bool registering = true;           // its next full block may still enter the cache
   double spec_credit = 0;            // speculation: accepted tokens owed to it beyond whole ones (0 <= credit < 1)
   // Disaggregated prefill and decode: on its prefill replica it is done once its prompt is computed (the token
-  // sampled then is not sent: the decode instance streams the response); on its decode replica the positions whose
-  // KV cache arrived from the prefill replica are admitted as computed (a preemption drops them: recomputed there).
+  // sampled then is not sent: the decode instance streams the response); on its decode replica (`remote_kv`) it waits
+  // for blocks for the positions its KV cache brings (`received_tokens`), holds them while the cache is read, and
+  // then runs with those positions computed (a later preemption drops them: recomputed there).
   bool hands_off = false;
+  bool remote_kv = false;
   long received_tokens = 0;
+  int prefill_replica = -1;  // the replica that prefilled it and holds its blocks until they are read
+  double handoff_s = -1;     // when its prefill ended
 
   long tokens_to_compute() const { return prompt_tokens + generated - computed; }  // positions
   // Token rows the GEMMs run to advance `positions` positions from `computed`: one per prompt position, one per beam
@@ -108,9 +113,15 @@ class ReplicaScheduler {
   // After the iteration: tokens enter the cache, requests that caught up sample a token; returns the finished ones
   // (out of the running set, their blocks freed unless they hand off: see sent()).
   std::vector<ServedRequest*> complete(const std::vector<ScheduledWork>& work);
-  // Disaggregated prefill: a finished request that hands off keeps its blocks until its KV cache has been read by the
-  // decode replica (vLLM's NixlConnector delays the free until then); this frees them.
-  void sent(ServedRequest& request) { release(request); }
+  // Disaggregated prefill: a finished request that hands off keeps its blocks (set aside from the request, which
+  // moves on) until its KV cache has been read by the decode replica (vLLM's NixlConnector delays the free until
+  // then); this frees them.
+  void sent(const ServedRequest& request);
+  // Disaggregated decode: the requests whose blocks this replica reserved in the last schedule() for a KV cache to
+  // read (vLLM's WAITING_FOR_REMOTE_KVS), and the end of a read: the request joins the running set with the
+  // received positions computed.
+  std::vector<ServedRequest*> take_loads() { return std::exchange(loads_, {}); }
+  void loaded(ServedRequest& request);
 
   bool idle() const { return running_.empty() && waiting_.empty(); }
   long running() const { return static_cast<long>(running_.size()); }
@@ -122,7 +133,9 @@ class ReplicaScheduler {
   long queried_tokens() const { return queried_tokens_; }
   long hit_tokens() const { return hit_tokens_; }
   long cached_blocks() const { return static_cast<long>(cache_.size()); }
-  long unfinished() const { return running() + waiting(); }  // routed here and not finished
+  long unfinished() const {  // routed here and not finished
+    return running() + waiting() + static_cast<long>(loading_.size());
+  }
   const SchedulerLimits& limits() const { return limits_; }
 
  private:
@@ -132,6 +145,7 @@ class ReplicaScheduler {
   void preempt(ServedRequest& request);
   long cached_prefix_blocks(const ServedRequest& request) const;  // its leading blocks found in the cache
   bool admit(ServedRequest& request, long budget);                // from waiting, with its cached prefix
+  bool reserve_remote(ServedRequest& request);                    // blocks for its received KV cache
   bool speculates(const ServedRequest& request) const;            // decoding one token a step, with a draft
   long accepted_tokens(ServedRequest& request) const;             // this verification's, from its credit
   void register_blocks(ServedRequest& request);                   // its newly full blocks into the cache
@@ -149,6 +163,12 @@ class ReplicaScheduler {
   long preemptions_ = 0;
   std::deque<ServedRequest*> waiting_;
   std::vector<ServedRequest*> running_;
+  std::vector<ServedRequest*> loading_, loads_;  // disaggregated decode: reading a KV cache; reserved in this schedule
+  struct Held {                                  // disaggregated prefill: a handed-off request's blocks until sent
+    std::vector<uint64_t> cache_keys;
+    long uncached = 0;
+  };
+  std::unordered_map<const ServedRequest*, Held> held_;
 };
 
 }  // namespace llmco2::serving

@@ -2,11 +2,13 @@
 #include "serving/serve_sim.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <deque>
 #include <limits>
 #include <optional>
 #include <queue>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -87,21 +89,34 @@ SchedulerLimits scheduler_limits(const Deployment& d) {
 }
 
 std::pair<int, int> parse_disaggregation(const std::string& text) {
+  // Digits only on each side of one colon, each count 1 to kMaxReplicas and both within it.
+  auto count = [](std::string_view digits) {
+    int n = 0;
+    const bool digits_only = !digits.empty() && digits.size() <= 5 &&
+                             std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits_only) std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    return n;
+  };
   const size_t colon = text.find(':');
-  int prefill = 0, decode = 0;
-  try {
-    size_t used_p = 0, used_d = 0;
-    if (colon != std::string::npos) {
-      prefill = std::stoi(text.substr(0, colon), &used_p);
-      decode = std::stoi(text.substr(colon + 1), &used_d);
-    }
-    if (colon == std::string::npos || used_p != colon || used_d != text.size() - colon - 1) prefill = 0;
-  } catch (const std::exception&) {
-    prefill = 0;
-  }
-  if (prefill < 1 || decode < 1)
-    fail("--disaggregate: expected P:D, prefill and decode replica counts of at least 1 (e.g. 1:2), got '{}'", text);
+  const int prefill = colon == std::string::npos ? 0 : count(std::string_view(text).substr(0, colon));
+  const int decode = colon == std::string::npos ? 0 : count(std::string_view(text).substr(colon + 1));
+  if (prefill < 1 || decode < 1 || prefill + decode > kMaxReplicas)
+    fail(
+        "--disaggregate: expected P:D, prefill and decode replica counts of at least 1 and {} in all (e.g. 1:2), got "
+        "'{}'",
+        kMaxReplicas, text);
   return {prefill, decode};
+}
+
+DecodePool make_decode_pool(const Deployment& d, const Gpu& gpu, const Request& setup, int replicas,
+                            const EnergyScope& scope, double link_gbps) {
+  if (link_gbps != 0 && !(link_gbps >= kMinLinkGbps && link_gbps <= kMaxLinkGbps))
+    fail("--kv-link-gbps must be {} to {} Gb/s per GPU (0: the node catalog's link), got {}", kMinLinkGbps,
+         kMaxLinkGbps, link_gbps);
+  DecodePool pool{gpu, setup, replicas, scope, {}};
+  pool.link = link_gbps > 0 ? FabricLink{"given", link_gbps * 1e9 / 8, kNetworkSendLatencyS, true}
+                            : link_between_pools(d, replicas, gpu, setup.gpus);
+  return pool;
 }
 
 Deployment decode_deployment(const Deployment& d) {
@@ -135,6 +150,19 @@ double kv_transfer_bytes(const ModelSpec& model, const Request& setup, long posi
 
 double kv_transfer_s(double bytes, const FabricLink& link, int from_gpus, int to_gpus) {
   return link.latency_s + bytes / (link.bytes_per_s_per_gpu * std::min(from_gpus, to_gpus));
+}
+
+void check_deployment(const Deployment& d) {
+  const long replicas = static_cast<long>(d.replicas) + (d.decode ? d.decode->replicas : 0);
+  if (d.decode && (d.replicas < 1 || d.decode->replicas < 1 || replicas > kMaxReplicas))
+    fail("--disaggregate P:D must be 1 to {} replicas in all (one replay scans every replica at each event), got {}:{}",
+         kMaxReplicas, d.replicas, d.decode->replicas);
+  if (d.replicas < 1 || d.replicas > kMaxReplicas)
+    fail("--replicas must be 1 to {} (one replay scans every replica at each event), got {}", kMaxReplicas, d.replicas);
+  if (!d.decode) return;
+  if (d.speculation.active()) fail("--disaggregate with --spec: not modelled (the decode pool's drafts)");
+  if (d.setup.pipeline_parallel > 1 || d.decode->setup.pipeline_parallel > 1)
+    fail("--disaggregate with --pp: not modelled (pipeline stages in a pool)");
 }
 
 namespace {
@@ -215,6 +243,8 @@ class Replay {
          const RequestSink& on_request)
       : source_(source), d_(d), options_(o), on_request_(on_request) {
     check_deployment(d);
+    if (d.decode && !(d.decode->link.bytes_per_s_per_gpu > 0))
+      fail("--disaggregate: the link between the pools has no bandwidth");
     check_replay_options(o);
     add_pool(d, params);
     if (d.decode)
@@ -246,10 +276,13 @@ class Replay {
       } else {
         now_s_ = step_end;
         finish_step(replica);
+        if (disaggregated()) start_idle_replicas(step_end);  // a decode replica the step handed requests to
       }
       progress.update(totals_.completed + totals_.rejected);
     }
     progress.finish();
+    if (!transfers_.empty() || in_flight_ != 0)  // every request sent has finished, or the replay lost some
+      fail("internal error: the replay ended with {} requests unfinished", in_flight_);
     close_window();
     for (const Pool& pool : pools_) totals_.distinct_shapes += pool.costs.distinct_shapes();
     totals_.peak_in_flight = static_cast<long>(slab_.size());
@@ -258,18 +291,6 @@ class Replay {
 
  private:
   static constexpr double kNever = std::numeric_limits<double>::infinity();
-
-  static void check_deployment(const Deployment& d) {
-    const int replicas = d.replicas + (d.decode ? d.decode->replicas : 0);
-    if (d.replicas < 1 || replicas > kMaxReplicas || (d.decode && d.decode->replicas < 1))
-      fail("--replicas must be 1 to {} in all (one replay scans every replica at each event), got {}", kMaxReplicas,
-           d.decode ? fmt::format("{}:{}", d.replicas, d.decode->replicas) : std::to_string(d.replicas));
-    if (!d.decode) return;
-    if (d.speculation.active()) fail("--disaggregate with --spec: not modelled (the decode pool's drafts)");
-    if (d.setup.pipeline_parallel > 1 || d.decode->setup.pipeline_parallel > 1)
-      fail("--disaggregate with --pp: not modelled (pipeline stages in a pool)");
-    if (!(d.decode->link.bytes_per_s_per_gpu > 0)) fail("--disaggregate: the link between the pools has no bandwidth");
-  }
 
   // A pool's replicas at the end of the list. A replica with pipeline stages runs one scheduler per stage, each
   // micro-batch's steps on its share of the GPUs (StepCostModel prices a step with the pipeline full): the timeline
@@ -387,9 +408,10 @@ class Replay {
 
   void arrive(ServedRequest& r) {
     r.hands_off = disaggregated() && r.gen_tokens > 1;
-    const bool fit = fits(r, pools_[0], r.hands_off) && (!r.hands_off || fits(r, pools_[1], false));
-    if (!fit) {  // vLLM refuses a request longer than the whole cache at admission
-      ++totals_.rejected;
+    const bool prefill_fits = fits(r, pools_[0], r.hands_off);
+    if (!prefill_fits || (r.hands_off && !fits(r, pools_[1], false))) {  // vLLM refuses a request longer than the
+      ++totals_.rejected;                                                // whole cache at admission
+      totals_.rejected_by_decode += prefill_fits ? 1 : 0;
       on_request_(r);
       release(r);
       return;
@@ -399,35 +421,43 @@ class Replay {
     ++in_flight_;
   }
 
-  // Disaggregated: the prompt's KV cache leaves its prefill replica over the link, after the transfers ahead of it
-  // (its blocks held there until it has arrived), for a decode replica.
+  // Disaggregated: a prefilled request goes to a decode replica's queue, its prompt's KV cache but the last position
+  // to be read there (the decode replica recomputes that one for its logits; the token the prefill sampled is not
+  // sent: vLLM's scheduler, _update_waiting_for_remote_kv); its prefill replica keeps its blocks until then.
   void hand_off(ServedRequest& r, int from, double now) {
+    r.hands_off = false, r.remote_kv = true;
+    r.received_tokens = r.prompt_tokens - 1, r.prefill_replica = from, r.handoff_s = now;
+    r.computed = 0, r.generated = 0;
+    r.prefix_id = 0, r.forced_cached_tokens = 0;  // its prefix is the prefill pool's to cache
+    r.replica = route(r, 1);
+    replicas_[r.replica].scheduler.enqueue(&r);
+  }
+
+  // A decode replica has reserved the blocks of `r`'s KV cache: the read starts once both ends' links are free (each
+  // replica moves one cache at a time, its GPUs' shares in parallel) and takes the bytes over the link plus a send's
+  // latency.
+  void start_transfer(ServedRequest& r, double now) {
     const DecodePool& pool = *d_.decode;
-    const double bytes = kv_transfer_bytes(d_.model, d_.setup, r.prompt_tokens);
-    Replica& src = replicas_[from];
-    const double start_s = std::max(now, src.link_free_s);
+    const double bytes = kv_transfer_bytes(d_.model, d_.setup, r.prompt_tokens);  // the prompt's blocks, read whole
+    Replica &src = replicas_[r.prefill_replica], &dst = replicas_[r.replica];
+    const double start_s = std::max({now, src.link_free_s, dst.link_free_s});
     const double time_s = kv_transfer_s(bytes, pool.link, d_.setup.gpus, pool.setup.gpus);
-    src.link_free_s = start_s + time_s - pool.link.latency_s;  // the next transfer may start as this one's bytes end
+    // The next transfer over either end may start as this one's bytes end.
+    src.link_free_s = dst.link_free_s = start_s + time_s - pool.link.latency_s;
     const double at_s = start_s + time_s;
     ++totals_.kv_transfers;
     totals_.kv_transfer_bytes += bytes;
-    totals_.kv_transfer_wait_s += at_s - now;
+    totals_.kv_transfer_wait_s += at_s - r.handoff_s;
     transfers_.push({at_s, totals_.kv_transfers, &r});
   }
 
-  // KV caches arriving at `now`: their prefill replicas free their blocks, and each request joins a decode replica's
-  // queue with its prompt's KV cache but the last position, which the decode replica recomputes for its logits (the
-  // token the prefill sampled is not sent: vLLM's scheduler, _update_waiting_for_remote_kv).
+  // KV caches read by `now`: their prefill replicas free the blocks, and each request runs on its decode replica.
   void deliver(double now) {
     while (!transfers_.empty() && transfers_.top().at_s <= now) {
       ServedRequest& r = *transfers_.top().request;
       transfers_.pop();
-      replicas_[r.replica].scheduler.sent(r);
-      r.hands_off = false, r.received_tokens = r.prompt_tokens - 1;
-      r.computed = 0, r.generated = 0;
-      r.prefix_id = 0, r.forced_cached_tokens = 0;  // its prefix is the prefill pool's to cache
-      r.replica = route(r, 1);
-      replicas_[r.replica].scheduler.enqueue(&r);
+      replicas_[r.prefill_replica].scheduler.sent(r);
+      replicas_[r.replica].scheduler.loaded(r);
     }
   }
 
@@ -457,6 +487,7 @@ class Replay {
   void start_step(int index, double now) {
     Replica& rep = replicas_[index];
     rep.work = rep.scheduler.schedule();
+    for (ServedRequest* r : rep.scheduler.take_loads()) start_transfer(*r, now);
     if (rep.work.empty()) {
       rep.busy = false;
       rep.idle_since_s = now;

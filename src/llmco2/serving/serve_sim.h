@@ -67,8 +67,20 @@ struct Deployment {
   std::optional<DecodePool> decode;
 };
 
-// "P:D" (`--disaggregate`) as prefill and decode replica counts, each at least 1; throws Error naming the flag.
+// "P:D" (`--disaggregate`) as prefill and decode replica counts, each at least 1, kMaxReplicas in all; throws Error
+// naming the flag.
 std::pair<int, int> parse_disaggregation(const std::string& text);
+
+// The decode pool of `replicas` x `setup` on `gpu` fed by `d`'s replicas (its prefill pool): the link between them
+// from the node catalog (link_between_pools), or `link_gbps` Gb/s per GPU where > 0 (kMinLinkGbps to kMaxLinkGbps,
+// a network send's latency). Throws Error naming the flag or the missing network.
+inline constexpr double kMinLinkGbps = 0.1, kMaxLinkGbps = 1e5;
+DecodePool make_decode_pool(const Deployment& d, const Gpu& gpu, const Request& setup, int replicas,
+                            const EnergyScope& scope, double link_gbps = 0);
+
+// Refuses what a replay cannot run (replicas out of bounds; with a decode pool, speculation or pipeline stages),
+// naming the flag; replay() checks it, and the API before it builds the link between pools.
+void check_deployment(const Deployment& d);
 
 // The decode pool as a deployment of its own (its GPU, setup, replicas and scope; everything else as `d`'s).
 Deployment decode_deployment(const Deployment& d);
@@ -149,7 +161,8 @@ struct ReplayTotals {
   // of a prefill to the cache's arrival (waiting for the link included), summed.
   long kv_transfers = 0;
   double kv_transfer_bytes = 0, kv_transfer_wait_s = 0;
-  int decode_gpus_total = 0;  // of gpus_total, the decode pool's
+  int decode_gpus_total = 0;    // of gpus_total, the decode pool's
+  long rejected_by_decode = 0;  // of rejected, those only the decode pool's cache is too small for
   double prefix_hit_rate() const {
     return prefix_queried_tokens > 0
                ? static_cast<double>(prefix_hit_tokens) / static_cast<double>(prefix_queried_tokens)
