@@ -126,6 +126,9 @@ struct CompareOptions {
   double power_budget_w = 0;
   std::map<std::string, double> usd_per_gpu_hour;
   double usd_per_kwh = 0;
+  // A cloud of the bundled price table (data/prices: aws, gcp, azure): its on-demand price of each planned GPU type
+  // that usd_per_gpu_hour leaves unpriced; "": none.
+  std::string cloud_prices;
   std::string rank_by = "energy";
   double grid_ratio = 1.1;
   std::string plot_dir;

@@ -75,6 +75,9 @@ void add_compare_command(CLI::App& app) {
   command->add_option("--disaggregate", f->disaggregate,
                       "capacity planning: also search disaggregated deployments, the fewest multiples of P:D prefill "
                       "and decode replicas (serve-sim's), beside the co-located ones");
+  command->add_option("--cloud-prices", f->cloud_prices,
+                      "capacity planning: price GPU-hours at this cloud's on-demand list prices (aws, gcp or azure; "
+                      "data/prices, each with its date and source) where --usd-per-gpu-hour names none");
   command->add_option("--power-budget-w", f->power_budget_w,
                       "capacity planning: provisioned power at the wall a deployment must stay within (whole nodes at "
                       "their design power; with --scope gpu, the GPUs' TDP)");

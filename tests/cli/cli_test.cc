@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -771,6 +772,19 @@ TEST(CliCompare, PlansCapacityForLatencyObjectivesOnATrace) {
   const Result split_table = run(plan.substr(0, plan.find(" --format json")) + " --quiet --disaggregate 1:1");
   EXPECT_NE(split_table.out.find("replicas P:D = prefill:decode"), std::string::npos) << split_table.out;
   expect_clean_error(plan + " --disaggregate 1", "expected P:D");
+  // Cloud list prices (data/prices): AWS's p5.48xlarge (55.04 $/h, 8 H100s) and p4de.24xlarge (27.44705 $/h, 8 A100
+  // 80 GB) price each deployment's GPU-hours, unless the user prices a type; with no kWh price that is the whole bill.
+  const Result priced = run(plan + " --cloud-prices aws --usd-per-gpu-hour a100-80gb-sxm=2 --rank-by usd");
+  ASSERT_EQ(priced.exit_code, 0) << priced.err;
+  const auto jprice = nlohmann::json::parse(priced.out);
+  std::map<std::string, double> per_gpu_hour;
+  for (const auto& p : jprice["prices"]) per_gpu_hour[p["gpu"]] = p["usd_per_gpu_hour"].get<double>();
+  EXPECT_DOUBLE_EQ(per_gpu_hour.at("h100-sxm"), 55.04 / 8);
+  EXPECT_DOUBLE_EQ(per_gpu_hour.at("a100-80gb-sxm"), 2.0);
+  for (const auto& c : jprice["ranked"])
+    EXPECT_NEAR(c["usd"].get<double>(), c["gpu_hours"].get<double>() * per_gpu_hour.at(c["gpu"]), 1e-9) << c["gpu"];
+  expect_clean_error(plan + " --cloud-prices oracle", "--cloud-prices: expected one of aws, azure, gcp");
+  expect_clean_error("compare --trace " + dir + "/log.csv --cloud-prices aws", "apply to capacity planning");
   expect_clean_error("compare --trace " + dir + "/log.csv --disaggregate 1:1", "apply to capacity planning");
   expect_clean_error("compare --trace " + dir + "/log.csv --prefix-share 0.5", "apply to capacity planning");
   expect_clean_error("compare --trace " + dir + "/log.csv --slo-ttft-ms 100 --tp-degrees 0", "--tp-degrees");

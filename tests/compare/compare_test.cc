@@ -2,8 +2,13 @@
 // predictor whose answers are known.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "carbon/embodied.h"
+#include "compare/price_catalog.h"
 #include "compare/setup_comparison.h"
+#include "core/error.h"
 #include "features/memory_fit.h"
 #include "hardware/gpu_catalog.h"
 #include "model/model_catalog.h"
@@ -143,6 +148,52 @@ TEST(Compare, SweepLeavesOutSetupsThatCannotServe) {
     EXPECT_GT(p.gpus, 1);
     EXPECT_NEAR(p.operational_per_gpu_g, 100, 1e-9);  // 1 kWh per GPU at 100 g/kWh
   }
+}
+
+}  // namespace
+}  // namespace llmco2
+
+namespace llmco2 {
+namespace {
+
+// The bundled cloud prices: one row per GPU type and cloud, every GPU type a bundled one, every price dated and
+// sourced; AWS's p5.48xlarge at 55.04 $ an hour for 8 H100s is 6.88 $ a GPU-hour (by hand).
+TEST(PriceCatalog, BundledPricesAreDatedSourcedAndPerGpu) {
+  const PriceCatalog& c = PriceCatalog::bundled();
+  EXPECT_EQ(c.clouds(), (std::vector<std::string>{"aws", "azure", "gcp"}));
+  for (const GpuPrice& p : c.prices()) {
+    EXPECT_NO_THROW(GpuCatalog::bundled().resolve(p.gpu)) << p.gpu;
+    EXPECT_EQ(p.date.size(), 10u) << p.gpu;
+    EXPECT_NE(p.source.find("http"), std::string::npos) << p.gpu << " " << p.cloud;
+  }
+  const GpuPrice* h100 = c.find("aws", "h100-sxm");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_EQ(h100->instance, "p5.48xlarge");
+  EXPECT_DOUBLE_EQ(h100->usd_per_gpu_hour(), 6.88);
+  EXPECT_EQ(c.find("aws", "mi300x"), nullptr);
+  EXPECT_THROW(c.require_cloud("oracle"), Error);
+}
+
+// A bad row names its file, line and column.
+TEST(PriceCatalog, ABadRowNamesItsLineAndColumn) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "llmco2_price_catalog_test";
+  std::filesystem::create_directories(dir);
+  const std::string header = "gpu,cloud,region,instance,gpus,usd_per_instance_hour,date,source\n";
+  auto message = [&](const std::string& row) {
+    std::ofstream(dir / "prices.csv") << header << row << "\n";
+    try {
+      PriceCatalog::load(dir / "prices.csv");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message("h100-sxm,aws,us-east-1,p5,8,55,2026-13-01,x").find(":2: column 'date'"), std::string::npos);
+  EXPECT_NE(message("h100-sxm,aws,us-east-1,p5,0,55,2026-01-01,x").find(":2: column 'gpus'"), std::string::npos);
+  EXPECT_NE(message("h100-sxm,aws,us-east-1,p5,8,-1,2026-01-01,x").find("usd_per_instance_hour"), std::string::npos);
+  EXPECT_NE(message("h100-sxm,aws,us-east-1,p5,8,55,2026-01-01,").find(":2: column 'source' is empty"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

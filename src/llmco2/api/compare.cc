@@ -16,6 +16,7 @@
 #include "api/resolve.h"
 #include "api/session_impl.h"
 #include "compare/capacity.h"
+#include "compare/price_catalog.h"
 #include "compare/setup_comparison.h"
 #include "core/error.h"
 #include "core/output_manifest.h"
@@ -276,6 +277,50 @@ double log_mean_context_tokens(const RequestLog& log) {
   return log.requests.empty() ? 0.0 : tokens / static_cast<double>(log.requests.size());
 }
 
+// The GPU-hour price of each planned GPU type: the user's where given, else the cloud's from the bundled table (added
+// to `usd_per_gpu_hour`); as JSON, one object per priced type with where its price came from.
+Json catalog_prices(const std::string& cloud, const std::vector<Gpu>& gpus,
+                    std::map<std::string, double>& usd_per_gpu_hour) {
+  Json out = Json::array();
+  if (!cloud.empty()) PriceCatalog::bundled().require_cloud(cloud);
+  for (const Gpu& gpu : gpus) {
+    if (const auto given = usd_per_gpu_hour.find(gpu.id); given != usd_per_gpu_hour.end()) {
+      out.push_back({{"gpu", gpu.id}, {"usd_per_gpu_hour", given->second}, {"given_by", "you"}});
+      continue;
+    }
+    if (cloud.empty()) continue;
+    const GpuPrice* p = PriceCatalog::bundled().find(cloud, gpu.id);
+    if (!p) continue;
+    usd_per_gpu_hour[gpu.id] = p->usd_per_gpu_hour();
+    out.push_back({{"gpu", gpu.id},
+                   {"usd_per_gpu_hour", p->usd_per_gpu_hour()},
+                   {"given_by", "catalog"},
+                   {"cloud", p->cloud},
+                   {"region", p->region},
+                   {"instance", p->instance},
+                   {"instance_gpus", p->gpus},
+                   {"usd_per_instance_hour", p->usd_per_instance_hour},
+                   {"date", p->date},
+                   {"source", p->source}});
+  }
+  return out;
+}
+
+// "  prices (aws on demand): h100-sxm 6.88 $/GPU-h (p5.48xlarge, us-east-1, 2026-08-22); ...; none for l40s"
+std::string prices_text(const Json& prices, const std::string& cloud) {
+  std::vector<std::string> parts;
+  for (const Json& p : prices)
+    parts.push_back(
+        p["given_by"] == "you"
+            ? fmt::format("{} {:.3g} $/GPU-h (yours)", p["gpu"].get<std::string>(), p["usd_per_gpu_hour"].get<double>())
+            : fmt::format("{} {:.3g} $/GPU-h ({}, {}, {})", p["gpu"].get<std::string>(),
+                          p["usd_per_gpu_hour"].get<double>(), p["instance"].get<std::string>(),
+                          p["region"].get<std::string>(), p["date"].get<std::string>()));
+  return fmt::format(
+      "  prices ({} on demand, data/prices): {}\n", cloud,
+      parts.empty() ? std::string("none for the GPU types planned") : fmt::format("{}", fmt::join(parts, "; ")));
+}
+
 Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Request& request,
                     const DeploymentFor& deployment_for, const CarbonFor& carbon, const std::vector<Gpu>& gpus,
                     const SimParams& params, const CandidateEvidence& evidence_for) {
@@ -306,9 +351,12 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
     if (!search.usd_per_gpu_hour.emplace(id, usd).second)
       fail("--usd-per-gpu-hour: {} priced twice (as {} and another name)", id, name);
   }
+  const Json prices = catalog_prices(o.cloud_prices, gpus, search.usd_per_gpu_hour);
   const RankBy rank_by = parse_rank_by(o.rank_by);
-  if (rank_by == RankBy::usd && o.usd_per_gpu_hour.empty() && o.usd_per_kwh <= 0)
-    fail("--rank-by usd needs prices: --usd-per-gpu-hour GPU=USD,... and/or --usd-per-kwh");
+  if (rank_by == RankBy::usd && search.usd_per_gpu_hour.empty() && o.usd_per_kwh <= 0)
+    fail(
+        "--rank-by usd needs prices: --usd-per-gpu-hour GPU=USD,..., --cloud-prices CLOUD (for the GPU types it "
+        "prices) and/or --usd-per-kwh");
   for (int tp : o.tp_degrees)
     if (tp < 1 || tp > 64) fail("--tp-degrees: expected GPUs per replica between 1 and 64, got {}", tp);
   const CapacityPlan plan = plan_capacity(log, gpus, deployment_for, params, slo, carbon, search, rank_by);
@@ -333,6 +381,7 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
   for (size_t i : plan.chosen) evidence.push_back(evidence_for(plan.tried[i], context_tokens));
   out.json = capacity_json(plan, evidence);
   out.json["rank_by"] = o.rank_by;
+  out.json["prices"] = prices;
   out.json["power_budget_w"] = o.power_budget_w > 0 ? Json(o.power_budget_w) : Json();
   out.json["subject"] = subject;
   out.json["plot_dir"] = o.plot_dir.empty() ? Json() : Json(o.plot_dir);
@@ -346,9 +395,10 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
     out.text += "  by energy:    " + ranking(plan, [](const CapacityCandidate& c) { return c.energy_j; }) + "\n";
     out.text += "  by CO2:       " + ranking(plan, [](const CapacityCandidate& c) { return c.total_g(); }) + "\n";
     out.text += "  by GPU-hours: " + ranking(plan, [](const CapacityCandidate& c) { return c.gpu_hours; }) + "\n";
-    if (!o.usd_per_gpu_hour.empty() || o.usd_per_kwh > 0)
+    if (!search.usd_per_gpu_hour.empty() || o.usd_per_kwh > 0)
       out.text += "  by dollars:   " + ranking(plan, [](const CapacityCandidate& c) { return c.usd; }) + "\n";
   }
+  if (!o.cloud_prices.empty()) out.text += prices_text(prices, o.cloud_prices);
   if (o.power_budget_w > 0) {
     long over = 0;
     for (const CapacityCandidate& c : plan.tried) over += c.over_power_budget ? 1 : 0;
@@ -361,7 +411,8 @@ Result run_capacity(const CompareOptions& o, const ModelSpec& model, const Reque
       "  {} replays; cheapest per GPU type = fewest GPUs, then least energy; ranked by {}; replicas P:D = "
       "prefill:decode "
       "(disaggregated); prov_kw = provisioned "
-      "power (nodes x design power); usd = your GPU-hour and kWh prices; ~ = embodied unknown; evidence: each "
+      "power (nodes x design power); usd = GPU-hours at your or --cloud-prices rates + kWh at --usd-per-kwh; ~ = "
+      "embodied unknown; evidence: each "
       "deployment's label at the batch it ran at and the log's mean context of {:.0f} tokens (docs/accuracy.md)",
       plan.tried.size(), o.rank_by, context_tokens);
   out.text += o.plot_dir.empty() ? "\n" : fmt::format("; plot: {}/capacity.png\n", o.plot_dir);
@@ -463,11 +514,11 @@ Result Session::compare(const Request& request, const CompareOptions& o) const {
         "--prefix-share, --no-prefix-caching, --router and --disaggregate apply to capacity planning (--trace with "
         "--slo-ttft-ms or --slo-tpot-ms), whose serving replay schedules the requests; a comparison prices each "
         "request alone");
-  if (!planning &&
-      (o.power_budget_w != 0 || !o.usd_per_gpu_hour.empty() || o.usd_per_kwh != 0 || o.rank_by != "energy"))
+  if (!planning && (o.power_budget_w != 0 || !o.usd_per_gpu_hour.empty() || o.usd_per_kwh != 0 ||
+                    o.rank_by != "energy" || !o.cloud_prices.empty()))
     fail(
-        "--power-budget-w, --usd-per-gpu-hour, --usd-per-kwh and --rank-by apply to capacity planning (--trace with "
-        "--slo-ttft-ms or --slo-tpot-ms)");
+        "--power-budget-w, --usd-per-gpu-hour, --cloud-prices, --usd-per-kwh and --rank-by apply to capacity planning "
+        "(--trace with --slo-ttft-ms or --slo-tpot-ms)");
   if (planning) {
     const Router router = parse_router(o.router);  // a bad name fails here, before the search
     const DeploymentFor deployment_for = [&](const Gpu& gpu, int tp) {
