@@ -648,6 +648,14 @@ TEST(CliServeSim, PlotsTheTimelineChargesAnIntensityProfileAndRefusesAnUnsortedL
   const std::string header((std::istreambuf_iterator<char>(timeline)), std::istreambuf_iterator<char>());
   EXPECT_EQ(header.substr(0, header.find('\n')), "start_s,power_w,running,waiting,kv_share,busy_share");
   EXPECT_GE(std::count(header.begin(), header.end(), '\n'), 4);  // 10 s bins over a window of about 40 s
+  // The same window in one bin of 60 s: the timeline is written, and the run says to pass a smaller --bin-s.
+  const Result coarse = run("serve-sim " + dir + "/log.csv --model llama-3.1-8b --gpu h100-sxm --plot " + dir +
+                            "/coarse --bin-s 60 --quiet");
+  ASSERT_EQ(coarse.exit_code, 0) << coarse.err;
+  EXPECT_NE(coarse.err.find("1 bin(s) of --bin-s 60 s, too few points for a timeline; pass a smaller --bin-s"),
+            std::string::npos)
+      << coarse.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/coarse/timeline.csv"));
   std::ofstream(dir + "/unsorted.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 19:00:00,10,2\n"
                                           "2023-11-16 18:00:00,10,2\n";
   expect_clean_error("serve-sim " + dir + "/unsorted.csv --quiet", "sorted by TIMESTAMP");

@@ -92,11 +92,22 @@ std::string write_serving_plots(const Timeline& timeline, const LatencyHistogram
           gnuplot_text(title));
   const std::pair<int, const char*> panels[] = {
       {2, "power, all GPUs (W)"}, {3, "running requests"}, {4, "waiting requests"}, {5, "KV cache in use (share)"}};
+  // Seconds on the axis for a window under ten minutes, else minutes.
+  const double window_s = timeline.bin_s() * static_cast<double>(timeline.bins().size());
+  const bool seconds = window_s < 600;
   for (const auto& [column, label] : panels)
-    series += fmt::format("set ylabel '{}'\n{}plot $t using ($1/60):{} with steps lw 1.5 lc {}\n", label,
-                          column == 5 ? "set xlabel 'minutes since the first arrival'\n" : "", column, column - 1);
+    series += fmt::format("set ylabel '{}'\n{}plot $t using ($1/{}):{} with steps lw 1.5 lc {}\n", label,
+                          column != 5 ? ""
+                          : seconds   ? "set xlabel 'seconds since the first arrival'\n"
+                                      : "set xlabel 'minutes since the first arrival'\n",
+                          seconds ? 1 : 60, column, column - 1);
   series += "unset multiplot\n";
   std::string warning = plot_to_file(series, dir / "timeline.png", 1000, 900);
+  // A step plot needs points: a run of fewer than 3 bins draws almost nothing (the CSV still holds them).
+  if (warning.empty() && timeline.bins().size() < 3)
+    warning = fmt::format(
+        "{}: the run lasted {} bin(s) of --bin-s {:g} s, too few points for a timeline; pass a smaller --bin-s",
+        (dir / "timeline.png").string(), timeline.bins().size(), timeline.bin_s());
   std::string cdf = cdf_block("ttft", l.ttft_s) + cdf_block("tpot", l.tpot_s) + cdf_block("e2e", l.e2e_s) +
                     fmt::format(
                         "set termoption noenhanced\nset title \"{}\"\nset grid\nset logscale x\n"
