@@ -46,12 +46,16 @@ bool ReplicaScheduler::allocate(ServedRequest& r, long positions) {
 
 // Its cached blocks become evictable, its last block first (freed in reverse, as vLLM does, so that a prefix's tail
 // goes before its head); the rest are free at once.
-void ReplicaScheduler::release(ServedRequest& r) {
-  for (auto key = r.cache_keys.rbegin(); key != r.cache_keys.rend(); ++key) {
+void ReplicaScheduler::give_back(const std::vector<uint64_t>& cache_keys, long uncached) {
+  for (auto key = cache_keys.rbegin(); key != cache_keys.rend(); ++key) {
     CachedBlock& b = cache_.at(*key);
     if (--b.refs == 0) b.in_lru = lru_.insert(lru_.end(), *key);
   }
-  free_uncached_ += r.blocks - static_cast<long>(r.cache_keys.size());
+  free_uncached_ += uncached;
+}
+
+void ReplicaScheduler::release(ServedRequest& r) {
+  give_back(r.cache_keys, r.blocks - static_cast<long>(r.cache_keys.size()));
   r.cache_keys.clear();
   r.registering = true;
   r.blocks = 0;
@@ -163,11 +167,7 @@ void ReplicaScheduler::loaded(ServedRequest& r) {
 void ReplicaScheduler::sent(const ServedRequest& r) {
   const auto it = held_.find(&r);
   if (it == held_.end()) return;
-  for (auto key = it->second.cache_keys.rbegin(); key != it->second.cache_keys.rend(); ++key) {
-    CachedBlock& b = cache_.at(*key);
-    if (--b.refs == 0) b.in_lru = lru_.insert(lru_.end(), *key);
-  }
-  free_uncached_ += it->second.uncached;
+  give_back(it->second.cache_keys, it->second.uncached);
   held_.erase(it);
 }
 

@@ -142,6 +142,8 @@ class ReplicaScheduler {
   bool allocate(ServedRequest& request, long positions);
   void take_blocks(long n);              // n free blocks: uncached ones first, then the least recently freed cached
   void release(ServedRequest& request);  // its blocks back: cached ones evictable, the others free
+  // Blocks back to the free list: the cached ones evictable (the last first), `uncached` others free at once.
+  void give_back(const std::vector<uint64_t>& cache_keys, long uncached);
   void preempt(ServedRequest& request);
   long cached_prefix_blocks(const ServedRequest& request) const;  // its leading blocks found in the cache
   bool admit(ServedRequest& request, long budget);                // from waiting, with its cached prefix

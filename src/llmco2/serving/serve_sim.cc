@@ -186,7 +186,7 @@ struct Replica {
   Replica(SchedulerLimits limits, int pool_index) : scheduler(limits), pool(pool_index) {}
   ReplicaScheduler scheduler;
   int pool = 0;
-  double link_free_s = 0;           // disaggregated prefill: when its link to the decode pool is free
+  double link_free_s = 0;           // disaggregated: when its link to the other pool is free (either end)
   std::vector<ScheduledWork> work;  // the iteration in flight
   double step_end_s = 0;
   double step_energy_j = 0;

@@ -37,8 +37,8 @@ inline constexpr int kMaxReplicas = 1024;
 
 // Disaggregated prefill and decode (DistServe, Splitwise, Dynamo, llm-d, vLLM's P/D connectors): a pool of replicas
 // that only decode, fed by the deployment's own replicas, which then only prefill. Each request's prompt is computed
-// on a prefill replica; its KV cache crosses `link` (FIFO per prefill replica: one transfer at a time, all of the
-// replica's GPUs sending their shares in parallel); a decode replica admits it with those positions computed,
+// on a prefill replica; its KV cache crosses `link` (one transfer at a time at either end of it, all of the
+// replica's GPUs sending their shares in parallel) into blocks a decode replica reserved for it; the decode replica
 // recomputes the last prompt token for its logits and streams the response (vLLM's NixlConnector and proxy).
 struct DecodePool {
   Gpu gpu;
